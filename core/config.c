@@ -1,0 +1,61 @@
+/* Configuration defaults and validation: one table of ranges serves both the check and the
+ * message that names the bad field. */
+#include "internal.h"
+
+#include <stdio.h>
+
+lagscope_config lagscope_config_default(void) {
+  lagscope_config c = {0};
+  c.hang_threshold_ms = 250;
+  c.ping_interval_ms = 50;
+  c.sample_interval_ms = 500;
+  c.refresh_hz = 60;
+  c.bus_capacity = 1024;
+  c.subscriber_capacity = 256;
+  return c;
+}
+
+static int is_power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+static int reject(char *why, size_t why_size, const char *field, uint32_t value,
+                  const char *allowed) {
+  if (why != NULL && why_size > 0)
+    snprintf(why, why_size, "config.%s = %u is out of range: it must be %s", field, value,
+             allowed);
+  return LAGSCOPE_EINVAL;
+}
+
+#define LAGSCOPE_CHECK_RANGE_(field, lo, hi, allowed)                                       \
+  do {                                                                                       \
+    if (config->field < (lo) || config->field > (hi))                                        \
+      return reject(why, why_size, #field, config->field, allowed);                          \
+  } while (0)
+
+int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size) {
+  if (config == NULL) {
+    if (why != NULL && why_size > 0) snprintf(why, why_size, "config is NULL");
+    return LAGSCOPE_EINVAL;
+  }
+  LAGSCOPE_CHECK_RANGE_(hang_threshold_ms, 10, 60000, "10..60000 ms");
+  LAGSCOPE_CHECK_RANGE_(ping_interval_ms, 1, config->hang_threshold_ms,
+                        "1..hang_threshold_ms ms");
+  LAGSCOPE_CHECK_RANGE_(sample_interval_ms, 50, 60000, "50..60000 ms");
+  LAGSCOPE_CHECK_RANGE_(refresh_hz, 1, 1000, "1..1000 Hz");
+  LAGSCOPE_CHECK_RANGE_(bus_capacity, 16, 65536, "a power of two in 16..65536");
+  if (!is_power_of_two(config->bus_capacity))
+    return reject(why, why_size, "bus_capacity", config->bus_capacity,
+                  "a power of two in 16..65536");
+  LAGSCOPE_CHECK_RANGE_(subscriber_capacity, 16, 65536, "a power of two in 16..65536");
+  if (!is_power_of_two(config->subscriber_capacity))
+    return reject(why, why_size, "subscriber_capacity", config->subscriber_capacity,
+                  "a power of two in 16..65536");
+  if (config->post_main == NULL && config->post_main_user != NULL) {
+    if (why != NULL && why_size > 0)
+      snprintf(why, why_size,
+               "config.post_main_user is set but config.post_main is NULL: set both, or "
+               "neither for heartbeat mode");
+    return LAGSCOPE_EINVAL;
+  }
+  if (why != NULL && why_size > 0) why[0] = '\0';
+  return LAGSCOPE_OK;
+}

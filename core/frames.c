@@ -1,0 +1,127 @@
+/* Frame math. The main thread only pushes a timestamp into a ring (lagscope_frame); the
+ * monitor drains the ring and computes FPS, dropped frames, the hitch time ratio and the
+ * frame-time histogram here, on synthetic timestamps in the tests. */
+#include "internal.h"
+
+#include <string.h>
+
+#define NS_PER_SECOND 1000000000u
+
+static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
+    LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
+
+void lagscope__frame_ring_push(lagscope__frame_ring *ring, uint64_t timestamp_ns) {
+  uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
+  atomic_store_explicit(&ring->slots[h % LAGSCOPE__FRAME_RING], timestamp_ns,
+                        memory_order_relaxed);
+  atomic_store_explicit(&ring->head, h + 1, memory_order_release);
+}
+
+void lagscope__frame_meter_init(lagscope__frame_meter *m, uint32_t refresh_hz) {
+  memset(m, 0, sizeof(*m));
+  m->period_ns = NS_PER_SECOND / (refresh_hz > 0 ? refresh_hz : 60);
+}
+
+/* Frames the display showed again because this one was late: a frame time of n periods
+ * (rounded) missed n - 1 refreshes. Jitter below 1.5 periods misses none. */
+static uint64_t dropped_for(uint64_t dt_ns, uint64_t period_ns) {
+  uint64_t periods = (dt_ns + period_ns / 2) / period_ns;
+  return periods > 1 ? periods - 1 : 0;
+}
+
+/* Time past the frame budget, counted only for frames that missed a refresh. */
+static uint64_t hitch_for(uint64_t dt_ns, uint64_t period_ns) {
+  return dropped_for(dt_ns, period_ns) > 0 ? dt_ns - period_ns : 0;
+}
+
+static int histogram_bucket(double ms) {
+  int b = 0;
+  while (b < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1 && ms > histogram_edges_ms[b]) b++;
+  return b;
+}
+
+static void window_push(lagscope__frame_meter *m, uint64_t end_ns, uint64_t dt_ns) {
+  if (m->window_len == LAGSCOPE__FRAME_WINDOW) { /* over 2 kHz: forget the oldest */
+    m->window_start = (m->window_start + 1) % LAGSCOPE__FRAME_WINDOW;
+    m->window_len--;
+  }
+  uint32_t i = (m->window_start + m->window_len) % LAGSCOPE__FRAME_WINDOW;
+  m->window_ns[i] = end_ns;
+  m->window_dt_ns[i] = dt_ns;
+  m->window_len++;
+}
+
+/* Forgets frames that ended at or before cutoff_ns. */
+static void window_trim(lagscope__frame_meter *m, uint64_t cutoff_ns) {
+  while (m->window_len > 0 && m->window_ns[m->window_start] <= cutoff_ns) {
+    m->window_start = (m->window_start + 1) % LAGSCOPE__FRAME_WINDOW;
+    m->window_len--;
+  }
+}
+
+void lagscope__frame_meter_add(lagscope__frame_meter *m, uint64_t timestamp_ns) {
+  if (m->last_ns != 0 && timestamp_ns < m->last_ns) return; /* not monotonic: ignore */
+  uint64_t dt = m->last_ns != 0 ? timestamp_ns - m->last_ns : 0;
+  m->last_ns = timestamp_ns;
+  m->total_frames++;
+  window_push(m, timestamp_ns, dt);
+  if (dt == 0) return; /* the first frame has no frame time */
+  double ms = (double)dt / 1e6;
+  m->total_dropped += dropped_for(dt, m->period_ns);
+  m->histogram[histogram_bucket(ms)]++;
+  m->recent_ms[m->recent_next] = (float)ms;
+  m->recent_next = (m->recent_next + 1) % LAGSCOPE_RECENT_FRAMES;
+  if (m->recent_count < LAGSCOPE_RECENT_FRAMES) m->recent_count++;
+}
+
+void lagscope__frame_meter_drain(lagscope__frame_meter *m, lagscope__frame_ring *ring) {
+  uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+  if (head - m->read > LAGSCOPE__FRAME_RING) { /* the main thread lapped us */
+    m->lost_timestamps += head - m->read - LAGSCOPE__FRAME_RING;
+    m->read = head - LAGSCOPE__FRAME_RING;
+  }
+  for (; m->read < head; m->read++) {
+    uint64_t ts = atomic_load_explicit(&ring->slots[m->read % LAGSCOPE__FRAME_RING],
+                                       memory_order_relaxed);
+    /* A slot overwritten while we read it holds a later frame: drop what we cannot trust. */
+    uint64_t now_head = atomic_load_explicit(&ring->head, memory_order_acquire);
+    if (now_head - m->read > LAGSCOPE__FRAME_RING) {
+      m->lost_timestamps++;
+      continue;
+    }
+    lagscope__frame_meter_add(m, ts);
+  }
+}
+
+lagscope_hitch_band lagscope__hitch_band(double hitch_ms_per_s) {
+  if (hitch_ms_per_s <= 10.0) return LAGSCOPE_HITCH_GOOD;
+  if (hitch_ms_per_s <= 25.0) return LAGSCOPE_HITCH_WARNING;
+  if (hitch_ms_per_s <= 50.0) return LAGSCOPE_HITCH_CRITICAL;
+  return LAGSCOPE_HITCH_BAD;
+}
+
+void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
+                                  lagscope_frame_metrics *out) {
+  if (now_ns > NS_PER_SECOND) window_trim(m, now_ns - NS_PER_SECOND);
+  memset(out, 0, sizeof(*out));
+  out->refresh_hz = (double)NS_PER_SECOND / (double)m->period_ns;
+  uint64_t hitch_ns = 0;
+  for (uint32_t k = 0; k < m->window_len; k++) {
+    uint32_t i = (m->window_start + k) % LAGSCOPE__FRAME_WINDOW;
+    out->dropped += (uint32_t)dropped_for(m->window_dt_ns[i], m->period_ns);
+    hitch_ns += hitch_for(m->window_dt_ns[i], m->period_ns);
+  }
+  out->frames = m->window_len;
+  out->fps = (double)m->window_len; /* frames within the last second */
+  out->hitch_ms_per_s = (double)hitch_ns / 1e6;
+  out->band = lagscope__hitch_band(out->hitch_ms_per_s);
+  out->total_frames = m->total_frames;
+  out->total_dropped = m->total_dropped;
+  out->lost_timestamps = m->lost_timestamps;
+  memcpy(out->histogram, m->histogram, sizeof(out->histogram));
+  out->recent_count = m->recent_count;
+  uint32_t oldest = (m->recent_next + LAGSCOPE_RECENT_FRAMES - m->recent_count) %
+                    LAGSCOPE_RECENT_FRAMES;
+  for (uint32_t k = 0; k < m->recent_count; k++)
+    out->recent_ms[k] = m->recent_ms[(oldest + k) % LAGSCOPE_RECENT_FRAMES];
+}

@@ -1,0 +1,105 @@
+/* Events as JSON, through cJSON: one line per event, the format of the demo's --events jsonl
+ * and of the viewer's stream. Field by field in README.md, "Events". 64-bit counters and
+ * clocks are written as exact integers (cJSON's numbers are doubles, exact only to 2^53). */
+#include "internal.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
+    LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
+
+static void add_u64(cJSON *object, const char *name, uint64_t value) {
+  char text[24];
+  snprintf(text, sizeof(text), "%" PRIu64, value);
+  cJSON_AddRawToObject(object, name, text);
+}
+
+static void add_i64(cJSON *object, const char *name, int64_t value) {
+  char text[24];
+  snprintf(text, sizeof(text), "%" PRId64, value);
+  cJSON_AddRawToObject(object, name, text);
+}
+
+static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
+  cJSON_AddNumberToObject(o, "refresh_hz", f->refresh_hz);
+  cJSON_AddNumberToObject(o, "fps", f->fps);
+  cJSON_AddNumberToObject(o, "frames", f->frames);
+  cJSON_AddNumberToObject(o, "dropped", f->dropped);
+  cJSON_AddNumberToObject(o, "hitch_ms_per_s", f->hitch_ms_per_s);
+  cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(f->band));
+  add_u64(o, "total_frames", f->total_frames);
+  add_u64(o, "total_dropped", f->total_dropped);
+  add_u64(o, "lost_timestamps", f->lost_timestamps);
+  cJSON *histogram = cJSON_AddObjectToObject(o, "frame_histogram");
+  cJSON_AddItemToObject(histogram, "edges_ms",
+                        cJSON_CreateDoubleArray(histogram_edges_ms,
+                                                LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1));
+  cJSON *counts = cJSON_AddArrayToObject(histogram, "counts");
+  for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS; i++)
+    cJSON_AddItemToArray(counts, cJSON_CreateNumber((double)f->histogram[i]));
+  cJSON_AddItemToObject(o, "recent_frame_ms",
+                        cJSON_CreateFloatArray(f->recent_ms, (int)f->recent_count));
+}
+
+static void add_metrics(cJSON *o, const lagscope_metrics *m) {
+  add_u64(o, "sampled_ns", m->time_ns);
+  add_i64(o, "wall_ms", m->wall_ms);
+  add_frames(o, &m->frames);
+  cJSON_AddNumberToObject(o, "cpu_percent", m->cpu_percent);
+  cJSON_AddNumberToObject(o, "thread_count", m->thread_count);
+  add_u64(o, "rss_bytes", m->rss_bytes);
+  add_u64(o, "pss_bytes", m->pss_bytes);
+  cJSON *busiest = cJSON_AddArrayToObject(o, "busiest_threads");
+  for (uint32_t i = 0; i < m->busiest_count; i++) {
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddNumberToObject(t, "tid", m->busiest[i].tid);
+    cJSON_AddStringToObject(t, "name", m->busiest[i].name);
+    cJSON_AddNumberToObject(t, "cpu_percent", m->busiest[i].cpu_percent);
+    cJSON_AddItemToArray(busiest, t);
+  }
+  add_u64(o, "hangs", m->hangs);
+  cJSON_AddBoolToObject(o, "hang_in_progress", m->hang_in_progress);
+  add_u64(o, "events_published", m->events_published);
+  add_u64(o, "events_dropped", m->events_dropped);
+  cJSON_AddNumberToObject(o, "monitor_cpu_percent", m->monitor_cpu_percent);
+  add_u64(o, "monitor_memory_bytes", m->monitor_memory_bytes);
+}
+
+static void add_body(cJSON *o, const lagscope_event *e) {
+  switch (e->type) {
+    case LAGSCOPE_EVENT_HANG_BEGAN:
+      add_u64(o, "hang_id", e->as.hang_began.hang_id);
+      add_u64(o, "start_ns", e->as.hang_began.start_ns);
+      add_i64(o, "start_wall_ms", e->as.hang_began.start_wall_ms);
+      cJSON_AddNumberToObject(o, "threshold_ms", e->as.hang_began.threshold_ms);
+      break;
+    case LAGSCOPE_EVENT_HANG_ENDED:
+      add_u64(o, "hang_id", e->as.hang_ended.hang_id);
+      add_u64(o, "start_ns", e->as.hang_ended.start_ns);
+      add_u64(o, "duration_ns", e->as.hang_ended.duration_ns);
+      cJSON_AddNumberToObject(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
+      break;
+    case LAGSCOPE_EVENT_METRICS:
+      if (e->payload.metrics != NULL) add_metrics(o, e->payload.metrics);
+      break;
+    case LAGSCOPE_EVENT_ERROR:
+      cJSON_AddStringToObject(o, "code", lagscope_error_name(e->as.error.code));
+      cJSON_AddStringToObject(o, "message", e->payload.message != NULL ? e->payload.message : "");
+      break;
+  }
+}
+
+char *lagscope_event_json(const lagscope_event *event) {
+  if (event == NULL) return NULL;
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) return NULL;
+  cJSON_AddStringToObject(o, "type", lagscope_event_type_name(event->type));
+  add_u64(o, "seq", event->sequence);
+  add_u64(o, "time_ns", event->time_ns);
+  add_body(o, event);
+  char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return text;
+}

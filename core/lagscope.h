@@ -1,0 +1,291 @@
+/*
+ * lagscope — see why your app's main thread stalls, live, from inside a debug build.
+ *
+ * This is the one public header. Everything the app can call is here.
+ *
+ * Threads. lagscope runs its own threads: a monitor thread (watchdog, frame math, sampler), a
+ * dispatcher thread (delivers events) and one delivery thread per subscriber. The main thread
+ * only ever runs lagscope_frame(), lagscope_heartbeat() and the ping that lagscope posts through
+ * the host's post_main hook; each of those is a clock read and a few atomic stores: no lock, no
+ * allocation, no system call other than the vDSO clock.
+ *
+ * Errors. Every call that can fail returns 0 or a negative lagscope_error code;
+ * lagscope_strerror() names it. There is no global "last error".
+ *
+ * Release builds. Built with LAGSCOPE_ENABLE=OFF (the default for CMAKE_BUILD_TYPE=Release or
+ * MinSizeRel) every function below is a no-op returning LAGSCOPE_DISABLED (or nothing, or
+ * a constant string); no thread, socket or signal handler ever exists.
+ *
+ * Ownership, once for all: an event and everything it points to is valid only during the
+ * callback that receives it. To keep a payload past the callback, lagscope_retain() it and
+ * lagscope_release() it when done. Strings returned by lagscope_event_json() are freed with
+ * lagscope_free().
+ */
+#ifndef LAGSCOPE_H
+#define LAGSCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version ------------------------------------------------------------------------------ */
+
+/* Semantic versioning. Before 1.0 the ABI may change with any MINOR release. */
+#define LAGSCOPE_VERSION_MAJOR 0
+#define LAGSCOPE_VERSION_MINOR 1
+#define LAGSCOPE_VERSION_PATCH 0
+#define LAGSCOPE_VERSION_HEX                                                                  \
+  ((LAGSCOPE_VERSION_MAJOR << 16) | (LAGSCOPE_VERSION_MINOR << 8) | LAGSCOPE_VERSION_PATCH)
+#define LAGSCOPE_STRINGIFY_(x) #x
+#define LAGSCOPE_STRINGIFY(x) LAGSCOPE_STRINGIFY_(x)
+#define LAGSCOPE_VERSION_STRING                                                               \
+  LAGSCOPE_STRINGIFY(LAGSCOPE_VERSION_MAJOR)                                                   \
+  "." LAGSCOPE_STRINGIFY(LAGSCOPE_VERSION_MINOR) "." LAGSCOPE_STRINGIFY(LAGSCOPE_VERSION_PATCH)
+
+/* The version of the library actually linked, as LAGSCOPE_VERSION_HEX. */
+unsigned lagscope_version(void);
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+/* One list makes both the enum and lagscope_strerror()/lagscope_error_name(). */
+#define LAGSCOPE_ERROR_MAP(XX)                                                                 \
+  XX(DISABLED, -1, "lagscope is compiled out of this build (release configuration)")          \
+  XX(EINVAL, -2, "invalid argument")                                                          \
+  XX(ENOMEM, -3, "out of memory")                                                             \
+  XX(EALREADY, -4, "lagscope is already running")                                             \
+  XX(ENOTRUNNING, -5, "lagscope is not running")                                              \
+  XX(EFULL, -6, "queue full: the event was dropped and counted")                              \
+  XX(ENODATA, -7, "no data yet")                                                              \
+  XX(ESYS, -8, "a system call failed")                                                        \
+  XX(EPROC, -9, "a /proc file is missing or unreadable")                                      \
+  XX(EPARSE, -10, "a file did not have the expected format")                                  \
+  XX(EDEADLK, -11, "would deadlock: called from one of lagscope's own threads")               \
+  XX(ELIMIT, -12, "a configured limit was reached")                                           \
+  XX(ENOENT, -13, "no such item")                                                             \
+  XX(EPOST, -14, "the host's post_main hook refused the ping")
+
+typedef enum lagscope_error {
+  LAGSCOPE_OK = 0,
+#define LAGSCOPE_ERROR_ENUM_(name, value, text) LAGSCOPE_##name = (value),
+  LAGSCOPE_ERROR_MAP(LAGSCOPE_ERROR_ENUM_)
+#undef LAGSCOPE_ERROR_ENUM_
+} lagscope_error;
+
+/* A sentence for an error code (never NULL; unknown codes get "unknown error"). */
+const char *lagscope_strerror(int code);
+/* The code's name without prefix, e.g. "EINVAL" (never NULL). */
+const char *lagscope_error_name(int code);
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+/* A function for the main thread; lagscope hands one to post_main. */
+typedef void (*lagscope_main_fn)(void *arg);
+
+/* The host's hook to run fn(arg) soon on its main thread (e.g. push onto its main-loop queue).
+ * Called on the monitor thread; must not block. Return 0 when queued, anything else when not.
+ * lagscope never posts a second ping while one is unanswered, and arg stays valid forever
+ * (even after lagscope_stop), so a queue may run it late. */
+typedef int (*lagscope_post_main_fn)(lagscope_main_fn fn, void *arg, void *user);
+
+struct lagscope_event;
+typedef void (*lagscope_event_fn)(const struct lagscope_event *event, void *user);
+
+/* Receives one log line (no trailing newline). Default: stderr, prefixed "lagscope: ". */
+typedef void (*lagscope_log_fn)(const char *line, void *user);
+
+typedef struct lagscope_config {
+  /* No answer from the main thread for this long is a hang. Default 250 (Apple's hang
+   * definition). Range 10..60000 ms. */
+  uint32_t hang_threshold_ms;
+  /* How often the watchdog pings the main thread (post_main mode). Default 50. Range
+   * 1..hang_threshold_ms. Smaller finds a hang's start more precisely and costs more posts. */
+  uint32_t ping_interval_ms;
+  /* How often CPU, memory, threads and frame metrics are sampled and published. Default 500.
+   * Range 50..60000 ms. */
+  uint32_t sample_interval_ms;
+  /* The display's refresh rate, the frame budget's source. Default 60. Range 1..1000 Hz. */
+  uint32_t refresh_hz;
+  /* Slots in the central event queue; a full queue drops (counted). Default 1024. A power of
+   * two in 16..65536. */
+  uint32_t bus_capacity;
+  /* Slots in each subscriber's own queue; a slow subscriber loses events (counted) and never
+   * holds up the others. Default 256. A power of two in 16..65536. */
+  uint32_t subscriber_capacity;
+  /* Watchdog mode. With post_main set, the monitor pings through it. With NULL (heartbeat
+   * mode) the host calls lagscope_heartbeat() from its loop at least every few ms of
+   * activity, and lagscope_frame() counts as a heartbeat too. Default NULL. */
+  lagscope_post_main_fn post_main;
+  void *post_main_user;
+  /* Optional subscriber registered atomically with start, so it misses no event. Default NULL. */
+  lagscope_event_fn on_event;
+  void *on_event_user;
+  /* Where log lines go. Default NULL: stderr. */
+  lagscope_log_fn log;
+  void *log_user;
+} lagscope_config;
+
+/* The defaults above. */
+lagscope_config lagscope_config_default(void);
+
+/* 0 if every field is in range; else LAGSCOPE_EINVAL and, if why is not NULL, a sentence
+ * naming the first bad field, its value and the allowed range. Takes no lock. */
+int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size);
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+/* Validates config (NULL: defaults), then starts the monitor and dispatcher threads.
+ * A bad config logs why and returns LAGSCOPE_EINVAL; nothing starts. Returns LAGSCOPE_EALREADY
+ * when running. Safe from any thread. */
+int lagscope_start(const lagscope_config *config);
+
+/* Stops every thread lagscope started and joins them; events published before the call are
+ * delivered first. Idempotent: LAGSCOPE_ENOTRUNNING when not running. Safe from any thread
+ * except lagscope's own (from a callback it returns LAGSCOPE_EDEADLK). */
+int lagscope_stop(void);
+
+/* 1 while running, 0 otherwise. */
+int lagscope_is_running(void);
+
+/* ---- main-thread calls (no lock, no allocation) --------------------------------------------- */
+
+/* Call once per frame on the main thread, when the frame is handed to the display. */
+void lagscope_frame(void);
+
+/* Heartbeat mode: call from the main loop, each iteration. A no-op in post_main mode except
+ * that it also proves the main thread alive. */
+void lagscope_heartbeat(void);
+
+/* ---- events ------------------------------------------------------------------------------- */
+
+typedef enum lagscope_event_type {
+  LAGSCOPE_EVENT_HANG_BEGAN = 1, /* the main thread has not answered for hang_threshold_ms */
+  LAGSCOPE_EVENT_HANG_ENDED = 2, /* the main thread answered */
+  LAGSCOPE_EVENT_METRICS = 3,    /* every sample_interval_ms: payload.metrics */
+  LAGSCOPE_EVENT_ERROR = 4       /* something failed and was survived: payload.message */
+} lagscope_event_type;
+
+/* "hang_began", "hang_ended", "metrics", "error"; "unknown" otherwise. */
+const char *lagscope_event_type_name(int type);
+
+typedef enum lagscope_hitch_band {
+  LAGSCOPE_HITCH_GOOD = 0,     /* ≤ 10 ms/s (Apple's bands) */
+  LAGSCOPE_HITCH_WARNING = 1,  /* ≤ 25 ms/s */
+  LAGSCOPE_HITCH_CRITICAL = 2, /* ≤ 50 ms/s */
+  LAGSCOPE_HITCH_BAD = 3       /* above */
+} lagscope_hitch_band;
+
+/* "good", "warning", "critical", "bad". */
+const char *lagscope_hitch_band_name(int band);
+
+#define LAGSCOPE_RECENT_FRAMES 120       /* frame times kept for the HUD's graph */
+#define LAGSCOPE_FRAME_HISTOGRAM_BUCKETS 10
+#define LAGSCOPE_BUSIEST_THREADS 8
+#define LAGSCOPE_THREAD_NAME_MAX 16      /* bytes, with the NUL; Linux's comm length */
+
+/* Upper bounds in ms of each histogram bucket but the last (which is open). Chosen a little
+ * above 120, 90, 60, 30 and 20 Hz frame times so that jitter stays in its bucket. */
+#define LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS {10.0, 12.5, 20.0, 40.0, 60.0, 100.0, 250.0, 500.0, 1000.0}
+
+typedef struct lagscope_thread_cpu {
+  int32_t tid;
+  char name[LAGSCOPE_THREAD_NAME_MAX];
+  double cpu_percent; /* of one core, over the last sample interval */
+} lagscope_thread_cpu;
+
+typedef struct lagscope_frame_metrics {
+  double refresh_hz;          /* the configured display rate */
+  double fps;                 /* frames presented in the last second */
+  uint32_t frames;            /* frames in the last second */
+  uint32_t dropped;           /* frames missed in the last second against the refresh period */
+  double hitch_ms_per_s;      /* time frames were late in the last second, in ms per s */
+  lagscope_hitch_band band;   /* hitch_ms_per_s in Apple's bands */
+  uint64_t total_frames;      /* since start */
+  uint64_t total_dropped;     /* since start */
+  uint64_t lost_timestamps;   /* frames the monitor could not read in time (ring overrun) */
+  /* Frame times since start by bucket, bounds in LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS. */
+  uint64_t histogram[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS];
+  /* The last recent_count frame times in ms, oldest first. */
+  float recent_ms[LAGSCOPE_RECENT_FRAMES];
+  uint32_t recent_count;
+} lagscope_frame_metrics;
+
+typedef struct lagscope_metrics {
+  uint64_t time_ns;           /* monotonic clock when sampled */
+  int64_t wall_ms;            /* Unix time in ms when sampled */
+  lagscope_frame_metrics frames;
+  double cpu_percent;         /* the whole process, % of one core (may exceed 100) */
+  uint32_t thread_count;
+  uint64_t rss_bytes;         /* resident set */
+  uint64_t pss_bytes;         /* proportional set (0 where the OS has none) */
+  lagscope_thread_cpu busiest[LAGSCOPE_BUSIEST_THREADS]; /* by CPU, busiest first */
+  uint32_t busiest_count;
+  uint64_t hangs;             /* hangs that began since start */
+  int hang_in_progress;       /* 1 while the main thread is hung */
+  uint64_t events_published;  /* accepted by the bus since start */
+  uint64_t events_dropped;    /* refused by a full bus, plus those a slow subscriber lost */
+  double monitor_cpu_percent; /* lagscope's own threads, % of one core */
+  uint64_t monitor_memory_bytes; /* heap lagscope holds */
+} lagscope_metrics;
+
+typedef struct lagscope_event {
+  lagscope_event_type type;
+  uint64_t sequence; /* position in the bus: strictly increasing in delivery order */
+  uint64_t time_ns;  /* monotonic clock when published */
+  union {
+    struct {
+      uint64_t hang_id;       /* 1, 2, ... per start */
+      uint64_t start_ns;      /* monotonic: last moment the main thread was known responsive */
+      int64_t start_wall_ms;  /* the same moment, Unix time in ms */
+      uint32_t threshold_ms;
+    } hang_began;
+    struct {
+      uint64_t hang_id;
+      uint64_t start_ns;
+      uint64_t duration_ns;   /* start to the main thread's answer, time suspended excluded */
+    } hang_ended;
+    struct {
+      int code;               /* a lagscope_error */
+    } error;
+  } as;
+  union {
+    const lagscope_metrics *metrics; /* LAGSCOPE_EVENT_METRICS */
+    const char *message;             /* LAGSCOPE_EVENT_ERROR: what failed, in a sentence */
+    const void *any;                 /* NULL for the other types */
+  } payload;
+} lagscope_event;
+
+/* Keep a payload past the callback (payload.any of an event); lock-free. */
+void lagscope_retain(const void *payload);
+/* Give it back; the last release frees it. NULL is ignored. */
+void lagscope_release(const void *payload);
+
+typedef uint32_t lagscope_subscription;
+
+/* Calls fn(event, user) on a thread of its own for every event from now on, in bus order.
+ * A slow callback delays only itself: past subscriber_capacity queued events it loses events
+ * (counted in events_dropped). Writes the id to *out if out is not NULL. Requires running. */
+int lagscope_subscribe(lagscope_event_fn fn, void *user, lagscope_subscription *out);
+
+/* After it returns, fn is never called again for that id. From the subscriber's own callback
+ * it returns LAGSCOPE_EDEADLK. */
+int lagscope_unsubscribe(lagscope_subscription id);
+
+/* Copies the latest metrics. LAGSCOPE_ENODATA before the first sample. Takes a short lock;
+ * not for the main thread's hot path. */
+int lagscope_metrics_latest(lagscope_metrics *out);
+
+/* The event as one line of JSON (no newline), with a "type" field: see README "Events".
+ * Free with lagscope_free(). NULL when out of memory or disabled. */
+char *lagscope_event_json(const lagscope_event *event);
+
+/* Frees what lagscope handed out (lagscope_event_json). NULL is ignored. */
+void lagscope_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LAGSCOPE_H */

@@ -1,0 +1,128 @@
+/* Process and thread sampling from /proc. Every file is read whole into a fixed buffer (a
+ * bounded read: a file larger than the buffer is cut, and the parsers only look at the head);
+ * the parsing itself lives in core/sampler.c so that tests can feed it odd text. */
+#define _GNU_SOURCE
+#include "../internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROC_READ_MAX 4096
+
+/* Reads up to PROC_READ_MAX - 1 bytes; returns the length, or -errno. */
+static ssize_t read_small_file(const char *path, char *buf) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  size_t len = 0;
+  while (len < PROC_READ_MAX - 1) {
+    ssize_t n = read(fd, buf + len, PROC_READ_MAX - 1 - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      return -e;
+    }
+    if (n == 0) break;
+    len += (size_t)n;
+  }
+  close(fd);
+  buf[len] = '\0';
+  return (ssize_t)len;
+}
+
+static uint64_t ticks_to_ns(uint64_t ticks) {
+  static long hz;
+  if (hz <= 0) hz = sysconf(_SC_CLK_TCK);
+  if (hz <= 0) hz = 100;
+  return ticks * (1000000000u / (uint64_t)hz);
+}
+
+/* A thread's name and CPU time. 0, or -ENOENT when it exited meanwhile, or another error. */
+static int read_thread(int32_t tid, lagscope__thread_sample *t) {
+  char path[64], buf[PROC_READ_MAX];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+  ssize_t len = read_small_file(path, buf);
+  if (len < 0) return (int)len;
+  uint64_t utime, stime;
+  if (lagscope__parse_stat(buf, (size_t)len, t->name, sizeof(t->name), &utime, &stime) != 0)
+    return LAGSCOPE_EPARSE;
+  t->tid = tid;
+  t->cpu_ns = ticks_to_ns(utime + stime);
+  /* schedstat has the run time in ns; stat's ticks are only 10 ms steps. */
+  snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+  len = read_small_file(path, buf);
+  uint64_t run_ns;
+  if (len > 0 && lagscope__parse_first_u64(buf, (size_t)len, &run_ns) == 0) t->cpu_ns = run_ns;
+  return 0;
+}
+
+static int read_threads(lagscope__process_sample *out, char *why, size_t why_size) {
+  DIR *dir = opendir("/proc/self/task");
+  if (dir == NULL) {
+    snprintf(why, why_size, "cannot open /proc/self/task: %s", strerror(errno));
+    return LAGSCOPE_EPROC;
+  }
+  int rc = LAGSCOPE_OK;
+  struct dirent *entry;
+  while ((entry = readdir(dir)) != NULL) {
+    char *end;
+    long tid = strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || tid <= 0) continue;
+    out->thread_count++;
+    if (out->threads_len >= LAGSCOPE__MAX_THREADS) continue;
+    int r = read_thread((int32_t)tid, &out->threads[out->threads_len]);
+    if (r == 0) {
+      out->threads_len++;
+    } else if (r == -ENOENT || r == -ESRCH) {
+      out->thread_count--; /* it exited between readdir and open */
+    } else if (rc == LAGSCOPE_OK) {
+      snprintf(why, why_size, "cannot read /proc/self/task/%ld/stat: %s", tid,
+               r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(-r));
+      rc = r == LAGSCOPE_EPARSE ? LAGSCOPE_EPARSE : LAGSCOPE_EPROC;
+    }
+  }
+  closedir(dir);
+  return rc;
+}
+
+static int read_memory(lagscope__process_sample *out, char *why, size_t why_size) {
+  char buf[PROC_READ_MAX];
+  ssize_t len = read_small_file("/proc/self/smaps_rollup", buf);
+  if (len > 0 && lagscope__parse_kb_field(buf, (size_t)len, "Rss:", &out->rss_bytes) == 0) {
+    lagscope__parse_kb_field(buf, (size_t)len, "Pss:", &out->pss_bytes);
+    return LAGSCOPE_OK;
+  }
+  /* Kernels before 4.14 have no smaps_rollup: RSS from status, no PSS. */
+  len = read_small_file("/proc/self/status", buf);
+  if (len < 0) {
+    snprintf(why, why_size, "cannot read /proc/self/status: %s", strerror((int)-len));
+    return LAGSCOPE_EPROC;
+  }
+  if (lagscope__parse_kb_field(buf, (size_t)len, "VmRSS:", &out->rss_bytes) != 0) {
+    snprintf(why, why_size, "/proc/self/status has no VmRSS line");
+    return LAGSCOPE_EPARSE;
+  }
+  return LAGSCOPE_OK;
+}
+
+int lagscope__process_sample_read(lagscope__process_sample *out, char *why, size_t why_size) {
+  out->time_ns = lagscope__now_ns();
+  out->thread_count = 0;
+  out->threads_len = 0;
+  out->rss_bytes = out->pss_bytes = 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  out->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  int rc_threads = read_threads(out, why, why_size);
+  char why_memory[192] = "";
+  int rc_memory = read_memory(out, why_memory, sizeof(why_memory));
+  if (rc_threads != LAGSCOPE_OK) return rc_threads;
+  if (rc_memory != LAGSCOPE_OK) snprintf(why, why_size, "%s", why_memory);
+  return rc_memory;
+}

@@ -1,0 +1,136 @@
+/* lagscope's own threads and the semaphore they sleep on.
+ *
+ * The wakeup is a futex-backed counting semaphore: posting is an atomic add plus one
+ * FUTEX_WAKE, waiting uses an absolute CLOCK_MONOTONIC deadline (FUTEX_WAIT_BITSET), and the
+ * atomics give sanitizers the happens-before they need. */
+#define _GNU_SOURCE
+#include "../internal.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct lagscope__wakeup {
+  _Atomic uint32_t count;
+};
+
+lagscope__wakeup *lagscope__wakeup_new(void) { return lagscope__alloc(sizeof(lagscope__wakeup)); }
+
+void lagscope__wakeup_free(lagscope__wakeup *w) { lagscope__dealloc(w); }
+
+void lagscope__wakeup_post(lagscope__wakeup *w) {
+  atomic_fetch_add_explicit(&w->count, 1, memory_order_release);
+  syscall(SYS_futex, &w->count, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static int try_take(lagscope__wakeup *w) {
+  uint32_t c = atomic_load_explicit(&w->count, memory_order_acquire);
+  while (c > 0) {
+    if (atomic_compare_exchange_weak_explicit(&w->count, &c, c - 1, memory_order_acquire,
+                                              memory_order_acquire))
+      return 1;
+  }
+  return 0;
+}
+
+int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
+  for (;;) {
+    if (try_take(w)) return 1;
+    if (lagscope__now_ns() >= deadline_ns) return 0;
+    struct timespec abs = {(time_t)(deadline_ns / 1000000000u),
+                           (long)(deadline_ns % 1000000000u)};
+    /* Sleeps only while the count is still 0; any post in between makes it return at once. */
+    syscall(SYS_futex, &w->count, FUTEX_WAIT_BITSET_PRIVATE, 0, &abs, NULL,
+            FUTEX_BITSET_MATCH_ANY);
+  }
+}
+
+/* ---- threads ---- */
+
+#define OWN_THREADS_MAX 64
+#define THREAD_STACK_BYTES (256u * 1024u)
+
+static _Atomic int32_t own_tids[OWN_THREADS_MAX];
+static _Thread_local int this_thread_is_own;
+
+struct lagscope__thread {
+  pthread_t handle;
+  void (*fn)(void *);
+  void *arg;
+  char name[16];
+};
+
+int32_t lagscope__thread_id(void) { return (int32_t)syscall(SYS_gettid); }
+
+int lagscope__thread_is_own(void) { return this_thread_is_own; }
+
+size_t lagscope__thread_own_ids(int32_t *out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < OWN_THREADS_MAX && n < max; i++) {
+    int32_t tid = atomic_load_explicit(&own_tids[i], memory_order_acquire);
+    if (tid != 0) out[n++] = tid;
+  }
+  return n;
+}
+
+static void register_own(int32_t tid) {
+  for (size_t i = 0; i < OWN_THREADS_MAX; i++) {
+    int32_t expected = 0;
+    if (atomic_compare_exchange_strong(&own_tids[i], &expected, tid)) return;
+  }
+}
+
+static void unregister_own(int32_t tid) {
+  for (size_t i = 0; i < OWN_THREADS_MAX; i++) {
+    int32_t expected = tid;
+    if (atomic_compare_exchange_strong(&own_tids[i], &expected, 0)) return;
+  }
+}
+
+static void *thread_trampoline(void *arg) {
+  lagscope__thread *t = arg;
+  int32_t tid = lagscope__thread_id();
+  this_thread_is_own = 1;
+  register_own(tid);
+  pthread_setname_np(pthread_self(), t->name);
+  t->fn(t->arg);
+  unregister_own(tid);
+  return NULL;
+}
+
+int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *),
+                           void *arg) {
+  lagscope__thread *t = lagscope__alloc(sizeof(*t));
+  if (t == NULL) return LAGSCOPE_ENOMEM;
+  t->fn = fn;
+  t->arg = arg;
+  strncpy(t->name, name, sizeof(t->name) - 1);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES);
+  /* lagscope's threads never take the app's signals; the capture signal (a later issue)
+   * is the only one they could see, and they are never captured. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&t->handle, &attr, thread_trampoline, t);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    lagscope__dealloc(t);
+    return rc == EAGAIN ? LAGSCOPE_ELIMIT : LAGSCOPE_ESYS;
+  }
+  *out = t;
+  return LAGSCOPE_OK;
+}
+
+void lagscope__thread_join(lagscope__thread *t) {
+  if (t == NULL) return;
+  pthread_join(t->handle, NULL);
+  lagscope__dealloc(t);
+}

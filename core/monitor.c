@@ -1,0 +1,512 @@
+/*
+ * The running instance: lifecycle, the monitor thread, the dispatcher thread and the
+ * subscribers, and the main thread's few calls.
+ *
+ * Contents
+ *   1. state that outlives a start/stop (what the main thread writes into)
+ *   2. main-thread calls: lagscope_frame, lagscope_heartbeat, the ping answer
+ *   3. the instance and its logging/publishing helpers
+ *   4. subscribers: one queue and one delivery thread each
+ *   5. the dispatcher thread: bus -> every subscriber's queue
+ *   6. the monitor thread: watchdog, frames, sampler
+ *   7. lifecycle: start, stop, subscribe, unsubscribe, metrics
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_MS 1000000u
+#define IDLE_WAIT_NS (10u * 1000u * NS_PER_MS) /* consumers are woken; this is a backstop */
+#define LOG_LINE_MAX 512
+
+/* ---- 1. state that outlives a start/stop ------------------------------------------------------
+ * The main thread may run a ping that a host queue held past lagscope_stop, and it calls
+ * lagscope_frame whether or not lagscope runs: what it touches is static, never freed. */
+
+static lagscope__main_signals main_signals;
+static lagscope__frame_ring frame_ring;
+static uint64_t last_ping_seq; /* under lifecycle_lock; see lagscope__watchdog_init */
+
+/* The latest metrics, kept past stop so that a host can still read them. */
+static pthread_mutex_t latest_lock = PTHREAD_MUTEX_INITIALIZER;
+static lagscope_metrics latest_metrics;
+static int have_latest_metrics;
+
+/* ---- 2. main-thread calls: a clock read and atomic stores ------------------------------------ */
+
+void lagscope_frame(void) {
+  uint64_t now = lagscope__now_ns();
+  lagscope__frame_ring_push(&frame_ring, now);
+  atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
+}
+
+void lagscope_heartbeat(void) {
+  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
+}
+
+/* Runs on the main thread through the host's post_main. arg is the ping's number. */
+static void answer_ping(void *arg) {
+  uint64_t seq = (uint64_t)(uintptr_t)arg;
+  uint64_t now = lagscope__now_ns();
+  /* The time first, then the number: a monitor that sees the number sees its time. */
+  atomic_store_explicit(&main_signals.answered_ns, now, memory_order_release);
+  if (seq > atomic_load_explicit(&main_signals.answered_seq, memory_order_relaxed))
+    atomic_store_explicit(&main_signals.answered_seq, seq, memory_order_release);
+  atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
+}
+
+/* ---- 3. the instance ---------------------------------------------------------------------- */
+
+typedef struct subscriber {
+  lagscope_subscription id;
+  lagscope_event_fn fn;
+  void *user;
+  lagscope__bus queue;
+  lagscope__thread *thread;
+  _Atomic int stopping; /* deliver what is queued, then exit */
+  _Atomic int discard;  /* unsubscribed: deliver nothing more */
+  struct subscriber *next;
+} subscriber;
+
+typedef struct instance {
+  lagscope_config config;
+  lagscope__bus bus;
+  lagscope__wakeup *monitor_wakeup;
+  lagscope__thread *monitor_thread, *dispatcher_thread;
+  _Atomic int monitor_stopping, dispatcher_stopping;
+
+  pthread_mutex_t subscribers_lock; /* the list; held while the dispatcher fans out */
+  subscriber *subscribers;
+  lagscope_subscription next_subscription_id;
+  _Atomic uint64_t subscriber_drops;
+
+  /* Monitor thread only. */
+  lagscope__watchdog watchdog;
+  lagscope__frame_meter frames;
+  lagscope__process_sample samples[2];
+  int sample_current;
+  char last_sample_error[256];
+  _Atomic uint64_t hangs;
+  _Atomic int hang_in_progress;
+} instance;
+
+typedef enum lifecycle_state { STOPPED, RUNNING, STOPPING } lifecycle_state;
+
+static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lifecycle_changed = PTHREAD_COND_INITIALIZER;
+static _Atomic int lifecycle = STOPPED;
+/* Set before lagscope's threads start and cleared after they are joined, so they may use it
+ * without a lock. */
+static instance *running;
+
+static void log_to_stderr(const char *line, void *user) {
+  (void)user;
+  fprintf(stderr, "lagscope: %s\n", line);
+}
+
+static void log_line(const lagscope_config *config, const char *line) {
+  if (config != NULL && config->log != NULL)
+    config->log(line, config->log_user);
+  else
+    log_to_stderr(line, NULL);
+}
+
+void lagscope__log(const char *format, ...) {
+  char line[LOG_LINE_MAX];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  log_line(running != NULL ? &running->config : NULL, line);
+}
+
+int lagscope__publish(const lagscope_event *event) {
+  if (running == NULL) {
+    lagscope_release(event->payload.any);
+    return LAGSCOPE_ENOTRUNNING;
+  }
+  lagscope_event e = *event;
+  e.time_ns = lagscope__now_ns();
+  return lagscope__bus_publish(&running->bus, &e);
+}
+
+void lagscope__publish_error(int code, const char *format, ...) {
+  char message[LOG_LINE_MAX];
+  va_list args;
+  va_start(args, format);
+  int len = vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  if (len < 0) return;
+  size_t size = (size_t)len < sizeof(message) ? (size_t)len + 1 : sizeof(message);
+  lagscope__log("%s", message);
+  char *copy = lagscope__payload_new(size, NULL);
+  if (copy == NULL) return;
+  memcpy(copy, message, size);
+  lagscope_event e = {.type = LAGSCOPE_EVENT_ERROR};
+  e.as.error.code = code;
+  e.payload.message = copy;
+  lagscope__publish(&e);
+}
+
+/* ---- 4. subscribers -------------------------------------------------------------------------- */
+
+/* The subscriber whose callback this thread is running, to refuse a self-unsubscribe. */
+static _Thread_local subscriber *delivering_for;
+
+static void subscriber_main(void *arg) {
+  subscriber *s = arg;
+  delivering_for = s;
+  for (;;) {
+    lagscope_event e;
+    while (lagscope__bus_take(&s->queue, &e)) {
+      if (!atomic_load_explicit(&s->discard, memory_order_acquire)) s->fn(&e, s->user);
+      lagscope_release(e.payload.any);
+    }
+    if (atomic_load_explicit(&s->stopping, memory_order_acquire)) break;
+    lagscope__bus_wait(&s->queue, lagscope__now_ns() + IDLE_WAIT_NS);
+  }
+  delivering_for = NULL;
+}
+
+static void subscriber_free(subscriber *s) {
+  lagscope__bus_destroy(&s->queue);
+  lagscope__dealloc(s);
+}
+
+/* Starts a subscriber and links it in. Caller holds lifecycle_lock. */
+static int subscriber_add(instance *in, lagscope_event_fn fn, void *user,
+                          lagscope_subscription *out) {
+  subscriber *s = lagscope__alloc(sizeof(*s));
+  if (s == NULL) return LAGSCOPE_ENOMEM;
+  int rc = lagscope__bus_init(&s->queue, in->config.subscriber_capacity);
+  if (rc != LAGSCOPE_OK) {
+    lagscope__dealloc(s);
+    return rc;
+  }
+  s->fn = fn;
+  s->user = user;
+  rc = lagscope__thread_start(&s->thread, "lagscope-sub", subscriber_main, s);
+  if (rc != LAGSCOPE_OK) {
+    subscriber_free(s);
+    return rc;
+  }
+  pthread_mutex_lock(&in->subscribers_lock);
+  s->id = ++in->next_subscription_id;
+  s->next = in->subscribers;
+  in->subscribers = s;
+  pthread_mutex_unlock(&in->subscribers_lock);
+  if (out != NULL) *out = s->id;
+  return LAGSCOPE_OK;
+}
+
+/* Stops an unlinked subscriber; with discard, events still queued are not delivered. */
+static void subscriber_stop(subscriber *s, int discard) {
+  atomic_store_explicit(&s->discard, discard, memory_order_release);
+  atomic_store_explicit(&s->stopping, 1, memory_order_release);
+  lagscope__bus_wake(&s->queue);
+  lagscope__thread_join(s->thread);
+  subscriber_free(s);
+}
+
+/* ---- 5. the dispatcher thread --------------------------------------------------------------- */
+
+static void fan_out(instance *in, const lagscope_event *e) {
+  pthread_mutex_lock(&in->subscribers_lock);
+  for (subscriber *s = in->subscribers; s != NULL; s = s->next) {
+    lagscope_retain(e->payload.any);
+    if (lagscope__bus_forward(&s->queue, e) != LAGSCOPE_OK)
+      atomic_fetch_add_explicit(&in->subscriber_drops, 1, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&in->subscribers_lock);
+}
+
+static void dispatcher_main(void *arg) {
+  instance *in = arg;
+  for (;;) {
+    lagscope_event e;
+    while (lagscope__bus_take(&in->bus, &e)) {
+      fan_out(in, &e);
+      lagscope_release(e.payload.any);
+    }
+    if (atomic_load_explicit(&in->dispatcher_stopping, memory_order_acquire)) break;
+    lagscope__bus_wait(&in->bus, lagscope__now_ns() + IDLE_WAIT_NS);
+  }
+}
+
+/* ---- 6. the monitor thread -------------------------------------------------------------------- */
+
+static void publish_hang_began(instance *in) {
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_BEGAN};
+  uint64_t now = lagscope__now_ns();
+  e.as.hang_began.hang_id = in->watchdog.hang_id;
+  e.as.hang_began.start_ns = in->watchdog.hang_start_ns;
+  e.as.hang_began.start_wall_ms =
+      lagscope__wall_ms() - (int64_t)((now - in->watchdog.hang_start_ns) / NS_PER_MS);
+  e.as.hang_began.threshold_ms = in->config.hang_threshold_ms;
+  atomic_fetch_add_explicit(&in->hangs, 1, memory_order_relaxed);
+  atomic_store_explicit(&in->hang_in_progress, 1, memory_order_relaxed);
+  lagscope__publish(&e);
+}
+
+static void publish_hang_ended(instance *in, uint64_t duration_ns) {
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_ENDED};
+  e.as.hang_ended.hang_id = in->watchdog.hang_id;
+  e.as.hang_ended.start_ns = in->watchdog.hang_start_ns;
+  e.as.hang_ended.duration_ns = duration_ns;
+  atomic_store_explicit(&in->hang_in_progress, 0, memory_order_relaxed);
+  lagscope__publish(&e);
+}
+
+static void post_ping(instance *in, uint64_t now) {
+  void *arg = (void *)(uintptr_t)in->watchdog.ping_seq;
+  if (in->config.post_main(answer_ping, arg, in->config.post_main_user) == 0) return;
+  lagscope__watchdog_post_failed(&in->watchdog, now);
+  /* Said once, then every 100th time, so that a host whose queue is full is not flooded. */
+  if (in->watchdog.post_failures % 100 == 1)
+    lagscope__publish_error(LAGSCOPE_EPOST,
+                            "post_main refused the ping (%u times so far); the watchdog "
+                            "cannot see the main thread until it accepts",
+                            in->watchdog.post_failures);
+}
+
+/* Reads the OS's figures; reports a failure once until it changes or goes away. */
+static int sample_process(instance *in, lagscope__process_sample *out) {
+  char why[256] = "";
+  int rc = lagscope__process_sample_read(out, why, sizeof(why));
+  if (rc == LAGSCOPE_OK) {
+    in->last_sample_error[0] = '\0';
+  } else if (strcmp(why, in->last_sample_error) != 0) {
+    snprintf(in->last_sample_error, sizeof(in->last_sample_error), "%s", why);
+    lagscope__publish_error(rc, "sampler: %s", why);
+  }
+  return rc;
+}
+
+static void publish_metrics(instance *in, uint64_t now) {
+  lagscope_metrics *m = lagscope__payload_new(sizeof(*m), NULL);
+  if (m == NULL) return;
+  m->time_ns = now;
+  m->wall_ms = lagscope__wall_ms();
+  lagscope__frame_meter_drain(&in->frames, &frame_ring);
+  lagscope__frame_meter_report(&in->frames, now, &m->frames);
+
+  lagscope__process_sample *previous = &in->samples[in->sample_current];
+  lagscope__process_sample *current = &in->samples[1 - in->sample_current];
+  if (sample_process(in, current) == LAGSCOPE_OK || current->threads_len > 0) {
+    int32_t own[64];
+    size_t own_len = lagscope__thread_own_ids(own, 64);
+    lagscope__sampler_compute(previous, current, own, own_len, m);
+    in->sample_current = 1 - in->sample_current;
+  }
+  m->hangs = atomic_load_explicit(&in->hangs, memory_order_relaxed);
+  m->hang_in_progress = atomic_load_explicit(&in->hang_in_progress, memory_order_relaxed);
+  m->events_published = atomic_load_explicit(&in->bus.published, memory_order_relaxed);
+  m->events_dropped = atomic_load_explicit(&in->bus.dropped, memory_order_relaxed) +
+                      atomic_load_explicit(&in->subscriber_drops, memory_order_relaxed);
+  m->monitor_memory_bytes = lagscope__memory_in_use();
+
+  pthread_mutex_lock(&latest_lock);
+  latest_metrics = *m;
+  have_latest_metrics = 1;
+  pthread_mutex_unlock(&latest_lock);
+
+  lagscope_event e = {.type = LAGSCOPE_EVENT_METRICS};
+  e.payload.metrics = m;
+  lagscope__publish(&e);
+}
+
+static void monitor_main(void *arg) {
+  instance *in = arg;
+  uint64_t sample_interval = (uint64_t)in->config.sample_interval_ms * NS_PER_MS;
+  uint64_t next_sample = lagscope__now_ns() + sample_interval;
+  sample_process(in, &in->samples[in->sample_current]); /* the baseline for CPU deltas */
+  while (!atomic_load_explicit(&in->monitor_stopping, memory_order_acquire)) {
+    uint64_t now = lagscope__now_ns();
+    lagscope__watchdog_step step;
+    lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
+    if (step.hang_ended) publish_hang_ended(in, step.duration_ns);
+    if (step.hang_began) publish_hang_began(in);
+    if (step.post_ping) post_ping(in, now);
+    if (now >= next_sample) {
+      publish_metrics(in, now);
+      next_sample += sample_interval;
+      if (next_sample <= now) next_sample = now + sample_interval; /* after a suspension */
+    }
+    uint64_t wake = step.wake_at_ns < next_sample ? step.wake_at_ns : next_sample;
+    in->watchdog.expected_wake_ns = wake > now ? wake : now;
+    lagscope__wakeup_wait_until(in->monitor_wakeup, in->watchdog.expected_wake_ns);
+  }
+  last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */
+}
+
+/* ---- 7. lifecycle ------------------------------------------------------------------------------ */
+
+static void instance_free(instance *in) {
+  for (subscriber *s = in->subscribers, *next; s != NULL; s = next) {
+    next = s->next;
+    subscriber_stop(s, 0);
+  }
+  lagscope__bus_destroy(&in->bus);
+  lagscope__wakeup_free(in->monitor_wakeup);
+  pthread_mutex_destroy(&in->subscribers_lock);
+  lagscope__dealloc(in);
+}
+
+static int instance_new(const lagscope_config *config, instance **out) {
+  instance *in = lagscope__alloc(sizeof(*in));
+  if (in == NULL) return LAGSCOPE_ENOMEM;
+  in->config = *config;
+  pthread_mutex_init(&in->subscribers_lock, NULL);
+  int rc = lagscope__bus_init(&in->bus, config->bus_capacity);
+  in->monitor_wakeup = lagscope__wakeup_new();
+  if (rc == LAGSCOPE_OK && in->monitor_wakeup == NULL) rc = LAGSCOPE_ENOMEM;
+  if (rc == LAGSCOPE_OK && config->on_event != NULL)
+    rc = subscriber_add(in, config->on_event, config->on_event_user, NULL);
+  if (rc != LAGSCOPE_OK) {
+    instance_free(in);
+    return rc;
+  }
+  uint64_t now = lagscope__now_ns();
+  lagscope__watchdog_init(&in->watchdog, config, now, last_ping_seq);
+  lagscope__frame_meter_init(&in->frames, config->refresh_hz);
+  in->frames.read = atomic_load_explicit(&frame_ring.head, memory_order_acquire);
+  *out = in;
+  return LAGSCOPE_OK;
+}
+
+/* Stops the monitor first (no new events), then lets the dispatcher and each subscriber
+ * deliver everything already published before they exit. */
+static void instance_shutdown(instance *in) {
+  if (in->monitor_thread != NULL) {
+    atomic_store_explicit(&in->monitor_stopping, 1, memory_order_release);
+    lagscope__wakeup_post(in->monitor_wakeup);
+    lagscope__thread_join(in->monitor_thread);
+  }
+  if (in->dispatcher_thread != NULL) {
+    atomic_store_explicit(&in->dispatcher_stopping, 1, memory_order_release);
+    lagscope__bus_wake(&in->bus);
+    lagscope__thread_join(in->dispatcher_thread);
+  }
+}
+
+static void wait_while_stopping(void) {
+  while (atomic_load(&lifecycle) == STOPPING) pthread_cond_wait(&lifecycle_changed, &lifecycle_lock);
+}
+
+static void log_started(const lagscope_config *c) {
+  char line[LOG_LINE_MAX];
+  snprintf(line, sizeof(line),
+           "started (version " LAGSCOPE_VERSION_STRING "): %s mode, hang threshold %u ms, "
+           "display %u Hz",
+           c->post_main != NULL ? "post_main" : "heartbeat", c->hang_threshold_ms, c->refresh_hz);
+  log_line(c, line);
+}
+
+int lagscope_start(const lagscope_config *config) {
+  lagscope_config c = config != NULL ? *config : lagscope_config_default();
+  char why[256];
+  if (lagscope_config_validate(&c, why, sizeof(why)) != LAGSCOPE_OK) {
+    char line[LOG_LINE_MAX];
+    snprintf(line, sizeof(line), "not started: %s", why);
+    log_line(&c, line);
+    return LAGSCOPE_EINVAL;
+  }
+  pthread_mutex_lock(&lifecycle_lock);
+  wait_while_stopping();
+  if (atomic_load(&lifecycle) == RUNNING) {
+    pthread_mutex_unlock(&lifecycle_lock);
+    return LAGSCOPE_EALREADY;
+  }
+  instance *in;
+  int rc = instance_new(&c, &in);
+  if (rc == LAGSCOPE_OK) {
+    running = in;
+    rc = lagscope__thread_start(&in->dispatcher_thread, "lagscope-bus", dispatcher_main, in);
+    if (rc == LAGSCOPE_OK)
+      rc = lagscope__thread_start(&in->monitor_thread, "lagscope-monitor", monitor_main, in);
+    if (rc != LAGSCOPE_OK) {
+      instance_shutdown(in);
+      instance_free(in);
+      running = NULL;
+    }
+  }
+  if (rc == LAGSCOPE_OK) {
+    atomic_store(&lifecycle, RUNNING);
+    log_started(&c);
+  }
+  pthread_mutex_unlock(&lifecycle_lock);
+  return rc;
+}
+
+int lagscope_stop(void) {
+  if (lagscope__thread_is_own()) return LAGSCOPE_EDEADLK;
+  pthread_mutex_lock(&lifecycle_lock);
+  wait_while_stopping();
+  if (atomic_load(&lifecycle) != RUNNING) {
+    pthread_mutex_unlock(&lifecycle_lock);
+    return LAGSCOPE_ENOTRUNNING;
+  }
+  atomic_store(&lifecycle, STOPPING);
+  instance *in = running;
+  /* Joined without the lock, so that a callback calling into lagscope meanwhile does not
+   * deadlock; it finds lagscope stopping. */
+  pthread_mutex_unlock(&lifecycle_lock);
+  instance_shutdown(in);
+  instance_free(in);
+  pthread_mutex_lock(&lifecycle_lock);
+  running = NULL;
+  atomic_store(&lifecycle, STOPPED);
+  pthread_cond_broadcast(&lifecycle_changed);
+  pthread_mutex_unlock(&lifecycle_lock);
+  return LAGSCOPE_OK;
+}
+
+int lagscope_is_running(void) { return atomic_load(&lifecycle) == RUNNING; }
+
+int lagscope_subscribe(lagscope_event_fn fn, void *user, lagscope_subscription *out) {
+  if (fn == NULL) return LAGSCOPE_EINVAL;
+  pthread_mutex_lock(&lifecycle_lock);
+  int rc = atomic_load(&lifecycle) == RUNNING ? subscriber_add(running, fn, user, out)
+                                              : LAGSCOPE_ENOTRUNNING;
+  pthread_mutex_unlock(&lifecycle_lock);
+  return rc;
+}
+
+static subscriber *subscriber_unlink(instance *in, lagscope_subscription id) {
+  pthread_mutex_lock(&in->subscribers_lock);
+  subscriber **link = &in->subscribers;
+  while (*link != NULL && (*link)->id != id) link = &(*link)->next;
+  subscriber *s = *link;
+  if (s != NULL && s != delivering_for) *link = s->next;
+  pthread_mutex_unlock(&in->subscribers_lock);
+  return s;
+}
+
+int lagscope_unsubscribe(lagscope_subscription id) {
+  pthread_mutex_lock(&lifecycle_lock);
+  if (!lagscope__thread_is_own()) wait_while_stopping();
+  if (atomic_load(&lifecycle) != RUNNING) {
+    pthread_mutex_unlock(&lifecycle_lock);
+    return LAGSCOPE_ENOTRUNNING;
+  }
+  subscriber *s = subscriber_unlink(running, id);
+  pthread_mutex_unlock(&lifecycle_lock);
+  if (s == NULL) return LAGSCOPE_ENOENT;
+  if (s == delivering_for) return LAGSCOPE_EDEADLK;
+  subscriber_stop(s, 1);
+  return LAGSCOPE_OK;
+}
+
+int lagscope_metrics_latest(lagscope_metrics *out) {
+  if (out == NULL) return LAGSCOPE_EINVAL;
+  pthread_mutex_lock(&latest_lock);
+  int rc = have_latest_metrics ? LAGSCOPE_OK : LAGSCOPE_ENODATA;
+  if (have_latest_metrics) *out = latest_metrics;
+  pthread_mutex_unlock(&latest_lock);
+  return rc;
+}

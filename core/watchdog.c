@@ -1,0 +1,111 @@
+/* The watchdog's state machine: when to ping, when a hang begins and ends, and when the
+ * monitor was itself not running. Pure logic over a clock passed in, so tests can drive it.
+ *
+ * A hang is measured from the last moment the main thread is known to have been responsive:
+ * the later of the unanswered ping's post time and the main thread's last sign of life (a ping
+ * answer, a frame, a heartbeat). That is a lower bound of the real stall, so a stall shorter
+ * than the threshold is never reported, and a reported duration never exceeds the stall.
+ *
+ * The main thread's answer is only a few atomic stores, with no wake-up: the monitor looks at
+ * it when the threshold would expire, and every LAGSCOPE__HANG_TICK_NS while a hang lasts; the
+ * answer's own timestamp gives the hang's exact end. */
+#include "internal.h"
+
+#include <string.h>
+
+#define NS_PER_MS 1000000u
+
+void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, uint64_t now_ns,
+                             uint64_t last_ping_seq) {
+  memset(w, 0, sizeof(*w));
+  w->threshold_ns = (uint64_t)c->hang_threshold_ms * NS_PER_MS;
+  w->interval_ns = (uint64_t)c->ping_interval_ms * NS_PER_MS;
+  w->heartbeat_mode = c->post_main == NULL;
+  w->ping_seq = last_ping_seq;
+  w->next_ping_ns = now_ns;
+  w->not_before_ns = now_ns;
+  w->expected_wake_ns = now_ns;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* The monitor woke a whole threshold after it meant to: the process was stopped (SIGSTOP, a
+ * debugger, the OS suspending it), so that time says nothing about the main thread. */
+static void notice_suspension(lagscope__watchdog *w, uint64_t now_ns,
+                              lagscope__watchdog_step *step) {
+  if (now_ns <= w->expected_wake_ns || now_ns - w->expected_wake_ns < w->threshold_ns) return;
+  step->resumed = 1;
+  if (w->hang_active) w->hang_suspended_ns += now_ns - w->expected_wake_ns;
+  w->not_before_ns = now_ns;
+}
+
+/* Since when the main thread owes an answer; 0 if it owes none. */
+static uint64_t pending_since(const lagscope__watchdog *w, uint64_t alive_ns) {
+  if (!w->heartbeat_mode && !w->ping_outstanding) return 0;
+  uint64_t since = max_u64(alive_ns, w->not_before_ns);
+  return w->heartbeat_mode ? since : max_u64(since, w->ping_posted_ns);
+}
+
+static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *signals,
+                         uint64_t alive_ns, lagscope__watchdog_step *step) {
+  uint64_t answered = atomic_load_explicit(&signals->answered_seq, memory_order_acquire);
+  int ping_answered = !w->heartbeat_mode && w->ping_outstanding && answered >= w->ping_seq;
+  if (ping_answered) w->ping_outstanding = 0;
+  if (!w->hang_active) return;
+  uint64_t end_ns;
+  if (w->heartbeat_mode) {
+    if (alive_ns <= w->hang_start_ns) return;
+    end_ns = alive_ns;
+  } else {
+    if (!ping_answered) return;
+    end_ns = atomic_load_explicit(&signals->answered_ns, memory_order_acquire);
+  }
+  uint64_t length = end_ns > w->hang_start_ns ? end_ns - w->hang_start_ns : 0;
+  step->hang_ended = 1;
+  step->duration_ns = length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
+  w->hang_active = 0;
+}
+
+void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals *signals,
+                            uint64_t now_ns, lagscope__watchdog_step *step) {
+  memset(step, 0, sizeof(*step));
+  notice_suspension(w, now_ns, step);
+  uint64_t alive = atomic_load_explicit(&signals->alive_ns, memory_order_acquire);
+  check_answer(w, signals, alive, step);
+
+  uint64_t since = pending_since(w, alive);
+  if (!w->hang_active && since != 0 && now_ns >= since && now_ns - since >= w->threshold_ns) {
+    w->hang_active = 1;
+    w->hang_id++;
+    w->hang_start_ns = since;
+    w->hang_suspended_ns = 0;
+    step->hang_began = 1;
+  }
+
+  if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {
+    w->ping_seq++;
+    w->ping_posted_ns = now_ns;
+    w->ping_outstanding = 1;
+    w->next_ping_ns = now_ns + w->interval_ns;
+    step->post_ping = 1;
+    since = pending_since(w, alive);
+  }
+
+  if (w->hang_active)
+    step->wake_at_ns = now_ns + LAGSCOPE__HANG_TICK_NS;
+  else if (w->heartbeat_mode)
+    step->wake_at_ns = since + w->threshold_ns;
+  else if (w->ping_outstanding) /* look for the answer at the next ping time, at the latest
+                                   when the threshold expires */
+    step->wake_at_ns = min_u64(since + w->threshold_ns, max_u64(w->next_ping_ns,
+                                                                 now_ns + w->interval_ns / 2));
+  else
+    step->wake_at_ns = w->next_ping_ns;
+}
+
+void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns) {
+  w->ping_outstanding = 0;
+  w->post_failures++;
+  w->next_ping_ns = now_ns + w->interval_ns;
+}

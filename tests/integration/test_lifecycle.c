@@ -1,0 +1,110 @@
+/* Start and stop: 100 cycles leave no thread and no byte behind (ASan checks the rest);
+ * stop is idempotent and safe from other threads; misuse gets a clear code. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "host_loop.h"
+#include "internal.h"
+#include "recorder.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static int count_events(void *user) {
+  return recorder_count(user, LAGSCOPE_EVENT_METRICS) >= 1;
+}
+
+static void hundred_cycles(void) {
+  int threads_before = test_thread_count();
+  host_loop *loop = host_loop_new(1000);
+  for (int i = 0; i < 100; i++) {
+    recorder rec;
+    recorder_init(&rec);
+    lagscope_config c = lagscope_config_default();
+    c.post_main = host_loop_post, c.post_main_user = loop;
+    c.sample_interval_ms = 50;
+    c.on_event = recorder_on_event, c.on_event_user = &rec;
+    CHECK_EQ_INT(lagscope_start(&c), 0);
+    CHECK_EQ_INT(lagscope_start(&c), LAGSCOPE_EALREADY);
+    lagscope_subscription extra;
+    CHECK_EQ_INT(lagscope_subscribe(recorder_on_event, &rec, &extra), 0);
+    if (i % 10 == 0) /* now and then, run until real work happened */
+      CHECK(host_loop_run(loop, NULL, count_events, &rec, 5));
+    if (i % 2 == 0) CHECK_EQ_INT(lagscope_unsubscribe(extra), 0);
+    CHECK_EQ_INT(lagscope_stop(), 0);
+    CHECK_EQ_INT(lagscope_stop(), LAGSCOPE_ENOTRUNNING);
+    CHECK_EQ_INT(lagscope_unsubscribe(extra), LAGSCOPE_ENOTRUNNING);
+    recorder_destroy(&rec);
+  }
+  host_loop_free(loop);
+  CHECK_EQ_INT(test_thread_count(), threads_before);
+  CHECK_EQ_INT(lagscope__memory_in_use(), 0);
+  lagscope_metrics m;
+  CHECK_EQ_INT(lagscope_metrics_latest(&m), 0); /* kept past stop */
+}
+
+static void *stop_from_thread(void *arg) {
+  (void)arg;
+  return (void *)(intptr_t)lagscope_stop();
+}
+
+/* Eight threads stop at once: exactly one does it, the others find it stopped. */
+static void concurrent_stops(void) {
+  CHECK_EQ_INT(lagscope_start(NULL), 0); /* heartbeat mode, defaults */
+  pthread_t t[8];
+  for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, stop_from_thread, NULL);
+  int ok = 0, not_running = 0;
+  for (int i = 0; i < 8; i++) {
+    void *rc;
+    pthread_join(t[i], &rc);
+    if ((intptr_t)rc == 0) ok++;
+    if ((intptr_t)rc == LAGSCOPE_ENOTRUNNING) not_running++;
+  }
+  CHECK_EQ_INT(ok, 1);
+  CHECK_EQ_INT(not_running, 7);
+  CHECK(!lagscope_is_running());
+}
+
+/* From a callback, stop and self-unsubscribe would join the calling thread: refused. */
+static _Atomic int callback_stop_rc, callback_unsubscribe_rc, callback_ran;
+static lagscope_subscription self_id;
+static void misbehaving_callback(const lagscope_event *e, void *user) {
+  (void)e, (void)user;
+  if (atomic_exchange(&callback_ran, 1)) return;
+  atomic_store(&callback_stop_rc, lagscope_stop());
+  atomic_store(&callback_unsubscribe_rc, lagscope_unsubscribe(self_id));
+}
+
+static int callback_done(void *user) {
+  (void)user;
+  return atomic_load(&callback_ran) && atomic_load(&callback_unsubscribe_rc) != 0;
+}
+
+static void calls_from_callbacks(void) {
+  lagscope_config c = lagscope_config_default();
+  c.sample_interval_ms = 50;
+  CHECK_EQ_INT(lagscope_start(&c), 0);
+  CHECK_EQ_INT(lagscope_subscribe(misbehaving_callback, NULL, &self_id), 0);
+  host_loop *loop = host_loop_new(100);
+  CHECK(host_loop_run(loop, NULL, callback_done, NULL, 5));
+  host_loop_free(loop);
+  CHECK_EQ_INT(atomic_load(&callback_stop_rc), LAGSCOPE_EDEADLK);
+  CHECK_EQ_INT(atomic_load(&callback_unsubscribe_rc), LAGSCOPE_EDEADLK);
+  CHECK(lagscope_is_running());
+  CHECK_EQ_INT(lagscope_unsubscribe(self_id), 0); /* from outside, fine */
+  CHECK_EQ_INT(lagscope_unsubscribe(self_id), LAGSCOPE_ENOENT);
+  CHECK_EQ_INT(lagscope_subscribe(NULL, NULL, NULL), LAGSCOPE_EINVAL);
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  CHECK_EQ_INT(lagscope_subscribe(recorder_on_event, NULL, NULL), LAGSCOPE_ENOTRUNNING);
+}
+
+int main(void) {
+  lagscope_metrics m;
+  CHECK_EQ_INT(lagscope_metrics_latest(&m), LAGSCOPE_ENODATA);
+  CHECK_EQ_INT(lagscope_metrics_latest(NULL), LAGSCOPE_EINVAL);
+  hundred_cycles();
+  concurrent_stops();
+  calls_from_callbacks();
+  CHECK_EQ_INT(lagscope__memory_in_use(), 0);
+  printf("lifecycle: ok\n");
+  return 0;
+}

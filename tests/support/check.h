@@ -1,0 +1,37 @@
+/* Test assertions in the manner of libuv's task.h: a failure prints file:line and what it
+ * compared, then aborts, so CTest reports the test failed and the process leaves a core. */
+#ifndef LAGSCOPE_TEST_CHECK_H
+#define LAGSCOPE_TEST_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(cond)                                                                     \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
+      abort();                                                                          \
+    }                                                                                   \
+  } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                              \
+  do {                                                                                  \
+    long long check_a_ = (long long)(a), check_b_ = (long long)(b);                     \
+    if (check_a_ != check_b_) {                                                         \
+      fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__,       \
+              __LINE__, #a, #b, check_a_, check_b_);                                    \
+      abort();                                                                          \
+    }                                                                                   \
+  } while (0)
+
+#define CHECK_NEAR(a, b, tolerance)                                                     \
+  do {                                                                                  \
+    double check_a_ = (double)(a), check_b_ = (double)(b);                              \
+    if (check_a_ - check_b_ > (tolerance) || check_b_ - check_a_ > (tolerance)) {       \
+      fprintf(stderr, "%s:%d: CHECK failed: %s ≈ %s (%g vs %g, tolerance %g)\n",        \
+              __FILE__, __LINE__, #a, #b, check_a_, check_b_, (double)(tolerance));     \
+      abort();                                                                          \
+    }                                                                                   \
+  } while (0)
+
+#endif

@@ -1,0 +1,74 @@
+/* Config validation: the defaults pass; each bad field is refused with a message naming it,
+ * and lagscope_start with it starts nothing. */
+#include "check.h"
+#include "lagscope.h"
+
+#include <string.h>
+
+static char logged[512];
+static void capture_log(const char *line, void *user) {
+  (void)user;
+  snprintf(logged, sizeof(logged), "%s", line);
+}
+
+static void refused(lagscope_config c, const char *field) {
+  char why[256];
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_EINVAL);
+  if (strstr(why, field) == NULL) {
+    fprintf(stderr, "message does not name %s: %s\n", field, why);
+    CHECK(0);
+  }
+  c.log = capture_log;
+  logged[0] = '\0';
+  CHECK_EQ_INT(lagscope_start(&c), LAGSCOPE_EINVAL);
+  CHECK(strstr(logged, field) != NULL);
+  CHECK(!lagscope_is_running());
+  CHECK_EQ_INT(lagscope_stop(), LAGSCOPE_ENOTRUNNING);
+}
+
+static int post_nothing(lagscope_main_fn fn, void *arg, void *user) {
+  (void)fn, (void)arg, (void)user;
+  return 0;
+}
+
+int main(void) {
+  lagscope_config ok = lagscope_config_default();
+  char why[256];
+  CHECK_EQ_INT(lagscope_config_validate(&ok, why, sizeof(why)), LAGSCOPE_OK);
+  CHECK_EQ_INT(ok.hang_threshold_ms, 250);
+  CHECK_EQ_INT(ok.sample_interval_ms, 500);
+  CHECK_EQ_INT(ok.refresh_hz, 60);
+  CHECK_EQ_INT(lagscope_config_validate(NULL, why, sizeof(why)), LAGSCOPE_EINVAL);
+
+  lagscope_config c;
+  c = ok, c.hang_threshold_ms = 9, refused(c, "hang_threshold_ms");
+  c = ok, c.hang_threshold_ms = 60001, refused(c, "hang_threshold_ms");
+  c = ok, c.ping_interval_ms = 0, refused(c, "ping_interval_ms");
+  c = ok, c.ping_interval_ms = 251, refused(c, "ping_interval_ms");
+  c = ok, c.sample_interval_ms = 49, refused(c, "sample_interval_ms");
+  c = ok, c.sample_interval_ms = 60001, refused(c, "sample_interval_ms");
+  c = ok, c.refresh_hz = 0, refused(c, "refresh_hz");
+  c = ok, c.refresh_hz = 1001, refused(c, "refresh_hz");
+  c = ok, c.bus_capacity = 1000, refused(c, "bus_capacity");
+  c = ok, c.bus_capacity = 8, refused(c, "bus_capacity");
+  c = ok, c.bus_capacity = 131072, refused(c, "bus_capacity");
+  c = ok, c.subscriber_capacity = 100, refused(c, "subscriber_capacity");
+  c = ok, c.subscriber_capacity = 0, refused(c, "subscriber_capacity");
+  int token;
+  c = ok, c.post_main_user = &token, refused(c, "post_main");
+
+  /* Edges that are allowed. */
+  c = ok, c.hang_threshold_ms = 10, c.ping_interval_ms = 10;
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
+  c = ok, c.post_main = post_nothing, c.refresh_hz = 120, c.bus_capacity = 16;
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
+
+  /* The error list makes both names and sentences. */
+  CHECK(strcmp(lagscope_error_name(LAGSCOPE_EINVAL), "EINVAL") == 0);
+  CHECK(strcmp(lagscope_strerror(LAGSCOPE_OK), "success") == 0);
+  CHECK(strcmp(lagscope_strerror(12345), "unknown error") == 0);
+  CHECK(strstr(lagscope_strerror(LAGSCOPE_DISABLED), "release") != NULL);
+  CHECK_EQ_INT(lagscope_version(), LAGSCOPE_VERSION_HEX);
+  printf("config: ok\n");
+  return 0;
+}

@@ -1,0 +1,111 @@
+/* Frame math on synthetic timestamps: steady 60 Hz, 120 Hz, and a 200 ms hitch. */
+#include "check.h"
+#include "internal.h"
+
+#define MS 1000000ull
+#define SECOND 1000000000ull
+#define START (10 * SECOND) /* any monotonic origin */
+
+static void feed(lagscope__frame_meter *m, uint64_t *t, int frames, uint64_t period_ns) {
+  for (int i = 0; i < frames; i++) {
+    *t += period_ns;
+    lagscope__frame_meter_add(m, *t);
+  }
+}
+
+static void steady(uint32_t hz) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t period = SECOND / hz, t = START;
+  lagscope__frame_meter_init(&m, hz);
+  feed(&m, &t, (int)hz * 3, period);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_NEAR(out.refresh_hz, hz, 0.5);
+  CHECK_NEAR(out.fps, hz, 1);
+  CHECK_EQ_INT(out.dropped, 0);
+  CHECK_NEAR(out.hitch_ms_per_s, 0, 1e-9);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_GOOD);
+  CHECK_EQ_INT(out.total_frames, hz * 3);
+  CHECK_EQ_INT(out.recent_count, LAGSCOPE_RECENT_FRAMES);
+  CHECK_NEAR(out.recent_ms[LAGSCOPE_RECENT_FRAMES - 1], 1000.0 / hz, 0.01);
+  /* Every frame time falls in the bucket named for its rate: 120 Hz ≤ 10 ms, 60 Hz ≤ 20. */
+  int bucket = hz == 120 ? 0 : 2;
+  CHECK_EQ_INT(out.histogram[bucket], hz * 3 - 1);
+}
+
+/* Jitter of ±20 % never counts as a dropped frame or a hitch. */
+static void jitter(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START;
+  lagscope__frame_meter_init(&m, 60);
+  for (int i = 0; i < 120; i++) {
+    t += (i % 2 ? 13 : 20) * MS;
+    lagscope__frame_meter_add(&m, t);
+  }
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_EQ_INT(out.total_dropped, 0);
+  CHECK_NEAR(out.hitch_ms_per_s, 0, 1e-9);
+}
+
+static void hitch_200ms(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t period = SECOND / 60, t = START;
+  lagscope__frame_meter_init(&m, 60);
+  feed(&m, &t, 120, period);
+  t += 200 * MS; /* one frame took 200 ms */
+  lagscope__frame_meter_add(&m, t);
+  feed(&m, &t, 30, period);
+  lagscope__frame_meter_report(&m, t, &out);
+  /* 200 ms is 12 periods: the display showed 11 refreshes without a new frame. */
+  CHECK_EQ_INT(out.dropped, 11);
+  CHECK_EQ_INT(out.total_dropped, 11);
+  CHECK_NEAR(out.hitch_ms_per_s, 200.0 - 1000.0 / 60, 0.01);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_BAD);
+  /* The last second holds the 30 frames after it, the hitch frame and the frames before it
+   * that ended within the second. */
+  CHECK_NEAR(out.fps, 1 + 30 + (1000 - 200 - 30 * 1000.0 / 60) / (1000.0 / 60), 1);
+  CHECK_EQ_INT(out.histogram[6], 1); /* (100, 250] ms */
+  CHECK_NEAR(out.recent_ms[out.recent_count - 31], 200.0, 0.01);
+  /* A second later, with frames flowing again, the hitch has left the window. */
+  feed(&m, &t, 60, period);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_EQ_INT(out.dropped, 0);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_GOOD);
+  CHECK_EQ_INT(out.total_dropped, 11);
+}
+
+static void bands(void) {
+  CHECK_EQ_INT(lagscope__hitch_band(10.0), LAGSCOPE_HITCH_GOOD);
+  CHECK_EQ_INT(lagscope__hitch_band(10.1), LAGSCOPE_HITCH_WARNING);
+  CHECK_EQ_INT(lagscope__hitch_band(25.0), LAGSCOPE_HITCH_WARNING);
+  CHECK_EQ_INT(lagscope__hitch_band(50.0), LAGSCOPE_HITCH_CRITICAL);
+  CHECK_EQ_INT(lagscope__hitch_band(50.1), LAGSCOPE_HITCH_BAD);
+}
+
+/* The ring: the monitor reads what the main thread pushed, and counts what it missed. */
+static void ring(void) {
+  static lagscope__frame_ring r;
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  lagscope__frame_meter_init(&m, 60);
+  uint64_t t = START;
+  for (int i = 0; i < LAGSCOPE__FRAME_RING + 100; i++) lagscope__frame_ring_push(&r, t += SECOND / 60);
+  lagscope__frame_meter_drain(&m, &r);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_EQ_INT(out.lost_timestamps, 100);
+  CHECK_EQ_INT(out.total_frames, LAGSCOPE__FRAME_RING);
+  CHECK_NEAR(out.fps, 60, 1);
+}
+
+int main(void) {
+  steady(60);
+  steady(120);
+  jitter();
+  hitch_200ms();
+  bands();
+  ring();
+  printf("frames: ok\n");
+  return 0;
+}

@@ -1,0 +1,113 @@
+/* The /proc parsers, fed odd input: they answer EPARSE and never read past the length. */
+#include "check.h"
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_stat(const char *text, char *name, uint64_t *u, uint64_t *s) {
+  /* Copy into an exact-size heap block so ASan catches any read past the length. */
+  size_t len = strlen(text);
+  char *copy = malloc(len > 0 ? len : 1);
+  memcpy(copy, text, len);
+  int rc = lagscope__parse_stat(copy, len, name, LAGSCOPE_THREAD_NAME_MAX, u, s);
+  free(copy);
+  return rc;
+}
+
+static void stat_lines(void) {
+  char name[LAGSCOPE_THREAD_NAME_MAX];
+  uint64_t u = 0, s = 0;
+  CHECK_EQ_INT(parse_stat("42 (demo) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 3 0 9", name,
+                          &u, &s), 0);
+  CHECK(strcmp(name, "demo") == 0);
+  CHECK_EQ_INT(u, 7);
+  CHECK_EQ_INT(s, 3);
+  /* A name with spaces and parentheses ends at the last ')'. */
+  CHECK_EQ_INT(parse_stat("7 (a) b (c)) R 1 1 1 0 -1 0 0 0 0 0 11 12 0", name, &u, &s), 0);
+  CHECK(strcmp(name, "a) b (c)") == 0);
+  CHECK_EQ_INT(u, 11);
+  /* A name longer than the buffer is cut. */
+  CHECK_EQ_INT(parse_stat("7 (a-very-long-thread-name-indeed) R 1 1 1 0 -1 0 0 0 0 0 1 2", name,
+                          &u, &s), 0);
+  CHECK_EQ_INT(strlen(name), LAGSCOPE_THREAD_NAME_MAX - 1);
+  const char *odd[] = {"", "42", "42 (demo", "42 demo) S 1", "42 (demo) S 1 2 3",
+                       "42 (demo) S 1 42 42 0 -1 4194560 100 0 0 0 x 3",
+                       "42 (demo) S 1 42 42 0 -1 4194560 100 0 0 0 99999999999999999999999 3",
+                       "\x01\x02\xff(\xfe)\x00"};
+  for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+    CHECK_EQ_INT(parse_stat(odd[i], name, &u, &s), LAGSCOPE_EPARSE);
+}
+
+static void kb_fields(void) {
+  const char *rollup = "55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:     1234 kB\nPss:   "
+                       "  567 kB\nPss_Anon: 9 kB\n";
+  uint64_t bytes = 0;
+  CHECK_EQ_INT(lagscope__parse_kb_field(rollup, strlen(rollup), "Rss:", &bytes), 0);
+  CHECK_EQ_INT(bytes, 1234 * 1024);
+  CHECK_EQ_INT(lagscope__parse_kb_field(rollup, strlen(rollup), "Pss:", &bytes), 0);
+  CHECK_EQ_INT(bytes, 567 * 1024);
+  CHECK_EQ_INT(lagscope__parse_kb_field(rollup, strlen(rollup), "Swap:", &bytes), LAGSCOPE_EPARSE);
+  const char *bad[] = {"Rss:", "Rss: kB\n", "Rss: 12\n", "Rss: 12 MB\n", "Rss: -3 kB\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    CHECK_EQ_INT(lagscope__parse_kb_field(bad[i], strlen(bad[i]), "Rss:", &bytes), LAGSCOPE_EPARSE);
+  /* The length bounds the search: a field past it is not seen. */
+  const char *cut = "Rss: 1 kB\nPss: 2 kB\n";
+  CHECK_EQ_INT(lagscope__parse_kb_field(cut, 10, "Pss:", &bytes), LAGSCOPE_EPARSE);
+  uint64_t v;
+  CHECK_EQ_INT(lagscope__parse_first_u64("123 456 7\n", 10, &v), 0);
+  CHECK_EQ_INT(v, 123);
+  CHECK_EQ_INT(lagscope__parse_first_u64("x", 1, &v), LAGSCOPE_EPARSE);
+}
+
+/* The real /proc of this process reads without error and is plausible. */
+static void this_process(void) {
+  static lagscope__process_sample a, b;
+  char why[256] = "";
+  CHECK_EQ_INT(lagscope__process_sample_read(&a, why, sizeof(why)), 0);
+  volatile double x = 0;
+  for (int i = 0; i < 5000000; i++) x += i; /* spend some CPU */
+  CHECK_EQ_INT(lagscope__process_sample_read(&b, why, sizeof(why)), 0);
+  CHECK(b.rss_bytes > 0);
+  CHECK_EQ_INT(b.thread_count, 1);
+  CHECK_EQ_INT(b.threads_len, 1);
+  CHECK(b.cpu_ns > a.cpu_ns);
+  lagscope_metrics m;
+  memset(&m, 0, sizeof(m));
+  lagscope__sampler_compute(&a, &b, NULL, 0, &m);
+  CHECK(m.cpu_percent > 10);
+  CHECK_EQ_INT(m.busiest_count, 1);
+  CHECK(m.busiest[0].cpu_percent > 10);
+}
+
+/* The busiest threads are ranked by CPU used between two samples. */
+static void ranking(void) {
+  static lagscope__process_sample a, b;
+  a.time_ns = 0, b.time_ns = 1000000000;
+  for (int i = 0; i < 12; i++) {
+    a.threads[i].tid = b.threads[i].tid = 100 + i;
+    snprintf(b.threads[i].name, sizeof(b.threads[i].name), "t%d", i);
+    a.threads[i].cpu_ns = 1000000u * (uint64_t)i;
+    b.threads[i].cpu_ns = a.threads[i].cpu_ns + 10000000u * (uint64_t)((i * 7) % 12);
+  }
+  a.threads_len = b.threads_len = b.thread_count = 12;
+  int32_t own[] = {105};
+  lagscope_metrics m;
+  memset(&m, 0, sizeof(m));
+  lagscope__sampler_compute(&a, &b, own, 1, &m);
+  CHECK_EQ_INT(m.busiest_count, LAGSCOPE_BUSIEST_THREADS);
+  for (uint32_t i = 1; i < m.busiest_count; i++)
+    CHECK(m.busiest[i - 1].cpu_percent >= m.busiest[i].cpu_percent);
+  CHECK_EQ_INT(m.busiest[0].tid, 105); /* (5 * 7) % 12 = 11, the most */
+  CHECK_NEAR(m.busiest[0].cpu_percent, 11.0, 1e-9);
+  CHECK_NEAR(m.monitor_cpu_percent, 11.0, 1e-9);
+}
+
+int main(void) {
+  stat_lines();
+  kb_fields();
+  this_process();
+  ranking();
+  printf("proc_parse: ok\n");
+  return 0;
+}

@@ -1,0 +1,189 @@
+/* The watchdog's state machine on a simulated clock: the main thread's signals are written
+ * by the test, so every case is exact. */
+#include "check.h"
+#include "internal.h"
+
+#include <string.h>
+
+#define MS 1000000ull
+
+static lagscope__main_signals signals;
+
+static void answer(uint64_t seq, uint64_t at) {
+  atomic_store(&signals.answered_ns, at);
+  atomic_store(&signals.answered_seq, seq);
+  atomic_store(&signals.alive_ns, at);
+}
+
+static void reset(lagscope__watchdog *w, int heartbeat) {
+  memset(&signals, 0, sizeof(signals));
+  lagscope_config c = lagscope_config_default();
+  static int any;
+  c.post_main = heartbeat ? NULL : (lagscope_post_main_fn)(void (*)(void))&any;
+  lagscope__watchdog_init(w, &c, 1000 * MS, 0);
+}
+
+/* Runs a step at `now` as the monitor would, waking when asked. */
+static void step_at(lagscope__watchdog *w, uint64_t now, lagscope__watchdog_step *s) {
+  lagscope__watchdog_run(w, &signals, now, s);
+  w->expected_wake_ns = s->wake_at_ns;
+}
+
+static void prompt_answers_never_hang(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t now = 1000 * MS;
+  for (int i = 0; i < 100; i++) {
+    step_at(&w, now, &s);
+    CHECK(!s.hang_began && !s.hang_ended && !s.resumed);
+    if (s.post_ping) answer(w.ping_seq, now + 2 * MS);
+    CHECK(s.wake_at_ns > now);
+    now = s.wake_at_ns;
+  }
+  CHECK(w.ping_seq > 10); /* it kept pinging at the interval */
+}
+
+static void a_stall_is_one_hang(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t t0 = 1000 * MS;
+  step_at(&w, t0, &s);
+  CHECK(s.post_ping);
+  /* The main thread stalls 600 ms and answers at t0 + 600 ms. */
+  uint64_t now = s.wake_at_ns;
+  int began = 0, ended = 0;
+  uint64_t duration = 0;
+  while (now < t0 + 1000 * MS) {
+    if (now >= t0 + 600 * MS && atomic_load(&signals.answered_seq) < w.ping_seq)
+      answer(w.ping_seq, t0 + 600 * MS);
+    step_at(&w, now, &s);
+    if (s.hang_began) {
+      began++;
+      CHECK(now - t0 >= 250 * MS);
+      CHECK(now - t0 < 250 * MS + LAGSCOPE__HANG_TICK_NS + 50 * MS);
+      CHECK_EQ_INT(w.hang_start_ns, t0);
+    }
+    if (s.hang_ended) ended++, duration = s.duration_ns;
+    if (s.post_ping && now > t0 + 600 * MS) answer(w.ping_seq, now + MS);
+    now = s.wake_at_ns;
+  }
+  CHECK_EQ_INT(began, 1);
+  CHECK_EQ_INT(ended, 1);
+  CHECK_EQ_INT(duration, 600 * MS);
+  CHECK_EQ_INT(w.hang_id, 1);
+}
+
+/* Frames after the ping was posted move the hang's start: the main thread was alive then. */
+static void frames_move_the_start(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t t0 = 1000 * MS;
+  step_at(&w, t0, &s);
+  atomic_store(&signals.alive_ns, t0 + 100 * MS); /* a frame, then the stall */
+  uint64_t now = s.wake_at_ns;
+  for (;;) {
+    step_at(&w, now, &s);
+    CHECK(!s.resumed);
+    if (s.hang_began) break;
+    CHECK(now < t0 + 350 * MS);
+    now = s.wake_at_ns;
+  }
+  CHECK_EQ_INT(now, t0 + 350 * MS); /* woken exactly when the threshold expired */
+  CHECK_EQ_INT(w.hang_start_ns, t0 + 100 * MS);
+}
+
+/* The monitor wakes 2 s late: the process was stopped. No hang, even though the ping is
+ * still unanswered when it looks. */
+static void suspension_is_not_a_hang(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t t0 = 1000 * MS;
+  step_at(&w, t0, &s);
+  uint64_t late = s.wake_at_ns + 2000 * MS;
+  step_at(&w, late, &s);
+  CHECK(s.resumed);
+  CHECK(!s.hang_began);
+  answer(w.ping_seq, late + 1 * MS);
+  step_at(&w, s.wake_at_ns, &s);
+  CHECK(!s.hang_began && !s.hang_ended);
+}
+
+/* A hang during which the process is stopped for 2 s: that time is not in its duration. */
+static void suspension_inside_a_hang(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t t0 = 1000 * MS;
+  step_at(&w, t0, &s);
+  uint64_t now = s.wake_at_ns;
+  while (!w.hang_active) step_at(&w, now, &s), now = s.wake_at_ns;
+  uint64_t late = now + 2000 * MS;
+  step_at(&w, late, &s);
+  CHECK(s.resumed && w.hang_active);
+  answer(w.ping_seq, late + 100 * MS);
+  step_at(&w, late + 110 * MS, &s);
+  CHECK(s.hang_ended);
+  uint64_t stopped = late - now;
+  CHECK_EQ_INT(s.duration_ns, late + 100 * MS - t0 - stopped);
+}
+
+static void heartbeat_mode(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 1);
+  uint64_t t0 = 1000 * MS;
+  atomic_store(&signals.alive_ns, t0);
+  step_at(&w, t0, &s);
+  CHECK(!s.post_ping);
+  CHECK_EQ_INT(s.wake_at_ns, t0 + 250 * MS);
+  atomic_store(&signals.alive_ns, t0 + 200 * MS); /* heartbeats came, then stopped */
+  step_at(&w, t0 + 250 * MS, &s);
+  CHECK(!s.hang_began);
+  CHECK_EQ_INT(s.wake_at_ns, t0 + 450 * MS);
+  step_at(&w, t0 + 450 * MS, &s);
+  CHECK(s.hang_began);
+  step_at(&w, s.wake_at_ns, &s);
+  CHECK(!s.hang_ended);
+  uint64_t now = s.wake_at_ns;
+  while (!s.hang_ended) { /* the monitor looks every hang tick; heartbeats resume at 900 ms */
+    if (now >= t0 + 900 * MS) atomic_store(&signals.alive_ns, t0 + 900 * MS);
+    step_at(&w, now, &s);
+    CHECK(!s.resumed);
+    now = s.wake_at_ns;
+  }
+  CHECK_EQ_INT(s.duration_ns, 700 * MS);
+}
+
+/* A ping from an earlier start, answered late, does not answer the new instance's ping. */
+static void stale_ping(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  lagscope_config c = lagscope_config_default();
+  c.post_main = (lagscope_post_main_fn)(void (*)(void))&s;
+  lagscope__watchdog_init(&w, &c, 1000 * MS, 41);
+  step_at(&w, 1000 * MS, &s);
+  CHECK(s.post_ping);
+  CHECK_EQ_INT(w.ping_seq, 42);
+  answer(41, 1001 * MS); /* alive at 1001 ms, but ping 42 stays unanswered */
+  uint64_t now = s.wake_at_ns;
+  while (!s.hang_began && now < 1400 * MS) step_at(&w, now, &s), now = s.wake_at_ns;
+  CHECK(s.hang_began);
+  CHECK_EQ_INT(w.hang_start_ns, 1001 * MS);
+}
+
+int main(void) {
+  prompt_answers_never_hang();
+  a_stall_is_one_hang();
+  frames_move_the_start();
+  suspension_is_not_a_hang();
+  suspension_inside_a_hang();
+  heartbeat_mode();
+  stale_ping();
+  printf("watchdog: ok\n");
+  return 0;
+}
