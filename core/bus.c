@@ -8,8 +8,8 @@
 #include <string.h>
 
 int lagscope__bus_init(lagscope__bus *bus, uint32_t capacity) {
-  memset(bus, 0, sizeof(*bus));
   if (capacity < 2 || (capacity & (capacity - 1)) != 0) return LAGSCOPE_EINVAL;
+  memset(bus, 0, sizeof(*bus));
   bus->slots = lagscope__alloc(sizeof(lagscope__bus_slot) * capacity);
   bus->wakeup = lagscope__wakeup_new();
   if (bus->slots == NULL || bus->wakeup == NULL) {

@@ -3,28 +3,30 @@
 #include "internal.h"
 
 #include <stdlib.h>
-
-/* Stored before every allocation so that dealloc knows the size it gives back. */
-typedef struct allocation_header {
-  size_t size;
-  max_align_t align_;
-} allocation_header;
+#include <string.h>
 
 static _Atomic uint64_t memory_in_use;
 
+/* Every allocation is cache-line aligned (the bus keeps its counters on lines of their own)
+ * and starts with a line that holds its size, so that dealloc knows what it gives back. */
+#define ALLOCATION_PREFIX LAGSCOPE__CACHE_LINE
+
 void *lagscope__alloc(size_t size) {
-  allocation_header *h = calloc(1, sizeof(allocation_header) + size);
-  if (h == NULL) return NULL;
-  h->size = size;
+  if (size > SIZE_MAX - 2 * ALLOCATION_PREFIX) return NULL;
+  size_t total = (ALLOCATION_PREFIX + size + ALLOCATION_PREFIX - 1) & ~(size_t)(ALLOCATION_PREFIX - 1);
+  char *block = aligned_alloc(ALLOCATION_PREFIX, total);
+  if (block == NULL) return NULL;
+  memset(block, 0, total);
+  *(size_t *)block = size;
   atomic_fetch_add_explicit(&memory_in_use, size, memory_order_relaxed);
-  return (char *)h + sizeof(allocation_header);
+  return block + ALLOCATION_PREFIX;
 }
 
 void lagscope__dealloc(void *p) {
   if (p == NULL) return;
-  allocation_header *h = (allocation_header *)((char *)p - sizeof(allocation_header));
-  atomic_fetch_sub_explicit(&memory_in_use, h->size, memory_order_relaxed);
-  free(h);
+  char *block = (char *)p - ALLOCATION_PREFIX;
+  atomic_fetch_sub_explicit(&memory_in_use, *(size_t *)block, memory_order_relaxed);
+  free(block);
 }
 
 uint64_t lagscope__memory_in_use(void) {

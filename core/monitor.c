@@ -428,7 +428,7 @@ int lagscope_start(const lagscope_config *config) {
     running = in;
     rc = lagscope__thread_start(&in->dispatcher_thread, "lagscope-bus", dispatcher_main, in);
     if (rc == LAGSCOPE_OK)
-      rc = lagscope__thread_start(&in->monitor_thread, "lagscope-monitor", monitor_main, in);
+      rc = lagscope__thread_start(&in->monitor_thread, "lagscope-mon", monitor_main, in);
     if (rc != LAGSCOPE_OK) {
       instance_shutdown(in);
       instance_free(in);

@@ -4,7 +4,9 @@
 #include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,23 @@ int test_thread_count(void) {
   if (d == NULL) return -1;
   for (struct dirent *e; (e = readdir(d)) != NULL;)
     if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n;
+}
+
+int test_thread_count_named(const char *prefix) {
+  DIR *d = opendir("/proc/self/task");
+  int n = 0;
+  if (d == NULL) return -1;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    char path[300], name[64] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) continue; /* exited meanwhile */
+    if (fgets(name, sizeof(name), f) != NULL && strncmp(name, prefix, strlen(prefix)) == 0) n++;
+    fclose(f);
+  }
   closedir(d);
   return n;
 }

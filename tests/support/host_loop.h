@@ -25,5 +25,7 @@ uint64_t test_now_ns(void);
 void test_stall_busy(uint32_t ms);
 /* Threads in this process, from /proc/self/task. */
 int test_thread_count(void);
+/* Threads whose name starts with prefix (lagscope's are "lagscope-..."). */
+int test_thread_count_named(const char *prefix);
 
 #endif

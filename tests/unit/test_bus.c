@@ -44,7 +44,9 @@ static void drops(void) {
   CHECK_EQ_INT(atomic_load(&bus.published), 16);
   CHECK(lagscope__bus_take(&bus, &out));
   CHECK_EQ_INT(lagscope__bus_publish(&bus, &e), 0); /* room again */
-  CHECK_EQ_INT(lagscope__bus_init(&bus, 12), LAGSCOPE_EINVAL); /* not a power of two */
+  lagscope__bus untouched = bus;
+  CHECK_EQ_INT(lagscope__bus_init(&bus, 12), LAGSCOPE_EINVAL); /* not a power of two... */
+  CHECK(memcmp(&untouched, &bus, sizeof(bus)) == 0);           /* ...and nothing changed */
   lagscope__bus_destroy(&bus);
 }
 
