@@ -14,6 +14,17 @@
     }                                                                                   \
   } while (0)
 
+/* CHECK with a printf-style message saying what went wrong. */
+#define CHECK_MSG(cond, ...)                                                            \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);          \
+      fprintf(stderr, __VA_ARGS__);                                                     \
+      fputc('\n', stderr);                                                              \
+      abort();                                                                          \
+    }                                                                                   \
+  } while (0)
+
 #define CHECK_EQ_INT(a, b)                                                              \
   do {                                                                                  \
     long long check_a_ = (long long)(a), check_b_ = (long long)(b);                     \

@@ -1,0 +1,572 @@
+/*
+ * lagscope-demo: a small app with a real main loop that stalls on purpose, so that lagscope has
+ * something to find. It also documents how a Linux host wires lagscope in:
+ *
+ *   1. Call lagscope_frame() once per frame.
+ *   2. Give lagscope a post_main hook that queues (fn, arg) for the main loop and wakes it
+ *      (here: a mutex-protected queue plus an eventfd), or call lagscope_heartbeat() from the
+ *      loop instead (--heartbeat).
+ *   3. Subscribe to events (config.on_event) and print them.
+ *
+ * The stalls run in named, non-inlined functions so that a captured stack shows where the main
+ * thread is stuck: demo_stall_busy > demo_busy_middle > demo_busy_spin, demo_stall_lock,
+ * demo_stall_alloc.
+ *
+ * Contents: options, output, the post_main queue, stalls, the main loop, main().
+ */
+#define _GNU_SOURCE /* ppoll, eventfd */
+
+#include "lagscope.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Keep stall functions as real frames: not inlined, not cloned under another name. */
+#if defined(__clang__)
+#define DEMO_NOINLINE __attribute__((noinline))
+#else
+#define DEMO_NOINLINE __attribute__((noinline, noclone))
+#endif
+
+#define DEMO_NAME "lagscope-demo"
+#define DEMO_NS_PER_MS UINT64_C(1000000)
+#define DEMO_NS_PER_S UINT64_C(1000000000)
+/* How long a shutdown waits for lagscope to report the end of a hang still open. */
+#define DEMO_HANG_GRACE_NS (1000 * DEMO_NS_PER_MS)
+
+static uint64_t demo_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * DEMO_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+typedef enum demo_stall_kind { DEMO_STALL_BUSY, DEMO_STALL_LOCK, DEMO_STALL_ALLOC } demo_stall_kind;
+
+static const char *const demo_stall_names[] = {"busy", "lock", "alloc"};
+
+typedef struct demo_options {
+  unsigned fps;
+  demo_stall_kind stall_kind;
+  unsigned stall_ms;
+  double stall_every_s; /* 0: no timer stalls */
+  double duration_s;    /* 0: until SIGINT/SIGTERM */
+  int headless;
+  int events_jsonl;
+  int heartbeat;
+  unsigned threshold_ms; /* passed to lagscope unchecked: lagscope validates it */
+  unsigned refresh_hz;   /* likewise */
+} demo_options;
+
+static void demo_usage(FILE *out) {
+  fprintf(out,
+          "Usage: " DEMO_NAME " [options]\n"
+          "\n"
+          "A main loop that stalls on purpose, watched by lagscope " LAGSCOPE_VERSION_STRING ".\n"
+          "\n"
+          "Options:\n"
+          "  --fps N              frames per second of the main loop (default 60)\n"
+          "  --stall-kind KIND    busy | lock | alloc (default busy)\n"
+          "  --stall-ms N         length of one stall in ms (default 600)\n"
+          "  --stall-every S      stall every S seconds, fractions allowed (default 0: never)\n"
+          "  --duration S         stop lagscope and exit 0 after S seconds (default 0: run until\n"
+          "                       SIGINT or SIGTERM)\n"
+          "  --events jsonl       print every event as one JSON object per line on stdout\n"
+          "                       (default: one human line per hang on stderr)\n"
+          "  --threshold-ms N     lagscope's hang threshold (default: lagscope's, 250)\n"
+          "  --refresh-hz N       the display rate lagscope measures against (default 60)\n"
+          "  --heartbeat          call lagscope_heartbeat() each loop instead of post_main\n"
+          "  --headless           no window; this version always runs headless (a window with\n"
+          "                       the HUD comes later)\n"
+          "  --help               this text\n"
+          "\n"
+          "Signals: SIGUSR2 stalls once on the next frame; SIGINT and SIGTERM exit cleanly.\n");
+}
+
+static int demo_bad_value(const char *name, const char *value, const char *expected) {
+  fprintf(stderr, DEMO_NAME ": bad value '%s' for %s: expected %s\n", value, name, expected);
+  return -1;
+}
+
+/* A whole decimal number in min..max; anything else (sign, junk, overflow) is refused. */
+static int demo_parse_uint(const char *name, const char *text, unsigned long min,
+                           unsigned long max, unsigned *out) {
+  char expected[64];
+  snprintf(expected, sizeof expected, "a whole number in %lu..%lu", min, max);
+  if (text[0] < '0' || text[0] > '9') return demo_bad_value(name, text, expected);
+  errno = 0;
+  char *end = NULL;
+  unsigned long v = strtoul(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max) return demo_bad_value(name, text, expected);
+  *out = (unsigned)v;
+  return 0;
+}
+
+/* Seconds as a finite number ≥ 0, fractions allowed (e.g. 1.5). */
+static int demo_parse_seconds(const char *name, const char *text, double *out) {
+  const char *expected = "a number of seconds >= 0, e.g. 1.5";
+  if ((text[0] < '0' || text[0] > '9') && text[0] != '.')
+    return demo_bad_value(name, text, expected);
+  errno = 0;
+  char *end = NULL;
+  double v = strtod(text, &end);
+  if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0 || v > 1e6)
+    return demo_bad_value(name, text, expected);
+  *out = v;
+  return 0;
+}
+
+static int demo_parse_stall_kind(const char *name, const char *text, demo_stall_kind *out) {
+  for (size_t i = 0; i < sizeof demo_stall_names / sizeof demo_stall_names[0]; i++) {
+    if (strcmp(text, demo_stall_names[i]) == 0) {
+      *out = (demo_stall_kind)i;
+      return 0;
+    }
+  }
+  return demo_bad_value(name, text, "busy, lock or alloc");
+}
+
+static int demo_parse_events(const char *name, const char *text, int *jsonl) {
+  if (strcmp(text, "jsonl") != 0) return demo_bad_value(name, text, "jsonl");
+  *jsonl = 1;
+  return 0;
+}
+
+static const char *const demo_valued_options[] = {
+    "--fps", "--stall-kind", "--stall-ms", "--stall-every", "--duration", "--events",
+    "--threshold-ms", "--refresh-hz"};
+
+static int demo_is_valued(const char *name) {
+  for (size_t i = 0; i < sizeof demo_valued_options / sizeof demo_valued_options[0]; i++)
+    if (strcmp(name, demo_valued_options[i]) == 0) return 1;
+  return 0;
+}
+
+/* Options that take a value (names from demo_valued_options). */
+static int demo_parse_valued(demo_options *o, const char *name, const char *value) {
+  if (strcmp(name, "--fps") == 0) return demo_parse_uint(name, value, 1, 1000, &o->fps);
+  if (strcmp(name, "--stall-kind") == 0) return demo_parse_stall_kind(name, value, &o->stall_kind);
+  if (strcmp(name, "--stall-ms") == 0) return demo_parse_uint(name, value, 1, 600000, &o->stall_ms);
+  if (strcmp(name, "--stall-every") == 0) return demo_parse_seconds(name, value, &o->stall_every_s);
+  if (strcmp(name, "--duration") == 0) return demo_parse_seconds(name, value, &o->duration_s);
+  if (strcmp(name, "--events") == 0) return demo_parse_events(name, value, &o->events_jsonl);
+  if (strcmp(name, "--threshold-ms") == 0)
+    return demo_parse_uint(name, value, 0, UINT32_MAX, &o->threshold_ms);
+  if (strcmp(name, "--refresh-hz") == 0)
+    return demo_parse_uint(name, value, 0, UINT32_MAX, &o->refresh_hz);
+  return -1; /* not reached: demo_is_valued(name) */
+}
+
+/* Flags without a value; returns 1 when name is not one of them. */
+static int demo_parse_flag(demo_options *o, const char *name) {
+  if (strcmp(name, "--headless") == 0) o->headless = 1;
+  else if (strcmp(name, "--heartbeat") == 0) o->heartbeat = 1;
+  else return 1;
+  return 0;
+}
+
+/* Returns 0 to run, 1 after --help, -1 on a bad option (already reported). Accepts both
+ * "--name value" and "--name=value". */
+static int demo_parse_args(int argc, char **argv, demo_options *o) {
+  for (int i = 1; i < argc; i++) {
+    char name[32];
+    const char *arg = argv[i];
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (strncmp(arg, "--", 2) != 0 || len >= sizeof name) {
+      fprintf(stderr, DEMO_NAME ": unknown option %s (see --help)\n", arg);
+      return -1;
+    }
+    memcpy(name, arg, len);
+    name[len] = '\0';
+    if (strcmp(name, "--help") == 0) return 1;
+    if (demo_parse_flag(o, name) == 0) {
+      if (!eq) continue;
+      fprintf(stderr, DEMO_NAME ": option %s takes no value (see --help)\n", name);
+      return -1;
+    }
+    if (!demo_is_valued(name)) {
+      fprintf(stderr, DEMO_NAME ": unknown option %s (see --help)\n", name);
+      return -1;
+    }
+    const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+    if (!value) {
+      fprintf(stderr, DEMO_NAME ": option %s needs a value (see --help)\n", name);
+      return -1;
+    }
+    if (demo_parse_valued(o, name, value) != 0) return -1;
+  }
+  return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------- *
+ * Events arrive on a lagscope thread while the main thread prints its own lines: one mutex keeps
+ * lines whole. */
+
+static pthread_mutex_t demo_out_lock = PTHREAD_MUTEX_INITIALIZER;
+static int demo_jsonl;
+
+/* 1 from hang_began until hang_ended, so that shutdown can wait for the end to be reported. */
+static atomic_int demo_hang_open;
+
+static void demo_print_line(const char *line) {
+  pthread_mutex_lock(&demo_out_lock);
+  fputs(line, stdout);
+  fputc('\n', stdout);
+  fflush(stdout); /* a reader (tests, jq) sees each event as it happens */
+  pthread_mutex_unlock(&demo_out_lock);
+}
+
+static void demo_print_human(const lagscope_event *e) {
+  if (e->type == LAGSCOPE_EVENT_HANG_BEGAN)
+    fprintf(stderr, DEMO_NAME ": hang %" PRIu64 " began (no answer for %" PRIu32 " ms)\n",
+            e->as.hang_began.hang_id, e->as.hang_began.threshold_ms);
+  else if (e->type == LAGSCOPE_EVENT_HANG_ENDED)
+    fprintf(stderr, DEMO_NAME ": hang %" PRIu64 " ended after %.1f ms\n", e->as.hang_ended.hang_id,
+            (double)e->as.hang_ended.duration_ns / 1e6);
+  else if (e->type == LAGSCOPE_EVENT_ERROR)
+    fprintf(stderr, DEMO_NAME ": lagscope error %s: %s\n", lagscope_error_name(e->as.error.code),
+            e->payload.message ? e->payload.message : "");
+}
+
+/* lagscope's on_event: runs on one of lagscope's threads. */
+static void demo_on_event(const lagscope_event *e, void *user) {
+  (void)user;
+  if (e->type == LAGSCOPE_EVENT_HANG_BEGAN) demo_hang_open = 1;
+  if (e->type == LAGSCOPE_EVENT_HANG_ENDED) demo_hang_open = 0;
+  if (!demo_jsonl) {
+    demo_print_human(e);
+    return;
+  }
+  char *line = lagscope_event_json(e);
+  if (!line) {
+    fprintf(stderr, DEMO_NAME ": could not format a %s event\n", lagscope_event_type_name(e->type));
+    return;
+  }
+  demo_print_line(line);
+  lagscope_free(line);
+}
+
+static void demo_print_started(const demo_options *o) {
+  char line[512];
+  snprintf(line, sizeof line,
+           "{\"type\":\"demo_started\",\"pid\":%ld,\"stall_kind\":\"%s\",\"stall_ms\":%u,"
+           "\"stall_every_s\":%g,\"duration_s\":%g,\"fps\":%u,\"mode\":\"%s\",\"headless\":true,"
+           "\"lagscope_version\":\"%s\"}",
+           (long)getpid(), demo_stall_names[o->stall_kind], o->stall_ms, o->stall_every_s,
+           o->duration_s, o->fps, o->heartbeat ? "heartbeat" : "post_main",
+           LAGSCOPE_VERSION_STRING);
+  demo_print_line(line);
+}
+
+static void demo_print_stall(demo_stall_kind kind, unsigned ms, uint64_t started_ns) {
+  char line[160];
+  snprintf(line, sizeof line,
+           "{\"type\":\"demo_stall\",\"kind\":\"%s\",\"ms\":%u,\"started_ns\":%" PRIu64 "}",
+           demo_stall_names[kind], ms, started_ns);
+  demo_print_line(line);
+}
+
+/* ---- the post_main queue -------------------------------------------------------------------
+ * What a real app's main loop already has: other threads queue work, an eventfd wakes the loop,
+ * the loop runs the work on the main thread. */
+
+#define DEMO_QUEUE_CAPACITY 64 /* lagscope keeps at most one ping in flight; room for more */
+
+typedef struct demo_task {
+  lagscope_main_fn fn;
+  void *arg;
+} demo_task;
+
+typedef struct demo_queue {
+  pthread_mutex_t lock;
+  demo_task tasks[DEMO_QUEUE_CAPACITY];
+  size_t len;
+  int wake_fd; /* eventfd: written by posters and by signal handlers */
+} demo_queue;
+
+static demo_queue demo_main_queue = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1};
+
+/* write() is async-signal-safe, so signal handlers use this too. */
+static void demo_wake(int fd) {
+  uint64_t one = 1;
+  ssize_t n = write(fd, &one, sizeof one);
+  (void)n; /* a full counter already means "wake up" */
+}
+
+/* lagscope's post_main hook: runs on lagscope's monitor thread and must not block, so the lock
+ * is only ever held for a copy. */
+static int demo_post_main(lagscope_main_fn fn, void *arg, void *user) {
+  demo_queue *q = user;
+  pthread_mutex_lock(&q->lock);
+  int full = q->len == DEMO_QUEUE_CAPACITY;
+  if (!full) q->tasks[q->len++] = (demo_task){fn, arg};
+  pthread_mutex_unlock(&q->lock);
+  if (full) return -1;
+  demo_wake(q->wake_fd);
+  return 0;
+}
+
+/* On the main thread: runs what was queued. Tasks run outside the lock so that they may post. */
+static void demo_queue_drain(demo_queue *q) {
+  uint64_t count;
+  ssize_t n = read(q->wake_fd, &count, sizeof count); /* reset the eventfd */
+  (void)n;
+  demo_task tasks[DEMO_QUEUE_CAPACITY];
+  pthread_mutex_lock(&q->lock);
+  size_t len = q->len;
+  memcpy(tasks, q->tasks, len * sizeof tasks[0]);
+  q->len = 0;
+  pthread_mutex_unlock(&q->lock);
+  for (size_t i = 0; i < len; i++) tasks[i].fn(tasks[i].arg);
+}
+
+/* ---- stalls --------------------------------------------------------------------------------
+ * Each stall keeps the main thread from its loop for the given time. Volatile sinks keep the
+ * compiler from removing the work; work after each call keeps calls from becoming jumps, so
+ * every function stays a frame of its own on the stack. */
+
+static volatile uint64_t demo_sink;
+static void *volatile demo_alloc_sink;
+
+DEMO_NOINLINE static uint64_t demo_busy_spin(uint64_t deadline_ns) {
+  uint64_t spins = 0;
+  while (demo_now_ns() < deadline_ns) spins++;
+  return spins;
+}
+
+DEMO_NOINLINE static uint64_t demo_busy_middle(uint64_t deadline_ns) {
+  uint64_t spins = demo_busy_spin(deadline_ns);
+  demo_sink = spins;
+  return spins + 1;
+}
+
+DEMO_NOINLINE static void demo_stall_busy(unsigned ms) {
+  uint64_t spins = demo_busy_middle(demo_now_ns() + ms * DEMO_NS_PER_MS);
+  demo_sink += spins;
+}
+
+typedef struct demo_lock_holder {
+  pthread_mutex_t mutex;
+  sem_t held; /* posted once the helper owns mutex */
+  unsigned ms;
+} demo_lock_holder;
+
+/* The helper thread: owns the mutex for ms, the way a worker holding a shared lock would. */
+static void *demo_lock_hold(void *arg) {
+  demo_lock_holder *h = arg;
+  pthread_mutex_lock(&h->mutex);
+  sem_post(&h->held);
+  struct timespec ts = {(time_t)(h->ms / 1000), (long)(h->ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+  pthread_mutex_unlock(&h->mutex);
+  return NULL;
+}
+
+DEMO_NOINLINE static void demo_stall_lock(unsigned ms) {
+  demo_lock_holder h = {.mutex = PTHREAD_MUTEX_INITIALIZER, .ms = ms};
+  sem_init(&h.held, 0, 0);
+  pthread_t helper;
+  if (pthread_create(&helper, NULL, demo_lock_hold, &h) != 0) {
+    fprintf(stderr, DEMO_NAME ": could not start the lock-holding thread\n");
+    sem_destroy(&h.held);
+    return;
+  }
+  while (sem_wait(&h.held) != 0 && errno == EINTR) {
+  }
+  pthread_mutex_lock(&h.mutex); /* the stall: blocks until the helper lets go */
+  demo_sink++;
+  pthread_mutex_unlock(&h.mutex);
+  pthread_join(helper, NULL);
+  sem_destroy(&h.held);
+  pthread_mutex_destroy(&h.mutex);
+}
+
+DEMO_NOINLINE static void demo_alloc_one(size_t size) {
+  unsigned char *p = malloc(size);
+  if (!p) return;
+  memset(p, (int)(size & 0xff), size);
+  demo_alloc_sink = p; /* escapes, so malloc/memset/free cannot be folded away */
+  demo_sink += p[size / 2];
+  free(p);
+}
+
+DEMO_NOINLINE static void demo_stall_alloc(unsigned ms) {
+  uint64_t deadline = demo_now_ns() + ms * DEMO_NS_PER_MS;
+  size_t size = 1024;
+  while (demo_now_ns() < deadline) {
+    demo_alloc_one(size);
+    size = size >= 1024 * 1024 ? 1024 : size * 2; /* small bins up to mmap-sized blocks */
+  }
+  demo_sink++;
+}
+
+static void demo_stall(const demo_options *o) {
+  if (demo_jsonl) demo_print_stall(o->stall_kind, o->stall_ms, demo_now_ns());
+  switch (o->stall_kind) {
+  case DEMO_STALL_BUSY: demo_stall_busy(o->stall_ms); break;
+  case DEMO_STALL_LOCK: demo_stall_lock(o->stall_ms); break;
+  case DEMO_STALL_ALLOC: demo_stall_alloc(o->stall_ms); break;
+  }
+}
+
+/* ---- the main loop ------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t demo_quit_requested;
+static volatile sig_atomic_t demo_stall_requested;
+
+static void demo_on_signal(int sig) {
+  int saved = errno;
+  if (sig == SIGUSR2) demo_stall_requested = 1;
+  else demo_quit_requested = 1;
+  if (demo_main_queue.wake_fd >= 0) demo_wake(demo_main_queue.wake_fd);
+  errno = saved;
+}
+
+static int demo_install_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = demo_on_signal;
+  sigemptyset(&sa.sa_mask);
+  int sigs[] = {SIGINT, SIGTERM, SIGUSR2};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    if (sigaction(sigs[i], &sa, NULL) != 0) return -1;
+  return 0;
+}
+
+typedef struct demo_loop {
+  const demo_options *options;
+  uint64_t period_ns;
+  uint64_t next_frame_ns;
+  uint64_t next_stall_ns; /* 0: no timer stalls */
+  uint64_t end_ns;        /* 0: no duration */
+  uint64_t quit_ns;       /* when shutdown began, 0 before */
+} demo_loop;
+
+static void demo_loop_init(demo_loop *l, const demo_options *o) {
+  uint64_t now = demo_now_ns();
+  memset(l, 0, sizeof *l);
+  l->options = o;
+  l->period_ns = DEMO_NS_PER_S / o->fps;
+  l->next_frame_ns = now;
+  if (o->stall_every_s > 0) l->next_stall_ns = now + (uint64_t)(o->stall_every_s * 1e9);
+  if (o->duration_s > 0) l->end_ns = now + (uint64_t)(o->duration_s * 1e9);
+}
+
+/* A stall is due by timer or by SIGUSR2. Timer stalls that would outlast --duration are skipped
+ * so that every stall is over, and reported, before the demo exits. */
+static int demo_stall_due(demo_loop *l, uint64_t now) {
+  if (demo_stall_requested) {
+    demo_stall_requested = 0;
+    return 1;
+  }
+  if (l->next_stall_ns == 0 || now < l->next_stall_ns) return 0;
+  l->next_stall_ns += (uint64_t)(l->options->stall_every_s * 1e9);
+  if (l->next_stall_ns < now) l->next_stall_ns = now; /* fell behind: no burst of catch-up stalls */
+  uint64_t stall_end = now + l->options->stall_ms * DEMO_NS_PER_MS;
+  return l->end_ns == 0 || stall_end < l->end_ns;
+}
+
+/* One frame: maybe stall (the frame's "work"), then present it. */
+static void demo_frame(demo_loop *l) {
+  uint64_t now = demo_now_ns();
+  if (l->quit_ns == 0 && demo_stall_due(l, now)) demo_stall(l->options);
+  lagscope_frame();
+  now = demo_now_ns();
+  l->next_frame_ns += l->period_ns;
+  if (l->next_frame_ns < now) l->next_frame_ns = now + l->period_ns; /* late: skip, don't burst */
+}
+
+/* Sleeps in ppoll until the next frame is due or something was posted or a signal came. */
+static void demo_wait(demo_loop *l) {
+  uint64_t now = demo_now_ns();
+  uint64_t wait_ns = l->next_frame_ns > now ? l->next_frame_ns - now : 0;
+  struct timespec timeout = {(time_t)(wait_ns / DEMO_NS_PER_S), (long)(wait_ns % DEMO_NS_PER_S)};
+  struct pollfd pfd = {.fd = demo_main_queue.wake_fd, .events = POLLIN};
+  ppoll(&pfd, 1, &timeout, NULL); /* EINTR is fine: the loop looks at the flags */
+}
+
+/* Shutdown starts at --duration or on SIGINT/SIGTERM; it finishes once lagscope has reported the
+ * end of any hang still open (bounded), so that each hang_began gets its hang_ended. */
+static int demo_should_exit(demo_loop *l) {
+  uint64_t now = demo_now_ns();
+  if (l->quit_ns == 0 && (demo_quit_requested || (l->end_ns != 0 && now >= l->end_ns)))
+    l->quit_ns = now;
+  if (l->quit_ns == 0) return 0;
+  return !demo_hang_open || now - l->quit_ns >= DEMO_HANG_GRACE_NS;
+}
+
+static void demo_run(const demo_options *o) {
+  demo_loop l;
+  demo_loop_init(&l, o);
+  while (!demo_should_exit(&l)) {
+    if (demo_now_ns() >= l.next_frame_ns) demo_frame(&l);
+    if (o->heartbeat) lagscope_heartbeat();
+    demo_wait(&l);
+    demo_queue_drain(&demo_main_queue);
+  }
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+
+static lagscope_config demo_config(const demo_options *o) {
+  lagscope_config c = lagscope_config_default();
+  c.hang_threshold_ms = o->threshold_ms;
+  c.refresh_hz = o->refresh_hz;
+  c.on_event = demo_on_event;
+  if (!o->heartbeat) {
+    c.post_main = demo_post_main;
+    c.post_main_user = &demo_main_queue;
+  }
+  return c;
+}
+
+int main(int argc, char **argv) {
+  lagscope_config defaults = lagscope_config_default();
+  demo_options o = {.fps = 60, .stall_kind = DEMO_STALL_BUSY, .stall_ms = 600,
+                    .threshold_ms = defaults.hang_threshold_ms, .refresh_hz = defaults.refresh_hz};
+  int parsed = demo_parse_args(argc, argv, &o);
+  if (parsed < 0) return 2;
+  if (parsed > 0) {
+    demo_usage(stdout);
+    return 0;
+  }
+  demo_jsonl = o.events_jsonl;
+
+  demo_main_queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (demo_main_queue.wake_fd < 0 || demo_install_signals() != 0) {
+    perror(DEMO_NAME ": setup");
+    return 1;
+  }
+  if (demo_jsonl) demo_print_started(&o);
+
+  lagscope_config config = demo_config(&o);
+  int rc = lagscope_start(&config);
+  if (rc != 0) {
+    fprintf(stderr, DEMO_NAME ": lagscope_start failed: %s (%s)\n", lagscope_strerror(rc),
+            lagscope_error_name(rc));
+    return 1;
+  }
+  demo_run(&o);
+  lagscope_stop();
+  int fd = demo_main_queue.wake_fd;
+  demo_main_queue.wake_fd = -1; /* a late signal must not write to a closed descriptor */
+  close(fd);
+  return 0;
+}
