@@ -78,6 +78,8 @@ typedef struct lagscope__process_sample {
  * fields it could read are still filled. A thread that exits mid-read is skipped. No allocation
  * (the sample is the caller's), no lock. */
 int lagscope__process_sample_read(lagscope__process_sample *out, char *why, size_t why_size);
+/* Tests only: read from this folder instead of /proc/self (NULL: back to /proc/self). */
+void lagscope__process_set_root(const char *path);
 
 /* ---- sampler (core/sampler.c): portable math over two process samples ----------------------- */
 /* Fills the CPU, memory, thread and busiest-thread fields of *out from two samples; own

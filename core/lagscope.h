@@ -237,7 +237,10 @@ typedef struct lagscope_event {
   union {
     struct {
       uint64_t hang_id;       /* 1, 2, ... per start */
-      uint64_t start_ns;      /* monotonic: last moment the main thread was known responsive */
+      /* Monotonic: the later of the unanswered ping's post time and the main thread's last
+       * sign of life (ping answer, frame, heartbeat). The stall began no later, so the
+       * duration is a lower bound of it, a few ms short at most with frames flowing. */
+      uint64_t start_ns;
       int64_t start_wall_ms;  /* the same moment, Unix time in ms */
       uint32_t threshold_ms;
     } hang_began;

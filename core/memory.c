@@ -37,10 +37,10 @@ void lagscope_free(void *p) { free(p); }
 
 /* ---- payloads ---- */
 
+/* A whole cache line, so a payload is as aligned as any allocation. */
 typedef struct payload_header {
-  _Atomic uint32_t refs;
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint32_t refs;
   lagscope__payload_destroy_fn destroy;
-  max_align_t align_;
 } payload_header;
 
 static payload_header *header_of(const void *payload) {

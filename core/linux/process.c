@@ -14,6 +14,14 @@
 #include <unistd.h>
 
 #define PROC_READ_MAX 4096
+#define PATH_MAX_LEN 512
+
+/* Where the process's /proc folder is; tests point it at a folder of odd files. */
+static char proc_self[256] = "/proc/self";
+
+void lagscope__process_set_root(const char *path) {
+  snprintf(proc_self, sizeof(proc_self), "%s", path != NULL ? path : "/proc/self");
+}
 
 /* Reads up to PROC_READ_MAX - 1 bytes; returns the length, or -errno. */
 static ssize_t read_small_file(const char *path, char *buf) {
@@ -45,8 +53,8 @@ static uint64_t ticks_to_ns(uint64_t ticks) {
 
 /* A thread's name and CPU time. 0, or -ENOENT when it exited meanwhile, or another error. */
 static int read_thread(int32_t tid, lagscope__thread_sample *t) {
-  char path[64], buf[PROC_READ_MAX];
-  snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+  char path[PATH_MAX_LEN], buf[PROC_READ_MAX];
+  snprintf(path, sizeof(path), "%s/task/%d/stat", proc_self, tid);
   ssize_t len = read_small_file(path, buf);
   if (len < 0) return (int)len;
   uint64_t utime, stime;
@@ -55,7 +63,7 @@ static int read_thread(int32_t tid, lagscope__thread_sample *t) {
   t->tid = tid;
   t->cpu_ns = ticks_to_ns(utime + stime);
   /* schedstat has the run time in ns; stat's ticks are only 10 ms steps. */
-  snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+  snprintf(path, sizeof(path), "%s/task/%d/schedstat", proc_self, tid);
   len = read_small_file(path, buf);
   uint64_t run_ns;
   if (len > 0 && lagscope__parse_first_u64(buf, (size_t)len, &run_ns) == 0) t->cpu_ns = run_ns;
@@ -63,9 +71,11 @@ static int read_thread(int32_t tid, lagscope__thread_sample *t) {
 }
 
 static int read_threads(lagscope__process_sample *out, char *why, size_t why_size) {
-  DIR *dir = opendir("/proc/self/task");
+  char path[PATH_MAX_LEN];
+  snprintf(path, sizeof(path), "%s/task", proc_self);
+  DIR *dir = opendir(path);
   if (dir == NULL) {
-    snprintf(why, why_size, "cannot open /proc/self/task: %s", strerror(errno));
+    snprintf(why, why_size, "cannot open %s: %s", path, strerror(errno));
     return LAGSCOPE_EPROC;
   }
   int rc = LAGSCOPE_OK;
@@ -82,7 +92,7 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
     } else if (r == -ENOENT || r == -ESRCH) {
       out->thread_count--; /* it exited between readdir and open */
     } else if (rc == LAGSCOPE_OK) {
-      snprintf(why, why_size, "cannot read /proc/self/task/%ld/stat: %s", tid,
+      snprintf(why, why_size, "cannot read %s/%ld/stat: %s", path, tid,
                r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(-r));
       rc = r == LAGSCOPE_EPARSE ? LAGSCOPE_EPARSE : LAGSCOPE_EPROC;
     }
@@ -92,20 +102,22 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
 }
 
 static int read_memory(lagscope__process_sample *out, char *why, size_t why_size) {
-  char buf[PROC_READ_MAX];
-  ssize_t len = read_small_file("/proc/self/smaps_rollup", buf);
+  char path[PATH_MAX_LEN], buf[PROC_READ_MAX];
+  snprintf(path, sizeof(path), "%s/smaps_rollup", proc_self);
+  ssize_t len = read_small_file(path, buf);
   if (len > 0 && lagscope__parse_kb_field(buf, (size_t)len, "Rss:", &out->rss_bytes) == 0) {
     lagscope__parse_kb_field(buf, (size_t)len, "Pss:", &out->pss_bytes);
     return LAGSCOPE_OK;
   }
   /* Kernels before 4.14 have no smaps_rollup: RSS from status, no PSS. */
-  len = read_small_file("/proc/self/status", buf);
+  snprintf(path, sizeof(path), "%s/status", proc_self);
+  len = read_small_file(path, buf);
   if (len < 0) {
-    snprintf(why, why_size, "cannot read /proc/self/status: %s", strerror((int)-len));
+    snprintf(why, why_size, "cannot read %s: %s", path, strerror((int)-len));
     return LAGSCOPE_EPROC;
   }
   if (lagscope__parse_kb_field(buf, (size_t)len, "VmRSS:", &out->rss_bytes) != 0) {
-    snprintf(why, why_size, "/proc/self/status has no VmRSS line");
+    snprintf(why, why_size, "%s has no readable VmRSS line", path);
     return LAGSCOPE_EPARSE;
   }
   return LAGSCOPE_OK;
