@@ -19,7 +19,8 @@ void lagscope__frame_ring_push(lagscope__frame_ring *ring, uint64_t timestamp_ns
 
 void lagscope__frame_meter_init(lagscope__frame_meter *m, uint32_t refresh_hz) {
   memset(m, 0, sizeof(*m));
-  m->period_ns = NS_PER_SECOND / (refresh_hz > 0 ? refresh_hz : 60);
+  m->refresh_hz = refresh_hz > 0 ? refresh_hz : 60;
+  m->period_ns = NS_PER_SECOND / m->refresh_hz;
 }
 
 /* Frames the display showed again because this one was late: a frame time of n periods
@@ -104,7 +105,7 @@ void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
                                   lagscope_frame_metrics *out) {
   if (now_ns > NS_PER_SECOND) window_trim(m, now_ns - NS_PER_SECOND);
   memset(out, 0, sizeof(*out));
-  out->refresh_hz = (double)NS_PER_SECOND / (double)m->period_ns;
+  out->refresh_hz = m->refresh_hz;
   uint64_t hitch_ns = 0;
   for (uint32_t k = 0; k < m->window_len; k++) {
     uint32_t i = (m->window_start + k) % LAGSCOPE__FRAME_WINDOW;

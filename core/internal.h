@@ -111,6 +111,7 @@ void lagscope__frame_ring_push(lagscope__frame_ring *ring, uint64_t timestamp_ns
 #define LAGSCOPE__FRAME_WINDOW 2048 /* timestamps within one second we can hold (2 kHz) */
 
 typedef struct lagscope__frame_meter {
+  uint32_t refresh_hz;
   uint64_t period_ns;
   uint64_t read;               /* ring position read up to */
   uint64_t last_ns;            /* the previous frame's timestamp, 0 before the first */

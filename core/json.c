@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
@@ -22,12 +23,19 @@ static void add_i64(cJSON *object, const char *name, int64_t value) {
   cJSON_AddRawToObject(object, name, text);
 }
 
+/* Measurements as decimals people read: 0.001 is finer than any of them is accurate. */
+static double rounded(double value) { return round(value * 1000.0) / 1000.0; }
+
+static void add_measure(cJSON *object, const char *name, double value) {
+  cJSON_AddNumberToObject(object, name, rounded(value));
+}
+
 static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
   cJSON_AddNumberToObject(o, "refresh_hz", f->refresh_hz);
-  cJSON_AddNumberToObject(o, "fps", f->fps);
+  add_measure(o, "fps", f->fps);
   cJSON_AddNumberToObject(o, "frames", f->frames);
   cJSON_AddNumberToObject(o, "dropped", f->dropped);
-  cJSON_AddNumberToObject(o, "hitch_ms_per_s", f->hitch_ms_per_s);
+  add_measure(o, "hitch_ms_per_s", f->hitch_ms_per_s);
   cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(f->band));
   add_u64(o, "total_frames", f->total_frames);
   add_u64(o, "total_dropped", f->total_dropped);
@@ -39,15 +47,16 @@ static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
   cJSON *counts = cJSON_AddArrayToObject(histogram, "counts");
   for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS; i++)
     cJSON_AddItemToArray(counts, cJSON_CreateNumber((double)f->histogram[i]));
-  cJSON_AddItemToObject(o, "recent_frame_ms",
-                        cJSON_CreateFloatArray(f->recent_ms, (int)f->recent_count));
+  cJSON *recent = cJSON_AddArrayToObject(o, "recent_frame_ms");
+  for (uint32_t i = 0; i < f->recent_count; i++)
+    cJSON_AddItemToArray(recent, cJSON_CreateNumber(rounded(f->recent_ms[i])));
 }
 
 static void add_metrics(cJSON *o, const lagscope_metrics *m) {
   add_u64(o, "sampled_ns", m->time_ns);
   add_i64(o, "wall_ms", m->wall_ms);
   add_frames(o, &m->frames);
-  cJSON_AddNumberToObject(o, "cpu_percent", m->cpu_percent);
+  add_measure(o, "cpu_percent", m->cpu_percent);
   cJSON_AddNumberToObject(o, "thread_count", m->thread_count);
   add_u64(o, "rss_bytes", m->rss_bytes);
   add_u64(o, "pss_bytes", m->pss_bytes);
@@ -56,14 +65,14 @@ static void add_metrics(cJSON *o, const lagscope_metrics *m) {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddNumberToObject(t, "tid", m->busiest[i].tid);
     cJSON_AddStringToObject(t, "name", m->busiest[i].name);
-    cJSON_AddNumberToObject(t, "cpu_percent", m->busiest[i].cpu_percent);
+    add_measure(t, "cpu_percent", m->busiest[i].cpu_percent);
     cJSON_AddItemToArray(busiest, t);
   }
   add_u64(o, "hangs", m->hangs);
   cJSON_AddBoolToObject(o, "hang_in_progress", m->hang_in_progress);
   add_u64(o, "events_published", m->events_published);
   add_u64(o, "events_dropped", m->events_dropped);
-  cJSON_AddNumberToObject(o, "monitor_cpu_percent", m->monitor_cpu_percent);
+  add_measure(o, "monitor_cpu_percent", m->monitor_cpu_percent);
   add_u64(o, "monitor_memory_bytes", m->monitor_memory_bytes);
 }
 
@@ -79,7 +88,7 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       add_u64(o, "hang_id", e->as.hang_ended.hang_id);
       add_u64(o, "start_ns", e->as.hang_ended.start_ns);
       add_u64(o, "duration_ns", e->as.hang_ended.duration_ns);
-      cJSON_AddNumberToObject(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
+      add_measure(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
       break;
     case LAGSCOPE_EVENT_METRICS:
       if (e->payload.metrics != NULL) add_metrics(o, e->payload.metrics);

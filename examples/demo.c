@@ -232,6 +232,18 @@ static void demo_print_line(const char *line) {
   pthread_mutex_unlock(&demo_out_lock);
 }
 
+/* Every 4th metrics event (2 s at lagscope's default 500 ms): what the HUD will show. */
+static void demo_print_metrics(const lagscope_metrics *m) {
+  static unsigned seen;
+  if (seen++ % 4 != 0) return;
+  fprintf(stderr,
+          DEMO_NAME ": %.0f fps (%u dropped, hitches %.0f ms/s: %s), cpu %.1f %%, %u threads, "
+          "rss %.1f MiB, hangs %" PRIu64 "\n",
+          m->frames.fps, m->frames.dropped, m->frames.hitch_ms_per_s,
+          lagscope_hitch_band_name(m->frames.band), m->cpu_percent, m->thread_count,
+          (double)m->rss_bytes / (1024.0 * 1024.0), m->hangs);
+}
+
 static void demo_print_human(const lagscope_event *e) {
   if (e->type == LAGSCOPE_EVENT_HANG_BEGAN)
     fprintf(stderr, DEMO_NAME ": hang %" PRIu64 " began (no answer for %" PRIu32 " ms)\n",
@@ -239,6 +251,8 @@ static void demo_print_human(const lagscope_event *e) {
   else if (e->type == LAGSCOPE_EVENT_HANG_ENDED)
     fprintf(stderr, DEMO_NAME ": hang %" PRIu64 " ended after %.1f ms\n", e->as.hang_ended.hang_id,
             (double)e->as.hang_ended.duration_ns / 1e6);
+  else if (e->type == LAGSCOPE_EVENT_METRICS)
+    demo_print_metrics(e->payload.metrics);
   else if (e->type == LAGSCOPE_EVENT_ERROR)
     fprintf(stderr, DEMO_NAME ": lagscope error %s: %s\n", lagscope_error_name(e->as.error.code),
             e->payload.message ? e->payload.message : "");
