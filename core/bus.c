@@ -54,7 +54,6 @@ static int push(lagscope__bus *bus, const lagscope_event *event, int stamp) {
   slot->event = *event;
   if (stamp) slot->event.sequence = pos;
   atomic_store_explicit(&slot->sequence, pos + 1, memory_order_release);
-  atomic_fetch_add_explicit(&bus->published, 1, memory_order_relaxed);
   /* seq_cst pairs with the consumer's store of consumer_sleeping and its re-check. */
   if (atomic_load_explicit(&bus->consumer_sleeping, memory_order_seq_cst) &&
       atomic_exchange_explicit(&bus->consumer_sleeping, 0, memory_order_seq_cst))
@@ -92,6 +91,10 @@ void lagscope__bus_wait(lagscope__bus *bus, uint64_t deadline_ns) {
   uint64_t pos = atomic_load_explicit(&bus->tail, memory_order_relaxed);
   if (ready_slot(bus, pos) == NULL) lagscope__wakeup_wait_until(bus->wakeup, deadline_ns);
   atomic_store_explicit(&bus->consumer_sleeping, 0, memory_order_seq_cst);
+}
+
+uint64_t lagscope__bus_published(const lagscope__bus *bus) {
+  return atomic_load_explicit(&bus->head, memory_order_relaxed);
 }
 
 void lagscope__bus_wake(lagscope__bus *bus) { lagscope__wakeup_post(bus->wakeup); }

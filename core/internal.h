@@ -145,14 +145,17 @@ typedef struct lagscope__bus_slot {
 } lagscope__bus_slot;
 
 typedef struct lagscope__bus {
-  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t head; /* next position to reserve */
-  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t tail; /* next position to take */
-  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t published;
-  _Atomic uint64_t dropped;
-  _Atomic int consumer_sleeping; /* the consumer is, or is about to be, waiting */
+  /* Read-only after init: a line that every publisher and the consumer share without writing. */
   uint64_t mask;
   lagscope__bus_slot *slots;
   lagscope__wakeup *wakeup;
+  /* Each written counter on a line of its own, so that publishers, the consumer and drops do
+   * not invalidate each other's reads. */
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t head; /* next position to reserve: also the
+                                                            number of events accepted, ever */
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t tail; /* next position to take */
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t dropped;
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic int consumer_sleeping; /* is, or is about to be, waiting */
 } lagscope__bus;
 
 int lagscope__bus_init(lagscope__bus *bus, uint32_t capacity); /* A; capacity a power of two */
@@ -168,6 +171,8 @@ int lagscope__bus_forward(lagscope__bus *bus, const lagscope_event *event);
 int lagscope__bus_take(lagscope__bus *bus, lagscope_event *out);
 /* Single consumer: waits until an event may be there or the deadline passes. F */
 void lagscope__bus_wait(lagscope__bus *bus, uint64_t deadline_ns);
+/* Events accepted, ever. F */
+uint64_t lagscope__bus_published(const lagscope__bus *bus);
 /* Wakes a waiting consumer (for shutdown). F */
 void lagscope__bus_wake(lagscope__bus *bus);
 

@@ -305,7 +305,7 @@ static void publish_metrics(instance *in, uint64_t now) {
   }
   m->hangs = atomic_load_explicit(&in->hangs, memory_order_relaxed);
   m->hang_in_progress = atomic_load_explicit(&in->hang_in_progress, memory_order_relaxed);
-  m->events_published = atomic_load_explicit(&in->bus.published, memory_order_relaxed);
+  m->events_published = lagscope__bus_published(&in->bus);
   m->events_dropped = atomic_load_explicit(&in->bus.dropped, memory_order_relaxed) +
                       atomic_load_explicit(&in->subscriber_drops, memory_order_relaxed);
   m->monitor_memory_bytes = lagscope__memory_in_use();
