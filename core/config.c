@@ -9,7 +9,10 @@ lagscope_config lagscope_config_default(void) {
   c.hang_threshold_ms = 250;
   c.ping_interval_ms = 50;
   c.sample_interval_ms = 500;
+  c.hang_sample_interval_ms = 10;
   c.refresh_hz = 60;
+  c.report_max_count = 50;
+  c.report_max_bytes = 32u * 1024u * 1024u;
   c.bus_capacity = 1024;
   c.subscriber_capacity = 256;
   return c;
@@ -40,7 +43,15 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
   LAGSCOPE_CHECK_RANGE_(ping_interval_ms, 1, config->hang_threshold_ms,
                         "1..hang_threshold_ms ms");
   LAGSCOPE_CHECK_RANGE_(sample_interval_ms, 50, 60000, "50..60000 ms");
+  LAGSCOPE_CHECK_RANGE_(hang_sample_interval_ms, 1, 1000, "1..1000 ms");
   LAGSCOPE_CHECK_RANGE_(refresh_hz, 1, 1000, "1..1000 Hz");
+  LAGSCOPE_CHECK_RANGE_(report_max_count, 1, 100000, "1..100000");
+  if (config->report_max_bytes < 64u * 1024u) {
+    if (why != NULL && why_size > 0)
+      snprintf(why, why_size, "config.report_max_bytes = %llu is out of range: it must be at "
+               "least 65536", (unsigned long long)config->report_max_bytes);
+    return LAGSCOPE_EINVAL;
+  }
   LAGSCOPE_CHECK_RANGE_(bus_capacity, 16, 65536, "a power of two in 16..65536");
   if (!is_power_of_two(config->bus_capacity))
     return reject(why, why_size, "bus_capacity", config->bus_capacity,

@@ -38,3 +38,7 @@ int lagscope_unsubscribe(lagscope_subscription id) { (void)id; return LAGSCOPE_D
 int lagscope_metrics_latest(lagscope_metrics *out) { (void)out; return LAGSCOPE_DISABLED; }
 char *lagscope_event_json(const lagscope_event *event) { (void)event; return NULL; }
 void lagscope_free(void *p) { (void)p; }
+
+const char *lagscope_report_id(const lagscope_hang_report *report) { (void)report; return ""; }
+const char *lagscope_report_path(const lagscope_hang_report *report) { (void)report; return ""; }
+const char *lagscope_report_json(const lagscope_hang_report *report) { (void)report; return ""; }

@@ -31,6 +31,7 @@ const char *lagscope_event_type_name(int type) {
     case LAGSCOPE_EVENT_HANG_ENDED: return "hang_ended";
     case LAGSCOPE_EVENT_METRICS: return "metrics";
     case LAGSCOPE_EVENT_ERROR: return "error";
+    case LAGSCOPE_EVENT_HANG_RECOVERED: return "hang_recovered";
   }
   return "unknown";
 }

@@ -61,6 +61,7 @@ size_t lagscope__thread_own_ids(int32_t *out, size_t max);
 typedef struct lagscope__thread_sample {
   int32_t tid;
   char name[LAGSCOPE_THREAD_NAME_MAX];
+  char state;      /* Linux's letter: R running, S sleeping, D disk wait, T stopped, ... */
   uint64_t cpu_ns; /* user + system, since the thread started */
 } lagscope__thread_sample;
 
@@ -91,7 +92,7 @@ void lagscope__sampler_compute(const lagscope__process_sample *previous,
 /* Parsers for Linux's /proc text, portable so that tests feed them odd input. Each takes a
  * bounded buffer (not NUL-terminated necessarily) and returns 0 or LAGSCOPE_EPARSE. F */
 int lagscope__parse_stat(const char *text, size_t len, char *name, size_t name_size,
-                         uint64_t *utime_ticks, uint64_t *stime_ticks);
+                         char *state, uint64_t *utime_ticks, uint64_t *stime_ticks);
 int lagscope__parse_kb_field(const char *text, size_t len, const char *field, uint64_t *bytes);
 /* The first decimal number of the text (e.g. /proc/.../schedstat's run time in ns). */
 int lagscope__parse_first_u64(const char *text, size_t len, uint64_t *value);
@@ -236,6 +237,136 @@ void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
 
 /* How often the monitor looks at a hang in progress (issue 4 samples stacks at this rate). */
 #define LAGSCOPE__HANG_TICK_NS (10u * 1000u * 1000u)
+
+/* ---- port: capture (core/linux/capture.c) ---------------------------------------------------
+ * Stops one thread for microseconds and walks its stack. Linux: a real-time signal to the
+ * thread; its handler copies the registers and walks the stack into a preallocated buffer,
+ * async-signal-safe, with checked reads. Nothing that can take a lock runs in the handler. */
+#define LAGSCOPE__MAX_FRAMES 128
+
+typedef enum lagscope__walk {
+  LAGSCOPE__WALK_COMPLETE = 0, /* reached the outermost frame */
+  LAGSCOPE__WALK_TRUNCATED,    /* LAGSCOPE__MAX_FRAMES reached first */
+  LAGSCOPE__WALK_BAD_FRAME,    /* an unreadable or corrupt frame ended the walk */
+  LAGSCOPE__WALK_NO_REPLY,     /* the thread did not answer in time (signal blocked, ...) */
+  LAGSCOPE__WALK_EXITED,       /* the thread is gone */
+  LAGSCOPE__WALK_OWN           /* one of lagscope's threads: never stopped */
+} lagscope__walk;
+
+/* "complete", "truncated", "bad_frame", "no_reply", "exited", "own". F */
+const char *lagscope__walk_name(int walk);
+
+typedef struct lagscope__stack {
+  int32_t tid;
+  lagscope__walk walk;
+  uint32_t depth;
+  uint64_t time_ns;                       /* when captured */
+  uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
+} lagscope__stack;
+
+int lagscope__capture_init(void);      /* A: installs the handler once per process */
+/* Captures tid's stack into *out, waiting at most timeout_ns for the thread to answer. Sets
+ * out->walk for every outcome; returns 0 when frames were captured. One capture at a time
+ * per process (the callers serialise); no allocation, no lock in the target. */
+int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
+int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
+
+/* ---- port: symbols (core/linux/symbols.c) ----------------------------------------------------
+ * Addresses to names, off the captured thread. */
+typedef struct lagscope__frame_info {
+  uintptr_t address;         /* as captured */
+  const char *function;      /* demangled, NULL when unknown (never invented) */
+  uintptr_t function_offset; /* address - the function's start, when function is known */
+  const char *module;        /* path of the loaded object; NULL when in none */
+  const char *build_id;      /* lowercase hex; "" when the object has none */
+  uintptr_t load_address;    /* the object's load bias */
+  uintptr_t module_offset;   /* address - load_address: the file address, for offline tools */
+  const char *file;          /* source file from DWARF; NULL when unknown */
+  uint32_t line;             /* 0 when unknown */
+} lagscope__frame_info;
+
+typedef struct lagscope__symbols lagscope__symbols;
+lagscope__symbols *lagscope__symbols_new(void); /* A */
+void lagscope__symbols_free(lagscope__symbols *s); /* A */
+/* Resolves one address; is_return: a return address (frames[1..]), looked up at address - 1
+ * so that a call at a function's end names the caller. Strings stay valid until
+ * lagscope__symbols_free. Indexes an object the first time an address falls in it; an address
+ * in no known object re-reads the list of loaded objects (dlopen). Returns 0, or ENOENT when
+ * the address is in no loaded object (out->module NULL). A, L (its own) */
+int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
+                              lagscope__frame_info *out);
+size_t lagscope__symbols_memory(const lagscope__symbols *s); /* bytes held by the indexes */
+
+/* ---- reports (core/report.c): one hang, as JSON ------------------------------------------------ */
+#define LAGSCOPE__REPORT_SCHEMA_VERSION 1
+
+typedef enum lagscope__report_state {
+  LAGSCOPE__REPORT_IN_PROGRESS = 0, /* written at the hang's first capture */
+  LAGSCOPE__REPORT_ENDED,           /* the main thread answered */
+  LAGSCOPE__REPORT_TERMINATED       /* found in progress at the next start: killed while hung */
+} lagscope__report_state;
+
+/* Everything the monitor gathered for one hang; the report module only reads it. */
+typedef struct lagscope__hang_record {
+  char id[64];                 /* unique across launches: "<start wall time>-<pid>-<hang id>" */
+  uint64_t hang_id;
+  lagscope__report_state state;
+  int64_t start_wall_ms;
+  uint64_t start_ns;
+  uint64_t duration_ns;        /* so far, while in progress */
+  uint32_t threshold_ms, sample_interval_ms;
+  const char *app_name;
+  int32_t pid, main_tid;
+  const lagscope__stack *samples; /* the main thread, every sample_interval_ms */
+  uint32_t sample_count;
+  uint64_t samples_dropped;    /* past the sample buffer's capacity */
+  const lagscope__stack *threads; /* every thread, captured once at the start */
+  const lagscope__thread_sample *thread_info; /* names, CPU time; same order as threads */
+  uint32_t thread_count;
+  uint64_t thread_cpu_window_ns;  /* over which thread_info CPU is compared to before */
+  const lagscope__thread_sample *thread_info_before; /* may be NULL */
+  uint32_t thread_count_before;
+  lagscope_metrics before;     /* the last metrics before the hang */
+  lagscope_metrics during;     /* sampled during it (zero when none yet) */
+  int have_during;
+} lagscope__hang_record;
+
+typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
+                                    lagscope__frame_info *out);
+
+/* The report as JSON text (schema in README "Hang reports"), and the heaviest main-thread
+ * stack alone as a JSON array of frames, innermost first. Either out pointer may be NULL.
+ * Both are freed with lagscope_free. A */
+int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+                          void *ctx, char **report_json, char **heaviest_stack_json);
+
+/* The public, immutable, reference-counted report that events carry. A */
+lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
+                                                const char *path, char *json,
+                                                char *heaviest_stack_json); /* takes both */
+/* The heaviest main-thread stack as a JSON array; NULL when none. F */
+const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report);
+
+/* ---- store (core/store.c): reports on disk, never lost ------------------------------------------- */
+typedef struct lagscope__store lagscope__store;
+/* Opens (creating with its parents) the folder. A */
+int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
+                         lagscope__store **out, char *why, size_t why_size);
+void lagscope__store_close(lagscope__store *s);
+/* Writes <dir>/<id>.json atomically (temporary file, fsync, rename, fsync of the folder), then
+ * removes the oldest reports past the bounds (never the one just written). Writes the final
+ * path to path_out. On failure (full disk, read-only folder) returns LAGSCOPE_ESYS with why;
+ * the old file, if any, is intact. A */
+int lagscope__store_write(lagscope__store *s, const char *id, const char *json,
+                          char *path_out, size_t path_size, char *why, size_t why_size);
+/* At start: each report still in progress is rewritten as ended by termination and handed to
+ * found(); each unreadable, truncated, non-JSON or other-schema file to corrupt() with a
+ * sentence, and left alone. A */
+int lagscope__store_recover(lagscope__store *s,
+                            void (*found)(void *ctx, const char *id, const char *path,
+                                          const char *json),
+                            void (*corrupt)(void *ctx, const char *path, const char *why),
+                            void *ctx);
 
 /* ---- the running instance (core/monitor.c) ---------------------------------------------------- */
 /* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */

@@ -76,6 +76,15 @@ static void add_metrics(cJSON *o, const lagscope_metrics *m) {
   add_u64(o, "monitor_memory_bytes", m->monitor_memory_bytes);
 }
 
+/* A hang's report in its event: where it is stored and its heaviest main-thread stack. */
+static void add_report(cJSON *o, const lagscope_hang_report *report) {
+  if (report == NULL) return;
+  cJSON_AddStringToObject(o, "report_id", lagscope_report_id(report));
+  cJSON_AddStringToObject(o, "report_path", lagscope_report_path(report));
+  const char *heaviest = lagscope__hang_report_heaviest_stack(report);
+  if (heaviest != NULL) cJSON_AddRawToObject(o, "heaviest_stack", heaviest);
+}
+
 static void add_body(cJSON *o, const lagscope_event *e) {
   switch (e->type) {
     case LAGSCOPE_EVENT_HANG_BEGAN:
@@ -89,6 +98,10 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       add_u64(o, "start_ns", e->as.hang_ended.start_ns);
       add_u64(o, "duration_ns", e->as.hang_ended.duration_ns);
       add_measure(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
+      add_report(o, e->payload.report);
+      break;
+    case LAGSCOPE_EVENT_HANG_RECOVERED:
+      add_report(o, e->payload.report);
       break;
     case LAGSCOPE_EVENT_METRICS:
       if (e->payload.metrics != NULL) add_metrics(o, e->payload.metrics);

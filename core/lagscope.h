@@ -106,6 +106,9 @@ typedef struct lagscope_config {
   /* How often CPU, memory, threads and frame metrics are sampled and published. Default 500.
    * Range 50..60000 ms. */
   uint32_t sample_interval_ms;
+  /* While a hang lasts, the main thread's stack is sampled this often. Default 10. Range
+   * 1..1000 ms. */
+  uint32_t hang_sample_interval_ms;
   /* The display's refresh rate, the frame budget's source. Default 60. Range 1..1000 Hz. */
   uint32_t refresh_hz;
   /* Slots in the central event queue; a full queue drops (counted). Default 1024. A power of
@@ -122,6 +125,16 @@ typedef struct lagscope_config {
   /* Optional subscriber registered atomically with start, so it misses no event. Default NULL. */
   lagscope_event_fn on_event;
   void *on_event_user;
+  /* The folder for hang reports, created if missing. Default NULL:
+   * "$TMPDIR/lagscope-<uid>/<app_name>" ("/tmp" without TMPDIR). */
+  const char *report_dir;
+  /* Reports kept; the oldest go first. Default 50. Range 1..100000. */
+  uint32_t report_max_count;
+  /* Bytes of reports kept; the oldest go first. Default 32 MiB. At least 64 KiB. */
+  uint64_t report_max_bytes;
+  /* The app's name in reports and the default report folder. Default NULL: the program's
+   * name (Linux: /proc/self/comm). */
+  const char *app_name;
   /* Where log lines go. Default NULL: stderr. */
   lagscope_log_fn log;
   void *log_user;
@@ -164,10 +177,12 @@ typedef enum lagscope_event_type {
   LAGSCOPE_EVENT_HANG_BEGAN = 1, /* the main thread has not answered for hang_threshold_ms */
   LAGSCOPE_EVENT_HANG_ENDED = 2, /* the main thread answered */
   LAGSCOPE_EVENT_METRICS = 3,    /* every sample_interval_ms: payload.metrics */
-  LAGSCOPE_EVENT_ERROR = 4       /* something failed and was survived: payload.message */
+  LAGSCOPE_EVENT_ERROR = 4,      /* something failed and was survived: payload.message */
+  LAGSCOPE_EVENT_HANG_RECOVERED = 5 /* at start: a hang of an earlier run that never ended (the
+                                       app was killed while hung): payload.report */
 } lagscope_event_type;
 
-/* "hang_began", "hang_ended", "metrics", "error"; "unknown" otherwise. */
+/* "hang_began", "hang_ended", "metrics", "error", "hang_recovered"; "unknown" otherwise. */
 const char *lagscope_event_type_name(int type);
 
 typedef enum lagscope_hitch_band {
@@ -230,6 +245,15 @@ typedef struct lagscope_metrics {
   uint64_t monitor_memory_bytes; /* heap lagscope holds */
 } lagscope_metrics;
 
+/* A hang report: immutable, reference-counted (lagscope_retain/lagscope_release). */
+typedef struct lagscope_hang_report lagscope_hang_report;
+/* Its id, unique across launches ("<start, UTC>-<pid>-<n>"). */
+const char *lagscope_report_id(const lagscope_hang_report *report);
+/* The stored file's path; "" when it could not be stored. */
+const char *lagscope_report_path(const lagscope_hang_report *report);
+/* The whole report as JSON (README "Hang reports"). */
+const char *lagscope_report_json(const lagscope_hang_report *report);
+
 typedef struct lagscope_event {
   lagscope_event_type type;
   uint64_t sequence; /* position in the bus: strictly increasing in delivery order */
@@ -256,6 +280,7 @@ typedef struct lagscope_event {
   union {
     const lagscope_metrics *metrics; /* LAGSCOPE_EVENT_METRICS */
     const char *message;             /* LAGSCOPE_EVENT_ERROR: what failed, in a sentence */
+    const lagscope_hang_report *report; /* HANG_ENDED (NULL if it could not be built), HANG_RECOVERED */
     const void *any;                 /* NULL for the other types */
   } payload;
 } lagscope_event;

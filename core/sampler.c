@@ -34,7 +34,7 @@ int lagscope__parse_first_u64(const char *text, size_t len, uint64_t *value) {
 /* "pid (comm) state ppid ... utime stime ...": comm may hold spaces and parentheses, so it
  * ends at the last ')'. utime and stime are fields 14 and 15. */
 int lagscope__parse_stat(const char *text, size_t len, char *name, size_t name_size,
-                         uint64_t *utime_ticks, uint64_t *stime_ticks) {
+                         char *state, uint64_t *utime_ticks, uint64_t *stime_ticks) {
   const char *end = text + len;
   const char *open = memchr(text, '(', len);
   if (open == NULL) return LAGSCOPE_EPARSE;
@@ -52,6 +52,9 @@ int lagscope__parse_stat(const char *text, size_t len, char *name, size_t name_s
     name[name_len] = '\0';
   }
   const char *s = close + 1;
+  while (s < end && *s == ' ') s++;
+  if (s >= end) return LAGSCOPE_EPARSE;
+  *state = *s; /* field 3 */
   for (int field = 3; field < 14; field++) {
     s = skip_field(s, end);
     if (s >= end) return LAGSCOPE_EPARSE;

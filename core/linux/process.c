@@ -68,7 +68,7 @@ static int read_thread(int32_t tid, lagscope__thread_sample *t) {
   ssize_t len = read_small_file(path, buf);
   if (len < 0) return (int)len;
   uint64_t utime, stime;
-  if (lagscope__parse_stat(buf, (size_t)len, t->name, sizeof(t->name), &utime, &stime) != 0)
+  if (lagscope__parse_stat(buf, (size_t)len, t->name, sizeof(t->name), &t->state, &utime, &stime) != 0)
     return LAGSCOPE_EPARSE;
   t->tid = tid;
   t->cpu_ns = ticks_to_ns(utime + stime);

@@ -47,6 +47,10 @@ int main(void) {
   c = ok, c.ping_interval_ms = 251, refused(c, "ping_interval_ms");
   c = ok, c.sample_interval_ms = 49, refused(c, "sample_interval_ms");
   c = ok, c.sample_interval_ms = 60001, refused(c, "sample_interval_ms");
+  c = ok, c.hang_sample_interval_ms = 0, refused(c, "hang_sample_interval_ms");
+  c = ok, c.hang_sample_interval_ms = 1001, refused(c, "hang_sample_interval_ms");
+  c = ok, c.report_max_count = 0, refused(c, "report_max_count");
+  c = ok, c.report_max_bytes = 1000, refused(c, "report_max_bytes");
   c = ok, c.refresh_hz = 0, refused(c, "refresh_hz");
   c = ok, c.refresh_hz = 1001, refused(c, "refresh_hz");
   c = ok, c.bus_capacity = 1000, refused(c, "bus_capacity");

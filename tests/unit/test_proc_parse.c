@@ -10,7 +10,9 @@ static int parse_stat(const char *text, char *name, uint64_t *u, uint64_t *s) {
   size_t len = strlen(text);
   char *copy = malloc(len > 0 ? len : 1);
   memcpy(copy, text, len);
-  int rc = lagscope__parse_stat(copy, len, name, LAGSCOPE_THREAD_NAME_MAX, u, s);
+  char state = 0;
+  int rc = lagscope__parse_stat(copy, len, name, LAGSCOPE_THREAD_NAME_MAX, &state, u, s);
+  if (rc == 0) CHECK(state == 'S' || state == 'R');
   free(copy);
   return rc;
 }

@@ -1,0 +1,47 @@
+/* The public hang report: an immutable, reference-counted payload that hang_ended and
+ * hang_recovered events carry. The JSON itself is built in report.c. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct lagscope_hang_report {
+  char id[64];
+  char path[512];
+  uint64_t hang_id;
+  char *json;                /* the whole report */
+  char *heaviest_stack_json; /* a JSON array, innermost frame first */
+};
+
+static void hang_report_destroy(void *payload) {
+  lagscope_hang_report *r = payload;
+  lagscope_free(r->json);
+  lagscope_free(r->heaviest_stack_json);
+}
+
+lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
+                                                const char *path, char *json,
+                                                char *heaviest_stack_json) {
+  lagscope_hang_report *r = lagscope__payload_new(sizeof(*r), hang_report_destroy);
+  if (r == NULL) {
+    lagscope_free(json);
+    lagscope_free(heaviest_stack_json);
+    return NULL;
+  }
+  snprintf(r->id, sizeof(r->id), "%s", id);
+  snprintf(r->path, sizeof(r->path), "%s", path != NULL ? path : "");
+  r->hang_id = hang_id;
+  r->json = json;
+  r->heaviest_stack_json = heaviest_stack_json;
+  return r;
+}
+
+const char *lagscope_report_id(const lagscope_hang_report *report) { return report->id; }
+const char *lagscope_report_path(const lagscope_hang_report *report) { return report->path; }
+const char *lagscope_report_json(const lagscope_hang_report *report) {
+  return report->json != NULL ? report->json : "";
+}
+
+const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report) {
+  return report->heaviest_stack_json;
+}
