@@ -1,10 +1,693 @@
-/* Hang reports as JSON (stub: filled in by the reports work of issue 4). */
+/* Hang reports as JSON: one hang's record (main-thread samples, every thread's stack, metrics
+ * around it) symbolicated and merged into a call tree. Field by field in docs/hang-report.md.
+ *
+ * Contents:
+ *   1. small helpers: exact integers, rounded measures, UTF-8-safe strings
+ *   2. open-addressing tables (address cache, identities, tree children)
+ *   3. the frame cache: every distinct (address, is_return) resolved once per report
+ *   4. the call tree: samples merged from the outermost frame down
+ *   5. JSON: frames, the tree, the heaviest stack, threads, metrics, the report
+ *
+ * Memory: every working table comes from lagscope__alloc and is freed before returning; the two
+ * strings handed out come from cJSON_PrintUnformatted (malloc), freed with lagscope_free. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "internal.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A report's tree holds at most this many nodes; past it, samples are cut short and the root
+ * says "truncated". 20000 nodes are ≈ 5 MB of JSON. */
+#define REPORT_MAX_NODES 20000u
+/* Frames written for all threads' stacks together; past it a thread's stack is left out and
+ * says so. With the tree's bound this keeps a report well below the store's 16 MiB per file
+ * even with 1024 threads of 128 frames. */
+#define REPORT_MAX_THREAD_FRAMES 24576u
+
+/* ---- 1. helpers ----------------------------------------------------------------------------- */
+
+static void add_u64(cJSON *object, const char *name, uint64_t value) {
+  char text[24];
+  snprintf(text, sizeof(text), "%" PRIu64, value);
+  cJSON_AddRawToObject(object, name, text);
+}
+
+static void add_i64(cJSON *object, const char *name, int64_t value) {
+  char text[24];
+  snprintf(text, sizeof(text), "%" PRId64, value);
+  cJSON_AddRawToObject(object, name, text);
+}
+
+static void add_hex(cJSON *object, const char *name, uintptr_t value) {
+  char text[24];
+  snprintf(text, sizeof(text), "0x%" PRIxPTR, value);
+  cJSON_AddStringToObject(object, name, text);
+}
+
+/* Measurements as decimals people read, as in event JSON. */
+static double rounded(double value) { return round(value * 1000.0) / 1000.0; }
+
+static void add_measure(cJSON *object, const char *name, double value) {
+  if (!isfinite(value)) {
+    cJSON_AddNullToObject(object, name);
+    return;
+  }
+  cJSON_AddNumberToObject(object, name, rounded(value));
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when the bytes there are not one. */
+static size_t utf8_sequence(const unsigned char *s) {
+  if (s[0] < 0x80) return 1;
+  size_t n;
+  uint32_t min;
+  if ((s[0] & 0xE0) == 0xC0) n = 2, min = 0x80;
+  else if ((s[0] & 0xF0) == 0xE0) n = 3, min = 0x800;
+  else if ((s[0] & 0xF8) == 0xF0) n = 4, min = 0x10000;
+  else return 0;
+  uint32_t c = s[0] & (0x7F >> n);
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
+    c = (c << 6) | (s[i] & 0x3F);
+  }
+  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  return n;
+}
+
+/* A string from the OS (a path, a thread name, a symbol) as a JSON string: cJSON copies bytes
+ * as they are, so invalid UTF-8 is replaced by U+FFFD first to keep the report valid JSON. */
+static void add_text(cJSON *object, const char *name, const char *text) {
+  if (text == NULL) {
+    cJSON_AddNullToObject(object, name);
+    return;
+  }
+  size_t bad = 0, len = 0;
+  for (const unsigned char *p = (const unsigned char *)text; *p != '\0';) {
+    size_t n = utf8_sequence(p);
+    if (n == 0) bad++, n = 1;
+    p += n, len += n;
+  }
+  if (bad == 0) {
+    cJSON_AddStringToObject(object, name, text);
+    return;
+  }
+  char *clean = lagscope__alloc(len + 2 * bad + 1);
+  if (clean == NULL) {
+    cJSON_AddNullToObject(object, name);
+    return;
+  }
+  char *out = clean;
+  for (const unsigned char *p = (const unsigned char *)text; *p != '\0';) {
+    size_t n = utf8_sequence(p);
+    if (n == 0) {
+      memcpy(out, "\xEF\xBF\xBD", 3), out += 3, p++;
+    } else {
+      memcpy(out, p, n), out += n, p += n;
+    }
+  }
+  *out = '\0';
+  cJSON_AddStringToObject(object, name, clean);
+  lagscope__dealloc(clean);
+}
+
+static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
+  x ^= x >> 30, x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27, x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static uint64_t hash_string(uint64_t h, const char *s) { /* FNV-1a; NULL differs from "" */
+  if (s == NULL) return mix64(h ^ 0x5bd1e995u);
+  h ^= 0xcbf29ce484222325ULL;
+  for (; *s != '\0'; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  return mix64(h);
+}
+
+static int same_string(const char *a, const char *b) {
+  if (a == b) return 1;
+  if (a == NULL || b == NULL) return 0;
+  return strcmp(a, b) == 0;
+}
+
+/* ---- 2. tables ------------------------------------------------------------------------------
+ * Open addressing with linear probing; a slot holds an entry's hash and its index + 1 (0:
+ * empty). The entries live in arrays of their own; the callers compare keys. */
+typedef struct slot {
+  uint32_t hash, index;
+} slot;
+
+typedef struct table {
+  slot *slots;
+  uint32_t mask, used;
+} table;
+
+static int table_init(table *t, uint32_t min_capacity) {
+  uint32_t capacity = 16;
+  while (capacity < min_capacity && capacity < (1u << 30)) capacity <<= 1;
+  t->slots = lagscope__alloc(sizeof(slot) * capacity);
+  if (t->slots == NULL) return LAGSCOPE_ENOMEM;
+  t->mask = capacity - 1;
+  t->used = 0;
+  return 0;
+}
+
+static void table_free(table *t) {
+  lagscope__dealloc(t->slots);
+  t->slots = NULL;
+}
+
+/* Keeps the table at most half full; call before a lookup that may insert. */
+static int table_reserve(table *t) {
+  if ((t->used + 1) * 2 <= t->mask + 1) return 0;
+  uint32_t capacity = (t->mask + 1) * 2;
+  if (capacity == 0 || capacity > (1u << 30)) return LAGSCOPE_ENOMEM;
+  slot *slots = lagscope__alloc(sizeof(slot) * capacity);
+  if (slots == NULL) return LAGSCOPE_ENOMEM;
+  for (uint32_t i = 0; i <= t->mask; i++) {
+    slot s = t->slots[i];
+    if (s.index == 0) continue;
+    uint32_t j = s.hash & (capacity - 1);
+    while (slots[j].index != 0) j = (j + 1) & (capacity - 1);
+    slots[j] = s;
+  }
+  lagscope__dealloc(t->slots);
+  t->slots = slots;
+  t->mask = capacity - 1;
+  return 0;
+}
+
+/* A growable array of fixed-size entries. */
+typedef struct vec {
+  void *items;
+  uint32_t len, capacity;
+  size_t item_size;
+} vec;
+
+static void *vec_push(vec *v) {
+  if (v->len == v->capacity) {
+    uint32_t capacity = v->capacity != 0 ? v->capacity * 2 : 256;
+    if (capacity <= v->capacity) return NULL;
+    void *items = lagscope__alloc(v->item_size * capacity);
+    if (items == NULL) return NULL;
+    if (v->items != NULL) memcpy(items, v->items, v->item_size * v->len);
+    lagscope__dealloc(v->items);
+    v->items = items;
+    v->capacity = capacity;
+  }
+  return (char *)v->items + v->item_size * v->len++;
+}
+
+/* ---- 3. the frame cache ----------------------------------------------------------------------- */
+
+/* One resolved frame. A return address is looked up at address - 1, so the same address as
+ * a PC and as a return address are two entries. */
+typedef struct frame_entry {
+  uintptr_t address;
+  int is_return;
+  uint32_t ident; /* the identity the call tree merges on */
+  lagscope__frame_info info;
+} frame_entry;
+
+/* What makes two frames the same node under one parent: the module and the function, or the
+ * module and the address when the function is unknown. */
+typedef struct ident_entry {
+  const char *module;
+  const char *function;
+  uintptr_t address; /* 0 when function is known */
+} ident_entry;
+
+typedef struct report_ctx {
+  lagscope__resolve_fn resolve;
+  void *resolve_ctx;
+  vec frames; /* frame_entry */
+  table frame_index;
+  vec idents; /* ident_entry */
+  table ident_index;
+} report_ctx;
+
+static int ident_of(report_ctx *c, const lagscope__frame_info *info, uint32_t *out) {
+  ident_entry key = {info->module, info->function, info->function != NULL ? 0 : info->address};
+  uint64_t h = hash_string(hash_string(mix64(key.address), key.module), key.function);
+  uint32_t hash = (uint32_t)h;
+  if (table_reserve(&c->ident_index) != 0) return LAGSCOPE_ENOMEM;
+  uint32_t i = hash & c->ident_index.mask;
+  for (;; i = (i + 1) & c->ident_index.mask) {
+    slot *s = &c->ident_index.slots[i];
+    if (s->index == 0) break;
+    if (s->hash != hash) continue;
+    const ident_entry *e = (const ident_entry *)c->idents.items + (s->index - 1);
+    if (e->address == key.address && same_string(e->module, key.module) &&
+        same_string(e->function, key.function)) {
+      *out = s->index - 1;
+      return 0;
+    }
+  }
+  ident_entry *e = vec_push(&c->idents);
+  if (e == NULL) return LAGSCOPE_ENOMEM;
+  *e = key;
+  c->ident_index.slots[i] = (slot){hash, c->idents.len};
+  c->ident_index.used++;
+  *out = c->idents.len - 1;
+  return 0;
+}
+
+/* The cache entry of one captured address, resolving it the first time. */
+static int frame_of(report_ctx *c, uintptr_t address, int is_return, uint32_t *out) {
+  uint32_t hash = (uint32_t)mix64((uint64_t)address * 2 + (is_return ? 1 : 0));
+  if (table_reserve(&c->frame_index) != 0) return LAGSCOPE_ENOMEM;
+  uint32_t i = hash & c->frame_index.mask;
+  for (;; i = (i + 1) & c->frame_index.mask) {
+    slot *s = &c->frame_index.slots[i];
+    if (s->index == 0) break;
+    if (s->hash != hash) continue;
+    const frame_entry *e = (const frame_entry *)c->frames.items + (s->index - 1);
+    if (e->address == address && e->is_return == is_return) {
+      *out = s->index - 1;
+      return 0;
+    }
+  }
+  frame_entry *e = vec_push(&c->frames);
+  if (e == NULL) return LAGSCOPE_ENOMEM;
+  memset(e, 0, sizeof(*e));
+  e->address = address;
+  e->is_return = is_return;
+  lagscope__frame_info info = {.address = address};
+  if (c->resolve != NULL && c->resolve(c->resolve_ctx, address, is_return, &info) != 0) {
+    /* In no known object: keep what the resolver said, but nothing it did not know. */
+    info.module = NULL;
+  }
+  info.address = address;
+  if (info.function == NULL) info.function_offset = 0;
+  if (info.module == NULL) info.build_id = NULL, info.load_address = 0, info.module_offset = 0;
+  e->info = info;
+  uint32_t index = c->frames.len - 1;
+  c->frame_index.slots[i] = (slot){hash, index + 1};
+  c->frame_index.used++;
+  uint32_t ident;
+  if (ident_of(c, &info, &ident) != 0) return LAGSCOPE_ENOMEM;
+  ((frame_entry *)c->frames.items)[index].ident = ident;
+  *out = index;
+  return 0;
+}
+
+static const frame_entry *frame_at(const report_ctx *c, uint32_t index) {
+  return (const frame_entry *)c->frames.items + index;
+}
+
+static uint32_t stack_depth(const lagscope__stack *s) {
+  return s->depth < LAGSCOPE__MAX_FRAMES ? s->depth : LAGSCOPE__MAX_FRAMES;
+}
+
+/* ---- 4. the call tree ------------------------------------------------------------------------- */
+
+typedef struct node {
+  uint32_t ident;
+  uint32_t frame;  /* the frame entry of the first sample that reached this node */
+  uint32_t parent; /* UINT32_MAX for the root */
+  uint32_t count;  /* samples passing through */
+  uint32_t self;   /* samples ending here */
+  uint32_t first_child, next_sibling; /* UINT32_MAX: none */
+  uint32_t child_count;
+} node;
+
+#define NONE UINT32_MAX
+
+typedef struct tree {
+  node *nodes;
+  uint32_t len, capacity;
+  table children; /* (parent, ident) → node */
+  uint64_t truncated_samples;
+} tree;
+
+static uint32_t child_hash(uint32_t parent, uint32_t ident) {
+  return (uint32_t)mix64(((uint64_t)parent << 32) | ident);
+}
+
+/* The child of parent with identity ident, created with frame as its representative; NONE
+ * when the tree is full. */
+static int child_of(tree *t, uint32_t parent, uint32_t ident, uint32_t frame, uint32_t *out) {
+  uint32_t hash = child_hash(parent, ident);
+  uint32_t i = hash & t->children.mask;
+  for (;; i = (i + 1) & t->children.mask) {
+    slot *s = &t->children.slots[i];
+    if (s->index == 0) break;
+    if (s->hash != hash) continue;
+    const node *n = &t->nodes[s->index - 1];
+    if (n->parent == parent && n->ident == ident) {
+      *out = s->index - 1;
+      return 0;
+    }
+  }
+  if (t->len == t->capacity) {
+    *out = NONE;
+    return 0;
+  }
+  uint32_t index = t->len++;
+  node *n = &t->nodes[index];
+  *n = (node){ident, frame, parent, 0, 0, NONE, NONE, 0};
+  /* Appended at the head; the order is settled by sorting when written. */
+  n->next_sibling = t->nodes[parent].first_child;
+  t->nodes[parent].first_child = index;
+  t->nodes[parent].child_count++;
+  t->children.slots[i] = (slot){hash, index + 1};
+  t->children.used++;
+  *out = index;
+  return 0;
+}
+
+static int tree_build(tree *t, report_ctx *c, const lagscope__hang_record *r) {
+  uint64_t frames_total = 0;
+  for (uint32_t s = 0; s < r->sample_count; s++) frames_total += stack_depth(&r->samples[s]);
+  t->capacity = frames_total + 1 < REPORT_MAX_NODES ? (uint32_t)frames_total + 1 : REPORT_MAX_NODES;
+  t->nodes = lagscope__alloc(sizeof(node) * t->capacity);
+  if (t->nodes == NULL) return LAGSCOPE_ENOMEM;
+  /* At most half full: the table never grows. */
+  if (table_init(&t->children, t->capacity * 2) != 0) return LAGSCOPE_ENOMEM;
+  t->nodes[0] = (node){NONE, NONE, NONE, r->sample_count, 0, NONE, NONE, 0};
+  t->len = 1;
+  for (uint32_t s = 0; s < r->sample_count; s++) {
+    const lagscope__stack *stack = &r->samples[s];
+    uint32_t depth = stack_depth(stack);
+    if (depth == 0) {
+      t->nodes[0].self++; /* nothing captured: the sample ends at the root */
+      continue;
+    }
+    uint32_t at = 0;
+    for (uint32_t k = depth; k-- > 0;) { /* outermost (depth - 1) down to the PC (0) */
+      uint32_t frame;
+      if (frame_of(c, stack->frames[k], k > 0, &frame) != 0) return LAGSCOPE_ENOMEM;
+      uint32_t next;
+      child_of(t, at, frame_at(c, frame)->ident, frame, &next);
+      if (next == NONE) {
+        t->truncated_samples++;
+        break;
+      }
+      at = next;
+      t->nodes[at].count++;
+      if (k == 0) t->nodes[at].self++;
+    }
+  }
+  return 0;
+}
+
+static void tree_free(tree *t) {
+  lagscope__dealloc(t->nodes);
+  table_free(&t->children);
+}
+
+/* ---- 5. JSON ------------------------------------------------------------------------------------ */
+
+static void add_frame_fields(cJSON *o, const lagscope__frame_info *f) {
+  add_hex(o, "address", f->address);
+  add_text(o, "function", f->function);
+  if (f->function != NULL) add_u64(o, "offset", f->function_offset);
+  add_text(o, "module", f->module);
+  if (f->module != NULL) {
+    add_text(o, "build_id", f->build_id != NULL ? f->build_id : "");
+    add_hex(o, "load_address", f->load_address);
+    add_hex(o, "module_offset", f->module_offset);
+  }
+  if (f->file != NULL) add_text(o, "file", f->file);
+  if (f->line != 0) cJSON_AddNumberToObject(o, "line", f->line);
+}
+
+static cJSON *frame_json(const report_ctx *c, uint32_t frame) {
+  cJSON *o = cJSON_CreateObject();
+  if (o != NULL) add_frame_fields(o, &frame_at(c, frame)->info);
+  return o;
+}
+
+typedef struct ranked {
+  uint32_t count, index;
+} ranked;
+
+static int by_count(const void *a, const void *b) { /* heaviest first; ties: first seen */
+  const ranked *x = a, *y = b;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Writes node's children, sorted, into its "children" array; scratch is a stack of ranked
+ * entries with room for every node (each node is in at most one live level). */
+static void children_json(const tree *t, const report_ctx *c, uint32_t index, cJSON *parent,
+                          ranked *scratch, uint32_t top) {
+  const node *n = &t->nodes[index];
+  cJSON *children = cJSON_AddArrayToObject(parent, "children");
+  if (n->child_count == 0) return;
+  ranked *level = scratch + top;
+  uint32_t k = 0;
+  for (uint32_t ch = n->first_child; ch != NONE; ch = t->nodes[ch].next_sibling)
+    level[k++] = (ranked){t->nodes[ch].count, ch};
+  qsort(level, k, sizeof(ranked), by_count);
+  for (uint32_t i = 0; i < k; i++) {
+    const node *child = &t->nodes[level[i].index];
+    cJSON *o = frame_json(c, child->frame);
+    if (o == NULL) continue;
+    cJSON_AddNumberToObject(o, "count", child->count);
+    cJSON_AddNumberToObject(o, "self", child->self);
+    children_json(t, c, level[i].index, o, scratch, top + k);
+    cJSON_AddItemToArray(children, o);
+  }
+}
+
+static cJSON *tree_json(const tree *t, const report_ctx *c, ranked *scratch) {
+  cJSON *root = cJSON_CreateObject();
+  if (root == NULL) return NULL;
+  cJSON_AddStringToObject(root, "function", "(all samples)");
+  cJSON_AddNumberToObject(root, "count", t->nodes[0].count);
+  cJSON_AddNumberToObject(root, "self", t->nodes[0].self);
+  if (t->truncated_samples > 0) {
+    cJSON_AddTrueToObject(root, "truncated");
+    add_u64(root, "truncated_samples", t->truncated_samples);
+  }
+  children_json(t, c, 0, root, scratch, 0);
+  return root;
+}
+
+/* From the root, the heaviest child at each level down to a leaf; innermost first. */
+static cJSON *heaviest_json(const tree *t, const report_ctx *c) {
+  cJSON *array = cJSON_CreateArray();
+  if (array == NULL) return NULL;
+  uint32_t at = 0;
+  for (;;) {
+    uint32_t best = NONE;
+    for (uint32_t ch = t->nodes[at].first_child; ch != NONE; ch = t->nodes[ch].next_sibling) {
+      if (best == NONE || t->nodes[ch].count > t->nodes[best].count ||
+          (t->nodes[ch].count == t->nodes[best].count && ch < best))
+        best = ch;
+    }
+    if (best == NONE) break;
+    cJSON *frame = frame_json(c, t->nodes[best].frame);
+    if (frame != NULL) cJSON_InsertItemInArray(array, 0, frame); /* innermost first */
+    at = best;
+  }
+  return array;
+}
+
+static int stack_json(report_ctx *c, const lagscope__stack *stack, cJSON *array) {
+  uint32_t depth = stack_depth(stack);
+  for (uint32_t k = 0; k < depth; k++) {
+    uint32_t frame;
+    if (frame_of(c, stack->frames[k], k > 0, &frame) != 0) return LAGSCOPE_ENOMEM;
+    cJSON_AddItemToArray(array, frame_json(c, frame));
+  }
+  return 0;
+}
+
+static const lagscope__thread_sample *find_before(const lagscope__hang_record *r, int32_t tid) {
+  if (r->thread_info_before == NULL) return NULL;
+  for (uint32_t i = 0; i < r->thread_count_before; i++)
+    if (r->thread_info_before[i].tid == tid) return &r->thread_info_before[i];
+  return NULL;
+}
+
+static int threads_json(report_ctx *c, const lagscope__hang_record *r, cJSON *report) {
+  cJSON *threads = cJSON_AddArrayToObject(report, "threads");
+  uint32_t written = 0;
+  for (uint32_t i = 0; i < r->thread_count; i++) {
+    const lagscope__stack *stack = &r->threads[i];
+    const lagscope__thread_sample *info = r->thread_info != NULL ? &r->thread_info[i] : NULL;
+    cJSON *t = cJSON_CreateObject();
+    if (t == NULL) return LAGSCOPE_ENOMEM;
+    cJSON_AddItemToArray(threads, t);
+    int32_t tid = info != NULL ? info->tid : stack->tid;
+    cJSON_AddNumberToObject(t, "tid", tid);
+    if (info != NULL) {
+      char name[LAGSCOPE_THREAD_NAME_MAX];
+      size_t len = strnlen(info->name, sizeof(name) - 1);
+      memcpy(name, info->name, len);
+      name[len] = '\0';
+      add_text(t, "name", name);
+      if (info->state != '\0') {
+        char state[2] = {info->state, '\0'};
+        add_text(t, "state", state);
+      }
+    }
+    cJSON_AddBoolToObject(t, "is_main", tid == r->main_tid);
+    const lagscope__thread_sample *before = info != NULL ? find_before(r, tid) : NULL;
+    if (before != NULL && r->thread_cpu_window_ns > 0 && info->cpu_ns >= before->cpu_ns)
+      add_measure(t, "cpu_percent",
+                  100.0 * (double)(info->cpu_ns - before->cpu_ns) / (double)r->thread_cpu_window_ns);
+    cJSON_AddStringToObject(t, "walk", lagscope__walk_name(stack->walk));
+    cJSON *frames = cJSON_AddArrayToObject(t, "stack");
+    if (written + stack_depth(stack) > REPORT_MAX_THREAD_FRAMES) {
+      cJSON_AddTrueToObject(t, "stack_omitted");
+      continue;
+    }
+    written += stack_depth(stack);
+    if (stack_json(c, stack, frames) != 0) return LAGSCOPE_ENOMEM;
+  }
+  return 0;
+}
+
+static cJSON *memory_json(const lagscope_metrics *m) {
+  cJSON *o = cJSON_CreateObject();
+  add_u64(o, "rss_bytes", m->rss_bytes);
+  add_u64(o, "pss_bytes", m->pss_bytes);
+  return o;
+}
+
+static cJSON *frames_json(const lagscope_metrics *m) {
+  cJSON *o = cJSON_CreateObject();
+  add_measure(o, "fps", m->frames.fps);
+  add_measure(o, "hitch_ms_per_s", m->frames.hitch_ms_per_s);
+  cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(m->frames.band));
+  cJSON_AddNumberToObject(o, "dropped", m->frames.dropped);
+  return o;
+}
+
+static void metrics_json(const lagscope__hang_record *r, cJSON *report) {
+  cJSON *cpu = cJSON_AddObjectToObject(report, "cpu");
+  add_measure(cpu, "before", r->before.cpu_percent);
+  if (r->have_during) add_measure(cpu, "during", r->during.cpu_percent);
+  else cJSON_AddNullToObject(cpu, "during");
+
+  cJSON *memory = cJSON_AddObjectToObject(report, "memory");
+  cJSON_AddItemToObject(memory, "before", memory_json(&r->before));
+  cJSON_AddItemToObject(memory, "during",
+                        r->have_during ? memory_json(&r->during) : cJSON_CreateNull());
+
+  cJSON *frames = cJSON_AddObjectToObject(report, "frames");
+  cJSON_AddItemToObject(frames, "before", frames_json(&r->before));
+  cJSON_AddItemToObject(frames, "during",
+                        r->have_during ? frames_json(&r->during) : cJSON_CreateNull());
+}
+
+static const char *state_name(lagscope__report_state state) {
+  switch (state) {
+    case LAGSCOPE__REPORT_IN_PROGRESS: return "in_progress";
+    case LAGSCOPE__REPORT_ENDED: return "ended";
+    case LAGSCOPE__REPORT_TERMINATED: return "ended_by_termination";
+  }
+  return NULL;
+}
+
+static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
+                        char **report_json, char **heaviest_stack_json) {
+  int rc = tree_build(t, c, r);
+  if (rc != 0) return rc;
+
+  cJSON *report = cJSON_CreateObject();
+  if (report == NULL) return LAGSCOPE_ENOMEM;
+  cJSON_AddNumberToObject(report, "schema_version", LAGSCOPE__REPORT_SCHEMA_VERSION);
+  char id[sizeof(r->id)];
+  size_t id_len = strnlen(r->id, sizeof(id) - 1);
+  memcpy(id, r->id, id_len);
+  id[id_len] = '\0';
+  add_text(report, "id", id);
+  add_u64(report, "hang_id", r->hang_id);
+  cJSON_AddStringToObject(report, "state", state_name(r->state));
+  cJSON_AddStringToObject(report, "lagscope_version", LAGSCOPE_VERSION_STRING);
+  cJSON *app = cJSON_AddObjectToObject(report, "app");
+  add_text(app, "name", r->app_name);
+  cJSON_AddNumberToObject(app, "pid", r->pid);
+  cJSON *start = cJSON_AddObjectToObject(report, "start");
+  add_i64(start, "wall_ms", r->start_wall_ms);
+  add_u64(start, "monotonic_ns", r->start_ns);
+  add_measure(report, "duration_ms", (double)r->duration_ns / 1e6);
+  add_u64(report, "duration_ns", r->duration_ns);
+  cJSON_AddNumberToObject(report, "threshold_ms", r->threshold_ms);
+  cJSON_AddNumberToObject(report, "sample_interval_ms", r->sample_interval_ms);
+
+  cJSON *samples = cJSON_AddObjectToObject(report, "samples");
+  cJSON_AddNumberToObject(samples, "count", r->sample_count);
+  add_u64(samples, "dropped", r->samples_dropped);
+  uint32_t walks[LAGSCOPE__WALK_OWN + 1] = {0};
+  for (uint32_t s = 0; s < r->sample_count; s++)
+    if ((unsigned)r->samples[s].walk <= LAGSCOPE__WALK_OWN) walks[r->samples[s].walk]++;
+  cJSON *walk_counts = cJSON_AddObjectToObject(samples, "walks");
+  for (int w = 0; w <= LAGSCOPE__WALK_OWN; w++)
+    if (walks[w] > 0) cJSON_AddNumberToObject(walk_counts, lagscope__walk_name(w), walks[w]);
+
+  ranked *scratch = lagscope__alloc(sizeof(ranked) * t->len);
+  if (scratch == NULL) {
+    cJSON_Delete(report);
+    return LAGSCOPE_ENOMEM;
+  }
+  cJSON_AddItemToObject(report, "call_tree", tree_json(t, c, scratch));
+  lagscope__dealloc(scratch);
+
+  cJSON *heaviest = heaviest_json(t, c);
+  if (heaviest == NULL) {
+    cJSON_Delete(report);
+    return LAGSCOPE_ENOMEM;
+  }
+  char *heaviest_text = NULL;
+  if (heaviest_stack_json != NULL) {
+    heaviest_text = cJSON_PrintUnformatted(heaviest);
+    if (heaviest_text == NULL) {
+      cJSON_Delete(heaviest);
+      cJSON_Delete(report);
+      return LAGSCOPE_ENOMEM;
+    }
+  }
+  cJSON_AddItemToObject(report, "heaviest_stack", heaviest);
+
+  cJSON_AddNumberToObject(report, "main_thread_tid", r->main_tid);
+  cJSON_AddNumberToObject(report, "thread_count", r->thread_count);
+  rc = threads_json(c, r, report);
+  if (rc == 0) metrics_json(r, report);
+
+  char *text = NULL;
+  if (rc == 0 && report_json != NULL) {
+    text = cJSON_PrintUnformatted(report);
+    if (text == NULL) rc = LAGSCOPE_ENOMEM;
+  }
+  cJSON_Delete(report);
+  if (rc != 0) {
+    free(heaviest_text);
+    free(text);
+    return rc;
+  }
+  if (report_json != NULL) *report_json = text;
+  if (heaviest_stack_json != NULL) *heaviest_stack_json = heaviest_text;
+  return 0;
+}
 
 int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json) {
-  (void)r, (void)resolve, (void)ctx;
   if (report_json != NULL) *report_json = NULL;
   if (heaviest_stack_json != NULL) *heaviest_stack_json = NULL;
-  return LAGSCOPE_ENOMEM;
+  if (r == NULL || state_name(r->state) == NULL) return LAGSCOPE_EINVAL;
+  if ((r->samples == NULL && r->sample_count > 0) || (r->threads == NULL && r->thread_count > 0))
+    return LAGSCOPE_EINVAL;
+  if (report_json == NULL && heaviest_stack_json == NULL) return 0;
+
+  report_ctx c = {.resolve = resolve, .resolve_ctx = ctx};
+  c.frames.item_size = sizeof(frame_entry);
+  c.idents.item_size = sizeof(ident_entry);
+  tree t = {0};
+  int rc = table_init(&c.frame_index, 1024);
+  if (rc == 0) rc = table_init(&c.ident_index, 1024);
+  if (rc == 0) rc = report_build(r, &c, &t, report_json, heaviest_stack_json);
+  tree_free(&t);
+  table_free(&c.frame_index);
+  table_free(&c.ident_index);
+  lagscope__dealloc(c.frames.items);
+  lagscope__dealloc(c.idents.items);
+  return rc;
 }

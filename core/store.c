@@ -1,19 +1,589 @@
-/* The report store (stub: filled in by the store work of issue 4). */
+/* The report store: one JSON file per hang in a folder, written atomically and kept within
+ * bounds; at start, reports a killed process left in progress are closed and handed over.
+ * POSIX file calls only (this file builds for Linux, macOS and iOS alike). Layout, atomicity
+ * and recovery in docs/hang-report.md, "The store".
+ *
+ *   <dir>/<id>.json          a report (id: [A-Za-z0-9._-], not starting with '.')
+ *   <dir>/.<id>.json.tmp     a report being written; left behind only by an interrupted write
+ *
+ * Not thread-safe: one caller at a time (the dispatcher). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "internal.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* A file larger than this is not one of ours (a report's tree is bounded well below). */
+#define STORE_MAX_FILE_BYTES (16u * 1024u * 1024u)
+#define STORE_MAX_ID 128
+#define STORE_PATH_MAX 1024
+
+struct lagscope__store {
+  char dir[STORE_PATH_MAX];
+  uint32_t max_reports; /* 0: no limit */
+  uint64_t max_bytes;   /* 0: no limit */
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void explain(char *why, size_t why_size, const char *format, ...) {
+  if (why == NULL || why_size == 0) return;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(why, why_size, format, args);
+  va_end(args);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int path_join(char *out, size_t size, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(out, size, format, args);
+  va_end(args);
+  return n >= 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* ---- open ------------------------------------------------------------------------------------ */
+
+/* mkdir -p: each missing component with mode 0700. */
+static int make_dirs(char *path, char *why, size_t why_size) {
+  for (char *p = path + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char saved = *p;
+    *p = '\0';
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+      int err = errno;
+      explain(why, why_size, "cannot create the report folder %s: %s", path, strerror(err));
+      *p = saved;
+      return LAGSCOPE_ESYS;
+    }
+    *p = saved;
+    if (saved == '\0') return 0;
+  }
+}
 
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
                          lagscope__store **out, char *why, size_t why_size) {
-  (void)dir, (void)max_reports, (void)max_bytes, (void)why, (void)why_size;
-  *out = NULL;
-  return LAGSCOPE_ESYS;
+  if (out != NULL) *out = NULL;
+  if (out == NULL || dir == NULL || dir[0] == '\0') {
+    explain(why, why_size, "the report folder is not set");
+    return LAGSCOPE_EINVAL;
+  }
+  /* Room for "/.<id>.json.tmp" after the folder. */
+  if (strlen(dir) + STORE_MAX_ID + 16 >= STORE_PATH_MAX) {
+    explain(why, why_size, "the report folder's path is too long (%zu bytes; at most %d)",
+            strlen(dir), STORE_PATH_MAX - STORE_MAX_ID - 17);
+    return LAGSCOPE_EINVAL;
+  }
+  lagscope__store *s = lagscope__alloc(sizeof(*s));
+  if (s == NULL) {
+    explain(why, why_size, "out of memory opening the report folder %s", dir);
+    return LAGSCOPE_ENOMEM;
+  }
+  snprintf(s->dir, sizeof(s->dir), "%s", dir);
+  size_t len = strlen(s->dir);
+  while (len > 1 && s->dir[len - 1] == '/') s->dir[--len] = '\0';
+  s->max_reports = max_reports;
+  s->max_bytes = max_bytes;
+
+  int rc = make_dirs(s->dir, why, why_size);
+  struct stat st;
+  if (rc == 0 && stat(s->dir, &st) != 0) {
+    explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(errno));
+    rc = LAGSCOPE_ESYS;
+  } else if (rc == 0 && !S_ISDIR(st.st_mode)) {
+    explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(ENOTDIR));
+    rc = LAGSCOPE_ESYS;
+  }
+  if (rc == 0) { /* writable? access() says yes to root on a read-only mount: try it */
+    char probe[STORE_PATH_MAX];
+    path_join(probe, sizeof(probe), "%s/.lagscope-probe-%ld", s->dir, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      explain(why, why_size, "cannot write in the report folder %s: %s", s->dir, strerror(errno));
+      rc = LAGSCOPE_ESYS;
+    } else {
+      close(fd);
+      unlink(probe);
+    }
+  }
+  if (rc != 0) {
+    lagscope__dealloc(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
 }
 
-void lagscope__store_close(lagscope__store *s) { (void)s; }
+void lagscope__store_close(lagscope__store *s) { lagscope__dealloc(s); }
+
+/* ---- listing ----------------------------------------------------------------------------------- */
+
+typedef struct listed {
+  char name[STORE_MAX_ID + 8];
+  time_t mtime;
+  uint64_t size;
+} listed;
+
+typedef struct listing {
+  listed *items;
+  size_t len, capacity;
+} listing;
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+static int is_report_name(const char *name) {
+  return name[0] != '.' && ends_with(name, ".json") && strlen(name) < sizeof(((listed *)0)->name);
+}
+
+static int is_temp_name(const char *name) {
+  return name[0] == '.' && ends_with(name, ".json.tmp");
+}
+
+static int listing_push(listing *l, const listed *item) {
+  if (l->len == l->capacity) {
+    size_t capacity = l->capacity != 0 ? l->capacity * 2 : 64;
+    listed *items = lagscope__alloc(sizeof(listed) * capacity);
+    if (items == NULL) return LAGSCOPE_ENOMEM;
+    if (l->items != NULL) memcpy(items, l->items, sizeof(listed) * l->len);
+    lagscope__dealloc(l->items);
+    l->items = items;
+    l->capacity = capacity;
+  }
+  l->items[l->len++] = *item;
+  return 0;
+}
+
+/* The reports in the folder (regular files named *.json). With remove_temps, stale temporary
+ * files are deleted on the way. */
+static int list_reports(const lagscope__store *s, listing *l, int remove_temps, char *why,
+                        size_t why_size) {
+  DIR *d = opendir(s->dir);
+  if (d == NULL) {
+    explain(why, why_size, "cannot list the report folder %s: %s", s->dir, strerror(errno));
+    return LAGSCOPE_ESYS;
+  }
+  int rc = 0;
+  struct dirent *entry;
+  while (rc == 0 && (entry = readdir(d)) != NULL) {
+    const char *name = entry->d_name;
+    char path[STORE_PATH_MAX];
+    if (path_join(path, sizeof(path), "%s/%s", s->dir, name) != 0) continue;
+    if (remove_temps && is_temp_name(name)) {
+      unlink(path);
+      continue;
+    }
+    if (!is_report_name(name)) continue;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    listed item = {.mtime = st.st_mtime, .size = (uint64_t)st.st_size};
+    memcpy(item.name, name, strlen(name) + 1); /* is_report_name checked the length */
+    rc = listing_push(l, &item);
+  }
+  closedir(d);
+  if (rc != 0) explain(why, why_size, "out of memory listing the report folder %s", s->dir);
+  return rc;
+}
+
+static int by_age(const void *a, const void *b) { /* oldest first; ties: by name */
+  const listed *x = a, *y = b;
+  if (x->mtime != y->mtime) return x->mtime < y->mtime ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const listed *)a)->name, ((const listed *)b)->name);
+}
+
+/* Deletes the oldest reports while there are more than max_reports or more than max_bytes,
+ * never keep (the file just written). Best effort: the write itself has succeeded. */
+static void enforce_bounds(const lagscope__store *s, const char *keep) {
+  if (s->max_reports == 0 && s->max_bytes == 0) return;
+  listing l = {0};
+  if (list_reports(s, &l, 0, NULL, 0) != 0) {
+    lagscope__dealloc(l.items);
+    return;
+  }
+  uint64_t count = l.len, bytes = 0;
+  for (size_t i = 0; i < l.len; i++) bytes += l.items[i].size;
+  qsort(l.items, l.len, sizeof(listed), by_age);
+  for (size_t i = 0; i < l.len; i++) {
+    int over = (s->max_reports != 0 && count > s->max_reports) ||
+               (s->max_bytes != 0 && bytes > s->max_bytes);
+    if (!over) break;
+    if (strcmp(l.items[i].name, keep) == 0) continue;
+    char path[STORE_PATH_MAX];
+    if (path_join(path, sizeof(path), "%s/%s", s->dir, l.items[i].name) != 0) continue;
+    if (unlink(path) != 0 && errno != ENOENT) continue;
+    count--;
+    bytes -= l.items[i].size;
+  }
+  lagscope__dealloc(l.items);
+}
+
+/* ---- write ------------------------------------------------------------------------------------- */
+
+static int valid_id(const char *id) {
+  size_t len = strlen(id);
+  if (len == 0 || len > STORE_MAX_ID || id[0] == '.' || strstr(id, "..") != NULL) return 0;
+  for (const char *p = id; *p != '\0'; p++) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '_' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+static int write_all(int fd, const char *data, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, data, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (n == 0) { /* no progress and no error: call it a full disk */
+      errno = ENOSPC;
+      return -1;
+    }
+    data += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static int fsync_retry(int fd) {
+  int r;
+  do r = fsync(fd);
+  while (r != 0 && errno == EINTR);
+  return r;
+}
 
 int lagscope__store_write(lagscope__store *s, const char *id, const char *json, char *path_out,
                           size_t path_size, char *why, size_t why_size) {
-  (void)s, (void)id, (void)json, (void)path_out, (void)path_size, (void)why, (void)why_size;
-  return LAGSCOPE_ESYS;
+  if (s == NULL || id == NULL || json == NULL) {
+    explain(why, why_size, "no store, report id or report text given");
+    return LAGSCOPE_EINVAL;
+  }
+  if (!valid_id(id)) {
+    explain(why, why_size,
+            "invalid report id \"%.*s\": use 1 to %d of A-Z a-z 0-9 . _ -, not starting with "
+            "'.' and without \"..\"",
+            STORE_MAX_ID, id, STORE_MAX_ID);
+    return LAGSCOPE_EINVAL;
+  }
+  char final_path[STORE_PATH_MAX], temp_path[STORE_PATH_MAX], name[STORE_MAX_ID + 8];
+  path_join(name, sizeof(name), "%s.json", id);
+  /* open() checked the folder's length against the longest id. */
+  path_join(final_path, sizeof(final_path), "%s/%s", s->dir, name);
+  path_join(temp_path, sizeof(temp_path), "%s/.%s.tmp", s->dir, name);
+  if (path_out != NULL && strlen(final_path) >= path_size) {
+    explain(why, why_size, "no room for the report's path (%zu bytes) in the caller's buffer",
+            strlen(final_path) + 1);
+    return LAGSCOPE_EINVAL;
+  }
+
+  const char *step = "create";
+  int fd = open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int failed = fd < 0;
+  if (!failed) {
+    step = "write";
+    failed = write_all(fd, json, strlen(json)) != 0;
+    if (!failed) step = "sync", failed = fsync_retry(fd) != 0;
+    int err = errno;
+    if (close(fd) != 0 && !failed) step = "close", failed = 1, err = errno;
+    errno = err;
+  }
+  if (!failed) step = "rename", failed = rename(temp_path, final_path) != 0;
+  if (failed) {
+    int err = errno;
+    if (fd >= 0) unlink(temp_path);
+    explain(why, why_size, "cannot %s the report %s (%s): %s; the previous file, if any, is intact",
+            step, final_path, strcmp(step, "create") == 0 ? temp_path : "through a temporary file",
+            strerror(err));
+    return LAGSCOPE_ESYS;
+  }
+  /* The rename is durable once the folder is synced. Some file systems cannot sync a folder
+   * (EINVAL, ENOTSUP): the file is there; nothing more can be done. */
+  int dfd = open(s->dir, O_RDONLY | O_CLOEXEC);
+  if (dfd >= 0) {
+    int r = fsync_retry(dfd);
+    int err = errno;
+    close(dfd);
+    if (r != 0 && err != EINVAL && err != ENOTSUP && err != EBADF) {
+      explain(why, why_size, "the report %s is written but its folder could not be synced: %s",
+              final_path, strerror(err));
+      enforce_bounds(s, name);
+      if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
+      return LAGSCOPE_ESYS;
+    }
+  }
+  enforce_bounds(s, name);
+  if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
+  return 0;
+}
+
+/* ---- recover ----------------------------------------------------------------------------------- */
+
+/* Reads a whole file of at most STORE_MAX_FILE_BYTES; *text is NUL-terminated (lagscope__alloc).
+ * Returns 0, -1 (errno set), or 1 when the file is too large. */
+static int read_file(const char *path, char **text, size_t *len) {
+  *text = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  if (st.st_size > (off_t)STORE_MAX_FILE_BYTES) {
+    close(fd);
+    return 1;
+  }
+  size_t capacity = (size_t)st.st_size + 1; /* one more byte: sees a file that grew */
+  char *buf = lagscope__alloc(capacity + 1);
+  if (buf == NULL) {
+    close(fd);
+    errno = ENOMEM;
+    return -1;
+  }
+  size_t used = 0;
+  while (used < capacity) {
+    ssize_t n = read(fd, buf + used, capacity - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      lagscope__dealloc(buf);
+      errno = err;
+      return -1;
+    }
+    if (n == 0) break;
+    used += (size_t)n;
+  }
+  close(fd);
+  if (used > STORE_MAX_FILE_BYTES) {
+    lagscope__dealloc(buf);
+    return 1;
+  }
+  buf[used] = '\0';
+  *text = buf;
+  *len = used;
+  return 0;
+}
+
+/* Text a JSON parser should see: no NUL and no control characters outside strings' escapes
+ * (JSON allows only tab, newline and carriage return between tokens, and none raw in strings). */
+static int looks_binary(const char *text, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') return 1;
+  }
+  return 0;
+}
+
+/* A tiny scanner over JSON that cJSON already accepted: finds a top-level member's value
+ * without parsing numbers, so that a rewrite keeps every other byte (64-bit integers stay
+ * exact; cJSON would turn them into doubles). */
+static size_t skip_ws(const char *s, size_t i, size_t n) {
+  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+  return i;
+}
+
+static size_t skip_string(const char *s, size_t i, size_t n) { /* s[i] == '"' */
+  for (i++; i < n; i++) {
+    if (s[i] == '\\') i++;
+    else if (s[i] == '"') return i + 1;
+  }
+  return n;
+}
+
+static size_t skip_value(const char *s, size_t i, size_t n) {
+  if (i >= n) return n;
+  if (s[i] == '"') return skip_string(s, i, n);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    while (i < n) {
+      char c = s[i];
+      if (c == '"') {
+        i = skip_string(s, i, n);
+        continue;
+      }
+      if (c == '{' || c == '[') depth++;
+      if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+      i++;
+    }
+    return n;
+  }
+  while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' &&
+         s[i] != '\n' && s[i] != '\r')
+    i++;
+  return i;
+}
+
+typedef struct span {
+  size_t start, end; /* the value's bytes; start == end: not there */
+} span;
+
+/* The value of the top-level member key, and where the object's closing brace is. */
+static int find_member(const char *s, size_t n, const char *key, span *value, size_t *close,
+                       int *empty) {
+  size_t klen = strlen(key);
+  *value = (span){0, 0};
+  *empty = 1;
+  size_t i = skip_ws(s, 0, n);
+  if (i >= n || s[i] != '{') return -1;
+  i = skip_ws(s, i + 1, n);
+  while (i < n && s[i] != '}') {
+    if (s[i] != '"') return -1;
+    size_t key_end = skip_string(s, i, n);
+    int match = key_end - i == klen + 2 && memcmp(s + i + 1, key, klen) == 0;
+    i = skip_ws(s, key_end, n);
+    if (i >= n || s[i] != ':') return -1;
+    i = skip_ws(s, i + 1, n);
+    size_t end = skip_value(s, i, n);
+    if (match) *value = (span){i, end};
+    *empty = 0;
+    i = skip_ws(s, end, n);
+    if (i < n && s[i] == ',') i = skip_ws(s, i + 1, n);
+  }
+  if (i >= n) return -1;
+  *close = i;
+  return 0;
+}
+
+/* Sets a top-level member's value to value_text (adding it when missing); returns new text
+ * from lagscope__alloc, NULL on failure. */
+static char *set_member(const char *s, const char *key, const char *value_text) {
+  size_t n = strlen(s);
+  span v;
+  size_t close;
+  int empty;
+  if (find_member(s, n, key, &v, &close, &empty) != 0) return NULL;
+  size_t vlen = strlen(value_text), klen = strlen(key);
+  char *out = lagscope__alloc(n + klen + vlen + 8);
+  if (out == NULL) return NULL;
+  if (v.end > v.start) {
+    memcpy(out, s, v.start);
+    memcpy(out + v.start, value_text, vlen);
+    memcpy(out + v.start + vlen, s + v.end, n - v.end + 1);
+  } else {
+    size_t at = 0;
+    memcpy(out, s, close), at = close;
+    at += (size_t)sprintf(out + at, "%s\"%s\":%s", empty ? "" : ",", key, value_text);
+    memcpy(out + at, s + close, n - close + 1);
+  }
+  return out;
+}
+
+/* The report ended by termination: state, ended_by, recovered_at_wall_ms. */
+static char *terminated_text(const char *text) {
+  char wall[24];
+  snprintf(wall, sizeof(wall), "%" PRId64, lagscope__wall_ms());
+  char *a = set_member(text, "state", "\"ended_by_termination\"");
+  char *b = a != NULL ? set_member(a, "ended_by", "\"termination\"") : NULL;
+  char *c = b != NULL ? set_member(b, "recovered_at_wall_ms", wall) : NULL;
+  lagscope__dealloc(a);
+  lagscope__dealloc(b);
+  return c;
+}
+
+/* 1 when the text ends inside a string or with an object or array still open. */
+static int ends_open(const char *s, size_t n) {
+  long depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '"') {
+      for (i++; i < n && s[i] != '"'; i++)
+        if (s[i] == '\\') i++;
+      if (i >= n) return 1; /* no closing quote */
+    } else if (s[i] == '{' || s[i] == '[') {
+      depth++;
+    } else if (s[i] == '}' || s[i] == ']') {
+      depth--;
+    }
+  }
+  return depth > 0;
+}
+
+/* Why a report file is unusable, or NULL when it is fine (*doc then holds it). */
+static const char *check_report(const char *text, size_t len, const char *stem, cJSON **doc,
+                                char *why, size_t why_size) {
+  *doc = NULL;
+  if (len == 0) return "is empty (the write never happened or the disk lost it)";
+  if (looks_binary(text, len)) return "holds binary data, not JSON text";
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  if (root == NULL) {
+    /* Cut short: the text ends inside a string or an open object or array. */
+    size_t at = end != NULL && end >= text ? (size_t)(end - text) : 0;
+    if (ends_open(text, len))
+      explain(why, why_size, "ends in the middle of the JSON (truncated at byte %zu)", len);
+    else
+      explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", at, len);
+    return why;
+  }
+  if (skip_ws(text, (size_t)(end - text), len) < len) {
+    cJSON_Delete(root);
+    explain(why, why_size, "has bytes after the JSON document (from byte %zu of %zu)",
+            (size_t)(end - text), len);
+    return why;
+  }
+  const char *problem = NULL;
+  const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+  const cJSON *state = cJSON_GetObjectItemCaseSensitive(root, "state");
+  if (!cJSON_IsObject(root)) {
+    problem = "is JSON but not an object, so not a lagscope report";
+  } else if (version == NULL) {
+    problem = "has no schema_version, so it is not a lagscope report";
+  } else if (!cJSON_IsNumber(version) || version->valuedouble != LAGSCOPE__REPORT_SCHEMA_VERSION) {
+    if (cJSON_IsNumber(version))
+      explain(why, why_size, "has schema_version %g, and this lagscope reads version %d only",
+              version->valuedouble, LAGSCOPE__REPORT_SCHEMA_VERSION);
+    else
+      explain(why, why_size, "has a schema_version that is not a number");
+    problem = why;
+  } else if (!cJSON_IsString(id) || id->valuestring[0] == '\0') {
+    problem = "has no id";
+  } else if (strcmp(id->valuestring, stem) != 0) {
+    explain(why, why_size, "has the id \"%.*s\" but its file name says \"%s\"", STORE_MAX_ID,
+            id->valuestring, stem);
+    problem = why;
+  } else if (!cJSON_IsString(state)) {
+    problem = "has no state";
+  } else if (strcmp(state->valuestring, "in_progress") != 0 &&
+             strcmp(state->valuestring, "ended") != 0 &&
+             strcmp(state->valuestring, "ended_by_termination") != 0) {
+    explain(why, why_size, "has an unknown state \"%.*s\"", 32, state->valuestring);
+    problem = why;
+  }
+  if (problem != NULL) {
+    cJSON_Delete(root);
+    return problem;
+  }
+  *doc = root;
+  return NULL;
 }
 
 int lagscope__store_recover(lagscope__store *s,
@@ -21,6 +591,68 @@ int lagscope__store_recover(lagscope__store *s,
                                           const char *json),
                             void (*corrupt)(void *ctx, const char *path, const char *why),
                             void *ctx) {
-  (void)s, (void)found, (void)corrupt, (void)ctx;
-  return 0;
+  if (s == NULL) return LAGSCOPE_EINVAL;
+  listing l = {0};
+  int rc = list_reports(s, &l, 1, NULL, 0);
+  if (rc != 0) {
+    lagscope__dealloc(l.items);
+    return rc;
+  }
+  qsort(l.items, l.len, sizeof(listed), by_name);
+  for (size_t i = 0; i < l.len; i++) {
+    char path[STORE_PATH_MAX], stem[sizeof(l.items[i].name)], why[256], sentence[300];
+    if (path_join(path, sizeof(path), "%s/%s", s->dir, l.items[i].name) != 0) continue;
+    size_t stem_len = strlen(l.items[i].name) - strlen(".json");
+    memcpy(stem, l.items[i].name, stem_len);
+    stem[stem_len] = '\0';
+
+    char *text = NULL;
+    size_t len = 0;
+    const char *problem = NULL;
+    int r = read_file(path, &text, &len);
+    if (r < 0 && errno == ENOENT) continue; /* removed meanwhile (bounds of a rewrite) */
+    if (r < 0) {
+      explain(why, sizeof(why), "cannot be read: %s", strerror(errno));
+      problem = why;
+    } else if (r > 0) {
+      explain(why, sizeof(why), "is too large to be a report (over %u MiB)",
+              STORE_MAX_FILE_BYTES / (1024u * 1024u));
+      problem = why;
+    }
+    cJSON *doc = NULL;
+    if (problem == NULL && !valid_id(stem))
+      problem = "has a name that is not a report id";
+    if (problem == NULL) problem = check_report(text, len, stem, &doc, why, sizeof(why));
+    if (problem != NULL) {
+      if (corrupt != NULL) {
+        explain(sentence, sizeof(sentence), "the file %s", problem);
+        corrupt(ctx, path, sentence);
+      }
+      lagscope__dealloc(text);
+      continue;
+    }
+    const cJSON *state = cJSON_GetObjectItemCaseSensitive(doc, "state");
+    int in_progress = strcmp(state->valuestring, "in_progress") == 0;
+    cJSON_Delete(doc);
+    if (!in_progress) {
+      lagscope__dealloc(text);
+      continue;
+    }
+    char *updated = terminated_text(text);
+    lagscope__dealloc(text);
+    if (updated == NULL) {
+      rc = LAGSCOPE_ENOMEM;
+      continue;
+    }
+    char written[STORE_PATH_MAX];
+    if (lagscope__store_write(s, stem, updated, written, sizeof(written), why, sizeof(why)) != 0) {
+      /* Still handed over, so the hang is not lost; the file stays in progress on disk and is
+       * found again at the next start. */
+      rc = LAGSCOPE_ESYS;
+    }
+    if (found != NULL) found(ctx, stem, path, updated);
+    lagscope__dealloc(updated);
+  }
+  lagscope__dealloc(l.items);
+  return rc;
 }

@@ -1,0 +1,543 @@
+/* Hang reports: synthetic samples through a fake symbol table. Checks the call tree (counts,
+ * self counts, order, merging of return addresses within a function), the heaviest stack,
+ * the return-address flag, one resolve per distinct address, exact 64-bit values, states,
+ * threads, empty and truncated trees, and a 6000 × 64 record for time and leaks.
+ *
+ * `test_report --example` prints a small report, pretty, for docs/hang-report.md. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+#include "internal.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- a fake symbol table ---- */
+
+typedef struct fake_function {
+  const char *name;
+  uintptr_t start, end;
+  const char *module;
+  uintptr_t load;
+  int leaf; /* only ever seen as the PC */
+} fake_function;
+
+static const fake_function functions[] = {
+    {"main", 0x401000, 0x401100, "/usr/bin/demo", 0x400000, 0},
+    {"a", 0x402000, 0x402100, "/usr/bin/demo", 0x400000, 0},
+    {"b", 0x403000, 0x403100, "/usr/bin/demo", 0x400000, 0},
+    {"c", 0x404000, 0x404100, "/usr/bin/demo", 0x400000, 0},
+    {"spin", 0x405000, 0x405100, "/usr/bin/demo", 0x400000, 1},
+    {"__poll", 0x7f0000001000, 0x7f0000001200, "/usr/lib/libc.so.6", 0x7f0000000000, 1},
+};
+#define FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
+
+#define MAX_CALLS 4096
+typedef struct resolver {
+  uint32_t calls;
+  uint32_t wrong_flag; /* leaf functions looked up as return addresses, or the reverse */
+  uintptr_t called[MAX_CALLS];
+  int generic;         /* any address: a made-up function per 0x100 bytes */
+} resolver;
+
+static int fake_resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_info *out) {
+  resolver *r = ctx;
+  if (r->calls < MAX_CALLS) r->called[r->calls] = address;
+  r->calls++;
+  if (r->generic) {
+    static char names[64][16];
+    unsigned k = (unsigned)((address >> 8) % 64);
+    snprintf(names[k], sizeof(names[k]), "fn%u", k);
+    out->function = names[k];
+    out->function_offset = address & 0xff;
+    out->module = "/usr/bin/big";
+    out->build_id = "";
+    return 0;
+  }
+  uintptr_t lookup = is_return ? address - 1 : address;
+  for (size_t i = 0; i < FUNCTIONS; i++) {
+    const fake_function *f = &functions[i];
+    if (lookup < f->start || lookup >= f->end) continue;
+    if (f->leaf == is_return) r->wrong_flag++;
+    out->function = f->name;
+    out->function_offset = address - f->start;
+    out->module = f->module;
+    out->build_id = "4f1c9a7e2b";
+    out->load_address = f->load;
+    out->module_offset = address - f->load;
+    if (strcmp(f->name, "spin") == 0) out->file = "demo.c", out->line = 42;
+    return 0;
+  }
+  return LAGSCOPE_ENOENT;
+}
+
+/* ---- records ---- */
+
+static void set_stack(lagscope__stack *s, int32_t tid, const uintptr_t *frames, uint32_t depth) {
+  memset(s, 0, sizeof(*s));
+  s->tid = tid;
+  s->walk = LAGSCOPE__WALK_COMPLETE;
+  s->depth = depth;
+  if (depth > 0) memcpy(s->frames, frames, depth * sizeof(uintptr_t));
+}
+
+/* 70 samples main → a → b → spin and 30 main → a → c → __poll; the PCs in spin move around and
+ * a calls b and c from different places, so the tree must merge by function. */
+static lagscope__stack samples[100];
+static lagscope__stack threads[3];
+static lagscope__thread_sample thread_info[3], thread_before[2];
+
+static lagscope__hang_record make_record(void) {
+  for (int i = 0; i < 100; i++) {
+    if (i % 10 < 7) {
+      uintptr_t f[] = {0x405010 + (uintptr_t)(i % 5) * 4, 0x403020, 0x402020, 0x401050};
+      set_stack(&samples[i], 100, f, 4);
+    } else {
+      uintptr_t f[] = {0x7f0000001010, 0x404030, 0x402060, 0x401050};
+      set_stack(&samples[i], 100, f, 4);
+    }
+  }
+  uintptr_t main_frames[] = {0x405010, 0x403020, 0x402020, 0x401050};
+  set_stack(&threads[0], 100, main_frames, 4);
+  uintptr_t worker_frames[] = {0x7f0000001010, 0xdead0000}; /* the caller is in no object */
+  set_stack(&threads[1], 101, worker_frames, 2);
+  set_stack(&threads[2], 102, NULL, 0);
+  threads[2].walk = LAGSCOPE__WALK_NO_REPLY;
+
+  thread_info[0] = (lagscope__thread_sample){.tid = 100, .name = "demo", .state = 'R',
+                                             .cpu_ns = 2000000000};
+  thread_info[1] = (lagscope__thread_sample){.tid = 101, .name = "io\xff", .state = 'S',
+                                             .cpu_ns = 300000000};
+  thread_info[2] = (lagscope__thread_sample){.tid = 102, .name = "late", .state = 'D', .cpu_ns = 5};
+  thread_before[0] = (lagscope__thread_sample){.tid = 101, .cpu_ns = 300000000};
+  thread_before[1] = (lagscope__thread_sample){.tid = 100, .cpu_ns = 1950000000};
+
+  lagscope__hang_record r = {0};
+  snprintf(r.id, sizeof(r.id), "20240405T101112Z-4242-1");
+  r.hang_id = 1;
+  r.state = LAGSCOPE__REPORT_ENDED;
+  r.start_wall_ms = 1712311872000;
+  r.start_ns = 5000000000;
+  r.duration_ns = 1003500000;
+  r.threshold_ms = 250;
+  r.sample_interval_ms = 10;
+  r.app_name = "demo";
+  r.pid = 4242;
+  r.main_tid = 100;
+  r.samples = samples;
+  r.sample_count = 100;
+  r.threads = threads;
+  r.thread_info = thread_info;
+  r.thread_count = 3;
+  r.thread_cpu_window_ns = 100000000; /* 100 ms: main used 50 ms of it */
+  r.thread_info_before = thread_before;
+  r.thread_count_before = 2;
+  r.before.cpu_percent = 12.5;
+  r.before.rss_bytes = 50331648;
+  r.before.pss_bytes = 41943040;
+  r.before.frames.fps = 60;
+  r.before.frames.band = LAGSCOPE_HITCH_GOOD;
+  r.during.cpu_percent = 99.75;
+  r.during.rss_bytes = 52428800;
+  r.during.pss_bytes = 44040192;
+  r.during.frames.fps = 0;
+  r.during.frames.hitch_ms_per_s = 1000;
+  r.during.frames.dropped = 60;
+  r.during.frames.band = LAGSCOPE_HITCH_BAD;
+  r.have_during = 1;
+  return r;
+}
+
+/* ---- helpers ---- */
+
+static const char *function_of(const cJSON *frame) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(frame, "function");
+  return cJSON_IsString(f) ? f->valuestring : "(null)";
+}
+
+static double number_of(const cJSON *o, const char *name) {
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, name);
+  CHECK_MSG(cJSON_IsNumber(n), "%s is not a number", name);
+  return n->valuedouble;
+}
+
+static const cJSON *child(const cJSON *node, int i) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(node, "children"), i);
+}
+
+static int children_count(const cJSON *node) {
+  return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(node, "children"));
+}
+
+static void check_node(const cJSON *node, const char *function, int count, int self,
+                       int children) {
+  CHECK_MSG(node != NULL, "no node for %s", function);
+  CHECK_MSG(strcmp(function_of(node), function) == 0, "%s instead of %s", function_of(node),
+            function);
+  CHECK_EQ_INT(number_of(node, "count"), count);
+  CHECK_EQ_INT(number_of(node, "self"), self);
+  CHECK_EQ_INT(children_count(node), children);
+}
+
+static const char *string_of(const cJSON *o, const char *name) {
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, name);
+  CHECK_MSG(cJSON_IsString(s), "%s is not a string", name);
+  return s->valuestring;
+}
+
+/* ---- tests ---- */
+
+static void test_tree_and_heaviest(void) {
+  uint64_t memory = lagscope__memory_in_use();
+  lagscope__hang_record r = make_record();
+  resolver res = {0};
+  char *json = NULL, *heaviest = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
+  CHECK(json != NULL && heaviest != NULL);
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+
+  /* Resolved once per distinct (address, kind): 5 spin PCs, b, a (twice), main, __poll, c,
+   * and the worker's unknown caller; the main thread's stack repeats sample addresses. */
+  CHECK_EQ_INT(res.calls, 12);
+  for (uint32_t i = 0; i < res.calls; i++)
+    for (uint32_t j = i + 1; j < res.calls; j++)
+      CHECK_MSG(res.called[i] != res.called[j], "0x%lx resolved twice",
+                (unsigned long)res.called[i]);
+  CHECK_EQ_INT(res.wrong_flag, 0);
+
+  cJSON *doc = cJSON_Parse(json);
+  CHECK(doc != NULL);
+  CHECK_EQ_INT(number_of(doc, "schema_version"), LAGSCOPE__REPORT_SCHEMA_VERSION);
+  CHECK(strcmp(string_of(doc, "id"), "20240405T101112Z-4242-1") == 0);
+  CHECK(strcmp(string_of(doc, "state"), "ended") == 0);
+
+  const cJSON *root = cJSON_GetObjectItemCaseSensitive(doc, "call_tree");
+  check_node(root, "(all samples)", 100, 0, 1);
+  CHECK(cJSON_GetObjectItemCaseSensitive(root, "truncated") == NULL);
+  const cJSON *main_node = child(root, 0);
+  check_node(main_node, "main", 100, 0, 1);
+  const cJSON *a = child(main_node, 0);
+  check_node(a, "a", 100, 0, 2);
+  check_node(child(a, 0), "b", 70, 0, 1);      /* heaviest first */
+  check_node(child(a, 1), "c", 30, 0, 1);
+  check_node(child(child(a, 0), 0), "spin", 70, 70, 0);
+  check_node(child(child(a, 1), 0), "__poll", 30, 30, 0);
+  /* A node shows the frame of the first sample that reached it. */
+  const cJSON *spin = child(child(a, 0), 0);
+  CHECK(strcmp(string_of(spin, "address"), "0x405010") == 0);
+  CHECK_EQ_INT(number_of(spin, "offset"), 0x10);
+  CHECK(strcmp(string_of(spin, "module"), "/usr/bin/demo") == 0);
+  CHECK(strcmp(string_of(spin, "build_id"), "4f1c9a7e2b") == 0);
+  CHECK(strcmp(string_of(spin, "load_address"), "0x400000") == 0);
+  CHECK(strcmp(string_of(spin, "module_offset"), "0x5010") == 0);
+  CHECK(strcmp(string_of(spin, "file"), "demo.c") == 0);
+  CHECK_EQ_INT(number_of(spin, "line"), 42);
+  CHECK(cJSON_GetObjectItemCaseSensitive(a, "file") == NULL); /* only when known */
+  CHECK(cJSON_GetObjectItemCaseSensitive(a, "line") == NULL);
+
+  /* The heaviest stack, innermost first, in the report and alone. */
+  const cJSON *stack = cJSON_GetObjectItemCaseSensitive(doc, "heaviest_stack");
+  const char *expected[] = {"spin", "b", "a", "main"};
+  CHECK_EQ_INT(cJSON_GetArraySize(stack), 4);
+  for (int i = 0; i < 4; i++)
+    CHECK(strcmp(function_of(cJSON_GetArrayItem(stack, i)), expected[i]) == 0);
+  cJSON *alone = cJSON_Parse(heaviest);
+  CHECK(alone != NULL && cJSON_Compare(alone, stack, 1));
+  cJSON_Delete(alone);
+
+  /* Samples, clocks, metrics. */
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "samples");
+  CHECK_EQ_INT(number_of(s, "count"), 100);
+  CHECK_EQ_INT(number_of(s, "dropped"), 0);
+  CHECK_EQ_INT(number_of(cJSON_GetObjectItemCaseSensitive(s, "walks"), "complete"), 100);
+  CHECK_NEAR(number_of(doc, "duration_ms"), 1003.5, 1e-9);
+  CHECK_EQ_INT(number_of(doc, "threshold_ms"), 250);
+  CHECK_EQ_INT(number_of(doc, "sample_interval_ms"), 10);
+  CHECK_EQ_INT(number_of(doc, "main_thread_tid"), 100);
+  const cJSON *app = cJSON_GetObjectItemCaseSensitive(doc, "app");
+  CHECK(strcmp(string_of(app, "name"), "demo") == 0);
+  CHECK_EQ_INT(number_of(app, "pid"), 4242);
+  const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(doc, "cpu");
+  CHECK_NEAR(number_of(cpu, "before"), 12.5, 1e-9);
+  CHECK_NEAR(number_of(cpu, "during"), 99.75, 1e-9);
+  const cJSON *memory_during =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "memory"), "during");
+  CHECK_EQ_INT(number_of(memory_during, "rss_bytes"), 52428800);
+  const cJSON *frames_during =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "frames"), "during");
+  CHECK_EQ_INT(number_of(frames_during, "dropped"), 60);
+  CHECK(strcmp(string_of(frames_during, "hitch_band"), "bad") == 0);
+
+  /* Threads. */
+  const cJSON *ts = cJSON_GetObjectItemCaseSensitive(doc, "threads");
+  CHECK_EQ_INT(cJSON_GetArraySize(ts), 3);
+  const cJSON *t0 = cJSON_GetArrayItem(ts, 0), *t1 = cJSON_GetArrayItem(ts, 1),
+              *t2 = cJSON_GetArrayItem(ts, 2);
+  CHECK_EQ_INT(number_of(t0, "tid"), 100);
+  CHECK(strcmp(string_of(t0, "name"), "demo") == 0);
+  CHECK(strcmp(string_of(t0, "state"), "R") == 0);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t0, "is_main")));
+  CHECK_NEAR(number_of(t0, "cpu_percent"), 50.0, 1e-9);
+  CHECK(strcmp(string_of(t0, "walk"), "complete") == 0);
+  CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t0, "stack")), 4);
+  CHECK(strcmp(function_of(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(t0, "stack"), 0)),
+               "spin") == 0);
+  CHECK(strcmp(string_of(t1, "name"), "io\xEF\xBF\xBD") == 0); /* invalid UTF-8 replaced */
+  CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(t1, "is_main")));
+  CHECK_NEAR(number_of(t1, "cpu_percent"), 0.0, 1e-9);
+  const cJSON *unknown = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(t1, "stack"), 1);
+  CHECK(strcmp(string_of(unknown, "address"), "0xdead0000") == 0);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(unknown, "function")));
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(unknown, "module")));
+  CHECK(cJSON_GetObjectItemCaseSensitive(unknown, "offset") == NULL);
+  CHECK(cJSON_GetObjectItemCaseSensitive(unknown, "build_id") == NULL);
+  CHECK(cJSON_GetObjectItemCaseSensitive(t2, "cpu_percent") == NULL); /* no before */
+  CHECK(strcmp(string_of(t2, "walk"), "no_reply") == 0);
+  CHECK(strcmp(string_of(t2, "state"), "D") == 0);
+  CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t2, "stack")), 0);
+
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+
+  /* Either output alone. */
+  char *only = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, NULL, &only), 0);
+  CHECK(only != NULL && only[0] == '[');
+  lagscope_free(only);
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &only, NULL), 0);
+  CHECK(only != NULL && only[0] == '{');
+  lagscope_free(only);
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+  printf("tree and heaviest stack: ok\n");
+}
+
+static void test_exact_and_states(void) {
+  lagscope__hang_record r = make_record();
+  r.hang_id = UINT64_MAX;
+  r.start_ns = 1234567890123456789ULL;
+  r.start_wall_ms = INT64_MIN + 1;
+  r.before.rss_bytes = 9007199254740993ULL; /* 2^53 + 1: a double would round it */
+  r.samples_dropped = 18000000000000000001ULL;
+  r.duration_ns = 18446744073709551615ULL;
+  resolver res = {0};
+  char *json = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, NULL), 0);
+  CHECK(strstr(json, "\"hang_id\":18446744073709551615,") != NULL);
+  CHECK(strstr(json, "\"monotonic_ns\":1234567890123456789") != NULL);
+  CHECK(strstr(json, "\"wall_ms\":-9223372036854775807") != NULL);
+  CHECK(strstr(json, "\"rss_bytes\":9007199254740993") != NULL);
+  CHECK(strstr(json, "\"dropped\":18000000000000000001") != NULL);
+  CHECK(strstr(json, "\"duration_ns\":18446744073709551615") != NULL);
+  lagscope_free(json);
+
+  const struct {
+    lagscope__report_state state;
+    const char *name;
+  } states[] = {{LAGSCOPE__REPORT_IN_PROGRESS, "in_progress"},
+                {LAGSCOPE__REPORT_ENDED, "ended"},
+                {LAGSCOPE__REPORT_TERMINATED, "ended_by_termination"}};
+  for (size_t i = 0; i < 3; i++) {
+    r.state = states[i].state;
+    CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, NULL), 0);
+    cJSON *doc = cJSON_Parse(json);
+    CHECK(strcmp(string_of(doc, "state"), states[i].name) == 0);
+    cJSON_Delete(doc);
+    lagscope_free(json);
+  }
+
+  /* No metrics during the hang yet: nulls. */
+  r.have_during = 0;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, NULL), 0);
+  cJSON *doc = cJSON_Parse(json);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "cpu"), "during")));
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "memory"), "during")));
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "frames"), "during")));
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  printf("exact integers and states: ok\n");
+}
+
+static void test_bad_and_empty(void) {
+  uint64_t memory = lagscope__memory_in_use();
+  char *json = (char *)1, *heaviest = (char *)1;
+  CHECK_EQ_INT(lagscope__report_json(NULL, fake_resolve, NULL, &json, &heaviest), LAGSCOPE_EINVAL);
+  CHECK(json == NULL && heaviest == NULL);
+
+  lagscope__hang_record r = make_record();
+  r.state = (lagscope__report_state)7;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, NULL, &json, NULL), LAGSCOPE_EINVAL);
+  r = make_record();
+  r.samples = NULL; /* with a count */
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, NULL, &json, NULL), LAGSCOPE_EINVAL);
+  CHECK(json == NULL);
+
+  /* No samples at all: an empty tree, an empty heaviest stack. No resolver either. */
+  r = make_record();
+  r.sample_count = 0;
+  r.samples = NULL;
+  r.thread_count = 0;
+  r.threads = NULL;
+  r.thread_info = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, NULL, NULL, &json, &heaviest), 0);
+  CHECK(strcmp(heaviest, "[]") == 0);
+  cJSON *doc = cJSON_Parse(json);
+  check_node(cJSON_GetObjectItemCaseSensitive(doc, "call_tree"), "(all samples)", 0, 0, 0);
+  CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "heaviest_stack")), 0);
+  CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "threads")), 0);
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+
+  /* Samples that captured nothing end at the root; no resolver: addresses only. */
+  r = make_record();
+  samples[0].depth = 0;
+  samples[0].walk = LAGSCOPE__WALK_NO_REPLY;
+  samples[1].depth = 999; /* more than a stack can hold: read as LAGSCOPE__MAX_FRAMES */
+  CHECK_EQ_INT(lagscope__report_json(&r, NULL, NULL, &json, &heaviest), 0);
+  doc = cJSON_Parse(json);
+  const cJSON *root = cJSON_GetObjectItemCaseSensitive(doc, "call_tree");
+  CHECK_EQ_INT(number_of(root, "count"), 100);
+  CHECK_EQ_INT(number_of(root, "self"), 1);
+  const cJSON *walks = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "samples"), "walks");
+  CHECK_EQ_INT(number_of(walks, "no_reply"), 1);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(child(root, 0), "function")));
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+  printf("bad input and empty samples: ok\n");
+}
+
+static double seconds_since(const struct timespec *start) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static uint64_t rng_state = 88172645463325252ULL;
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+/* A 60 s hang: 6000 samples × 64 frames, a few call paths with jittering PCs. */
+static void test_big(void) {
+  static lagscope__stack big[6000];
+  for (int i = 0; i < 6000; i++) {
+    uintptr_t f[64];
+    uint64_t path = rng() % 8; /* eight ways down from the same outer 48 frames */
+    for (int k = 63; k >= 0; k--) {
+      uintptr_t base = 0x10000000 + (uintptr_t)(63 - k) * 0x1000;
+      if (k < 16) base += (uintptr_t)path * 0x100000;
+      f[k] = base + (k == 0 ? (uintptr_t)(rng() % 64) : 0x20);
+    }
+    set_stack(&big[i], 1, f, 64);
+  }
+  lagscope__hang_record r = make_record();
+  r.samples = big;
+  r.sample_count = 6000;
+  resolver res = {.generic = 1};
+  uint64_t memory = lagscope__memory_in_use();
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  char *json = NULL, *heaviest = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
+  double took = seconds_since(&start);
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+  cJSON *doc = cJSON_Parse(json);
+  CHECK(doc != NULL);
+  const cJSON *root = cJSON_GetObjectItemCaseSensitive(doc, "call_tree");
+  CHECK_EQ_INT(number_of(root, "count"), 6000);
+  CHECK(cJSON_GetObjectItemCaseSensitive(root, "truncated") == NULL);
+  CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "heaviest_stack")), 64);
+  printf("6000 samples x 64 frames: %.3f s, %u resolves, %zu bytes of JSON\n", took, res.calls,
+         strlen(json));
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+
+  /* The worst case: every frame of every sample distinct (384000 addresses to resolve); the
+   * tree stops at its node bound. */
+  for (int i = 0; i < 6000; i++) {
+    uintptr_t f[64];
+    for (int k = 0; k < 64; k++) f[k] = 0x20000000 + ((uintptr_t)i * 64 + (uintptr_t)k) * 0x10;
+    set_stack(&big[i], 1, f, 64);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  CHECK_EQ_INT(lagscope__report_json(&r, NULL, NULL, &json, &heaviest), 0);
+  printf("6000 x 64 distinct frames: %.3f s, %zu bytes of JSON\n", seconds_since(&start),
+         strlen(json));
+  doc = cJSON_Parse(json);
+  root = cJSON_GetObjectItemCaseSensitive(doc, "call_tree");
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "truncated")));
+  CHECK(number_of(root, "truncated_samples") > 0);
+  CHECK_EQ_INT(number_of(root, "count"), 6000);
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+
+  /* 1024 threads of 128 frames on top: stacks past the report's frame budget are left out,
+   * and the whole report stays below the store's 16 MiB per file. */
+  static lagscope__stack many[1024];
+  static lagscope__thread_sample many_info[1024];
+  for (int i = 0; i < 1024; i++) {
+    uintptr_t f[128];
+    for (int k = 0; k < 128; k++) f[k] = 0x30000000 + ((uintptr_t)i * 128 + (uintptr_t)k) * 0x100;
+    set_stack(&many[i], 1000 + i, f, 128);
+    many_info[i] = (lagscope__thread_sample){.tid = 1000 + i, .name = "worker", .state = 'S'};
+  }
+  r.threads = many;
+  r.thread_info = many_info;
+  r.thread_count = 1024;
+  res = (resolver){.generic = 1};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
+  size_t size = strlen(json);
+  printf("and 1024 threads x 128 frames: %.3f s, %zu bytes of JSON\n", seconds_since(&start), size);
+  CHECK(size < 16u * 1024 * 1024);
+  doc = cJSON_Parse(json);
+  const cJSON *ts = cJSON_GetObjectItemCaseSensitive(doc, "threads");
+  CHECK_EQ_INT(cJSON_GetArraySize(ts), 1024);
+  CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ts, 0), "stack_omitted") == NULL);
+  CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ts, 0), "stack")), 128);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ts, 1023), "stack_omitted")));
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+  printf("big and truncated trees: ok\n");
+}
+
+/* A small report for the documentation: 3 samples, 1 thread. */
+static int print_example(void) {
+  lagscope__hang_record r = make_record();
+  r.sample_count = 3;
+  samples[2] = samples[7]; /* one sample in __poll */
+  r.threads = &threads[1]; /* one thread: the worker, with a frame in no known object */
+  r.thread_info = &thread_info[1];
+  r.thread_count = 1;
+  snprintf(thread_info[1].name, sizeof(thread_info[1].name), "io");
+  char *json = NULL;
+  resolver res = {0};
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, NULL), 0);
+  cJSON *doc = cJSON_Parse(json);
+  char *pretty = cJSON_Print(doc);
+  printf("%s\n", pretty);
+  free(pretty);
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--example") == 0) return print_example();
+  test_tree_and_heaviest();
+  test_exact_and_states();
+  test_bad_and_empty();
+  test_big();
+  return 0;
+}

@@ -1,0 +1,611 @@
+/* The report store: folder creation and its errors, atomic writes that keep the old file when
+ * the disk is "full" (RLIMIT_FSIZE: portable, and it stops root too, unlike chmod), bounds by
+ * count and bytes, recovery of reports left in progress, corrupt files of every kind, invalid
+ * ids, stale temporary files, and a report from report.c going through the whole cycle. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+#include "internal.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char root[256];
+
+/* ---- file helpers ---- */
+
+static void path_in(char *out, size_t size, const char *dir, const char *name) {
+  int n = snprintf(out, size, "%s/%s", dir, name);
+  CHECK(n > 0 && (size_t)n < size);
+}
+
+static void write_file(const char *path, const void *data, size_t len) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  CHECK_MSG(fd >= 0, "open %s: %s", path, strerror(errno));
+  CHECK(write(fd, data, len) == (ssize_t)len);
+  close(fd);
+}
+
+/* The whole file, NUL-terminated (malloc); NULL when missing. */
+static char *read_text(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)size + 1);
+  CHECK(fread(text, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+  text[size] = '\0';
+  if (len != NULL) *len = (size_t)size;
+  return text;
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  CHECK(d != NULL);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+  closedir(d);
+  return n;
+}
+
+static void set_mtime(const char *dir, const char *name, time_t when) {
+  char path[512];
+  path_in(path, sizeof(path), dir, name);
+  struct timespec times[2] = {{when, 0}, {when, 0}};
+  CHECK_MSG(utimensat(AT_FDCWD, path, times, 0) == 0, "utimensat %s: %s", path, strerror(errno));
+}
+
+static void make_dir(char *out, size_t size, const char *name) {
+  path_in(out, size, root, name);
+  CHECK(mkdir(out, 0700) == 0);
+}
+
+static void remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char child[512];
+      path_in(child, sizeof(child), path, e->d_name);
+      remove_tree(child);
+    }
+    if (d != NULL) closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+/* A report-shaped document of about size bytes. */
+static char *report_text(const char *id, const char *state, size_t size) {
+  char *text = malloc(size + 256);
+  int n = snprintf(text, 256,
+                   "{\"schema_version\":1,\"id\":\"%s\",\"state\":\"%s\","
+                   "\"start\":{\"monotonic_ns\":18446744073709551615},\"pad\":\"",
+                   id, state);
+  size_t at = (size_t)n;
+  while (at + 2 < size) text[at++] = 'x';
+  text[at++] = '"', text[at++] = '}', text[at] = '\0';
+  return text;
+}
+
+static void store_write_ok(lagscope__store *s, const char *id, const char *json) {
+  char path[512], why[256] = "";
+  int rc = lagscope__store_write(s, id, json, path, sizeof(path), why, sizeof(why));
+  CHECK_MSG(rc == 0, "write %s: %d: %s", id, rc, why);
+}
+
+/* ---- tests ---- */
+
+static void test_open(void) {
+  char dir[512], why[512];
+  lagscope__store *s = NULL;
+  path_in(dir, sizeof(dir), root, "open/a/b/c/");
+  CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), 0);
+  CHECK(s != NULL);
+  lagscope__store_close(s);
+  struct stat st;
+  path_in(dir, sizeof(dir), root, "open/a/b/c");
+  CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK_EQ_INT(st.st_mode & 0777, 0700);
+  CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), 0); /* exists: fine */
+  lagscope__store_close(s);
+
+  /* A parent that is a regular file. */
+  char file[512];
+  path_in(file, sizeof(file), root, "open/plain");
+  write_file(file, "x", 1);
+  path_in(dir, sizeof(dir), file, "reports");
+  CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), LAGSCOPE_ESYS);
+  CHECK(s == NULL);
+  printf("parent is a file: %s\n", why);
+  CHECK(strstr(why, file) != NULL && strstr(why, strerror(ENOTDIR)) != NULL);
+  /* The folder itself a regular file. */
+  CHECK_EQ_INT(lagscope__store_open(file, 10, 0, &s, why, sizeof(why)), LAGSCOPE_ESYS);
+  printf("folder is a file: %s\n", why);
+  CHECK(strstr(why, file) != NULL && strstr(why, strerror(ENOTDIR)) != NULL);
+  /* Not writable: chmod stops everyone but root. */
+  if (geteuid() != 0) {
+    path_in(dir, sizeof(dir), root, "open/readonly");
+    CHECK(mkdir(dir, 0500) == 0);
+    CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), LAGSCOPE_ESYS);
+    printf("read-only folder: %s\n", why);
+    CHECK(strstr(why, dir) != NULL && strstr(why, strerror(EACCES)) != NULL);
+    chmod(dir, 0700);
+  }
+  CHECK_EQ_INT(lagscope__store_open("", 10, 0, &s, why, sizeof(why)), LAGSCOPE_EINVAL);
+  CHECK_EQ_INT(lagscope__store_open(NULL, 10, 0, &s, NULL, 0), LAGSCOPE_EINVAL);
+  printf("open: ok\n");
+}
+
+static void test_write_and_ids(void) {
+  char dir[512], path[512], why[512];
+  make_dir(dir, sizeof(dir), "write");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), 0);
+  const char *first = "{\"schema_version\":1,\"id\":\"r-1.x_Y\",\"state\":\"in_progress\"}";
+  CHECK_EQ_INT(lagscope__store_write(s, "r-1.x_Y", first, path, sizeof(path), why, sizeof(why)), 0);
+  char expected[512];
+  path_in(expected, sizeof(expected), dir, "r-1.x_Y.json");
+  CHECK(strcmp(path, expected) == 0);
+  char *text = read_text(path, NULL);
+  CHECK(text != NULL && strcmp(text, first) == 0);
+  free(text);
+  struct stat st;
+  CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+  const char *second = "{\"schema_version\":1,\"id\":\"r-1.x_Y\",\"state\":\"ended\"}";
+  CHECK_EQ_INT(lagscope__store_write(s, "r-1.x_Y", second, path, sizeof(path), why, sizeof(why)), 0);
+  text = read_text(path, NULL);
+  CHECK(strcmp(text, second) == 0);
+  free(text);
+  CHECK_EQ_INT(count_entries(dir), 1); /* no temporary file left */
+
+  char long_id[200];
+  memset(long_id, 'a', sizeof(long_id) - 1);
+  long_id[sizeof(long_id) - 1] = '\0';
+  const char *bad[] = {"", "..", "a..b", "../x", "a/b", "/abs", ".hidden", "a b", "caf\xc3\xa9",
+                       "x\n", long_id};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    why[0] = '\0';
+    CHECK_EQ_INT(lagscope__store_write(s, bad[i], first, path, sizeof(path), why, sizeof(why)),
+                 LAGSCOPE_EINVAL);
+    CHECK(strstr(why, "invalid report id") != NULL);
+  }
+  printf("invalid id: %s\n", why);
+  CHECK_EQ_INT(count_entries(dir), 1);
+  /* A path buffer too small: refused before anything is written. */
+  char small[8];
+  CHECK_EQ_INT(lagscope__store_write(s, "other", first, small, sizeof(small), why, sizeof(why)),
+               LAGSCOPE_EINVAL);
+  CHECK_EQ_INT(count_entries(dir), 1);
+  CHECK_EQ_INT(lagscope__store_write(s, "nopath", first, NULL, 0, NULL, 0), 0);
+  CHECK_EQ_INT(count_entries(dir), 2);
+  lagscope__store_close(s);
+  printf("write and ids: ok\n");
+}
+
+/* A full disk, a vanished folder, a name taken by a folder: each fails cleanly and the
+ * previous report is intact, with no temporary file left. */
+static void test_write_failures(void) {
+  char dir[512], path[512], temp[512], why[512];
+  make_dir(dir, sizeof(dir), "full");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), 0);
+  char *old = report_text("keep", "in_progress", 300);
+  store_write_ok(s, "keep", old);
+
+  struct rlimit saved, limit;
+  CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  limit = saved;
+  limit.rlim_cur = 4096;
+  signal(SIGXFSZ, SIG_IGN);
+  CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  char *big = report_text("keep", "ended", 64 * 1024);
+  int rc = lagscope__store_write(s, "keep", big, path, sizeof(path), why, sizeof(why));
+  CHECK(setrlimit(RLIMIT_FSIZE, &saved) == 0);
+  CHECK_EQ_INT(rc, LAGSCOPE_ESYS);
+  printf("full disk: %s\n", why);
+  CHECK(strstr(why, strerror(EFBIG)) != NULL && strstr(why, "keep.json") != NULL);
+  path_in(path, sizeof(path), dir, "keep.json");
+  path_in(temp, sizeof(temp), dir, ".keep.json.tmp");
+  char *now = read_text(path, NULL);
+  CHECK(now != NULL && strcmp(now, old) == 0);
+  free(now);
+  CHECK(!exists(temp));
+  CHECK_EQ_INT(count_entries(dir), 1);
+
+  /* The target name is a folder: rename fails. */
+  char taken[512];
+  path_in(taken, sizeof(taken), dir, "taken.json");
+  CHECK(mkdir(taken, 0700) == 0);
+  char inside[512];
+  path_in(inside, sizeof(inside), taken, "x");
+  write_file(inside, "x", 1);
+  rc = lagscope__store_write(s, "taken", old, path, sizeof(path), why, sizeof(why));
+  CHECK_EQ_INT(rc, LAGSCOPE_ESYS);
+  printf("name taken by a folder: %s\n", why);
+  CHECK(strstr(why, "rename") != NULL);
+  path_in(temp, sizeof(temp), dir, ".taken.json.tmp");
+  CHECK(!exists(temp) && exists(inside));
+
+  /* The folder replaced by a file: the temporary file cannot be created. */
+  char moved[512];
+  path_in(moved, sizeof(moved), root, "full-moved");
+  CHECK(rename(dir, moved) == 0);
+  write_file(dir, "not a folder", 12);
+  rc = lagscope__store_write(s, "keep", big, path, sizeof(path), why, sizeof(why));
+  CHECK_EQ_INT(rc, LAGSCOPE_ESYS);
+  printf("folder gone: %s\n", why);
+  CHECK(strstr(why, "create") != NULL && strstr(why, strerror(ENOTDIR)) != NULL);
+  unlink(dir);
+  CHECK(rename(moved, dir) == 0);
+  now = read_text(path, NULL);
+  CHECK(now != NULL && strcmp(now, old) == 0);
+  free(now);
+
+  free(old);
+  free(big);
+  lagscope__store_close(s);
+  printf("write failures: ok\n");
+}
+
+static void test_bounds_by_count(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "count");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 3, 0, &s, why, sizeof(why)), 0);
+  const char *json = "{\"schema_version\":1}";
+  store_write_ok(s, "r1", json);
+  store_write_ok(s, "r2", json);
+  store_write_ok(s, "r3", json);
+  set_mtime(dir, "r1.json", 1000);
+  set_mtime(dir, "r2.json", 3000);
+  set_mtime(dir, "r3.json", 2000);
+  store_write_ok(s, "r4", json); /* four: the oldest, r1, goes */
+  path_in(path, sizeof(path), dir, "r1.json");
+  CHECK(!exists(path));
+  CHECK_EQ_INT(count_entries(dir), 3);
+  set_mtime(dir, "r4.json", 4000);
+  store_write_ok(s, "r5", json); /* r3 (2000) is now the oldest */
+  path_in(path, sizeof(path), dir, "r3.json");
+  CHECK(!exists(path));
+  /* Every other report newer than the one being written: it still stays; of the others
+   * (same time) the first by name goes. */
+  time_t future = time(NULL) + 100000;
+  set_mtime(dir, "r2.json", future);
+  set_mtime(dir, "r4.json", future);
+  set_mtime(dir, "r5.json", future);
+  store_write_ok(s, "r6", json);
+  const char *left[] = {"r4.json", "r5.json", "r6.json"};
+  for (int i = 0; i < 3; i++) {
+    path_in(path, sizeof(path), dir, left[i]);
+    CHECK_MSG(exists(path), "%s was removed", left[i]);
+  }
+  CHECK_EQ_INT(count_entries(dir), 3);
+  /* Temporary files and other files are not reports: never counted or removed. */
+  char other[512];
+  path_in(other, sizeof(other), dir, "notes.txt");
+  write_file(other, "hello", 5);
+  store_write_ok(s, "r7", json);
+  CHECK(exists(other));
+  CHECK_EQ_INT(count_entries(dir), 4);
+  lagscope__store_close(s);
+  printf("bounds by count: ok\n");
+}
+
+static void test_bounds_by_bytes(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "bytes");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 0, 3000, &s, why, sizeof(why)), 0);
+  char *k = report_text("b", "ended", 1000);
+  store_write_ok(s, "b1", k);
+  store_write_ok(s, "b2", k);
+  store_write_ok(s, "b3", k);
+  set_mtime(dir, "b1.json", 100);
+  set_mtime(dir, "b2.json", 200);
+  set_mtime(dir, "b3.json", 300);
+  CHECK_EQ_INT(count_entries(dir), 3); /* 3000 bytes: at the bound, not over */
+  store_write_ok(s, "b4", k);
+  path_in(path, sizeof(path), dir, "b1.json");
+  CHECK(!exists(path));
+  CHECK_EQ_INT(count_entries(dir), 3);
+  /* One report larger than the bound: every other goes, it stays. */
+  char *huge = report_text("b", "ended", 5000);
+  store_write_ok(s, "b5", huge);
+  CHECK_EQ_INT(count_entries(dir), 1);
+  path_in(path, sizeof(path), dir, "b5.json");
+  CHECK(exists(path));
+  free(k);
+  free(huge);
+  lagscope__store_close(s);
+  printf("bounds by bytes: ok\n");
+}
+
+/* ---- recover ---- */
+
+#define MAX_SEEN 32
+typedef struct seen {
+  int found, corrupt;
+  char found_id[MAX_SEEN][160];
+  char found_json[MAX_SEEN][512];
+  char corrupt_path[MAX_SEEN][512];
+  char corrupt_why[MAX_SEEN][1600];
+} seen;
+
+static void on_found(void *ctx, const char *id, const char *path, const char *json) {
+  seen *s = ctx;
+  CHECK(s->found < MAX_SEEN);
+  CHECK(strstr(path, id) != NULL);
+  snprintf(s->found_id[s->found], sizeof(s->found_id[0]), "%s", id);
+  snprintf(s->found_json[s->found], sizeof(s->found_json[0]), "%s", json);
+  s->found++;
+}
+
+static void on_corrupt(void *ctx, const char *path, const char *why) {
+  seen *s = ctx;
+  CHECK(s->corrupt < MAX_SEEN);
+  snprintf(s->corrupt_path[s->corrupt], sizeof(s->corrupt_path[0]), "%s", path);
+  snprintf(s->corrupt_why[s->corrupt], sizeof(s->corrupt_why[0]), "%s", why);
+  s->corrupt++;
+}
+
+typedef struct kept {
+  const char *name;
+  char *bytes;
+  size_t len;
+} kept;
+
+static void test_recover(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "recover");
+  const char *progress =
+      "{\"schema_version\":1,\"id\":\"20240101T000000Z-7-1\",\"hang_id\":1,"
+      "\"state\":\"in_progress\",\"start\":{\"wall_ms\":1704067200000,"
+      "\"monotonic_ns\":18446744073709551615},\"duration_ms\":1.5e3,\"heaviest_stack\":[]}";
+  path_in(path, sizeof(path), dir, "20240101T000000Z-7-1.json");
+  write_file(path, progress, strlen(progress));
+  const char *ended = "{ \"schema_version\": 1, \"id\": \"done\", \"state\": \"ended\" }\n";
+  path_in(path, sizeof(path), dir, "done.json");
+  write_file(path, ended, strlen(ended));
+
+  /* Corrupt files, one of each kind. */
+  struct {
+    const char *name;
+    const char *text;
+    const char *expect; /* in the sentence */
+  } bad[] = {
+      {"empty.json", "", "is empty"},
+      {"truncated.json", "{\"schema_version\":1,\"id\":\"truncated\",\"state\":\"in_pro", "truncated"},
+      {"garbage.json", "hello, world", "not valid JSON"},
+      {"schema.json", "{\"schema_version\":2,\"id\":\"schema\",\"state\":\"in_progress\"}",
+       "schema_version 2"},
+      {"noschema.json", "{\"id\":\"noschema\",\"state\":\"in_progress\"}", "no schema_version"},
+      {"noid.json", "{\"schema_version\":1,\"state\":\"in_progress\"}", "no id"},
+      {"nostate.json", "{\"schema_version\":1,\"id\":\"nostate\"}", "no state"},
+      {"otherid.json", "{\"schema_version\":1,\"id\":\"someone\",\"state\":\"in_progress\"}",
+       "file name"},
+      {"array.json", "[1,2,3]", "not an object"},
+      {"trailing.json", "{\"schema_version\":1,\"id\":\"trailing\",\"state\":\"ended\"} x",
+       "after the JSON"},
+      {"binary.json", NULL, "binary"},
+      {"huge.json", NULL, "too large"},
+  };
+  const size_t bad_count = sizeof(bad) / sizeof(bad[0]);
+  kept before[16];
+  for (size_t i = 0; i < bad_count; i++) {
+    path_in(path, sizeof(path), dir, bad[i].name);
+    if (strcmp(bad[i].name, "binary.json") == 0) {
+      unsigned char noise[4096];
+      uint64_t x = 0x9E3779B97F4A7C15ULL;
+      for (size_t j = 0; j < sizeof(noise); j++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        noise[j] = (unsigned char)x;
+      }
+      write_file(path, noise, sizeof(noise));
+    } else if (strcmp(bad[i].name, "huge.json") == 0) {
+      int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      CHECK(fd >= 0);
+      CHECK(write(fd, "{", 1) == 1);
+      CHECK(ftruncate(fd, 17 * 1024 * 1024) == 0);
+      close(fd);
+    } else {
+      write_file(path, bad[i].text, strlen(bad[i].text));
+    }
+    before[i].name = bad[i].name;
+    before[i].bytes = read_text(path, &before[i].len);
+  }
+  char stale[512], notes[512];
+  path_in(stale, sizeof(stale), dir, ".20240101T000000Z-7-2.json.tmp");
+  write_file(stale, "{\"half", 6);
+  path_in(notes, sizeof(notes), dir, "notes.txt");
+  write_file(notes, "mine", 4);
+
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
+  uint64_t memory = lagscope__memory_in_use();
+  static seen got;
+  memset(&got, 0, sizeof(got));
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got), 0);
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+
+  /* The report in progress: reported once, rewritten as ended by termination, every other
+   * byte kept (the 64-bit clock exact). */
+  CHECK_EQ_INT(got.found, 1);
+  CHECK(strcmp(got.found_id[0], "20240101T000000Z-7-1") == 0);
+  path_in(path, sizeof(path), dir, "20240101T000000Z-7-1.json");
+  char *now = read_text(path, NULL);
+  CHECK(strcmp(now, got.found_json[0]) == 0);
+  printf("recovered: %s\n", now);
+  cJSON *doc = cJSON_Parse(now);
+  CHECK(doc != NULL);
+  CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(doc, "state")->valuestring,
+               "ended_by_termination") == 0);
+  CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(doc, "ended_by")->valuestring, "termination") == 0);
+  CHECK(cJSON_GetObjectItemCaseSensitive(doc, "recovered_at_wall_ms")->valuedouble >
+        1704067200000.0);
+  cJSON_Delete(doc);
+  CHECK(strstr(now, "\"monotonic_ns\":18446744073709551615") != NULL);
+  CHECK(strstr(now, "\"duration_ms\":1.5e3") != NULL);
+  CHECK(strncmp(now, progress, strlen("{\"schema_version\":1,\"id\":\"20240101T000000Z-7-1\","
+                                      "\"hang_id\":1,\"state\":")) == 0);
+  free(now);
+  path_in(path, sizeof(path), dir, "done.json");
+  now = read_text(path, NULL);
+  CHECK(strcmp(now, ended) == 0);
+  free(now);
+
+  /* Each corrupt file once, with its path and a sentence of its own; all left as they were. */
+  CHECK_EQ_INT(got.corrupt, (long long)bad_count);
+  for (size_t i = 0; i < bad_count; i++) {
+    int hits = 0;
+    for (int j = 0; j < got.corrupt; j++) {
+      if (strcmp(strrchr(got.corrupt_path[j], '/') + 1, bad[i].name) != 0) continue;
+      hits++;
+      printf("corrupt: %s: %s\n", got.corrupt_path[j], got.corrupt_why[j]);
+      const char *said = got.corrupt_why[j];
+      CHECK_MSG(strstr(said, bad[i].expect) != NULL, "%s: \"%s\" lacks \"%s\"",
+                bad[i].name, got.corrupt_why[j], bad[i].expect);
+    }
+    CHECK_MSG(hits == 1, "%s reported %d times", bad[i].name, hits);
+    path_in(path, sizeof(path), dir, bad[i].name);
+    size_t len;
+    char *after = read_text(path, &len);
+    CHECK(after != NULL && len == before[i].len && memcmp(after, before[i].bytes, len) == 0);
+    free(after);
+  }
+  for (int i = 0; i < got.corrupt; i++)
+    for (int j = i + 1; j < got.corrupt; j++)
+      CHECK_MSG(strcmp(got.corrupt_why[i], got.corrupt_why[j]) != 0, "the same sentence twice: %s",
+                got.corrupt_why[i]);
+  CHECK(!exists(stale));
+  CHECK(exists(notes));
+
+  /* Again: nothing more in progress; the corrupt files are still reported, still untouched. */
+  memset(&got, 0, sizeof(got));
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got), 0);
+  CHECK_EQ_INT(got.found, 0);
+  CHECK_EQ_INT(got.corrupt, (long long)bad_count);
+  for (size_t i = 0; i < bad_count; i++) free(before[i].bytes);
+  lagscope__store_close(s);
+  printf("recover: ok\n");
+}
+
+/* A report in progress that cannot be rewritten (full disk): still handed over, so the hang
+ * is not lost, ESYS returned, and the file unchanged for the next start. */
+static void test_recover_full_disk(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "recover-full");
+  char *progress = report_text("big", "in_progress", 16 * 1024);
+  path_in(path, sizeof(path), dir, "big.json");
+  write_file(path, progress, strlen(progress));
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
+  struct rlimit saved, limit;
+  CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  limit = saved;
+  limit.rlim_cur = 4096;
+  signal(SIGXFSZ, SIG_IGN);
+  CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  static seen got;
+  memset(&got, 0, sizeof(got));
+  int rc = lagscope__store_recover(s, on_found, on_corrupt, &got);
+  CHECK(setrlimit(RLIMIT_FSIZE, &saved) == 0);
+  CHECK_EQ_INT(rc, LAGSCOPE_ESYS);
+  CHECK_EQ_INT(got.found, 1);
+  CHECK_EQ_INT(got.corrupt, 0);
+  char *now = read_text(path, NULL);
+  CHECK(strcmp(now, progress) == 0);
+  CHECK_EQ_INT(count_entries(dir), 1);
+  free(now);
+  free(progress);
+  lagscope__store_close(s);
+  printf("recover on a full disk: ok\n");
+}
+
+/* report.c → store → recover: a report written in progress comes back ended by termination. */
+static void test_report_cycle(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "cycle");
+  static lagscope__stack samples[3];
+  for (int i = 0; i < 3; i++) {
+    samples[i].tid = 1;
+    samples[i].depth = 2;
+    samples[i].frames[0] = 0x1000 + (uintptr_t)i;
+    samples[i].frames[1] = 0x2000;
+  }
+  lagscope__hang_record r = {0};
+  snprintf(r.id, sizeof(r.id), "20240101T000000Z-99-3");
+  r.hang_id = 3;
+  r.state = LAGSCOPE__REPORT_IN_PROGRESS;
+  r.start_ns = 1234567890123456789ULL;
+  r.samples = samples;
+  r.sample_count = 3;
+  char *json = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, NULL, NULL, &json, NULL), 0);
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__store_write(s, r.id, json, path, sizeof(path), why, sizeof(why)), 0);
+  lagscope_free(json);
+  lagscope__store_close(s);
+
+  /* The next launch. */
+  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
+  static seen got;
+  memset(&got, 0, sizeof(got));
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got), 0);
+  CHECK_EQ_INT(got.found, 1);
+  CHECK_EQ_INT(got.corrupt, 0);
+  char *now = read_text(path, NULL);
+  cJSON *doc = cJSON_Parse(now);
+  CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(doc, "state")->valuestring,
+               "ended_by_termination") == 0);
+  CHECK_EQ_INT(cJSON_GetObjectItemCaseSensitive(
+                   cJSON_GetObjectItemCaseSensitive(doc, "call_tree"), "count")->valueint, 3);
+  CHECK(strstr(now, "\"monotonic_ns\":1234567890123456789") != NULL);
+  cJSON_Delete(doc);
+  free(now);
+  lagscope__store_close(s);
+  printf("report cycle: ok\n");
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  snprintf(root, sizeof(root), "/tmp/lagscope-store-XXXXXX");
+  CHECK(mkdtemp(root) != NULL);
+  uint64_t memory = lagscope__memory_in_use();
+  test_open();
+  test_write_and_ids();
+  test_write_failures();
+  test_bounds_by_count();
+  test_bounds_by_bytes();
+  test_recover();
+  test_recover_full_disk();
+  test_report_cycle();
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+  remove_tree(root);
+  return 0;
+}
