@@ -79,6 +79,10 @@ typedef struct lagscope__process_sample {
  * fields it could read are still filled. A thread that exits mid-read is skipped. No allocation
  * (the sample is the caller's), no lock. */
 int lagscope__process_sample_read(lagscope__process_sample *out, char *why, size_t why_size);
+/* The program's short name (Linux: /proc/self/comm). F */
+void lagscope__process_name(char *out, size_t size);
+int32_t lagscope__process_id(void); /* F */
+long lagscope__user_id(void);       /* F */
 /* Tests only: read from this folder instead of /proc/self (NULL: back to /proc/self). */
 void lagscope__process_set_root(const char *path);
 
@@ -194,6 +198,7 @@ void lagscope__log(const char *format, ...)
 /* ---- watchdog (core/watchdog.c): the hang state machine, clock passed in for tests ------------ */
 typedef struct lagscope__watchdog {
   uint64_t threshold_ns, interval_ns;
+  uint64_t hang_tick_ns;    /* how often the monitor runs while a hang lasts */
   int heartbeat_mode;
   uint64_t ping_seq;        /* last ping posted (0: none yet) */
   uint64_t ping_posted_ns;  /* when it was posted */
@@ -235,7 +240,8 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
 /* The post of ping ping_seq failed; it is not outstanding. F */
 void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
 
-/* How often the monitor looks at a hang in progress (issue 4 samples stacks at this rate). */
+/* How often the monitor looks at a hang in progress by default (config.hang_sample_interval_ms);
+ * it samples the main thread's stack each time. */
 #define LAGSCOPE__HANG_TICK_NS (10u * 1000u * 1000u)
 
 /* ---- port: capture (core/linux/capture.c) ---------------------------------------------------
@@ -367,6 +373,25 @@ int lagscope__store_recover(lagscope__store *s,
                                           const char *json),
                             void (*corrupt)(void *ctx, const char *path, const char *why),
                             void *ctx);
+
+/* ---- hangs (core/hang.c): one hang recorded, on the monitor thread --------------------------- */
+typedef struct lagscope__hang_recorder lagscope__hang_recorder;
+/* Opens the report store (errors become error events) and prepares capture. A */
+lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
+void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
+const char *lagscope__hang_recorder_dir(const lagscope__hang_recorder *h);
+/* Publishes hang_recovered for reports an earlier run left in progress. A */
+void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
+/* The hang began: captures the main thread, then every thread, and writes the report. A */
+void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
+                                   uint64_t start_ns, int64_t start_wall_ms,
+                                   const lagscope_metrics *before,
+                                   const lagscope__process_sample *sample_before);
+void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thread sample */
+void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
+/* The hang ended: the final report, stored; the payload for hang_ended (NULL on failure). A */
+lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
+                                                  uint64_t duration_ns);
 
 /* ---- the running instance (core/monitor.c) ---------------------------------------------------- */
 /* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */

@@ -93,6 +93,9 @@ typedef struct instance {
   char last_sample_error[256];
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;
+  lagscope__hang_recorder *hang_recorder;
+  lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
+  int have_last_metrics;
 } instance;
 
 typedef enum lifecycle_state { STOPPED, RUNNING, STOPPING } lifecycle_state;
@@ -251,6 +254,12 @@ static void publish_hang_began(instance *in) {
   atomic_fetch_add_explicit(&in->hangs, 1, memory_order_relaxed);
   atomic_store_explicit(&in->hang_in_progress, 1, memory_order_relaxed);
   lagscope__publish(&e);
+  /* Published first, so that the stream shows the hang before its stacks are gathered. */
+  if (in->hang_recorder != NULL)
+    lagscope__hang_recorder_begin(in->hang_recorder, e.as.hang_began.hang_id,
+                                  e.as.hang_began.start_ns, e.as.hang_began.start_wall_ms,
+                                  in->have_last_metrics ? &in->last_metrics : NULL,
+                                  &in->samples[in->sample_current]);
 }
 
 static void publish_hang_ended(instance *in, uint64_t duration_ns) {
@@ -259,6 +268,8 @@ static void publish_hang_ended(instance *in, uint64_t duration_ns) {
   e.as.hang_ended.start_ns = in->watchdog.hang_start_ns;
   e.as.hang_ended.duration_ns = duration_ns;
   atomic_store_explicit(&in->hang_in_progress, 0, memory_order_relaxed);
+  if (in->hang_recorder != NULL)
+    e.payload.report = lagscope__hang_recorder_end(in->hang_recorder, duration_ns);
   lagscope__publish(&e);
 }
 
@@ -310,6 +321,11 @@ static void publish_metrics(instance *in, uint64_t now) {
                       atomic_load_explicit(&in->subscriber_drops, memory_order_relaxed);
   m->monitor_memory_bytes = lagscope__memory_in_use();
 
+  if (m->hang_in_progress && in->hang_recorder != NULL)
+    lagscope__hang_recorder_during(in->hang_recorder, m);
+  else
+    in->last_metrics = *m, in->have_last_metrics = 1;
+
   pthread_mutex_lock(&latest_lock);
   latest_metrics = *m;
   have_latest_metrics = 1;
@@ -325,10 +341,15 @@ static void monitor_main(void *arg) {
   uint64_t sample_interval = (uint64_t)in->config.sample_interval_ms * NS_PER_MS;
   uint64_t next_sample = lagscope__now_ns() + sample_interval;
   sample_process(in, &in->samples[in->sample_current]); /* the baseline for CPU deltas */
+  in->hang_recorder = lagscope__hang_recorder_new(&in->config);
+  if (in->hang_recorder != NULL) lagscope__hang_recorder_recover(in->hang_recorder);
   while (!atomic_load_explicit(&in->monitor_stopping, memory_order_acquire)) {
     uint64_t now = lagscope__now_ns();
     lagscope__watchdog_step step;
+    int was_hung = in->watchdog.hang_active;
     lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
+    if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL)
+      lagscope__hang_recorder_sample(in->hang_recorder);
     if (step.hang_ended) publish_hang_ended(in, step.duration_ns);
     if (step.hang_began) publish_hang_began(in);
     if (step.post_ping) post_ping(in, now);
@@ -341,6 +362,11 @@ static void monitor_main(void *arg) {
     in->watchdog.expected_wake_ns = wake > now ? wake : now;
     lagscope__wakeup_wait_until(in->monitor_wakeup, in->watchdog.expected_wake_ns);
   }
+  /* A hang still open at stop is ended here: its report says how long it had lasted. */
+  if (in->watchdog.hang_active)
+    publish_hang_ended(in, lagscope__now_ns() - in->watchdog.hang_start_ns);
+  lagscope__hang_recorder_free(in->hang_recorder);
+  in->hang_recorder = NULL;
   last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */
 }
 

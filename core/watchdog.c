@@ -7,7 +7,7 @@
  * than the threshold is never reported, and a reported duration never exceeds the stall.
  *
  * The main thread's answer is only a few atomic stores, with no wake-up: the monitor looks at
- * it when the threshold would expire, and every LAGSCOPE__HANG_TICK_NS while a hang lasts; the
+ * it when the threshold would expire, and every hang_tick_ns while a hang lasts; the
  * answer's own timestamp gives the hang's exact end. */
 #include "internal.h"
 
@@ -20,6 +20,7 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
   memset(w, 0, sizeof(*w));
   w->threshold_ns = (uint64_t)c->hang_threshold_ms * NS_PER_MS;
   w->interval_ns = (uint64_t)c->ping_interval_ms * NS_PER_MS;
+  w->hang_tick_ns = (uint64_t)c->hang_sample_interval_ms * NS_PER_MS;
   w->heartbeat_mode = c->post_main == NULL;
   w->ping_seq = last_ping_seq;
   w->next_ping_ns = now_ns;
@@ -93,7 +94,7 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   }
 
   if (w->hang_active)
-    step->wake_at_ns = now_ns + LAGSCOPE__HANG_TICK_NS;
+    step->wake_at_ns = now_ns + w->hang_tick_ns;
   else if (w->heartbeat_mode)
     step->wake_at_ns = since + w->threshold_ns;
   else if (w->ping_outstanding) /* look for the answer at the next ping time, at the latest

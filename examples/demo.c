@@ -71,6 +71,7 @@ typedef struct demo_options {
   int heartbeat;
   unsigned threshold_ms; /* passed to lagscope unchecked: lagscope validates it */
   unsigned refresh_hz;   /* likewise */
+  const char *report_dir; /* NULL: lagscope's default */
 } demo_options;
 
 static void demo_usage(FILE *out) {
@@ -90,6 +91,8 @@ static void demo_usage(FILE *out) {
           "                       (default: one human line per hang on stderr)\n"
           "  --threshold-ms N     lagscope's hang threshold (default: lagscope's, 250)\n"
           "  --refresh-hz N       the display rate lagscope measures against (default 60)\n"
+          "  --report-dir DIR     where lagscope stores hang reports (default: lagscope's,\n"
+          "                       $TMPDIR/lagscope-<uid>/lagscope-demo)\n"
           "  --heartbeat          call lagscope_heartbeat() each loop instead of post_main\n"
           "  --headless           no window; this version always runs headless (a window with\n"
           "                       the HUD comes later)\n"
@@ -149,7 +152,7 @@ static int demo_parse_events(const char *name, const char *text, int *jsonl) {
 
 static const char *const demo_valued_options[] = {
     "--fps", "--stall-kind", "--stall-ms", "--stall-every", "--duration", "--events",
-    "--threshold-ms", "--refresh-hz"};
+    "--threshold-ms", "--refresh-hz", "--report-dir"};
 
 static int demo_is_valued(const char *name) {
   for (size_t i = 0; i < sizeof demo_valued_options / sizeof demo_valued_options[0]; i++)
@@ -169,6 +172,11 @@ static int demo_parse_valued(demo_options *o, const char *name, const char *valu
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->threshold_ms);
   if (strcmp(name, "--refresh-hz") == 0)
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->refresh_hz);
+  if (strcmp(name, "--report-dir") == 0) {
+    if (value[0] == '\0') return demo_bad_value(name, value, "a folder");
+    o->report_dir = value;
+    return 0;
+  }
   return -1; /* not reached: demo_is_valued(name) */
 }
 
@@ -249,8 +257,13 @@ static void demo_print_human(const lagscope_event *e) {
     fprintf(stderr, DEMO_NAME ": hang %" PRIu64 " began (no answer for %" PRIu32 " ms)\n",
             e->as.hang_began.hang_id, e->as.hang_began.threshold_ms);
   else if (e->type == LAGSCOPE_EVENT_HANG_ENDED)
-    fprintf(stderr, DEMO_NAME ": hang %" PRIu64 " ended after %.1f ms\n", e->as.hang_ended.hang_id,
-            (double)e->as.hang_ended.duration_ns / 1e6);
+    fprintf(stderr, DEMO_NAME ": hang %" PRIu64 " ended after %.1f ms%s%s\n",
+            e->as.hang_ended.hang_id, (double)e->as.hang_ended.duration_ns / 1e6,
+            e->payload.report ? "; report: " : "",
+            e->payload.report ? lagscope_report_path(e->payload.report) : "");
+  else if (e->type == LAGSCOPE_EVENT_HANG_RECOVERED)
+    fprintf(stderr, DEMO_NAME ": a hang of an earlier run never ended (killed while hung): %s\n",
+            lagscope_report_path(e->payload.report));
   else if (e->type == LAGSCOPE_EVENT_METRICS)
     demo_print_metrics(e->payload.metrics);
   else if (e->type == LAGSCOPE_EVENT_ERROR)
@@ -544,6 +557,7 @@ static lagscope_config demo_config(const demo_options *o) {
   c.hang_threshold_ms = o->threshold_ms;
   c.refresh_hz = o->refresh_hz;
   c.on_event = demo_on_event;
+  c.report_dir = o->report_dir;
   if (!o->heartbeat) {
     c.post_main = demo_post_main;
     c.post_main_user = &demo_main_queue;

@@ -1,0 +1,277 @@
+/*
+ * One hang, recorded: all threads captured once when it begins, the main thread sampled every
+ * hang_sample_interval_ms while it lasts, the report written to disk as soon as the first
+ * capture is done (so a hang that ends with the app killed is there at the next start) and
+ * rewritten when it ends. Runs on the monitor thread only.
+ */
+#define _POSIX_C_SOURCE 200809L /* gmtime_r */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SAMPLES_INITIAL 64
+#define SAMPLES_MAX 6000            /* 60 s at 10 ms; later samples are counted, not kept */
+#define THREAD_ANSWER_NS (20u * 1000u * 1000u) /* a thread that blocks the signal costs this */
+#define MAIN_ANSWER_NS (50u * 1000u * 1000u)
+
+struct lagscope__hang_recorder {
+  lagscope_config config;
+  char app_name[64];
+  char report_dir[512];
+  lagscope__store *store;
+  lagscope__symbols *symbols;
+  int capture_ready;
+
+  /* The hang in progress. */
+  int active;
+  lagscope__hang_record record;
+  lagscope__stack *samples;
+  uint32_t samples_capacity;
+  lagscope__stack *threads;
+  lagscope__process_sample *thread_info;        /* at the hang's start */
+  lagscope__process_sample *thread_info_before; /* the sampler's last, before it */
+  char path[512];
+};
+
+/* ---- set-up ---- */
+
+static void default_report_dir(lagscope__hang_recorder *h) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(h->report_dir, sizeof(h->report_dir), "%s/lagscope-%ld/%s",
+           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (long)lagscope__user_id(), h->app_name);
+}
+
+static void open_store(lagscope__hang_recorder *h) {
+  char why[512];
+  if (lagscope__store_open(h->report_dir, h->config.report_max_count, h->config.report_max_bytes,
+                           &h->store, why, sizeof(why)) != LAGSCOPE_OK) {
+    h->store = NULL;
+    lagscope__publish_error(LAGSCOPE_ESYS, "report store: %s; hang reports are not kept", why);
+  }
+}
+
+lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config) {
+  lagscope__hang_recorder *h = lagscope__alloc(sizeof(*h));
+  if (h == NULL) return NULL;
+  h->config = *config;
+  if (config->app_name != NULL)
+    snprintf(h->app_name, sizeof(h->app_name), "%s", config->app_name);
+  else
+    lagscope__process_name(h->app_name, sizeof(h->app_name));
+  if (config->report_dir != NULL)
+    snprintf(h->report_dir, sizeof(h->report_dir), "%s", config->report_dir);
+  else
+    default_report_dir(h);
+  open_store(h);
+  int rc = lagscope__capture_init();
+  h->capture_ready = rc == LAGSCOPE_OK;
+  if (!h->capture_ready)
+    lagscope__publish_error(rc, "capture unavailable (%s): hangs are reported without stacks",
+                            lagscope_strerror(rc));
+  return h;
+}
+
+static void release_hang_buffers(lagscope__hang_recorder *h) {
+  lagscope__dealloc(h->samples);
+  lagscope__dealloc(h->threads);
+  lagscope__dealloc(h->thread_info);
+  lagscope__dealloc(h->thread_info_before);
+  h->samples = h->threads = NULL;
+  h->thread_info = h->thread_info_before = NULL;
+  h->samples_capacity = 0;
+  h->active = 0;
+}
+
+void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
+  if (h == NULL) return;
+  release_hang_buffers(h);
+  lagscope__symbols_free(h->symbols);
+  lagscope__store_close(h->store);
+  lagscope__dealloc(h);
+}
+
+const char *lagscope__hang_recorder_dir(const lagscope__hang_recorder *h) { return h->report_dir; }
+
+/* ---- reports ---- */
+
+static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_info *out) {
+  lagscope__hang_recorder *h = ctx;
+  if (h->symbols == NULL) h->symbols = lagscope__symbols_new();
+  if (h->symbols == NULL) {
+    memset(out, 0, sizeof(*out));
+    out->address = address;
+    out->build_id = "";
+    return LAGSCOPE_ENOMEM;
+  }
+  return lagscope__symbols_resolve(h->symbols, address, is_return, out);
+}
+
+/* Builds the report's JSON and writes it; returns the public report for events (or NULL). */
+static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_payload) {
+  char *json = NULL, *heaviest = NULL;
+  int rc = lagscope__report_json(&h->record, resolve, h, &json, want_payload ? &heaviest : NULL);
+  if (rc != LAGSCOPE_OK) {
+    lagscope__publish_error(rc, "hang %llu: the report could not be built",
+                            (unsigned long long)h->record.hang_id);
+    return NULL;
+  }
+  char why[512];
+  if (h->store != NULL &&
+      lagscope__store_write(h->store, h->record.id, json, h->path, sizeof(h->path), why,
+                            sizeof(why)) != LAGSCOPE_OK) {
+    h->path[0] = '\0';
+    lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored: %s",
+                            (unsigned long long)h->record.hang_id, why);
+  }
+  if (!want_payload) {
+    lagscope_free(json);
+    return NULL;
+  }
+  return lagscope__hang_report_new(h->record.id, h->record.hang_id, h->path, json, heaviest);
+}
+
+/* ---- the hang ---- */
+
+static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_id) {
+  time_t seconds = (time_t)(wall_ms / 1000);
+  struct tm utc;
+  gmtime_r(&seconds, &utc);
+  char when[32];
+  strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &utc);
+  snprintf(h->record.id, sizeof(h->record.id), "%s.%03dZ-%d-%llu", when, (int)(wall_ms % 1000),
+           (int)lagscope__process_id(), (unsigned long long)hang_id);
+}
+
+/* Captures every thread but lagscope's own, once. */
+static void capture_all_threads(lagscope__hang_recorder *h) {
+  char why[256];
+  lagscope__process_sample_read(h->thread_info, why, sizeof(why));
+  h->threads = lagscope__alloc(sizeof(lagscope__stack) * (h->thread_info->threads_len + 1));
+  if (h->threads == NULL) return;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < h->thread_info->threads_len; i++) {
+    lagscope__thread_sample *t = &h->thread_info->threads[i];
+    lagscope__stack *s = &h->threads[kept];
+    uint64_t wait = t->tid == h->record.main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
+    if (h->capture_ready) {
+      lagscope__capture_stack(t->tid, s, wait);
+    } else {
+      s->tid = t->tid, s->depth = 0, s->walk = LAGSCOPE__WALK_NO_REPLY;
+    }
+    if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
+    h->thread_info->threads[kept++] = *t;        /* keep info in step with stacks */
+  }
+  h->thread_info->threads_len = kept;
+  h->record.threads = h->threads;
+  h->record.thread_info = h->thread_info->threads;
+  h->record.thread_count = kept;
+}
+
+static int grow_samples(lagscope__hang_recorder *h) {
+  uint32_t capacity = h->samples_capacity == 0 ? SAMPLES_INITIAL : h->samples_capacity * 2;
+  if (capacity > SAMPLES_MAX) capacity = SAMPLES_MAX;
+  lagscope__stack *bigger = lagscope__alloc(sizeof(lagscope__stack) * capacity);
+  if (bigger == NULL) return 0;
+  if (h->samples != NULL)
+    memcpy(bigger, h->samples, sizeof(lagscope__stack) * h->record.sample_count);
+  lagscope__dealloc(h->samples);
+  h->samples = bigger;
+  h->samples_capacity = capacity;
+  h->record.samples = bigger;
+  return 1;
+}
+
+void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
+  if (!h->active || !h->capture_ready) return;
+  if (h->record.sample_count == h->samples_capacity &&
+      (h->samples_capacity == SAMPLES_MAX || !grow_samples(h))) {
+    h->record.samples_dropped++;
+    return;
+  }
+  lagscope__stack *s = &h->samples[h->record.sample_count];
+  if (lagscope__capture_stack(h->record.main_tid, s, MAIN_ANSWER_NS) == LAGSCOPE_OK)
+    h->record.sample_count++;
+}
+
+void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
+                                   uint64_t start_ns, int64_t start_wall_ms,
+                                   const lagscope_metrics *before,
+                                   const lagscope__process_sample *sample_before) {
+  release_hang_buffers(h);
+  memset(&h->record, 0, sizeof(h->record));
+  h->active = 1;
+  h->path[0] = '\0';
+  lagscope__hang_record *r = &h->record;
+  make_id(h, start_wall_ms, hang_id);
+  r->hang_id = hang_id;
+  r->state = LAGSCOPE__REPORT_IN_PROGRESS;
+  r->start_ns = start_ns;
+  r->start_wall_ms = start_wall_ms;
+  r->threshold_ms = h->config.hang_threshold_ms;
+  r->sample_interval_ms = h->config.hang_sample_interval_ms;
+  r->app_name = h->app_name;
+  r->pid = lagscope__process_id();
+  r->main_tid = lagscope__main_thread_id();
+  if (before != NULL) r->before = *before;
+  h->thread_info = lagscope__alloc(sizeof(lagscope__process_sample));
+  h->thread_info_before = lagscope__alloc(sizeof(lagscope__process_sample));
+  if (h->thread_info == NULL || h->thread_info_before == NULL) {
+    lagscope__publish_error(LAGSCOPE_ENOMEM, "hang %llu: no memory to record it",
+                            (unsigned long long)hang_id);
+    release_hang_buffers(h);
+    return;
+  }
+  if (sample_before != NULL) {
+    *h->thread_info_before = *sample_before;
+    r->thread_info_before = h->thread_info_before->threads;
+    r->thread_count_before = sample_before->threads_len;
+  }
+  lagscope__hang_recorder_sample(h); /* the main thread first: it is what is stuck */
+  capture_all_threads(h);
+  if (sample_before != NULL) r->thread_cpu_window_ns = h->thread_info->time_ns - sample_before->time_ns;
+  r->duration_ns = lagscope__now_ns() - start_ns;
+  write_report(h, 0); /* on disk before anything else can go wrong */
+}
+
+void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m) {
+  if (!h->active) return;
+  h->record.during = *m;
+  h->record.have_during = 1;
+}
+
+lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
+                                                  uint64_t duration_ns) {
+  if (!h->active) return NULL;
+  h->record.state = LAGSCOPE__REPORT_ENDED;
+  h->record.duration_ns = duration_ns;
+  lagscope_hang_report *report = write_report(h, 1);
+  release_hang_buffers(h);
+  return report;
+}
+
+/* ---- reports of earlier runs ---- */
+
+static void publish_recovered(void *ctx, const char *id, const char *path, const char *json) {
+  (void)ctx;
+  size_t len = strlen(json) + 1;
+  char *copy = malloc(len); /* freed by the report with lagscope_free */
+  if (copy == NULL) return;
+  memcpy(copy, json, len);
+  lagscope_hang_report *report = lagscope__hang_report_new(id, 0, path, copy, NULL);
+  if (report == NULL) return;
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_RECOVERED};
+  e.payload.report = report;
+  lagscope__publish(&e);
+}
+
+static void publish_corrupt(void *ctx, const char *path, const char *why) {
+  (void)ctx;
+  lagscope__publish_error(LAGSCOPE_EPARSE, "report store: skipped %s: %s", path, why);
+}
+
+void lagscope__hang_recorder_recover(lagscope__hang_recorder *h) {
+  if (h->store != NULL) lagscope__store_recover(h->store, publish_recovered, publish_corrupt, h);
+}

@@ -1,0 +1,98 @@
+/* Capture of a real thread: the main thread blocks in libc (nanosleep, a held mutex, read,
+ * poll) or spins, under three functions of ours; another thread captures it and the stack
+ * must contain those functions, in order, down to main, whatever libc was built with. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static int pipe_fds[2];
+static _Atomic int blocking, release_main;
+static const char *kind;
+
+/* The functions the stack must show. Exported (-rdynamic) so dladdr names them here; the
+ * symbolicator's own tests cover static functions. */
+__attribute__((noinline)) void capture_test_block(void) {
+  atomic_store(&blocking, 1);
+  if (strcmp(kind, "busy") == 0) {
+    while (!atomic_load(&release_main)) {}
+  } else if (strcmp(kind, "nanosleep") == 0) {
+    struct timespec ts = {2, 0};
+    nanosleep(&ts, NULL);
+  } else if (strcmp(kind, "mutex") == 0) {
+    pthread_mutex_lock(&held);
+    pthread_mutex_unlock(&held);
+  } else if (strcmp(kind, "read") == 0) {
+    char c;
+    (void)!read(pipe_fds[0], &c, 1);
+  } else if (strcmp(kind, "poll") == 0) {
+    struct pollfd p = {.fd = pipe_fds[0], .events = POLLIN};
+    poll(&p, 1, 2000);
+  }
+  __asm__ volatile(""); /* keep the calls above from being tail calls */
+}
+
+__attribute__((noinline)) void capture_test_middle(void) {
+  capture_test_block();
+  __asm__ volatile("");
+}
+
+__attribute__((noinline)) void capture_test_outer(void) {
+  capture_test_middle();
+  __asm__ volatile("");
+}
+
+static const char *name_of(uintptr_t address) {
+  Dl_info info;
+  if (dladdr((void *)(address - 1), &info) == 0 || info.dli_sname == NULL) return "?";
+  return info.dli_sname;
+}
+
+static void *capturer(void *arg) {
+  (void)arg;
+  while (!atomic_load(&blocking)) usleep(1000);
+  usleep(50000); /* into the blocking call: this wait is not a guess the test depends on, a
+                     capture during the call above it would still show the same callers */
+  static lagscope__stack stack;
+  int rc = lagscope__capture_stack(lagscope__main_thread_id(), &stack, 1000000000u);
+  printf("%s: rc %d, walk %s, %u frames\n", kind, rc, lagscope__walk_name(stack.walk),
+         stack.depth);
+  const char *expected[] = {"capture_test_block", "capture_test_middle", "capture_test_outer",
+                            "main"};
+  size_t next = 0;
+  for (uint32_t i = 0; i < stack.depth; i++) {
+    const char *name = name_of(stack.frames[i]);
+    printf("  #%u %#lx %s\n", i, (unsigned long)stack.frames[i], name);
+    if (next < 4 && strcmp(name, expected[next]) == 0) next++;
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_MSG(next == 4, "%s: found %zu of the 4 expected functions in order", kind, next);
+  atomic_store(&release_main, 1);
+  pthread_mutex_unlock(&held);
+  (void)!write(pipe_fds[1], "x", 1);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  CHECK(argc == 2);
+  kind = argv[1];
+  CHECK_EQ_INT(lagscope__capture_init(), 0);
+  CHECK(pipe(pipe_fds) == 0);
+  pthread_t t;
+  if (strcmp(kind, "mutex") == 0) {
+    /* The lock is taken by this thread before main waits on it; the capturer releases it.
+     * A default mutex may be unlocked by another thread in glibc; fine for a test. */
+    pthread_mutex_lock(&held);
+  }
+  pthread_create(&t, NULL, capturer, NULL);
+  capture_test_outer();
+  pthread_join(t, NULL);
+  return 0;
+}

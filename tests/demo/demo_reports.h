@@ -1,0 +1,23 @@
+/* Helpers shared by the tests that read the demo's hang reports. */
+#ifndef DEMO_REPORTS_H
+#define DEMO_REPORTS_H
+
+#include "spawn.h"
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stddef.h>
+
+/* Reads JSON lines until one of the given type arrives (NULL after timeout_ms or EOF); the
+ * caller cJSON_Deletes it. Prints every line but metrics. */
+cJSON *demo_wait_for(spawn_proc *p, const char *type, int timeout_ms);
+/* The "function" of each frame of a JSON array of frames, innermost first; NULL for none. */
+size_t demo_functions(const cJSON *frames, const char **out, size_t max);
+/* Index of the first entry equal to name (or containing it, with contains), or -1. */
+int demo_find(const char **names, size_t n, const char *name, int contains);
+/* A whole file as a parsed JSON object, or NULL. */
+cJSON *demo_read_json_file(const char *path);
+/* A fresh temporary folder (mkdtemp). */
+void demo_temp_dir(char *out, size_t size);
+
+#endif
