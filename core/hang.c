@@ -273,5 +273,10 @@ static void publish_corrupt(void *ctx, const char *path, const char *why) {
 }
 
 void lagscope__hang_recorder_recover(lagscope__hang_recorder *h) {
-  if (h->store != NULL) lagscope__store_recover(h->store, publish_recovered, publish_corrupt, h);
+  if (h->store == NULL) return;
+  /* A report that could not be marked (a full disk) is still published; it stays in progress
+   * on disk and is published again at the next start. */
+  if (lagscope__store_recover(h->store, publish_recovered, publish_corrupt, h) != LAGSCOPE_OK)
+    lagscope__publish_error(LAGSCOPE_ESYS, "report store: a recovered report in %s could not be "
+                            "marked as ended by termination", h->report_dir);
 }

@@ -223,7 +223,7 @@ static void enforce_bounds(const lagscope__store *s, const char *keep) {
   }
   uint64_t count = l.len, bytes = 0;
   for (size_t i = 0; i < l.len; i++) bytes += l.items[i].size;
-  qsort(l.items, l.len, sizeof(listed), by_age);
+  if (l.len > 1) qsort(l.items, l.len, sizeof(listed), by_age);
   for (size_t i = 0; i < l.len; i++) {
     int over = (s->max_reports != 0 && count > s->max_reports) ||
                (s->max_bytes != 0 && bytes > s->max_bytes);
@@ -598,7 +598,7 @@ int lagscope__store_recover(lagscope__store *s,
     lagscope__dealloc(l.items);
     return rc;
   }
-  qsort(l.items, l.len, sizeof(listed), by_name);
+  if (l.len > 1) qsort(l.items, l.len, sizeof(listed), by_name);
   for (size_t i = 0; i < l.len; i++) {
     char path[STORE_PATH_MAX], stem[sizeof(l.items[i].name)], why[256], sentence[300];
     if (path_join(path, sizeof(path), "%s/%s", s->dir, l.items[i].name) != 0) continue;

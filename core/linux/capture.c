@@ -135,14 +135,32 @@ static void refresh_readable_ranges(void) {
   dl_iterate_phdr(add_object_ranges, NULL);
 }
 
+/* [address, address + bytes) within [start, end), written so that no sum can wrap: a
+ * corrupt frame hands us addresses near 2^64. */
+static int within(uintptr_t address, size_t bytes, uintptr_t start, uintptr_t end) {
+  return address >= start && end - start >= bytes && address - start <= end - start - bytes;
+}
+
 static int in_readable_object(uintptr_t address, size_t bytes) {
   for (size_t i = 0; i < readable_len; i++)
-    if (address >= readable[i].start && address + bytes <= readable[i].end) return 1;
+    if (within(address, bytes, readable[i].start, readable[i].end)) return 1;
   return 0;
 }
 
+/* A word from a loaded object's segment, with plain byte loads: sanitizers have no business
+ * here (TSan keeps no shadow for the vDSO) and memcpy would be intercepted. */
+__attribute__((no_sanitize("address", "thread", "undefined"))) static unw_word_t
+load_object_word(uintptr_t address) {
+  const volatile unsigned char *p = (const volatile unsigned char *)address;
+  unsigned char bytes[sizeof(unw_word_t)];
+  for (size_t i = 0; i < sizeof(bytes); i++) bytes[i] = p[i];
+  unw_word_t value;
+  memcpy(&value, bytes, sizeof(value));
+  return value;
+}
+
 static int read_word(const snapshot *s, uintptr_t address, unw_word_t *value) {
-  if (address >= s->stack_base && address + sizeof(*value) <= s->stack_base + s->stack_len) {
+  if (within(address, sizeof(*value), s->stack_base, s->stack_base + s->stack_len)) {
     memcpy(value, s->stack + (address - s->stack_base), sizeof(*value));
     return 0;
   }
@@ -150,7 +168,7 @@ static int read_word(const snapshot *s, uintptr_t address, unw_word_t *value) {
     refresh_readable_ranges(); /* a dlopen since the last look */
     if (!in_readable_object(address, sizeof(*value))) return -UNW_EINVAL;
   }
-  memcpy(value, (const void *)address, sizeof(*value));
+  *value = load_object_word(address);
   return 0;
 }
 
@@ -336,4 +354,10 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
   if (!take_snapshot(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
   unwind_snapshot(&the_snapshot, out);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
+}
+
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns) {
+  lagscope__stack unused;
+  if (address_space == NULL || is_own_thread(tid)) return LAGSCOPE_EINVAL;
+  return take_snapshot(tid, timeout_ns, &unused) ? LAGSCOPE_OK : LAGSCOPE_ENOENT;
 }

@@ -340,7 +340,7 @@ static void read_objects(lagscope__symbols *s) {
   dl_iterate_phdr(read_one_object, &ctx);
   for (size_t i = 0; i < s->objects_len; i++)
     if (s->objects[i]->seen != s->generation) s->objects[i]->loaded = 0;
-  qsort(s->ranges, s->ranges_len, sizeof(range), compare_ranges);
+  if (s->ranges_len > 1) qsort(s->ranges, s->ranges_len, sizeof(range), compare_ranges);
 }
 
 typedef struct counters {

@@ -53,7 +53,9 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
 /* ---- threads ---- */
 
 #define OWN_THREADS_MAX 64
-#define THREAD_STACK_BYTES (256u * 1024u)
+/* Virtual size: only the pages touched cost memory. libdw reading line tables, under a
+ * sanitizer, needs more than 256 KiB. */
+#define THREAD_STACK_BYTES (1024u * 1024u)
 
 static _Atomic int32_t own_tids[OWN_THREADS_MAX];
 static _Thread_local int this_thread_is_own;
