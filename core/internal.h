@@ -181,6 +181,14 @@ uint64_t lagscope__bus_published(const lagscope__bus *bus);
 /* Wakes a waiting consumer (for shutdown). F */
 void lagscope__bus_wake(lagscope__bus *bus);
 
+/* ---- JSON helpers shared by json.c and report.c (defined in json.c) ------------------------------ */
+struct cJSON;
+/* Exact integers: cJSON's numbers are doubles, exact only to 2^53. A */
+void lagscope__json_add_u64(struct cJSON *object, const char *name, uint64_t value);
+void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t value);
+/* A measurement rounded to 0.001 (finer than any is accurate); null when not finite. A */
+void lagscope__json_add_measure(struct cJSON *object, const char *name, double value);
+
 /* ---- events (core/monitor.c) ----------------------------------------------------------------- */
 /* Publishes an error event with a formatted message to the running instance's bus. A */
 void lagscope__publish_error(int code, const char *format, ...)
@@ -276,6 +284,9 @@ int lagscope__capture_init(void);      /* A: installs the handler once per proce
  * per process (the callers serialise); no allocation, no lock in the target. */
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
 int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
+/* The first half alone, for benchmarks: the thread's registers and stack copied into the
+ * snapshot (the raw stack in hand), not unwound. 0 when it answered. */
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns);
 
 /* ---- port: symbols (core/linux/symbols.c) ----------------------------------------------------
  * Addresses to names, off the captured thread. */

@@ -11,13 +11,13 @@
 static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
     LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
 
-static void add_u64(cJSON *object, const char *name, uint64_t value) {
+void lagscope__json_add_u64(cJSON *object, const char *name, uint64_t value) {
   char text[24];
   snprintf(text, sizeof(text), "%" PRIu64, value);
   cJSON_AddRawToObject(object, name, text);
 }
 
-static void add_i64(cJSON *object, const char *name, int64_t value) {
+void lagscope__json_add_i64(cJSON *object, const char *name, int64_t value) {
   char text[24];
   snprintf(text, sizeof(text), "%" PRId64, value);
   cJSON_AddRawToObject(object, name, text);
@@ -26,20 +26,23 @@ static void add_i64(cJSON *object, const char *name, int64_t value) {
 /* Measurements as decimals people read: 0.001 is finer than any of them is accurate. */
 static double rounded(double value) { return round(value * 1000.0) / 1000.0; }
 
-static void add_measure(cJSON *object, const char *name, double value) {
-  cJSON_AddNumberToObject(object, name, rounded(value));
+void lagscope__json_add_measure(cJSON *object, const char *name, double value) {
+  if (!isfinite(value))
+    cJSON_AddNullToObject(object, name);
+  else
+    cJSON_AddNumberToObject(object, name, rounded(value));
 }
 
 static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
   cJSON_AddNumberToObject(o, "refresh_hz", f->refresh_hz);
-  add_measure(o, "fps", f->fps);
+  lagscope__json_add_measure(o, "fps", f->fps);
   cJSON_AddNumberToObject(o, "frames", f->frames);
   cJSON_AddNumberToObject(o, "dropped", f->dropped);
-  add_measure(o, "hitch_ms_per_s", f->hitch_ms_per_s);
+  lagscope__json_add_measure(o, "hitch_ms_per_s", f->hitch_ms_per_s);
   cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(f->band));
-  add_u64(o, "total_frames", f->total_frames);
-  add_u64(o, "total_dropped", f->total_dropped);
-  add_u64(o, "lost_timestamps", f->lost_timestamps);
+  lagscope__json_add_u64(o, "total_frames", f->total_frames);
+  lagscope__json_add_u64(o, "total_dropped", f->total_dropped);
+  lagscope__json_add_u64(o, "lost_timestamps", f->lost_timestamps);
   cJSON *histogram = cJSON_AddObjectToObject(o, "frame_histogram");
   cJSON_AddItemToObject(histogram, "edges_ms",
                         cJSON_CreateDoubleArray(histogram_edges_ms,
@@ -53,27 +56,27 @@ static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
 }
 
 static void add_metrics(cJSON *o, const lagscope_metrics *m) {
-  add_u64(o, "sampled_ns", m->time_ns);
-  add_i64(o, "wall_ms", m->wall_ms);
+  lagscope__json_add_u64(o, "sampled_ns", m->time_ns);
+  lagscope__json_add_i64(o, "wall_ms", m->wall_ms);
   add_frames(o, &m->frames);
-  add_measure(o, "cpu_percent", m->cpu_percent);
+  lagscope__json_add_measure(o, "cpu_percent", m->cpu_percent);
   cJSON_AddNumberToObject(o, "thread_count", m->thread_count);
-  add_u64(o, "rss_bytes", m->rss_bytes);
-  add_u64(o, "pss_bytes", m->pss_bytes);
+  lagscope__json_add_u64(o, "rss_bytes", m->rss_bytes);
+  lagscope__json_add_u64(o, "pss_bytes", m->pss_bytes);
   cJSON *busiest = cJSON_AddArrayToObject(o, "busiest_threads");
   for (uint32_t i = 0; i < m->busiest_count; i++) {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddNumberToObject(t, "tid", m->busiest[i].tid);
     cJSON_AddStringToObject(t, "name", m->busiest[i].name);
-    add_measure(t, "cpu_percent", m->busiest[i].cpu_percent);
+    lagscope__json_add_measure(t, "cpu_percent", m->busiest[i].cpu_percent);
     cJSON_AddItemToArray(busiest, t);
   }
-  add_u64(o, "hangs", m->hangs);
+  lagscope__json_add_u64(o, "hangs", m->hangs);
   cJSON_AddBoolToObject(o, "hang_in_progress", m->hang_in_progress);
-  add_u64(o, "events_published", m->events_published);
-  add_u64(o, "events_dropped", m->events_dropped);
-  add_measure(o, "monitor_cpu_percent", m->monitor_cpu_percent);
-  add_u64(o, "monitor_memory_bytes", m->monitor_memory_bytes);
+  lagscope__json_add_u64(o, "events_published", m->events_published);
+  lagscope__json_add_u64(o, "events_dropped", m->events_dropped);
+  lagscope__json_add_measure(o, "monitor_cpu_percent", m->monitor_cpu_percent);
+  lagscope__json_add_u64(o, "monitor_memory_bytes", m->monitor_memory_bytes);
 }
 
 /* A hang's report in its event: where it is stored and its heaviest main-thread stack. */
@@ -88,16 +91,16 @@ static void add_report(cJSON *o, const lagscope_hang_report *report) {
 static void add_body(cJSON *o, const lagscope_event *e) {
   switch (e->type) {
     case LAGSCOPE_EVENT_HANG_BEGAN:
-      add_u64(o, "hang_id", e->as.hang_began.hang_id);
-      add_u64(o, "start_ns", e->as.hang_began.start_ns);
-      add_i64(o, "start_wall_ms", e->as.hang_began.start_wall_ms);
+      lagscope__json_add_u64(o, "hang_id", e->as.hang_began.hang_id);
+      lagscope__json_add_u64(o, "start_ns", e->as.hang_began.start_ns);
+      lagscope__json_add_i64(o, "start_wall_ms", e->as.hang_began.start_wall_ms);
       cJSON_AddNumberToObject(o, "threshold_ms", e->as.hang_began.threshold_ms);
       break;
     case LAGSCOPE_EVENT_HANG_ENDED:
-      add_u64(o, "hang_id", e->as.hang_ended.hang_id);
-      add_u64(o, "start_ns", e->as.hang_ended.start_ns);
-      add_u64(o, "duration_ns", e->as.hang_ended.duration_ns);
-      add_measure(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
+      lagscope__json_add_u64(o, "hang_id", e->as.hang_ended.hang_id);
+      lagscope__json_add_u64(o, "start_ns", e->as.hang_ended.start_ns);
+      lagscope__json_add_u64(o, "duration_ns", e->as.hang_ended.duration_ns);
+      lagscope__json_add_measure(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
       add_report(o, e->payload.report);
       break;
     case LAGSCOPE_EVENT_HANG_RECOVERED:
@@ -118,8 +121,8 @@ char *lagscope_event_json(const lagscope_event *event) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return NULL;
   cJSON_AddStringToObject(o, "type", lagscope_event_type_name(event->type));
-  add_u64(o, "seq", event->sequence);
-  add_u64(o, "time_ns", event->time_ns);
+  lagscope__json_add_u64(o, "seq", event->sequence);
+  lagscope__json_add_u64(o, "time_ns", event->time_ns);
   add_body(o, event);
   char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);

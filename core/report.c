@@ -31,33 +31,10 @@
 
 /* ---- 1. helpers ----------------------------------------------------------------------------- */
 
-static void add_u64(cJSON *object, const char *name, uint64_t value) {
-  char text[24];
-  snprintf(text, sizeof(text), "%" PRIu64, value);
-  cJSON_AddRawToObject(object, name, text);
-}
-
-static void add_i64(cJSON *object, const char *name, int64_t value) {
-  char text[24];
-  snprintf(text, sizeof(text), "%" PRId64, value);
-  cJSON_AddRawToObject(object, name, text);
-}
-
 static void add_hex(cJSON *object, const char *name, uintptr_t value) {
   char text[24];
   snprintf(text, sizeof(text), "0x%" PRIxPTR, value);
   cJSON_AddStringToObject(object, name, text);
-}
-
-/* Measurements as decimals people read, as in event JSON. */
-static double rounded(double value) { return round(value * 1000.0) / 1000.0; }
-
-static void add_measure(cJSON *object, const char *name, double value) {
-  if (!isfinite(value)) {
-    cJSON_AddNullToObject(object, name);
-    return;
-  }
-  cJSON_AddNumberToObject(object, name, rounded(value));
 }
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when the bytes there are not one. */
@@ -404,7 +381,7 @@ static void tree_free(tree *t) {
 static void add_frame_fields(cJSON *o, const lagscope__frame_info *f) {
   add_hex(o, "address", f->address);
   add_text(o, "function", f->function);
-  if (f->function != NULL) add_u64(o, "offset", f->function_offset);
+  if (f->function != NULL) lagscope__json_add_u64(o, "offset", f->function_offset);
   add_text(o, "module", f->module);
   if (f->module != NULL) {
     add_text(o, "build_id", f->build_id != NULL ? f->build_id : "");
@@ -462,7 +439,7 @@ static cJSON *tree_json(const tree *t, const report_ctx *c, ranked *scratch) {
   cJSON_AddNumberToObject(root, "self", t->nodes[0].self);
   if (t->truncated_samples > 0) {
     cJSON_AddTrueToObject(root, "truncated");
-    add_u64(root, "truncated_samples", t->truncated_samples);
+    lagscope__json_add_u64(root, "truncated_samples", t->truncated_samples);
   }
   children_json(t, c, 0, root, scratch, 0);
   return root;
@@ -530,7 +507,7 @@ static int threads_json(report_ctx *c, const lagscope__hang_record *r, cJSON *re
     cJSON_AddBoolToObject(t, "is_main", tid == r->main_tid);
     const lagscope__thread_sample *before = info != NULL ? find_before(r, tid) : NULL;
     if (before != NULL && r->thread_cpu_window_ns > 0 && info->cpu_ns >= before->cpu_ns)
-      add_measure(t, "cpu_percent",
+      lagscope__json_add_measure(t, "cpu_percent",
                   100.0 * (double)(info->cpu_ns - before->cpu_ns) / (double)r->thread_cpu_window_ns);
     cJSON_AddStringToObject(t, "walk", lagscope__walk_name(stack->walk));
     cJSON *frames = cJSON_AddArrayToObject(t, "stack");
@@ -546,15 +523,15 @@ static int threads_json(report_ctx *c, const lagscope__hang_record *r, cJSON *re
 
 static cJSON *memory_json(const lagscope_metrics *m) {
   cJSON *o = cJSON_CreateObject();
-  add_u64(o, "rss_bytes", m->rss_bytes);
-  add_u64(o, "pss_bytes", m->pss_bytes);
+  lagscope__json_add_u64(o, "rss_bytes", m->rss_bytes);
+  lagscope__json_add_u64(o, "pss_bytes", m->pss_bytes);
   return o;
 }
 
 static cJSON *frames_json(const lagscope_metrics *m) {
   cJSON *o = cJSON_CreateObject();
-  add_measure(o, "fps", m->frames.fps);
-  add_measure(o, "hitch_ms_per_s", m->frames.hitch_ms_per_s);
+  lagscope__json_add_measure(o, "fps", m->frames.fps);
+  lagscope__json_add_measure(o, "hitch_ms_per_s", m->frames.hitch_ms_per_s);
   cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(m->frames.band));
   cJSON_AddNumberToObject(o, "dropped", m->frames.dropped);
   return o;
@@ -562,8 +539,8 @@ static cJSON *frames_json(const lagscope_metrics *m) {
 
 static void metrics_json(const lagscope__hang_record *r, cJSON *report) {
   cJSON *cpu = cJSON_AddObjectToObject(report, "cpu");
-  add_measure(cpu, "before", r->before.cpu_percent);
-  if (r->have_during) add_measure(cpu, "during", r->during.cpu_percent);
+  lagscope__json_add_measure(cpu, "before", r->before.cpu_percent);
+  if (r->have_during) lagscope__json_add_measure(cpu, "during", r->during.cpu_percent);
   else cJSON_AddNullToObject(cpu, "during");
 
   cJSON *memory = cJSON_AddObjectToObject(report, "memory");
@@ -599,23 +576,23 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   memcpy(id, r->id, id_len);
   id[id_len] = '\0';
   add_text(report, "id", id);
-  add_u64(report, "hang_id", r->hang_id);
+  lagscope__json_add_u64(report, "hang_id", r->hang_id);
   cJSON_AddStringToObject(report, "state", state_name(r->state));
   cJSON_AddStringToObject(report, "lagscope_version", LAGSCOPE_VERSION_STRING);
   cJSON *app = cJSON_AddObjectToObject(report, "app");
   add_text(app, "name", r->app_name);
   cJSON_AddNumberToObject(app, "pid", r->pid);
   cJSON *start = cJSON_AddObjectToObject(report, "start");
-  add_i64(start, "wall_ms", r->start_wall_ms);
-  add_u64(start, "monotonic_ns", r->start_ns);
-  add_measure(report, "duration_ms", (double)r->duration_ns / 1e6);
-  add_u64(report, "duration_ns", r->duration_ns);
+  lagscope__json_add_i64(start, "wall_ms", r->start_wall_ms);
+  lagscope__json_add_u64(start, "monotonic_ns", r->start_ns);
+  lagscope__json_add_measure(report, "duration_ms", (double)r->duration_ns / 1e6);
+  lagscope__json_add_u64(report, "duration_ns", r->duration_ns);
   cJSON_AddNumberToObject(report, "threshold_ms", r->threshold_ms);
   cJSON_AddNumberToObject(report, "sample_interval_ms", r->sample_interval_ms);
 
   cJSON *samples = cJSON_AddObjectToObject(report, "samples");
   cJSON_AddNumberToObject(samples, "count", r->sample_count);
-  add_u64(samples, "dropped", r->samples_dropped);
+  lagscope__json_add_u64(samples, "dropped", r->samples_dropped);
   uint32_t walks[LAGSCOPE__WALK_OWN + 1] = {0};
   for (uint32_t s = 0; s < r->sample_count; s++)
     if ((unsigned)r->samples[s].walk <= LAGSCOPE__WALK_OWN) walks[r->samples[s].walk]++;
