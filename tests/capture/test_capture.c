@@ -82,6 +82,7 @@ static void *capturer(void *arg) {
 
 int main(int argc, char **argv) {
   CHECK(argc == 2);
+  SKIP_UNDER_TSAN();
   kind = argv[1];
   CHECK_EQ_INT(lagscope__capture_init(), 0);
   CHECK(pipe(pipe_fds) == 0);
