@@ -45,8 +45,10 @@
 #define DEBUG_BUILD_ID_DIR "/usr/lib/debug/.build-id/"
 /* libdw inflates compressed DWARF into its own heap (≈ 13 MB for Debian's libc debug file),
  * out of lagscope__alloc's sight. Past this much in one symbolicator, further objects with
- * compressed DWARF get names but no file:line; DWARF read in place from the file is free. */
-#define DWARF_INFLATED_MAX ((uint64_t)32 << 20)
+ * compressed DWARF get names but no file:line; DWARF read in place from the file is free. Kept
+ * small: an app's own code (uncompressed -g) keeps its lines, and a hang does not grow the app
+ * by tens of MB to give libc's frames line numbers few developers need. */
+#define DWARF_INFLATED_MAX ((uint64_t)4 << 20)
 
 typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
 
