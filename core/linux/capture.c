@@ -36,6 +36,11 @@
 /* The stack bytes copied above the stack pointer: enough for ~64 ordinary frames; a deeper or
  * fatter stack ends with LAGSCOPE__WALK_TRUNCATED. */
 #define STACK_COPY_BYTES (32u * 1024u)
+/* Also copied: the bytes just below the stack pointer. On x86_64 a function may keep data
+ * there (the ABI's 128-byte red zone), and at a `ret` after `leave` gcc's CFI still finds the
+ * caller's frame pointer 8 bytes below the stack pointer. The kernel puts the signal frame
+ * below that zone, so it is intact when the handler runs. */
+#define BELOW_STACK_POINTER_BYTES 128u
 #define CAPTURE_SIGNAL_OFFSET 3 /* SIGRTMIN + 3: glibc keeps the first two for itself */
 #define LATE_HANDLER_WAIT_NS (100u * 1000u * 1000u)
 
@@ -45,9 +50,10 @@ enum { REGISTER_COUNT = 33 }; /* enough for x86_64 (17) and aarch64 (33) */
 
 typedef struct snapshot {
   uintptr_t registers[REGISTER_COUNT]; /* in libunwind's numbering for this architecture */
-  uintptr_t stack_base;                /* the stack pointer when stopped */
+  uintptr_t stack_pointer;             /* when stopped */
+  uintptr_t stack_base;                /* where the copy starts: at or below the stack pointer */
   size_t stack_len;                    /* bytes copied from stack_base */
-  uint8_t stack[STACK_COPY_BYTES];
+  uint8_t stack[BELOW_STACK_POINTER_BYTES + STACK_COPY_BYTES];
 } snapshot;
 
 /* One request at a time (the monitor's). Its state is one futex word holding the request's
@@ -71,12 +77,12 @@ static void copy_registers(const ucontext_t *uc, snapshot *s) {
                                 REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
                                 REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
   for (int i = 0; i < 17; i++) s->registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
-  s->stack_base = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+  s->stack_pointer = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 #elif defined(__aarch64__)
   for (int i = 0; i < 31; i++) s->registers[i] = (uintptr_t)uc->uc_mcontext.regs[i];
   s->registers[31] = (uintptr_t)uc->uc_mcontext.sp;
   s->registers[32] = (uintptr_t)uc->uc_mcontext.pc;
-  s->stack_base = (uintptr_t)uc->uc_mcontext.sp;
+  s->stack_pointer = (uintptr_t)uc->uc_mcontext.sp;
 #else
 #error "lagscope: capture supports Linux on x86_64 and aarch64"
 #endif
@@ -86,6 +92,19 @@ static void copy_registers(const ucontext_t *uc, snapshot *s) {
 
 static void futex_wake(_Atomic uint32_t *word) {
   syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Copies the stack with a read the kernel checks: it stops short at an unmapped page. From
+ * below the stack pointer when that memory is there, else from the stack pointer. */
+static void copy_stack(snapshot *s) {
+  for (uintptr_t below = BELOW_STACK_POINTER_BYTES;; below = 0) {
+    s->stack_base = s->stack_pointer - below;
+    struct iovec local = {s->stack, below + STACK_COPY_BYTES};
+    struct iovec remote = {(void *)s->stack_base, below + STACK_COPY_BYTES};
+    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    s->stack_len = n > 0 ? (size_t)n : 0;
+    if (s->stack_len > below || below == 0) return;
+  }
 }
 
 static void capture_handler(int sig, siginfo_t *info, void *context) {
@@ -99,10 +118,7 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
                                               memory_order_acq_rel, memory_order_acquire)) {
     snapshot *s = &the_snapshot;
     copy_registers(context, s);
-    struct iovec local = {s->stack, STACK_COPY_BYTES};
-    struct iovec remote = {(void *)s->stack_base, STACK_COPY_BYTES};
-    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    s->stack_len = n > 0 ? (size_t)n : 0;
+    copy_stack(s);
     atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_release);
     futex_wake(&request_word);
   }
@@ -242,7 +258,7 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out) {
   /* The walk left the copied stack: the stack is deeper than the copy, not corrupt. */
   unw_word_t sp = 0;
   unw_get_reg(&cursor, UNW_REG_SP, &sp);
-  if (s->stack_len == STACK_COPY_BYTES && sp >= s->stack_base + s->stack_len - 64)
+  if (s->stack_len == sizeof(s->stack) && sp >= s->stack_base + s->stack_len - 64)
     out->walk = LAGSCOPE__WALK_TRUNCATED;
 }
 

@@ -237,8 +237,12 @@ static int measure_latency(int32_t tid, unsigned rounds, latency out[KINDS], wal
       if (kind == FULL && rc == 0) {
         int walk = check->stack.walk;
         if (check->stack.depth < DEPTH ||
-            (walk != LAGSCOPE__WALK_COMPLETE && walk != LAGSCOPE__WALK_TRUNCATED))
+            (walk != LAGSCOPE__WALK_COMPLETE && walk != LAGSCOPE__WALK_TRUNCATED)) {
           check->bad++;
+          fprintf(stderr, "bench_capture: bad capture: rc %d, walk %s, depth %u, pc %#lx\n", rc,
+                  lagscope__walk_name(walk), check->stack.depth,
+                  (unsigned long)(check->stack.depth ? check->stack.frames[0] : 0));
+        }
       }
       if (rc != 0)
         fprintf(stderr, "bench_capture: %s failed (%d)\n",

@@ -1,6 +1,7 @@
 /* Capture under stress: threads exiting while they are captured, for 10 s; 200 threads at
  * once; a thread that blocks the capture signal. No crash, no hang of the capturer, and every
- * thread marked with what happened to it. argv[1]: exiting | many | blocked */
+ * thread marked with what happened to it; and a thread busy calling a small function, whose
+ * every capture must walk to its start. argv[1]: exiting | many | blocked | calls */
 #define _GNU_SOURCE
 #include "check.h"
 #include "host_loop.h"
@@ -127,12 +128,52 @@ static void blocked(void) {
   printf("a thread blocking the signal: %s\n", lagscope__walk_name(stack.walk));
 }
 
+/* A thread that keeps calling a small function: captures land on every instruction of it,
+ * prologue, body, `leave`, `ret`. Each walk must be complete: at the `ret` after `leave`, the
+ * caller's frame pointer is read from below the stack pointer (the red zone). */
+static _Atomic int32_t caller_tid;
+static volatile uint64_t sink;
+
+__attribute__((noinline)) static uint64_t small_function(uint64_t x) {
+  uint64_t y = x * 2654435761u;
+  return y ^ (y >> 13);
+}
+
+static void *calling(void *arg) {
+  (void)arg;
+  atomic_store(&caller_tid, lagscope__thread_id());
+  for (uint64_t i = 0; !atomic_load(&stop_all); i++) sink += small_function(i);
+  return NULL;
+}
+
+static void calls(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, calling, NULL);
+  while (atomic_load(&caller_tid) == 0) usleep(1000);
+  static lagscope__stack stack;
+  /* Without the red zone in the copy, about one capture in 6000 lands on the `ret` and fails:
+   * 20000 find that with ~96 % odds, in ~1 s. */
+  for (int i = 0; i < 20000; i++) {
+    CHECK_EQ_INT(lagscope__capture_stack(atomic_load(&caller_tid), &stack, 1000000000u), 0);
+    CHECK_MSG(stack.walk == LAGSCOPE__WALK_COMPLETE, "capture %d: walk %s after %u frames, pc %#lx",
+              i, lagscope__walk_name(stack.walk), stack.depth, (unsigned long)stack.frames[0]);
+    counts[stack.walk]++;
+  }
+  atomic_store(&stop_all, 1);
+  pthread_join(t, NULL);
+  report("20000 captures of a thread calling a small function");
+}
+
 int main(int argc, char **argv) {
   CHECK(argc == 2);
   CHECK_EQ_INT(lagscope__capture_init(), 0);
   if (strcmp(argv[1], "exiting") == 0) exiting();
   else if (strcmp(argv[1], "many") == 0) many();
   else if (strcmp(argv[1], "blocked") == 0) blocked();
+  else if (strcmp(argv[1], "calls") == 0) {
+    SKIP_UNDER_TSAN(); /* its loop enters no interceptor: TSan would never deliver the signal */
+    calls();
+  }
   else CHECK(!"unknown case");
   return 0;
 }
