@@ -13,6 +13,9 @@ lagscope_config lagscope_config_default(void) {
   c.refresh_hz = 60;
   c.report_max_count = 50;
   c.report_max_bytes = 32u * 1024u * 1024u;
+  c.hud = 1;
+  c.hud_scale = 1.0f;
+  c.hud_corner = LAGSCOPE_HUD_TOP_LEFT;
   c.bus_capacity = 1024;
   c.subscriber_capacity = 256;
   return c;
@@ -60,6 +63,18 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
   if (!is_power_of_two(config->subscriber_capacity))
     return reject(why, why_size, "subscriber_capacity", config->subscriber_capacity,
                   "a power of two in 16..65536");
+  if (!(config->hud_scale >= 0.5f && config->hud_scale <= 8.0f)) { /* NaN fails too */
+    if (why != NULL && why_size > 0)
+      snprintf(why, why_size, "config.hud_scale = %g is out of range: it must be 0.5..8 pixels "
+               "per point", (double)config->hud_scale);
+    return LAGSCOPE_EINVAL;
+  }
+  if ((unsigned)config->hud_corner > LAGSCOPE_HUD_BOTTOM_RIGHT) {
+    if (why != NULL && why_size > 0)
+      snprintf(why, why_size, "config.hud_corner = %d is out of range: it must be one of "
+               "LAGSCOPE_HUD_TOP_LEFT..LAGSCOPE_HUD_BOTTOM_RIGHT (0..3)", (int)config->hud_corner);
+    return LAGSCOPE_EINVAL;
+  }
   if (config->post_main == NULL && config->post_main_user != NULL) {
     if (why != NULL && why_size > 0)
       snprintf(why, why_size,

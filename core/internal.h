@@ -404,6 +404,17 @@ void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_m
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
                                                   uint64_t duration_ns);
 
+/* ---- the HUD's renderer (hud/renderer.c): dispatcher thread, but take (main thread) -------------- */
+typedef struct lagscope__hud lagscope__hud;
+lagscope__hud *lagscope__hud_new(const lagscope_config *config); /* A: three pixel buffers */
+void lagscope__hud_free(lagscope__hud *h);
+void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e); /* F */
+/* Redraws when due; returns when it next wants to run (UINT64_MAX: not until an event). */
+uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now_ns);
+void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url);
+void lagscope__hud_request_expanded(lagscope__hud *h, int expanded); /* F, any thread */
+int lagscope__hud_take(lagscope__hud *h, lagscope_hud_image *out);   /* F, main thread */
+
 /* ---- the running instance (core/monitor.c) ---------------------------------------------------- */
 /* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */
 int lagscope__publish(const lagscope_event *event);

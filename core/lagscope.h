@@ -90,6 +90,14 @@ typedef void (*lagscope_main_fn)(void *arg);
  * (even after lagscope_stop), so a queue may run it late. */
 typedef int (*lagscope_post_main_fn)(lagscope_main_fn fn, void *arg, void *user);
 
+/* Where the HUD sits on the screen. */
+typedef enum lagscope_hud_corner {
+  LAGSCOPE_HUD_TOP_LEFT = 0,
+  LAGSCOPE_HUD_TOP_RIGHT = 1,
+  LAGSCOPE_HUD_BOTTOM_LEFT = 2,
+  LAGSCOPE_HUD_BOTTOM_RIGHT = 3
+} lagscope_hud_corner;
+
 struct lagscope_event;
 typedef void (*lagscope_event_fn)(const struct lagscope_event *event, void *user);
 
@@ -135,6 +143,15 @@ typedef struct lagscope_config {
   /* The app's name in reports and the default report folder. Default NULL: the program's
    * name (Linux: /proc/self/comm). */
   const char *app_name;
+  /* The on-screen HUD: drawn off the main thread at most 4 times a second (and at once when
+   * a hang begins); the host shows it with lagscope_hud_take(). Default 1 (on). */
+  int hud;
+  /* Pixels per point: 1 on a desktop, 2 or 3 on a phone. Default 1. Range 0.5..8. */
+  float hud_scale;
+  /* Which corner the host should place it in (returned with each image). Default top left. */
+  lagscope_hud_corner hud_corner;
+  /* Start expanded (graph, CPU, memory, URL) rather than compact. Default 0. */
+  int hud_expanded;
   /* Where log lines go. Default NULL: stderr. */
   lagscope_log_fn log;
   void *log_user;
@@ -304,6 +321,28 @@ int lagscope_unsubscribe(lagscope_subscription id);
 /* Copies the latest metrics. LAGSCOPE_ENODATA before the first sample. Takes a short lock;
  * not for the main thread's hot path. */
 int lagscope_metrics_latest(lagscope_metrics *out);
+
+/* ---- the HUD --------------------------------------------------------------------------------- */
+
+typedef struct lagscope_hud_image {
+  /* Premultiplied ARGB, one uint32_t per pixel in native byte order (cairo's ARGB32;
+   * CoreGraphics' kCGImageAlphaPremultipliedFirst | kCGBitmapByteOrder32Host). */
+  const uint32_t *pixels;
+  int width, height;          /* pixels */
+  int stride;                 /* bytes per row */
+  float scale;                /* pixels per point */
+  lagscope_hud_corner corner; /* where the host should place it */
+  uint64_t sequence;          /* grows with each new image: redraw only when it changed */
+} lagscope_hud_image;
+
+/* Main thread: the latest finished HUD image. Lock-free, no allocation, no system call: it only
+ * swaps a buffer index. The pixels stay valid until the next lagscope_hud_take or
+ * lagscope_stop. LAGSCOPE_ENODATA before the first image, LAGSCOPE_ENOTRUNNING when stopped or
+ * with config.hud off. */
+int lagscope_hud_take(lagscope_hud_image *out);
+
+/* Any thread: compact (0) or expanded (1); redrawn at once. */
+int lagscope_hud_set_expanded(int expanded);
 
 /* The event as one line of JSON (no newline), with a "type" field: see README "Events".
  * Free with lagscope_free(). NULL when out of memory or disabled. */

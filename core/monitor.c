@@ -94,6 +94,9 @@ typedef struct instance {
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;
   lagscope__hang_recorder *hang_recorder;
+  /* Made, drawn and freed by the dispatcher thread; NULL with config.hud off. The main thread
+   * only takes images from it. */
+  _Atomic(lagscope__hud *) hud;
   lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
   int have_last_metrics;
 } instance;
@@ -228,16 +231,35 @@ static void fan_out(instance *in, const lagscope_event *e) {
   pthread_mutex_unlock(&in->subscribers_lock);
 }
 
+/* The HUD is made here, so that not even its buffers are drawn on the thread that started
+ * lagscope. */
+static lagscope__hud *make_hud(instance *in) {
+  if (!in->config.hud) return NULL;
+  lagscope__hud *hud = lagscope__hud_new(&in->config);
+  if (hud == NULL)
+    lagscope__publish_error(LAGSCOPE_ENOMEM, "the HUD could not be made: no memory for its "
+                            "buffers; lagscope runs on without it");
+  atomic_store_explicit(&in->hud, hud, memory_order_release);
+  return hud;
+}
+
 static void dispatcher_main(void *arg) {
   instance *in = arg;
+  lagscope__hud *hud = make_hud(in);
   for (;;) {
     lagscope_event e;
     while (lagscope__bus_take(&in->bus, &e)) {
       fan_out(in, &e);
+      if (hud != NULL) lagscope__hud_on_event(hud, &e);
       lagscope_release(e.payload.any);
     }
     if (atomic_load_explicit(&in->dispatcher_stopping, memory_order_acquire)) break;
-    lagscope__bus_wait(&in->bus, lagscope__now_ns() + IDLE_WAIT_NS);
+    uint64_t now = lagscope__now_ns(), wake = now + IDLE_WAIT_NS;
+    if (hud != NULL) {
+      uint64_t hud_wake = lagscope__hud_tick(hud, now); /* redraws here, off the main thread */
+      if (hud_wake < wake) wake = hud_wake;
+    }
+    lagscope__bus_wait(&in->bus, wake);
   }
 }
 
@@ -378,6 +400,7 @@ static void instance_free(instance *in) {
     subscriber_stop(s, 0);
   }
   lagscope__bus_destroy(&in->bus);
+  lagscope__hud_free(atomic_load(&in->hud));
   lagscope__wakeup_free(in->monitor_wakeup);
   pthread_mutex_destroy(&in->subscribers_lock);
   lagscope__dealloc(in);
@@ -393,6 +416,7 @@ static int instance_new(const lagscope_config *config, instance **out) {
   if (rc == LAGSCOPE_OK && in->monitor_wakeup == NULL) rc = LAGSCOPE_ENOMEM;
   if (rc == LAGSCOPE_OK && config->on_event != NULL)
     rc = subscriber_add(in, config->on_event, config->on_event_user, NULL);
+
   if (rc != LAGSCOPE_OK) {
     instance_free(in);
     return rc;
@@ -534,5 +558,30 @@ int lagscope_metrics_latest(lagscope_metrics *out) {
   int rc = have_latest_metrics ? LAGSCOPE_OK : LAGSCOPE_ENODATA;
   if (have_latest_metrics) *out = latest_metrics;
   pthread_mutex_unlock(&latest_lock);
+  return rc;
+}
+
+/* ---- the HUD: the host's side ---- */
+
+int lagscope_hud_take(lagscope_hud_image *out) {
+  if (out == NULL) return LAGSCOPE_EINVAL;
+  /* No lock: the main thread calls this, and stop too; the contract says not at once. */
+  instance *in = running;
+  if (atomic_load(&lifecycle) != RUNNING || in == NULL) return LAGSCOPE_ENOTRUNNING;
+  lagscope__hud *hud = atomic_load_explicit(&in->hud, memory_order_acquire);
+  if (hud == NULL) return in->config.hud ? LAGSCOPE_ENODATA : LAGSCOPE_ENOTRUNNING;
+  return lagscope__hud_take(hud, out);
+}
+
+int lagscope_hud_set_expanded(int expanded) {
+  pthread_mutex_lock(&lifecycle_lock);
+  int rc = LAGSCOPE_ENOTRUNNING;
+  lagscope__hud *hud = running != NULL ? atomic_load(&running->hud) : NULL;
+  if (atomic_load(&lifecycle) == RUNNING && hud != NULL) {
+    lagscope__hud_request_expanded(hud, expanded);
+    lagscope__bus_wake(&running->bus); /* the dispatcher redraws at once */
+    rc = LAGSCOPE_OK;
+  }
+  pthread_mutex_unlock(&lifecycle_lock);
   return rc;
 }

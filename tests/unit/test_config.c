@@ -51,6 +51,9 @@ int main(void) {
   c = ok, c.hang_sample_interval_ms = 1001, refused(c, "hang_sample_interval_ms");
   c = ok, c.report_max_count = 0, refused(c, "report_max_count");
   c = ok, c.report_max_bytes = 1000, refused(c, "report_max_bytes");
+  c = ok, c.hud_scale = 0.4f, refused(c, "hud_scale");
+  c = ok, c.hud_scale = 9.0f, refused(c, "hud_scale");
+  c = ok, c.hud_corner = (lagscope_hud_corner)7, refused(c, "hud_corner");
   c = ok, c.refresh_hz = 0, refused(c, "refresh_hz");
   c = ok, c.refresh_hz = 1001, refused(c, "refresh_hz");
   c = ok, c.bus_capacity = 1000, refused(c, "bus_capacity");

@@ -1,0 +1,163 @@
+/*
+ * The HUD's renderer: keeps a lagscope_hud_state from the events and redraws it on the
+ * dispatcher thread, at most 4 times a second and at once when a hang begins, into one of
+ * three buffers. The main thread only swaps buffer indexes to take the newest (a triple buffer:
+ * the renderer owns "back", the main thread "front", and "middle" changes hands atomically).
+ */
+#include "hud.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define REDRAW_MIN_NS (250u * 1000u * 1000u) /* at most 4 redraws a second */
+#define FRESH 4u                            /* in `middle`: the renderer put a new image there */
+#define BUFFERS 3
+
+struct lagscope__hud {
+  float scale;
+  lagscope_hud_corner corner;
+  lagscope_hud_state state;
+  lagscope_canvas *canvases[BUFFERS];
+  lagscope_hud_image images[BUFFERS];
+  uint32_t back;            /* the renderer's */
+  uint32_t front;           /* the main thread's */
+  _Atomic uint32_t middle;  /* index | FRESH */
+  uint64_t sequence;
+  uint64_t last_render_ns;
+  uint64_t hang_start_ns;
+  int dirty, urgent;
+  _Atomic int expanded;     /* asked for by lagscope_hud_set_expanded, any thread */
+};
+
+lagscope__hud *lagscope__hud_new(const lagscope_config *config) {
+  lagscope__hud *h = lagscope__alloc(sizeof(*h));
+  if (h == NULL) return NULL;
+  h->scale = config->hud_scale;
+  h->corner = config->hud_corner;
+  atomic_init(&h->expanded, config->hud_expanded ? 1 : 0);
+  h->state.refresh_hz = config->refresh_hz;
+  h->state.expanded = 1; /* the largest layout sizes the buffers */
+  lagscope_rect largest = lagscope_hud_bounds(&h->state);
+  h->state.expanded = config->hud_expanded ? 1 : 0;
+  for (int i = 0; i < BUFFERS; i++) {
+    h->canvases[i] = lagscope_hud_canvas_new(largest.width, largest.height, h->scale);
+    if (h->canvases[i] == NULL) {
+      lagscope__hud_free(h);
+      return NULL;
+    }
+  }
+  h->back = 0;
+  h->front = 1;
+  atomic_init(&h->middle, 2u);
+  h->dirty = h->urgent = 1; /* a first image at once */
+  return h;
+}
+
+void lagscope__hud_free(lagscope__hud *h) {
+  if (h == NULL) return;
+  for (int i = 0; i < BUFFERS; i++) lagscope_hud_canvas_free(h->canvases[i]);
+  lagscope__dealloc(h);
+}
+
+/* ---- the state, from events (dispatcher thread) ---- */
+
+static void take_metrics(lagscope_hud_state *s, const lagscope_metrics *m) {
+  s->refresh_hz = m->frames.refresh_hz;
+  s->fps = m->frames.fps;
+  memcpy(s->recent_ms, m->frames.recent_ms, sizeof(s->recent_ms));
+  s->recent_count = m->frames.recent_count;
+  s->cpu_percent = m->cpu_percent;
+  s->memory_bytes = m->rss_bytes;
+  s->hangs = m->hangs;
+}
+
+void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
+  switch (e->type) {
+    case LAGSCOPE_EVENT_METRICS:
+      take_metrics(&h->state, e->payload.metrics);
+      h->dirty = 1;
+      break;
+    case LAGSCOPE_EVENT_HANG_BEGAN:
+      h->state.hang_in_progress = 1;
+      h->state.hangs = e->as.hang_began.hang_id > h->state.hangs ? e->as.hang_began.hang_id
+                                                                 : h->state.hangs;
+      h->hang_start_ns = e->as.hang_began.start_ns;
+      h->dirty = h->urgent = 1; /* the one moment that cannot wait */
+      break;
+    case LAGSCOPE_EVENT_HANG_ENDED:
+      h->state.hang_in_progress = 0;
+      h->state.last_hang_ms = (double)e->as.hang_ended.duration_ns / 1e6;
+      h->dirty = h->urgent = 1;
+      break;
+    default:
+      break;
+  }
+}
+
+void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url) {
+  snprintf(h->state.viewer_url, sizeof(h->state.viewer_url), "%s", url != NULL ? url : "");
+  h->dirty = 1;
+}
+
+/* ---- drawing (dispatcher thread) ---- */
+
+static void render(lagscope__hud *h, uint64_t now) {
+  lagscope_canvas *canvas = h->canvases[h->back];
+  if (h->state.hang_in_progress)
+    h->state.hang_elapsed_ms = now > h->hang_start_ns ? (double)(now - h->hang_start_ns) / 1e6 : 0;
+  lagscope_hud_canvas_clear(canvas);
+  lagscope_hud_draw(canvas, &h->state);
+  lagscope_rect bounds = lagscope_hud_bounds(&h->state);
+  lagscope_hud_image *image = &h->images[h->back];
+  int width, height, stride;
+  image->pixels = lagscope_hud_canvas_pixels(canvas, &width, &height, &stride);
+  image->width = (int)ceilf(bounds.width * h->scale);
+  image->height = (int)ceilf(bounds.height * h->scale);
+  if (image->width > width) image->width = width;
+  if (image->height > height) image->height = height;
+  image->stride = stride;
+  image->scale = h->scale;
+  image->corner = h->corner;
+  image->sequence = ++h->sequence;
+  /* Publish: hand the finished buffer over and take back whichever was in the middle. */
+  uint32_t old = atomic_exchange_explicit(&h->middle, h->back | FRESH, memory_order_acq_rel);
+  h->back = old & ~FRESH;
+  h->last_render_ns = now;
+  h->dirty = h->urgent = 0;
+}
+
+uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now) {
+  int expanded = atomic_load_explicit(&h->expanded, memory_order_relaxed);
+  if (expanded != h->state.expanded) {
+    h->state.expanded = expanded;
+    h->dirty = h->urgent = 1;
+  }
+  if (h->state.hang_in_progress) h->dirty = 1; /* the badge counts up */
+  uint64_t due = h->last_render_ns + REDRAW_MIN_NS;
+  /* A host that shows no HUD never takes an image: then nothing is drawn but what is urgent,
+   * so an app without a screen pays nothing for it. */
+  int taken = !(atomic_load_explicit(&h->middle, memory_order_acquire) & FRESH);
+  if (h->dirty && (h->urgent || (now >= due && taken))) {
+    render(h, now);
+    due = now + REDRAW_MIN_NS;
+  }
+  return h->dirty || h->state.hang_in_progress ? due : UINT64_MAX;
+}
+
+void lagscope__hud_request_expanded(lagscope__hud *h, int expanded) {
+  atomic_store_explicit(&h->expanded, expanded ? 1 : 0, memory_order_relaxed);
+}
+
+/* ---- the main thread ---- */
+
+int lagscope__hud_take(lagscope__hud *h, lagscope_hud_image *out) {
+  if (atomic_load_explicit(&h->middle, memory_order_acquire) & FRESH) {
+    uint32_t old = atomic_exchange_explicit(&h->middle, h->front, memory_order_acq_rel);
+    h->front = old & ~FRESH;
+  }
+  if (h->images[h->front].pixels == NULL) return LAGSCOPE_ENODATA;
+  *out = h->images[h->front];
+  return LAGSCOPE_OK;
+}
