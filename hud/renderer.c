@@ -137,9 +137,10 @@ uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now) {
   if (h->state.hang_in_progress) h->dirty = 1; /* the badge counts up */
   uint64_t due = h->last_render_ns + REDRAW_MIN_NS;
   /* A host that shows no HUD never takes an image: then nothing is drawn but what is urgent,
-   * so an app without a screen pays nothing for it. */
+   * so an app without a screen pays nothing for it. During a hang the main thread cannot take
+   * one, yet the image it takes the moment the stall ends must say how long it lasted. */
   int taken = !(atomic_load_explicit(&h->middle, memory_order_acquire) & FRESH);
-  if (h->dirty && (h->urgent || (now >= due && taken))) {
+  if (h->dirty && (h->urgent || (now >= due && (taken || h->state.hang_in_progress)))) {
     render(h, now);
     due = now + REDRAW_MIN_NS;
   }
