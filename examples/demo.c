@@ -7,16 +7,22 @@
  *      (here: a mutex-protected queue plus an eventfd), or call lagscope_heartbeat() from the
  *      loop instead (--heartbeat).
  *   3. Subscribe to events (config.on_event) and print them.
+ *   4. Show the HUD: each frame, lagscope_hud_take() and composite the image over the frame
+ *      (demo_window.c, SDL2; not in --headless runs or builds without SDL2).
  *
  * The stalls run in named, non-inlined functions so that a captured stack shows where the main
  * thread is stuck: demo_stall_busy > demo_busy_middle > demo_busy_spin, demo_stall_lock,
  * demo_stall_alloc.
  *
- * Contents: options, output, the post_main queue, stalls, the main loop, main().
+ * Contents: options, output, the post_main queue, stalls, the main loop, main(). The window is
+ * in demo_window.c.
  */
 #define _GNU_SOURCE /* ppoll, eventfd */
 
 #include "lagscope.h"
+#ifdef DEMO_HAVE_WINDOW
+#include "demo_window.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -72,6 +78,9 @@ typedef struct demo_options {
   unsigned threshold_ms; /* passed to lagscope unchecked: lagscope validates it */
   unsigned refresh_hz;   /* likewise */
   const char *report_dir; /* NULL: lagscope's default */
+  float hud_scale;        /* passed to lagscope unchecked */
+  lagscope_hud_corner hud_corner;
+  int hud_expanded;
 } demo_options;
 
 static void demo_usage(FILE *out) {
@@ -94,10 +103,14 @@ static void demo_usage(FILE *out) {
           "  --report-dir DIR     where lagscope stores hang reports (default: lagscope's,\n"
           "                       $TMPDIR/lagscope-<uid>/lagscope-demo)\n"
           "  --heartbeat          call lagscope_heartbeat() each loop instead of post_main\n"
-          "  --headless           no window; this version always runs headless (a window with\n"
-          "                       the HUD comes later)\n"
+          "  --headless           no window, no HUD: the main loop only (also what a build\n"
+          "                       without SDL2, or a run without a display, falls back to)\n"
+          "  --hud-scale F        HUD pixels per point, 0.5..8 (default 1)\n"
+          "  --hud-corner C       tl | tr | bl | br: the HUD's corner (default tl)\n"
+          "  --hud-expanded       start with the HUD expanded (graph, CPU, memory)\n"
           "  --help               this text\n"
           "\n"
+          "Keys (window): s stalls once, h expands or collapses the HUD, q or Escape quits.\n"
           "Signals: SIGUSR2 stalls once on the next frame; SIGINT and SIGTERM exit cleanly.\n");
 }
 
@@ -144,6 +157,34 @@ static int demo_parse_stall_kind(const char *name, const char *text, demo_stall_
   return demo_bad_value(name, text, "busy, lock or alloc");
 }
 
+/* A finite number > 0 (lagscope checks its range). */
+static int demo_parse_float(const char *name, const char *text, float *out) {
+  const char *expected = "a number such as 1 or 1.5";
+  if ((text[0] < '0' || text[0] > '9') && text[0] != '.')
+    return demo_bad_value(name, text, expected);
+  errno = 0;
+  char *end = NULL;
+  double v = strtod(text, &end);
+  if (errno != 0 || *end != '\0' || !isfinite(v) || v <= 0 || v > 1e6)
+    return demo_bad_value(name, text, expected);
+  *out = (float)v;
+  return 0;
+}
+
+static int demo_parse_corner(const char *name, const char *text, lagscope_hud_corner *out) {
+  static const char *const names[] = {"tl", "tr", "bl", "br"};
+  static const lagscope_hud_corner corners[] = {LAGSCOPE_HUD_TOP_LEFT, LAGSCOPE_HUD_TOP_RIGHT,
+                                                LAGSCOPE_HUD_BOTTOM_LEFT,
+                                                LAGSCOPE_HUD_BOTTOM_RIGHT};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (strcmp(text, names[i]) == 0) {
+      *out = corners[i];
+      return 0;
+    }
+  }
+  return demo_bad_value(name, text, "tl, tr, bl or br");
+}
+
 static int demo_parse_events(const char *name, const char *text, int *jsonl) {
   if (strcmp(text, "jsonl") != 0) return demo_bad_value(name, text, "jsonl");
   *jsonl = 1;
@@ -152,7 +193,7 @@ static int demo_parse_events(const char *name, const char *text, int *jsonl) {
 
 static const char *const demo_valued_options[] = {
     "--fps", "--stall-kind", "--stall-ms", "--stall-every", "--duration", "--events",
-    "--threshold-ms", "--refresh-hz", "--report-dir"};
+    "--threshold-ms", "--refresh-hz", "--report-dir", "--hud-scale", "--hud-corner"};
 
 static int demo_is_valued(const char *name) {
   for (size_t i = 0; i < sizeof demo_valued_options / sizeof demo_valued_options[0]; i++)
@@ -172,6 +213,8 @@ static int demo_parse_valued(demo_options *o, const char *name, const char *valu
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->threshold_ms);
   if (strcmp(name, "--refresh-hz") == 0)
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->refresh_hz);
+  if (strcmp(name, "--hud-scale") == 0) return demo_parse_float(name, value, &o->hud_scale);
+  if (strcmp(name, "--hud-corner") == 0) return demo_parse_corner(name, value, &o->hud_corner);
   if (strcmp(name, "--report-dir") == 0) {
     if (value[0] == '\0') return demo_bad_value(name, value, "a folder");
     o->report_dir = value;
@@ -184,6 +227,7 @@ static int demo_parse_valued(demo_options *o, const char *name, const char *valu
 static int demo_parse_flag(demo_options *o, const char *name) {
   if (strcmp(name, "--headless") == 0) o->headless = 1;
   else if (strcmp(name, "--heartbeat") == 0) o->heartbeat = 1;
+  else if (strcmp(name, "--hud-expanded") == 0) o->hud_expanded = 1;
   else return 1;
   return 0;
 }
@@ -289,15 +333,15 @@ static void demo_on_event(const lagscope_event *e, void *user) {
   lagscope_free(line);
 }
 
-static void demo_print_started(const demo_options *o) {
+static void demo_print_started(const demo_options *o, int windowed) {
   char line[512];
   snprintf(line, sizeof line,
            "{\"type\":\"demo_started\",\"pid\":%ld,\"stall_kind\":\"%s\",\"stall_ms\":%u,"
-           "\"stall_every_s\":%g,\"duration_s\":%g,\"fps\":%u,\"mode\":\"%s\",\"headless\":true,"
+           "\"stall_every_s\":%g,\"duration_s\":%g,\"fps\":%u,\"mode\":\"%s\",\"headless\":%s,"
            "\"lagscope_version\":\"%s\"}",
            (long)getpid(), demo_stall_names[o->stall_kind], o->stall_ms, o->stall_every_s,
            o->duration_s, o->fps, o->heartbeat ? "heartbeat" : "post_main",
-           LAGSCOPE_VERSION_STRING);
+           windowed ? "false" : "true", LAGSCOPE_VERSION_STRING);
   demo_print_line(line);
 }
 
@@ -311,7 +355,8 @@ static void demo_print_stall(demo_stall_kind kind, unsigned ms, uint64_t started
 
 /* ---- the post_main queue -------------------------------------------------------------------
  * What a real app's main loop already has: other threads queue work, an eventfd wakes the loop,
- * the loop runs the work on the main thread. */
+ * the loop runs the work on the main thread. With a window the loop waits in SDL instead, which
+ * cannot wait on an eventfd: posting then also pushes an SDL event (demo_window_wake). */
 
 #define DEMO_QUEUE_CAPACITY 64 /* lagscope keeps at most one ping in flight; room for more */
 
@@ -325,6 +370,7 @@ typedef struct demo_queue {
   demo_task tasks[DEMO_QUEUE_CAPACITY];
   size_t len;
   int wake_fd; /* eventfd: written by posters and by signal handlers */
+  void (*also_wake)(void); /* set before lagscope starts: the window's wake-up, or NULL */
 } demo_queue;
 
 static demo_queue demo_main_queue = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1};
@@ -346,6 +392,7 @@ static int demo_post_main(lagscope_main_fn fn, void *arg, void *user) {
   pthread_mutex_unlock(&q->lock);
   if (full) return -1;
   demo_wake(q->wake_fd);
+  if (q->also_wake) q->also_wake();
   return 0;
 }
 
@@ -479,6 +526,9 @@ static int demo_install_signals(void) {
 
 typedef struct demo_loop {
   const demo_options *options;
+#ifdef DEMO_HAVE_WINDOW
+  demo_window *window; /* NULL: headless */
+#endif
   uint64_t period_ns;
   uint64_t next_frame_ns;
   uint64_t next_stall_ns; /* 0: no timer stalls */
@@ -486,9 +536,14 @@ typedef struct demo_loop {
   uint64_t quit_ns;       /* when shutdown began, 0 before */
 } demo_loop;
 
-static void demo_loop_init(demo_loop *l, const demo_options *o) {
+static void demo_loop_init(demo_loop *l, const demo_options *o, void *window) {
   uint64_t now = demo_now_ns();
   memset(l, 0, sizeof *l);
+#ifdef DEMO_HAVE_WINDOW
+  l->window = window;
+#else
+  (void)window;
+#endif
   l->options = o;
   l->period_ns = DEMO_NS_PER_S / o->fps;
   l->next_frame_ns = now;
@@ -510,20 +565,33 @@ static int demo_stall_due(demo_loop *l, uint64_t now) {
   return l->end_ns == 0 || stall_end < l->end_ns;
 }
 
-/* One frame: maybe stall (the frame's "work"), then present it. */
+/* One frame: maybe stall (the frame's "work"), then draw and present it (with a window). */
 static void demo_frame(demo_loop *l) {
   uint64_t now = demo_now_ns();
   if (l->quit_ns == 0 && demo_stall_due(l, now)) demo_stall(l->options);
+#ifdef DEMO_HAVE_WINDOW
+  if (l->window) demo_window_draw(l->window, demo_now_ns());
+#endif
   lagscope_frame();
   now = demo_now_ns();
   l->next_frame_ns += l->period_ns;
   if (l->next_frame_ns < now) l->next_frame_ns = now + l->period_ns; /* late: skip, don't burst */
 }
 
-/* Sleeps in ppoll until the next frame is due or something was posted or a signal came. */
+/* Sleeps until the next frame is due or something was posted or a signal came: in ppoll, or with
+ * a window in SDL's event wait (which also handles the window's events and keys). */
 static void demo_wait(demo_loop *l) {
   uint64_t now = demo_now_ns();
   uint64_t wait_ns = l->next_frame_ns > now ? l->next_frame_ns - now : 0;
+#ifdef DEMO_HAVE_WINDOW
+  if (l->window) {
+    demo_window_input in = {0, 0};
+    demo_window_wait(l->window, wait_ns, &in);
+    if (in.stall) demo_stall_requested = 1;
+    if (in.quit) demo_quit_requested = 1;
+    return;
+  }
+#endif
   struct timespec timeout = {(time_t)(wait_ns / DEMO_NS_PER_S), (long)(wait_ns % DEMO_NS_PER_S)};
   struct pollfd pfd = {.fd = demo_main_queue.wake_fd, .events = POLLIN};
   ppoll(&pfd, 1, &timeout, NULL); /* EINTR is fine: the loop looks at the flags */
@@ -539,9 +607,9 @@ static int demo_should_exit(demo_loop *l) {
   return !demo_hang_open || now - l->quit_ns >= DEMO_HANG_GRACE_NS;
 }
 
-static void demo_run(const demo_options *o) {
+static void demo_run(const demo_options *o, void *window) {
   demo_loop l;
-  demo_loop_init(&l, o);
+  demo_loop_init(&l, o, window);
   while (!demo_should_exit(&l)) {
     if (demo_now_ns() >= l.next_frame_ns) demo_frame(&l);
     if (o->heartbeat) lagscope_heartbeat();
@@ -552,8 +620,39 @@ static void demo_run(const demo_options *o) {
 
 /* ---- main --------------------------------------------------------------------------------- */
 
-static lagscope_config demo_config(const demo_options *o) {
+/* The window unless --headless; NULL (headless) also when SDL2 was not built in or there is no
+ * display, with a note on stderr. */
+static void *demo_open_window(const demo_options *o) {
+  if (o->headless) return NULL;
+#ifdef DEMO_HAVE_WINDOW
+  char why[256];
+  demo_window *w = demo_window_open(DEMO_NAME, o->hud_expanded, why, sizeof why);
+  if (!w) {
+    fprintf(stderr, DEMO_NAME ": no window (%s): running headless\n", why);
+    return NULL;
+  }
+  demo_main_queue.also_wake = demo_window_wake;
+  return w;
+#else
+  fprintf(stderr, DEMO_NAME ": built without SDL2: running headless\n");
+  return NULL;
+#endif
+}
+
+static void demo_close_window(void *window) {
+#ifdef DEMO_HAVE_WINDOW
+  demo_window_close(window);
+#else
+  (void)window;
+#endif
+}
+
+static lagscope_config demo_config(const demo_options *o, int windowed) {
   lagscope_config c = lagscope_config_default();
+  c.hud = windowed; /* headless, nobody would show it */
+  c.hud_scale = o->hud_scale;
+  c.hud_corner = o->hud_corner;
+  c.hud_expanded = o->hud_expanded;
   c.hang_threshold_ms = o->threshold_ms;
   c.refresh_hz = o->refresh_hz;
   c.on_event = demo_on_event;
@@ -568,7 +667,8 @@ static lagscope_config demo_config(const demo_options *o) {
 int main(int argc, char **argv) {
   lagscope_config defaults = lagscope_config_default();
   demo_options o = {.fps = 60, .stall_kind = DEMO_STALL_BUSY, .stall_ms = 600,
-                    .threshold_ms = defaults.hang_threshold_ms, .refresh_hz = defaults.refresh_hz};
+                    .threshold_ms = defaults.hang_threshold_ms, .refresh_hz = defaults.refresh_hz,
+                    .hud_scale = defaults.hud_scale, .hud_corner = defaults.hud_corner};
   int parsed = demo_parse_args(argc, argv, &o);
   if (parsed < 0) return 2;
   if (parsed > 0) {
@@ -582,17 +682,20 @@ int main(int argc, char **argv) {
     perror(DEMO_NAME ": setup");
     return 1;
   }
-  if (demo_jsonl) demo_print_started(&o);
+  void *window = demo_open_window(&o);
+  if (demo_jsonl) demo_print_started(&o, window != NULL);
 
-  lagscope_config config = demo_config(&o);
+  lagscope_config config = demo_config(&o, window != NULL);
   int rc = lagscope_start(&config);
   if (rc != 0) {
     fprintf(stderr, DEMO_NAME ": lagscope_start failed: %s (%s)\n", lagscope_strerror(rc),
             lagscope_error_name(rc));
+    demo_close_window(window);
     return 1;
   }
-  demo_run(&o);
+  demo_run(&o, window);
   lagscope_stop();
+  demo_close_window(window); /* after lagscope_stop: nothing posts any more */
   int fd = demo_main_queue.wake_fd;
   demo_main_queue.wake_fd = -1; /* a late signal must not write to a closed descriptor */
   close(fd);
