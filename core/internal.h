@@ -414,6 +414,8 @@ uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now_ns);
 void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url);
 void lagscope__hud_request_expanded(lagscope__hud *h, int expanded); /* F, any thread */
 int lagscope__hud_take(lagscope__hud *h, lagscope_hud_image *out);   /* F, main thread */
+/* Marks the HUD as shown by a host; 1 the first time (then wake the dispatcher to draw). F */
+int lagscope__hud_want(lagscope__hud *h);
 
 /* ---- the running instance (core/monitor.c) ---------------------------------------------------- */
 /* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */

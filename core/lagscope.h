@@ -337,8 +337,9 @@ typedef struct lagscope_hud_image {
 
 /* Main thread: the latest finished HUD image. Lock-free, no allocation, no system call: it only
  * swaps a buffer index. The pixels stay valid until the next lagscope_hud_take or
- * lagscope_stop. LAGSCOPE_ENODATA before the first image, LAGSCOPE_ENOTRUNNING when stopped or
- * with config.hud off. */
+ * lagscope_stop. Nothing is drawn until the first call asks for it (an app that shows no HUD
+ * pays nothing): that call returns LAGSCOPE_ENODATA, and the first image follows within
+ * milliseconds. LAGSCOPE_ENOTRUNNING when stopped or with config.hud off. */
 int lagscope_hud_take(lagscope_hud_image *out);
 
 /* Any thread: compact (0) or expanded (1); redrawn at once. */

@@ -570,6 +570,8 @@ int lagscope_hud_take(lagscope_hud_image *out) {
   if (atomic_load(&lifecycle) != RUNNING || in == NULL) return LAGSCOPE_ENOTRUNNING;
   lagscope__hud *hud = atomic_load_explicit(&in->hud, memory_order_acquire);
   if (hud == NULL) return in->config.hud ? LAGSCOPE_ENODATA : LAGSCOPE_ENOTRUNNING;
+  /* The first take starts the drawing: one wake-up, once; after it, no system call. */
+  if (lagscope__hud_want(hud)) lagscope__bus_wake(&in->bus);
   return lagscope__hud_take(hud, out);
 }
 

@@ -17,6 +17,7 @@
 
 struct lagscope__hud {
   float scale;
+  lagscope_rect largest;    /* the expanded layout: the buffers' size */
   lagscope_hud_corner corner;
   lagscope_hud_state state;
   lagscope_canvas *canvases[BUFFERS];
@@ -29,6 +30,7 @@ struct lagscope__hud {
   uint64_t hang_start_ns;
   int dirty, urgent;
   _Atomic int expanded;     /* asked for by lagscope_hud_set_expanded, any thread */
+  _Atomic int wanted;       /* the host has asked for an image: until then nothing is drawn */
 };
 
 lagscope__hud *lagscope__hud_new(const lagscope_config *config) {
@@ -39,15 +41,8 @@ lagscope__hud *lagscope__hud_new(const lagscope_config *config) {
   atomic_init(&h->expanded, config->hud_expanded ? 1 : 0);
   h->state.refresh_hz = config->refresh_hz;
   h->state.expanded = 1; /* the largest layout sizes the buffers */
-  lagscope_rect largest = lagscope_hud_bounds(&h->state);
+  h->largest = lagscope_hud_bounds(&h->state);
   h->state.expanded = config->hud_expanded ? 1 : 0;
-  for (int i = 0; i < BUFFERS; i++) {
-    h->canvases[i] = lagscope_hud_canvas_new(largest.width, largest.height, h->scale);
-    if (h->canvases[i] == NULL) {
-      lagscope__hud_free(h);
-      return NULL;
-    }
-  }
   h->back = 0;
   h->front = 1;
   atomic_init(&h->middle, 2u);
@@ -103,7 +98,19 @@ void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url) {
 
 /* ---- drawing (dispatcher thread) ---- */
 
+/* The buffers, and with them the canvas library and its fonts, exist only once a host has
+ * asked to show the HUD: an app without a screen never pays for them. */
+static int make_canvases(lagscope__hud *h) {
+  for (int i = 0; i < BUFFERS; i++) {
+    if (h->canvases[i] == NULL)
+      h->canvases[i] = lagscope_hud_canvas_new(h->largest.width, h->largest.height, h->scale);
+    if (h->canvases[i] == NULL) return 0;
+  }
+  return 1;
+}
+
 static void render(lagscope__hud *h, uint64_t now) {
+  if (!make_canvases(h)) return; /* out of memory: no image, lagscope runs on */
   lagscope_canvas *canvas = h->canvases[h->back];
   if (h->state.hang_in_progress)
     h->state.hang_elapsed_ms = now > h->hang_start_ns ? (double)(now - h->hang_start_ns) / 1e6 : 0;
@@ -129,22 +136,31 @@ static void render(lagscope__hud *h, uint64_t now) {
 }
 
 uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now) {
+  if (!atomic_load_explicit(&h->wanted, memory_order_acquire)) return UINT64_MAX;
   int expanded = atomic_load_explicit(&h->expanded, memory_order_relaxed);
   if (expanded != h->state.expanded) {
     h->state.expanded = expanded;
     h->dirty = h->urgent = 1;
   }
-  if (h->state.hang_in_progress) h->dirty = 1; /* the badge counts up */
-  uint64_t due = h->last_render_ns + REDRAW_MIN_NS;
-  /* A host that shows no HUD never takes an image: then nothing is drawn but what is urgent,
-   * so an app without a screen pays nothing for it. During a hang the main thread cannot take
-   * one, yet the image it takes the moment the stall ends must say how long it lasted. */
+  int hang = h->state.hang_in_progress;
+  if (hang) h->dirty = 1; /* the badge counts up */
+  if (!h->dirty) return UINT64_MAX;
+  /* The host takes an image when it shows one; a newer one waits until it took the last, but
+   * during a hang it cannot take any, yet the image it takes the moment the stall ends must
+   * say how long it lasted. */
   int taken = !(atomic_load_explicit(&h->middle, memory_order_acquire) & FRESH);
-  if (h->dirty && (h->urgent || (now >= due && (taken || h->state.hang_in_progress)))) {
+  uint64_t due = h->last_render_ns + REDRAW_MIN_NS;
+  if (h->urgent || ((taken || hang) && now >= due)) {
     render(h, now);
     due = now + REDRAW_MIN_NS;
   }
-  return h->dirty || h->state.hang_in_progress ? due : UINT64_MAX;
+  if (hang || (h->dirty && taken)) return due; /* the next redraw's turn */
+  return UINT64_MAX; /* drawn, or waiting for a take: the next event wakes the dispatcher */
+}
+
+int lagscope__hud_want(lagscope__hud *h) {
+  if (atomic_load_explicit(&h->wanted, memory_order_relaxed)) return 0;
+  return !atomic_exchange_explicit(&h->wanted, 1, memory_order_acq_rel);
 }
 
 void lagscope__hud_request_expanded(lagscope__hud *h, int expanded) {
