@@ -66,8 +66,8 @@ enum request_phase { IDLE = 0, REQUESTED, CLAIMED, DONE, ABANDONED };
 static snapshot the_snapshot;
 static _Atomic uint32_t request_word;
 static uint32_t last_generation;
-static int capture_signal;
-static unw_addr_space_t address_space;
+static int capture_signal;             /* 0 until the handler is installed */
+static unw_addr_space_t address_space; /* made at the first unwind: ~0.5 MB with its cache */
 
 /* ---- registers: ucontext to libunwind's numbering ---- */
 
@@ -239,6 +239,10 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out) {
   unw_cursor_t cursor;
   out->depth = 0;
   out->walk = LAGSCOPE__WALK_BAD_FRAME;
+  if (address_space == NULL) { /* the first hang: an app that never hangs never pays for it */
+    refresh_readable_ranges();
+    if (create_address_space() != LAGSCOPE_OK) return;
+  }
   if (unw_init_remote(&cursor, address_space, s) < 0) return;
   for (;;) {
     unw_word_t ip;
@@ -279,10 +283,10 @@ const char *lagscope__walk_name(int walk) {
 int32_t lagscope__main_thread_id(void) { return (int32_t)getpid(); }
 
 int lagscope__capture_init(void) {
-  if (address_space != NULL) return LAGSCOPE_OK; /* once per process */
-  capture_signal = SIGRTMIN + CAPTURE_SIGNAL_OFFSET;
+  if (capture_signal != 0) return LAGSCOPE_OK; /* once per process */
+  int signal_number = SIGRTMIN + CAPTURE_SIGNAL_OFFSET;
   struct sigaction old;
-  if (sigaction(capture_signal, NULL, &old) != 0) return LAGSCOPE_ESYS;
+  if (sigaction(signal_number, NULL, &old) != 0) return LAGSCOPE_ESYS;
   if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != capture_handler
                                   : old.sa_handler != SIG_DFL)
     return LAGSCOPE_ELIMIT; /* the app uses this signal: never take it over */
@@ -291,9 +295,9 @@ int lagscope__capture_init(void) {
   sa.sa_sigaction = capture_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&sa.sa_mask); /* nothing interrupts the copy */
-  if (sigaction(capture_signal, &sa, NULL) != 0) return LAGSCOPE_ESYS;
-  refresh_readable_ranges();
-  return create_address_space();
+  if (sigaction(signal_number, &sa, NULL) != 0) return LAGSCOPE_ESYS;
+  capture_signal = signal_number;
+  return LAGSCOPE_OK;
 }
 
 static int send_request(int32_t tid, uint32_t generation) {
@@ -363,7 +367,7 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
     out->walk = LAGSCOPE__WALK_OWN;
     return LAGSCOPE_EINVAL;
   }
-  if (address_space == NULL) {
+  if (capture_signal == 0) {
     out->walk = LAGSCOPE__WALK_NO_REPLY;
     return LAGSCOPE_ENOTRUNNING;
   }
@@ -374,6 +378,6 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
 
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns) {
   lagscope__stack unused;
-  if (address_space == NULL || is_own_thread(tid)) return LAGSCOPE_EINVAL;
+  if (capture_signal == 0 || is_own_thread(tid)) return LAGSCOPE_EINVAL;
   return take_snapshot(tid, timeout_ns, &unused) ? LAGSCOPE_OK : LAGSCOPE_ENOENT;
 }
