@@ -2,8 +2,6 @@
  * message that names the bad field. */
 #include "internal.h"
 
-#include <stdio.h>
-
 lagscope_config lagscope_config_default(void) {
   lagscope_config c = {0};
   c.hang_threshold_ms = 250;
@@ -25,9 +23,8 @@ static int is_power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 static int reject(char *why, size_t why_size, const char *field, uint32_t value,
                   const char *allowed) {
-  if (why != NULL && why_size > 0)
-    snprintf(why, why_size, "config.%s = %u is out of range: it must be %s", field, value,
-             allowed);
+  lagscope__explain(why, why_size, "config.%s = %u is out of range: it must be %s", field,
+                    value, allowed);
   return LAGSCOPE_EINVAL;
 }
 
@@ -39,7 +36,7 @@ static int reject(char *why, size_t why_size, const char *field, uint32_t value,
 
 int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size) {
   if (config == NULL) {
-    if (why != NULL && why_size > 0) snprintf(why, why_size, "config is NULL");
+    lagscope__explain(why, why_size, "config is NULL");
     return LAGSCOPE_EINVAL;
   }
   LAGSCOPE_CHECK_RANGE_(hang_threshold_ms, 10, 60000, "10..60000 ms");
@@ -50,9 +47,9 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
   LAGSCOPE_CHECK_RANGE_(refresh_hz, 1, 1000, "1..1000 Hz");
   LAGSCOPE_CHECK_RANGE_(report_max_count, 1, 100000, "1..100000");
   if (config->report_max_bytes < 64u * 1024u) {
-    if (why != NULL && why_size > 0)
-      snprintf(why, why_size, "config.report_max_bytes = %llu is out of range: it must be at "
-               "least 65536", (unsigned long long)config->report_max_bytes);
+    lagscope__explain(why, why_size,
+                      "config.report_max_bytes = %llu is out of range: it must be at least 65536",
+                      (unsigned long long)config->report_max_bytes);
     return LAGSCOPE_EINVAL;
   }
   LAGSCOPE_CHECK_RANGE_(bus_capacity, 16, 65536, "a power of two in 16..65536");
@@ -64,24 +61,22 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
     return reject(why, why_size, "subscriber_capacity", config->subscriber_capacity,
                   "a power of two in 16..65536");
   if (!(config->hud_scale >= 0.5f && config->hud_scale <= 8.0f)) { /* NaN fails too */
-    if (why != NULL && why_size > 0)
-      snprintf(why, why_size, "config.hud_scale = %g is out of range: it must be 0.5..8 pixels "
-               "per point", (double)config->hud_scale);
+    lagscope__explain(why, why_size,
+                      "config.hud_scale = %g is out of range: it must be 0.5..8 pixels per point",
+                      (double)config->hud_scale);
     return LAGSCOPE_EINVAL;
   }
   if ((unsigned)config->hud_corner > LAGSCOPE_HUD_BOTTOM_RIGHT) {
-    if (why != NULL && why_size > 0)
-      snprintf(why, why_size, "config.hud_corner = %d is out of range: it must be one of "
+    lagscope__explain(why, why_size, "config.hud_corner = %d is out of range: it must be one of "
                "LAGSCOPE_HUD_TOP_LEFT..LAGSCOPE_HUD_BOTTOM_RIGHT (0..3)", (int)config->hud_corner);
     return LAGSCOPE_EINVAL;
   }
   if (config->post_main == NULL && config->post_main_user != NULL) {
-    if (why != NULL && why_size > 0)
-      snprintf(why, why_size,
+    lagscope__explain(why, why_size,
                "config.post_main_user is set but config.post_main is NULL: set both, or "
                "neither for heartbeat mode");
     return LAGSCOPE_EINVAL;
   }
-  if (why != NULL && why_size > 0) why[0] = '\0';
+  lagscope__explain(why, why_size, "%s", "");
   return LAGSCOPE_OK;
 }

@@ -1,5 +1,8 @@
 /* Names and sentences for codes and enums, generated from the lists in lagscope.h. */
-#include "lagscope.h"
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
 
 unsigned lagscope_version(void) { return LAGSCOPE_VERSION_HEX; }
 
@@ -44,4 +47,24 @@ const char *lagscope_hitch_band_name(int band) {
     case LAGSCOPE_HITCH_BAD: return "bad";
   }
   return "unknown";
+}
+
+const char *lagscope__walk_name(int walk) {
+  switch (walk) {
+    case LAGSCOPE__WALK_COMPLETE: return "complete";
+    case LAGSCOPE__WALK_TRUNCATED: return "truncated";
+    case LAGSCOPE__WALK_BAD_FRAME: return "bad_frame";
+    case LAGSCOPE__WALK_NO_REPLY: return "no_reply";
+    case LAGSCOPE__WALK_EXITED: return "exited";
+    case LAGSCOPE__WALK_OWN: return "own";
+  }
+  return "unknown";
+}
+
+void lagscope__explain(char *why, size_t why_size, const char *format, ...) {
+  if (why == NULL || why_size == 0) return;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(why, why_size, format, args);
+  va_end(args);
 }

@@ -18,6 +18,15 @@
 
 #define LAGSCOPE__CACHE_LINE 64
 
+/* ---- messages (core/error.c) ----------------------------------------------------------------
+ * Writes a failure's explanation into the caller's buffer, if there is one; a long path may
+ * cut it short, which is fine for a message. F */
+void lagscope__explain(char *why, size_t why_size, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* ---- memory (core/memory.c) ----------------------------------------------------------------
  * Every lagscope heap allocation goes through these so that the bytes lagscope holds are
  * published in the metrics (monitor_memory_bytes). */
@@ -267,7 +276,7 @@ typedef enum lagscope__walk {
   LAGSCOPE__WALK_OWN           /* one of lagscope's threads: never stopped */
 } lagscope__walk;
 
-/* "complete", "truncated", "bad_frame", "no_reply", "exited", "own". F */
+/* "complete", "truncated", "bad_frame", "no_reply", "exited", "own" (core/error.c). F */
 const char *lagscope__walk_name(int walk);
 
 typedef struct lagscope__stack {

@@ -38,17 +38,6 @@ struct lagscope__store {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void explain(char *why, size_t why_size, const char *format, ...) {
-  if (why == NULL || why_size == 0) return;
-  va_list args;
-  va_start(args, format);
-  vsnprintf(why, why_size, format, args);
-  va_end(args);
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
 static int path_join(char *out, size_t size, const char *format, ...) {
   va_list args;
   va_start(args, format);
@@ -67,7 +56,7 @@ static int make_dirs(char *path, char *why, size_t why_size) {
     *p = '\0';
     if (mkdir(path, 0700) != 0 && errno != EEXIST) {
       int err = errno;
-      explain(why, why_size, "cannot create the report folder %s: %s", path, strerror(err));
+      lagscope__explain(why, why_size, "cannot create the report folder %s: %s", path, strerror(err));
       *p = saved;
       return LAGSCOPE_ESYS;
     }
@@ -80,18 +69,18 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
                          lagscope__store **out, char *why, size_t why_size) {
   if (out != NULL) *out = NULL;
   if (out == NULL || dir == NULL || dir[0] == '\0') {
-    explain(why, why_size, "the report folder is not set");
+    lagscope__explain(why, why_size, "the report folder is not set");
     return LAGSCOPE_EINVAL;
   }
   /* Room for "/.<id>.json.tmp" after the folder. */
   if (strlen(dir) + STORE_MAX_ID + 16 >= STORE_PATH_MAX) {
-    explain(why, why_size, "the report folder's path is too long (%zu bytes; at most %d)",
+    lagscope__explain(why, why_size, "the report folder's path is too long (%zu bytes; at most %d)",
             strlen(dir), STORE_PATH_MAX - STORE_MAX_ID - 17);
     return LAGSCOPE_EINVAL;
   }
   lagscope__store *s = lagscope__alloc(sizeof(*s));
   if (s == NULL) {
-    explain(why, why_size, "out of memory opening the report folder %s", dir);
+    lagscope__explain(why, why_size, "out of memory opening the report folder %s", dir);
     return LAGSCOPE_ENOMEM;
   }
   snprintf(s->dir, sizeof(s->dir), "%s", dir);
@@ -103,10 +92,10 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
   int rc = make_dirs(s->dir, why, why_size);
   struct stat st;
   if (rc == 0 && stat(s->dir, &st) != 0) {
-    explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(errno));
+    lagscope__explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(errno));
     rc = LAGSCOPE_ESYS;
   } else if (rc == 0 && !S_ISDIR(st.st_mode)) {
-    explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(ENOTDIR));
+    lagscope__explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(ENOTDIR));
     rc = LAGSCOPE_ESYS;
   }
   if (rc == 0) { /* writable? access() says yes to root on a read-only mount: try it */
@@ -114,7 +103,7 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
     path_join(probe, sizeof(probe), "%s/.lagscope-probe-%ld", s->dir, (long)getpid());
     int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
-      explain(why, why_size, "cannot write in the report folder %s: %s", s->dir, strerror(errno));
+      lagscope__explain(why, why_size, "cannot write in the report folder %s: %s", s->dir, strerror(errno));
       rc = LAGSCOPE_ESYS;
     } else {
       close(fd);
@@ -177,7 +166,7 @@ static int list_reports(const lagscope__store *s, listing *l, int remove_temps, 
                         size_t why_size) {
   DIR *d = opendir(s->dir);
   if (d == NULL) {
-    explain(why, why_size, "cannot list the report folder %s: %s", s->dir, strerror(errno));
+    lagscope__explain(why, why_size, "cannot list the report folder %s: %s", s->dir, strerror(errno));
     return LAGSCOPE_ESYS;
   }
   int rc = 0;
@@ -198,7 +187,7 @@ static int list_reports(const lagscope__store *s, listing *l, int remove_temps, 
     rc = listing_push(l, &item);
   }
   closedir(d);
-  if (rc != 0) explain(why, why_size, "out of memory listing the report folder %s", s->dir);
+  if (rc != 0) lagscope__explain(why, why_size, "out of memory listing the report folder %s", s->dir);
   return rc;
 }
 
@@ -279,11 +268,11 @@ static int fsync_retry(int fd) {
 int lagscope__store_write(lagscope__store *s, const char *id, const char *json, char *path_out,
                           size_t path_size, char *why, size_t why_size) {
   if (s == NULL || id == NULL || json == NULL) {
-    explain(why, why_size, "no store, report id or report text given");
+    lagscope__explain(why, why_size, "no store, report id or report text given");
     return LAGSCOPE_EINVAL;
   }
   if (!valid_id(id)) {
-    explain(why, why_size,
+    lagscope__explain(why, why_size,
             "invalid report id \"%.*s\": use 1 to %d of A-Z a-z 0-9 . _ -, not starting with "
             "'.' and without \"..\"",
             STORE_MAX_ID, id, STORE_MAX_ID);
@@ -295,7 +284,7 @@ int lagscope__store_write(lagscope__store *s, const char *id, const char *json, 
   path_join(final_path, sizeof(final_path), "%s/%s", s->dir, name);
   path_join(temp_path, sizeof(temp_path), "%s/.%s.tmp", s->dir, name);
   if (path_out != NULL && strlen(final_path) >= path_size) {
-    explain(why, why_size, "no room for the report's path (%zu bytes) in the caller's buffer",
+    lagscope__explain(why, why_size, "no room for the report's path (%zu bytes) in the caller's buffer",
             strlen(final_path) + 1);
     return LAGSCOPE_EINVAL;
   }
@@ -315,7 +304,7 @@ int lagscope__store_write(lagscope__store *s, const char *id, const char *json, 
   if (failed) {
     int err = errno;
     if (fd >= 0) unlink(temp_path);
-    explain(why, why_size, "cannot %s the report %s (%s): %s; the previous file, if any, is intact",
+    lagscope__explain(why, why_size, "cannot %s the report %s (%s): %s; the previous file, if any, is intact",
             step, final_path, strcmp(step, "create") == 0 ? temp_path : "through a temporary file",
             strerror(err));
     return LAGSCOPE_ESYS;
@@ -328,7 +317,7 @@ int lagscope__store_write(lagscope__store *s, const char *id, const char *json, 
     int err = errno;
     close(dfd);
     if (r != 0 && err != EINVAL && err != ENOTSUP && err != EBADF) {
-      explain(why, why_size, "the report %s is written but its folder could not be synced: %s",
+      lagscope__explain(why, why_size, "the report %s is written but its folder could not be synced: %s",
               final_path, strerror(err));
       enforce_bounds(s, name);
       if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
@@ -538,14 +527,14 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
     /* Cut short: the text ends inside a string or an open object or array. */
     size_t at = end != NULL && end >= text ? (size_t)(end - text) : 0;
     if (ends_open(text, len))
-      explain(why, why_size, "ends in the middle of the JSON (truncated at byte %zu)", len);
+      lagscope__explain(why, why_size, "ends in the middle of the JSON (truncated at byte %zu)", len);
     else
-      explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", at, len);
+      lagscope__explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", at, len);
     return why;
   }
   if (skip_ws(text, (size_t)(end - text), len) < len) {
     cJSON_Delete(root);
-    explain(why, why_size, "has bytes after the JSON document (from byte %zu of %zu)",
+    lagscope__explain(why, why_size, "has bytes after the JSON document (from byte %zu of %zu)",
             (size_t)(end - text), len);
     return why;
   }
@@ -559,15 +548,15 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
     problem = "has no schema_version, so it is not a lagscope report";
   } else if (!cJSON_IsNumber(version) || version->valuedouble != LAGSCOPE__REPORT_SCHEMA_VERSION) {
     if (cJSON_IsNumber(version))
-      explain(why, why_size, "has schema_version %g, and this lagscope reads version %d only",
+      lagscope__explain(why, why_size, "has schema_version %g, and this lagscope reads version %d only",
               version->valuedouble, LAGSCOPE__REPORT_SCHEMA_VERSION);
     else
-      explain(why, why_size, "has a schema_version that is not a number");
+      lagscope__explain(why, why_size, "has a schema_version that is not a number");
     problem = why;
   } else if (!cJSON_IsString(id) || id->valuestring[0] == '\0') {
     problem = "has no id";
   } else if (strcmp(id->valuestring, stem) != 0) {
-    explain(why, why_size, "has the id \"%.*s\" but its file name says \"%s\"", STORE_MAX_ID,
+    lagscope__explain(why, why_size, "has the id \"%.*s\" but its file name says \"%s\"", STORE_MAX_ID,
             id->valuestring, stem);
     problem = why;
   } else if (!cJSON_IsString(state)) {
@@ -575,7 +564,7 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
   } else if (strcmp(state->valuestring, "in_progress") != 0 &&
              strcmp(state->valuestring, "ended") != 0 &&
              strcmp(state->valuestring, "ended_by_termination") != 0) {
-    explain(why, why_size, "has an unknown state \"%.*s\"", 32, state->valuestring);
+    lagscope__explain(why, why_size, "has an unknown state \"%.*s\"", 32, state->valuestring);
     problem = why;
   }
   if (problem != NULL) {
@@ -612,10 +601,10 @@ int lagscope__store_recover(lagscope__store *s,
     int r = read_file(path, &text, &len);
     if (r < 0 && errno == ENOENT) continue; /* removed meanwhile (bounds of a rewrite) */
     if (r < 0) {
-      explain(why, sizeof(why), "cannot be read: %s", strerror(errno));
+      lagscope__explain(why, sizeof(why), "cannot be read: %s", strerror(errno));
       problem = why;
     } else if (r > 0) {
-      explain(why, sizeof(why), "is too large to be a report (over %u MiB)",
+      lagscope__explain(why, sizeof(why), "is too large to be a report (over %u MiB)",
               STORE_MAX_FILE_BYTES / (1024u * 1024u));
       problem = why;
     }
@@ -625,7 +614,7 @@ int lagscope__store_recover(lagscope__store *s,
     if (problem == NULL) problem = check_report(text, len, stem, &doc, why, sizeof(why));
     if (problem != NULL) {
       if (corrupt != NULL) {
-        explain(sentence, sizeof(sentence), "the file %s", problem);
+        lagscope__explain(sentence, sizeof(sentence), "the file %s", problem);
         corrupt(ctx, path, sentence);
       }
       lagscope__dealloc(text);

@@ -268,18 +268,6 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out) {
 
 /* ---- the requesting side ---- */
 
-const char *lagscope__walk_name(int walk) {
-  switch (walk) {
-    case LAGSCOPE__WALK_COMPLETE: return "complete";
-    case LAGSCOPE__WALK_TRUNCATED: return "truncated";
-    case LAGSCOPE__WALK_BAD_FRAME: return "bad_frame";
-    case LAGSCOPE__WALK_NO_REPLY: return "no_reply";
-    case LAGSCOPE__WALK_EXITED: return "exited";
-    case LAGSCOPE__WALK_OWN: return "own";
-  }
-  return "unknown";
-}
-
 int32_t lagscope__main_thread_id(void) { return (int32_t)getpid(); }
 
 int lagscope__capture_init(void) {

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +21,6 @@ static char proc_self[256] = "/proc/self";
 
 void lagscope__process_set_root(const char *path) {
   snprintf(proc_self, sizeof(proc_self), "%s", path != NULL ? path : "/proc/self");
-}
-
-/* Writes a failure's explanation; a long path may cut it short, which is fine for a message. */
-__attribute__((format(printf, 3, 4))) static void explain(char *why, size_t why_size,
-                                                          const char *format, ...) {
-  va_list args;
-  va_start(args, format);
-  vsnprintf(why, why_size, format, args);
-  va_end(args);
 }
 
 /* Reads up to PROC_READ_MAX - 1 bytes; returns the length, or -errno. */
@@ -85,7 +75,7 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
   snprintf(path, sizeof(path), "%s/task", proc_self);
   DIR *dir = opendir(path);
   if (dir == NULL) {
-    explain(why, why_size, "cannot open %s: %s", path, strerror(errno));
+    lagscope__explain(why, why_size, "cannot open %s: %s", path, strerror(errno));
     return LAGSCOPE_EPROC;
   }
   int rc = LAGSCOPE_OK;
@@ -102,7 +92,7 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
     } else if (r == -ENOENT || r == -ESRCH) {
       out->thread_count--; /* it exited between readdir and open */
     } else if (rc == LAGSCOPE_OK) {
-      explain(why, why_size, "cannot read %s/%ld/stat: %s", path, tid,
+      lagscope__explain(why, why_size, "cannot read %s/%ld/stat: %s", path, tid,
                r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(-r));
       rc = r == LAGSCOPE_EPARSE ? LAGSCOPE_EPARSE : LAGSCOPE_EPROC;
     }
@@ -123,11 +113,11 @@ static int read_memory(lagscope__process_sample *out, char *why, size_t why_size
   snprintf(path, sizeof(path), "%s/status", proc_self);
   len = read_small_file(path, buf);
   if (len < 0) {
-    explain(why, why_size, "cannot read %s: %s", path, strerror((int)-len));
+    lagscope__explain(why, why_size, "cannot read %s: %s", path, strerror((int)-len));
     return LAGSCOPE_EPROC;
   }
   if (lagscope__parse_kb_field(buf, (size_t)len, "VmRSS:", &out->rss_bytes) != 0) {
-    explain(why, why_size, "%s has no readable VmRSS line", path);
+    lagscope__explain(why, why_size, "%s has no readable VmRSS line", path);
     return LAGSCOPE_EPARSE;
   }
   return LAGSCOPE_OK;
@@ -145,7 +135,7 @@ int lagscope__process_sample_read(lagscope__process_sample *out, char *why, size
   char why_memory[256] = "";
   int rc_memory = read_memory(out, why_memory, sizeof(why_memory));
   if (rc_threads != LAGSCOPE_OK) return rc_threads;
-  if (rc_memory != LAGSCOPE_OK) explain(why, why_size, "%s", why_memory);
+  if (rc_memory != LAGSCOPE_OK) lagscope__explain(why, why_size, "%s", why_memory);
   return rc_memory;
 }
 
