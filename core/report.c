@@ -298,6 +298,9 @@ typedef struct tree {
   uint32_t len, capacity;
   table children; /* (parent, ident) → node */
   uint64_t truncated_samples;
+  uint32_t *sample_end;  /* per sample, the node where its stack ended (the timeline) */
+  uint32_t *written_id;  /* per node, its "id" in the JSON: preorder position as written */
+  uint32_t next_id;
 } tree;
 
 static uint32_t child_hash(uint32_t parent, uint32_t ident) {
@@ -341,7 +344,9 @@ static int tree_build(tree *t, report_ctx *c, const lagscope__hang_record *r) {
   for (uint32_t s = 0; s < r->sample_count; s++) frames_total += stack_depth(&r->samples[s]);
   t->capacity = frames_total + 1 < REPORT_MAX_NODES ? (uint32_t)frames_total + 1 : REPORT_MAX_NODES;
   t->nodes = lagscope__alloc(sizeof(node) * t->capacity);
-  if (t->nodes == NULL) return LAGSCOPE_ENOMEM;
+  t->written_id = lagscope__alloc(sizeof(uint32_t) * t->capacity);
+  t->sample_end = lagscope__alloc(sizeof(uint32_t) * (r->sample_count + 1));
+  if (t->nodes == NULL || t->written_id == NULL || t->sample_end == NULL) return LAGSCOPE_ENOMEM;
   /* At most half full: the table never grows. */
   if (table_init(&t->children, t->capacity * 2) != 0) return LAGSCOPE_ENOMEM;
   t->nodes[0] = (node){NONE, NONE, NONE, r->sample_count, 0, NONE, NONE, 0};
@@ -349,6 +354,7 @@ static int tree_build(tree *t, report_ctx *c, const lagscope__hang_record *r) {
   for (uint32_t s = 0; s < r->sample_count; s++) {
     const lagscope__stack *stack = &r->samples[s];
     uint32_t depth = stack_depth(stack);
+    t->sample_end[s] = 0;
     if (depth == 0) {
       t->nodes[0].self++; /* nothing captured: the sample ends at the root */
       continue;
@@ -365,6 +371,7 @@ static int tree_build(tree *t, report_ctx *c, const lagscope__hang_record *r) {
       }
       at = next;
       t->nodes[at].count++;
+      t->sample_end[s] = at;
       if (k == 0) t->nodes[at].self++;
     }
   }
@@ -373,6 +380,8 @@ static int tree_build(tree *t, report_ctx *c, const lagscope__hang_record *r) {
 
 static void tree_free(tree *t) {
   lagscope__dealloc(t->nodes);
+  lagscope__dealloc(t->written_id);
+  lagscope__dealloc(t->sample_end);
   table_free(&t->children);
 }
 
@@ -410,7 +419,7 @@ static int by_count(const void *a, const void *b) { /* heaviest first; ties: fir
 
 /* Writes node's children, sorted, into its "children" array; scratch is a stack of ranked
  * entries with room for every node (each node is in at most one live level). */
-static void children_json(const tree *t, const report_ctx *c, uint32_t index, cJSON *parent,
+static void children_json(tree *t, const report_ctx *c, uint32_t index, cJSON *parent,
                           ranked *scratch, uint32_t top) {
   const node *n = &t->nodes[index];
   cJSON *children = cJSON_AddArrayToObject(parent, "children");
@@ -424,6 +433,8 @@ static void children_json(const tree *t, const report_ctx *c, uint32_t index, cJ
     const node *child = &t->nodes[level[i].index];
     cJSON *o = frame_json(c, child->frame);
     if (o == NULL) continue;
+    t->written_id[level[i].index] = t->next_id;
+    cJSON_AddNumberToObject(o, "id", t->next_id++);
     cJSON_AddNumberToObject(o, "count", child->count);
     cJSON_AddNumberToObject(o, "self", child->self);
     children_json(t, c, level[i].index, o, scratch, top + k);
@@ -431,10 +442,13 @@ static void children_json(const tree *t, const report_ctx *c, uint32_t index, cJ
   }
 }
 
-static cJSON *tree_json(const tree *t, const report_ctx *c, ranked *scratch) {
+static cJSON *tree_json(tree *t, const report_ctx *c, ranked *scratch) {
   cJSON *root = cJSON_CreateObject();
   if (root == NULL) return NULL;
   cJSON_AddStringToObject(root, "function", "(all samples)");
+  t->written_id[0] = 0;
+  t->next_id = 1;
+  cJSON_AddNumberToObject(root, "id", 0);
   cJSON_AddNumberToObject(root, "count", t->nodes[0].count);
   cJSON_AddNumberToObject(root, "self", t->nodes[0].self);
   if (t->truncated_samples > 0) {
@@ -554,6 +568,20 @@ static void metrics_json(const lagscope__hang_record *r, cJSON *report) {
                         r->have_during ? frames_json(&r->during) : cJSON_CreateNull());
 }
 
+/* The samples in time order: when each was taken (ms since the hang's start) and the call
+ * tree node its stack ended at, so that exports can replay the stacks over time. */
+static void timeline_json(const tree *t, const lagscope__hang_record *r, cJSON *samples) {
+  cJSON *timeline = cJSON_AddObjectToObject(samples, "timeline");
+  cJSON *times = cJSON_AddArrayToObject(timeline, "t_ms");
+  cJSON *nodes = cJSON_AddArrayToObject(timeline, "node");
+  for (uint32_t s = 0; s < r->sample_count; s++) {
+    uint64_t at = r->samples[s].time_ns, start = r->start_ns;
+    double t_ms = at > start ? (double)(at - start) / 1e6 : 0.0;
+    cJSON_AddItemToArray(times, cJSON_CreateNumber(round(t_ms * 1000.0) / 1000.0));
+    cJSON_AddItemToArray(nodes, cJSON_CreateNumber(t->written_id[t->sample_end[s]]));
+  }
+}
+
 static const char *state_name(lagscope__report_state state) {
   switch (state) {
     case LAGSCOPE__REPORT_IN_PROGRESS: return "in_progress";
@@ -607,6 +635,7 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   }
   cJSON_AddItemToObject(report, "call_tree", tree_json(t, c, scratch));
   lagscope__dealloc(scratch);
+  timeline_json(t, r, samples);
 
   cJSON *heaviest = heaviest_json(t, c);
   if (heaviest == NULL) {

@@ -99,6 +99,7 @@ static lagscope__hang_record make_record(void) {
       uintptr_t f[] = {0x7f0000001010, 0x404030, 0x402060, 0x401050};
       set_stack(&samples[i], 100, f, 4);
     }
+    samples[i].time_ns = 5000000000 + 260000000 + (uint64_t)i * 10000000; /* every 10 ms */
   }
   uintptr_t main_frames[] = {0x405010, 0x403020, 0x402020, 0x401050};
   set_stack(&threads[0], 100, main_frames, 4);
@@ -248,8 +249,28 @@ static void test_tree_and_heaviest(void) {
   CHECK(alone != NULL && cJSON_Compare(alone, stack, 1));
   cJSON_Delete(alone);
 
-  /* Samples, clocks, metrics. */
+  /* Node ids are preorder positions as written, so the timeline can name nodes. */
+  CHECK_EQ_INT(number_of(root, "id"), 0);
+  CHECK_EQ_INT(number_of(main_node, "id"), 1);
+  CHECK_EQ_INT(number_of(a, "id"), 2);
+  CHECK_EQ_INT(number_of(child(a, 0), "id"), 3);
+  CHECK_EQ_INT(number_of(spin, "id"), 4);
+  CHECK_EQ_INT(number_of(child(a, 1), "id"), 5);
+  CHECK_EQ_INT(number_of(child(child(a, 1), 0), "id"), 6);
+
+  /* The timeline: each sample in order, its time since the start and where it ended. */
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "samples");
+  const cJSON *timeline = cJSON_GetObjectItemCaseSensitive(s, "timeline");
+  const cJSON *t_ms = cJSON_GetObjectItemCaseSensitive(timeline, "t_ms");
+  const cJSON *ends = cJSON_GetObjectItemCaseSensitive(timeline, "node");
+  CHECK_EQ_INT(cJSON_GetArraySize(t_ms), 100);
+  CHECK_EQ_INT(cJSON_GetArraySize(ends), 100);
+  for (int i = 0; i < 100; i++) {
+    CHECK_NEAR(cJSON_GetArrayItem(t_ms, i)->valuedouble, 260.0 + 10.0 * i, 1e-9);
+    CHECK_EQ_INT(cJSON_GetArrayItem(ends, i)->valuedouble, i % 10 < 7 ? 4 : 6);
+  }
+
+  /* Samples, clocks, metrics. */
   CHECK_EQ_INT(number_of(s, "count"), 100);
   CHECK_EQ_INT(number_of(s, "dropped"), 0);
   CHECK_EQ_INT(number_of(cJSON_GetObjectItemCaseSensitive(s, "walks"), "complete"), 100);
