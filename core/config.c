@@ -1,6 +1,11 @@
 /* Configuration defaults and validation: one table of ranges serves both the check and the
  * message that names the bad field. */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 lagscope_config lagscope_config_default(void) {
   lagscope_config c = {0};
@@ -16,8 +21,32 @@ lagscope_config lagscope_config_default(void) {
   c.hud_corner = LAGSCOPE_HUD_TOP_LEFT;
   c.bus_capacity = 1024;
   c.subscriber_capacity = 256;
+  c.server = 1;
+  c.server_port = 8080;
+  c.server_max_clients = 16;
+  c.server_max_stream_clients = 8;
   return c;
 }
+
+void lagscope__app_name(const lagscope_config *config, char *out, size_t size) {
+  if (config->app_name != NULL)
+    snprintf(out, size, "%s", config->app_name);
+  else
+    lagscope__process_name(out, size);
+}
+
+void lagscope__report_dir(const lagscope_config *config, const char *app_name, char *out,
+                          size_t size) {
+  if (config->report_dir != NULL) {
+    snprintf(out, size, "%s", config->report_dir);
+    return;
+  }
+  const char *tmp = getenv("TMPDIR");
+  snprintf(out, size, "%s/lagscope-%ld/%s", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp",
+           (long)lagscope__user_id(), app_name);
+}
+
+
 
 static int is_power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -33,6 +62,22 @@ static int reject(char *why, size_t why_size, const char *field, uint32_t value,
     if (config->field < (lo) || config->field > (hi))                                        \
       return reject(why, why_size, #field, config->field, allowed);                          \
   } while (0)
+
+static int check_server(const lagscope_config *config, char *why, size_t why_size) {
+  if (config->server_port > 65535)
+    return reject(why, why_size, "server_port", config->server_port, "0..65535 (0: any free port)");
+  LAGSCOPE_CHECK_RANGE_(server_max_clients, 2, 256, "2..256");
+  LAGSCOPE_CHECK_RANGE_(server_max_stream_clients, 1, config->server_max_clients - 1,
+                        "1..server_max_clients - 1");
+  struct in_addr address;
+  if (config->server_bind != NULL && inet_pton(AF_INET, config->server_bind, &address) != 1) {
+    lagscope__explain(why, why_size, "config.server_bind = \"%.64s\" is not an IPv4 address: "
+                      "use \"0.0.0.0\" (every interface), \"127.0.0.1\" (this machine only) "
+                      "or one of this machine's addresses", config->server_bind);
+    return LAGSCOPE_EINVAL;
+  }
+  return LAGSCOPE_OK;
+}
 
 int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size) {
   if (config == NULL) {
@@ -71,6 +116,7 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
                "LAGSCOPE_HUD_TOP_LEFT..LAGSCOPE_HUD_BOTTOM_RIGHT (0..3)", (int)config->hud_corner);
     return LAGSCOPE_EINVAL;
   }
+  if (check_server(config, why, why_size) != LAGSCOPE_OK) return LAGSCOPE_EINVAL;
   if (config->post_main == NULL && config->post_main_user != NULL) {
     lagscope__explain(why, why_size,
                "config.post_main_user is set but config.post_main is NULL: set both, or "

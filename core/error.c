@@ -35,6 +35,8 @@ const char *lagscope_event_type_name(int type) {
     case LAGSCOPE_EVENT_METRICS: return "metrics";
     case LAGSCOPE_EVENT_ERROR: return "error";
     case LAGSCOPE_EVENT_HANG_RECOVERED: return "hang_recovered";
+    case LAGSCOPE_EVENT_HANG_SAMPLE: return "hang_sample";
+    case LAGSCOPE_EVENT_SERVER_STARTED: return "server_started";
   }
   return "unknown";
 }

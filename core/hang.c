@@ -38,12 +38,6 @@ struct lagscope__hang_recorder {
 
 /* ---- set-up ---- */
 
-static void default_report_dir(lagscope__hang_recorder *h) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(h->report_dir, sizeof(h->report_dir), "%s/lagscope-%ld/%s",
-           tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (long)lagscope__user_id(), h->app_name);
-}
-
 static void open_store(lagscope__hang_recorder *h) {
   char why[512];
   if (lagscope__store_open(h->report_dir, h->config.report_max_count, h->config.report_max_bytes,
@@ -57,14 +51,8 @@ lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *conf
   lagscope__hang_recorder *h = lagscope__alloc(sizeof(*h));
   if (h == NULL) return NULL;
   h->config = *config;
-  if (config->app_name != NULL)
-    snprintf(h->app_name, sizeof(h->app_name), "%s", config->app_name);
-  else
-    lagscope__process_name(h->app_name, sizeof(h->app_name));
-  if (config->report_dir != NULL)
-    snprintf(h->report_dir, sizeof(h->report_dir), "%s", config->report_dir);
-  else
-    default_report_dir(h);
+  lagscope__app_name(config, h->app_name, sizeof(h->app_name));
+  lagscope__report_dir(config, h->app_name, h->report_dir, sizeof(h->report_dir));
   open_store(h);
   int rc = lagscope__capture_init();
   h->capture_ready = rc == LAGSCOPE_OK;
@@ -145,29 +133,37 @@ static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_i
            (int)lagscope__process_id(), (unsigned long long)hang_id);
 }
 
-/* Captures every thread but lagscope's own, once. */
-static void capture_all_threads(lagscope__hang_recorder *h) {
+/* Captures every thread of info but lagscope's own, once, and keeps info in step with the
+ * stacks (lagscope's threads are dropped from both). NULL when out of memory. */
+static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__process_sample *info,
+                                        int32_t main_tid) {
   char why[256];
-  lagscope__process_sample_read(h->thread_info, why, sizeof(why));
-  h->threads = lagscope__alloc(sizeof(lagscope__stack) * (h->thread_info->threads_len + 1));
-  if (h->threads == NULL) return;
+  lagscope__process_sample_read(info, why, sizeof(why));
+  lagscope__stack *stacks = lagscope__alloc(sizeof(lagscope__stack) * (info->threads_len + 1));
+  if (stacks == NULL) return NULL;
   uint32_t kept = 0;
-  for (uint32_t i = 0; i < h->thread_info->threads_len; i++) {
-    lagscope__thread_sample *t = &h->thread_info->threads[i];
-    lagscope__stack *s = &h->threads[kept];
-    uint64_t wait = t->tid == h->record.main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
+  for (uint32_t i = 0; i < info->threads_len; i++) {
+    lagscope__thread_sample *t = &info->threads[i];
+    lagscope__stack *s = &stacks[kept];
+    uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
     if (h->capture_ready) {
       lagscope__capture_stack(t->tid, s, wait);
     } else {
       s->tid = t->tid, s->depth = 0, s->walk = LAGSCOPE__WALK_NO_REPLY;
     }
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
-    h->thread_info->threads[kept++] = *t;        /* keep info in step with stacks */
+    info->threads[kept++] = *t;
   }
-  h->thread_info->threads_len = kept;
+  info->threads_len = kept;
+  return stacks;
+}
+
+static void capture_all_threads(lagscope__hang_recorder *h) {
+  h->threads = capture_threads(h, h->thread_info, h->record.main_tid);
+  if (h->threads == NULL) return;
   h->record.threads = h->threads;
   h->record.thread_info = h->thread_info->threads;
-  h->record.thread_count = kept;
+  h->record.thread_count = h->thread_info->threads_len;
 }
 
 static int grow_samples(lagscope__hang_recorder *h) {
@@ -250,6 +246,49 @@ lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
   lagscope_hang_report *report = write_report(h, 1);
   release_hang_buffers(h);
   return report;
+}
+
+/* ---- the viewer's live view ---- */
+
+char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t *sample_count) {
+  *sample_count = h->record.sample_count;
+  if (!h->active || h->record.sample_count == 0) return NULL;
+  char *text = NULL;
+  if (lagscope__report_stack_json(&h->samples[h->record.sample_count - 1], resolve, h, &text) !=
+      LAGSCOPE_OK)
+    return NULL;
+  size_t size = strlen(text) + 1;
+  char *payload = lagscope__payload_new(size, NULL);
+  if (payload != NULL) memcpy(payload, text, size);
+  lagscope_free(text);
+  return payload;
+}
+
+int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
+                                        const lagscope__process_sample *before, char **out) {
+  *out = NULL;
+  lagscope__process_sample *info = lagscope__alloc(sizeof(*info));
+  if (info == NULL) return LAGSCOPE_ENOMEM;
+  uint64_t start_ns = lagscope__now_ns();
+  lagscope__hang_record r = {.main_tid = lagscope__main_thread_id(),
+                             .start_wall_ms = lagscope__wall_ms()};
+  lagscope__stack *stacks = capture_threads(h, info, r.main_tid);
+  int rc = LAGSCOPE_ENOMEM;
+  if (stacks != NULL) {
+    r.duration_ns = lagscope__now_ns() - start_ns;
+    r.threads = stacks;
+    r.thread_info = info->threads;
+    r.thread_count = info->threads_len;
+    if (before != NULL && info->time_ns > before->time_ns) {
+      r.thread_info_before = before->threads;
+      r.thread_count_before = before->threads_len;
+      r.thread_cpu_window_ns = info->time_ns - before->time_ns;
+    }
+    rc = lagscope__report_threads_json(&r, resolve, h, out);
+  }
+  lagscope__dealloc(stacks);
+  lagscope__dealloc(info);
+  return rc;
 }
 
 /* ---- reports of earlier runs ---- */

@@ -27,6 +27,13 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
 #endif
     ;
 
+/* ---- configuration (core/config.c) ------------------------------------------------------------ */
+/* config.app_name, or the program's name. F */
+void lagscope__app_name(const lagscope_config *config, char *out, size_t size);
+/* config.report_dir, or "$TMPDIR/lagscope-<uid>/<app_name>" ("/tmp" without TMPDIR). F */
+void lagscope__report_dir(const lagscope_config *config, const char *app_name, char *out,
+                          size_t size);
+
 /* ---- memory (core/memory.c) ----------------------------------------------------------------
  * Every lagscope heap allocation goes through these so that the bytes lagscope holds are
  * published in the metrics (monitor_memory_bytes). */
@@ -44,6 +51,10 @@ uint32_t lagscope__payload_refs(const void *payload);                        /* 
 uint64_t lagscope__now_ns(void);     /* F: monotonic, stops nowhere but system sleep */
 int64_t lagscope__wall_ms(void);     /* F: Unix time in ms */
 
+/* ---- port: randomness (core/linux/random.c) ---------------------------------------------------- */
+/* Fills out from the OS's random source (Linux: getrandom; Darwin: arc4random_buf). F */
+int lagscope__random_bytes(void *out, size_t size);
+
 /* ---- port: threads and waiting (core/linux/thread.c) --------------------------------------- */
 typedef struct lagscope__wakeup lagscope__wakeup; /* a counting semaphore */
 lagscope__wakeup *lagscope__wakeup_new(void);     /* A */
@@ -57,10 +68,18 @@ typedef struct lagscope__thread lagscope__thread;
  * of lagscope's own until joined. A */
 int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *), void *arg);
 void lagscope__thread_join(lagscope__thread *t); /* A: frees t */
+/* A thread lagscope did not start but runs for it (civetweb's): from now on it counts as one
+ * of lagscope's own (never captured, its CPU is lagscope's) and takes no signal. Call on the
+ * thread itself; disown before it exits. F */
+void lagscope__thread_adopt(void);
+void lagscope__thread_disown(void);
 /* 1 when the caller is one of lagscope's own threads. F */
 int lagscope__thread_is_own(void);
 /* The OS id of the calling thread (Linux: gettid). F */
 int32_t lagscope__thread_id(void);
+#define LAGSCOPE__OWN_THREADS_MAX 512 /* lagscope's threads, the viewer's civetweb ones included */
+/* 1 when tid is one of lagscope's running threads. F */
+int lagscope__thread_id_is_own(int32_t tid);
 /* Writes the ids of lagscope's running threads to out; returns how many. F */
 size_t lagscope__thread_own_ids(int32_t *out, size_t max);
 
@@ -366,6 +385,16 @@ typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
 int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json);
 
+/* Every thread of r (threads, thread_info, main_tid, start_wall_ms as "wall_ms", duration_ns
+ * as how long the capture took), for the viewer's "Capture now":
+ * {"wall_ms", "duration_ms", "main_thread_tid", "thread_count", "threads": [as in a report]}.
+ * Freed with lagscope_free. A */
+int lagscope__report_threads_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+                                  void *ctx, char **out);
+/* One stack as a JSON array of frames, innermost first. Freed with lagscope_free. A */
+int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
+                                void *ctx, char **out);
+
 /* The public, immutable, reference-counted report that events carry. A */
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
                                                 const char *path, char *json,
@@ -394,6 +423,21 @@ int lagscope__store_recover(lagscope__store *s,
                             void (*corrupt)(void *ctx, const char *path, const char *why),
                             void *ctx);
 
+/* mkdir -p, each missing folder with mode 0700. A */
+int lagscope__make_dirs(const char *path, char *why, size_t why_size);
+
+/* Reading while the monitor writes (the viewer): no store needed. */
+typedef struct lagscope__store_entry {
+  char id[64];
+  uint64_t bytes;
+} lagscope__store_entry;
+/* The reports in dir, newest first (ids begin with their UTC start time); a missing folder is
+ * an empty list. Free *entries with lagscope__dealloc. A */
+int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_t *count);
+/* One report's text (free with lagscope__dealloc). ENOENT for an id of no report or not of
+ * the id's form, ELIMIT for a file past the store's size bound, ESYS otherwise. A */
+int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len);
+
 /* ---- hangs (core/hang.c): one hang recorded, on the monitor thread --------------------------- */
 typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 /* Opens the report store (errors become error events) and prepares capture. A */
@@ -409,6 +453,14 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    const lagscope__process_sample *sample_before);
 void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thread sample */
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
+/* While a hang lasts: the main thread's latest sample as a JSON array of frames, in a payload
+ * (lagscope__payload_new) for a hang_sample event; NULL when there is none. A */
+char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t *sample_count);
+/* Captures every thread now (lagscope's own excepted) into buffers of its own, an active hang's
+ * untouched, and returns them as lagscope__report_threads_json does; before (may be NULL) is
+ * the sampler's last sample, for CPU. A */
+int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
+                                        const lagscope__process_sample *before, char **out);
 /* The hang ended: the final report, stored; the payload for hang_ended (NULL on failure). A */
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
                                                   uint64_t duration_ns);

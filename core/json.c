@@ -109,6 +109,16 @@ static void add_body(cJSON *o, const lagscope_event *e) {
     case LAGSCOPE_EVENT_METRICS:
       if (e->payload.metrics != NULL) add_metrics(o, e->payload.metrics);
       break;
+    case LAGSCOPE_EVENT_HANG_SAMPLE:
+      lagscope__json_add_u64(o, "hang_id", e->as.hang_sample.hang_id);
+      cJSON_AddNumberToObject(o, "sample_count", e->as.hang_sample.sample_count);
+      lagscope__json_add_measure(o, "elapsed_ms", (double)e->as.hang_sample.elapsed_ns / 1e6);
+      if (e->payload.stack_json != NULL) cJSON_AddRawToObject(o, "stack", e->payload.stack_json);
+      break;
+    case LAGSCOPE_EVENT_SERVER_STARTED:
+      cJSON_AddStringToObject(o, "url", e->payload.message != NULL ? e->payload.message : "");
+      cJSON_AddNumberToObject(o, "port", e->as.server_started.port);
+      break;
     case LAGSCOPE_EVENT_ERROR:
       cJSON_AddStringToObject(o, "code", lagscope_error_name(e->as.error.code));
       cJSON_AddStringToObject(o, "message", e->payload.message != NULL ? e->payload.message : "");

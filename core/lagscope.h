@@ -155,6 +155,21 @@ typedef struct lagscope_config {
   /* Where log lines go. Default NULL: stderr. */
   lagscope_log_fn log;
   void *log_user;
+  /* The LAN viewer: an HTTP server inside the app (civetweb) serving the viewer page and a
+   * read-only JSON API behind a per-launch token (README "The viewer", docs/viewer-api.md).
+   * Default 1 (on). A server that cannot start (port in use) is logged and published as an
+   * error event; lagscope runs on without it. */
+  int server;
+  /* Its TCP port. Default 8080. 0: any free port (lagscope_viewer_url says which). */
+  uint32_t server_port;
+  /* The IPv4 address it listens on: NULL or "0.0.0.0" for every interface (the default: the
+   * device is on a LAN), "127.0.0.1" for this machine only, or one local address. */
+  const char *server_bind;
+  /* Connections served at once; more are answered 503. Default 16. Range 2..256. */
+  uint32_t server_max_clients;
+  /* Of those, live streams (the viewer's event stream) at once. Default 8. Range
+   * 1..server_max_clients - 1 (one is always left for the API). */
+  uint32_t server_max_stream_clients;
 } lagscope_config;
 
 /* The defaults above. */
@@ -195,11 +210,15 @@ typedef enum lagscope_event_type {
   LAGSCOPE_EVENT_HANG_ENDED = 2, /* the main thread answered */
   LAGSCOPE_EVENT_METRICS = 3,    /* every sample_interval_ms: payload.metrics */
   LAGSCOPE_EVENT_ERROR = 4,      /* something failed and was survived: payload.message */
-  LAGSCOPE_EVENT_HANG_RECOVERED = 5 /* at start: a hang of an earlier run that never ended (the
+  LAGSCOPE_EVENT_HANG_RECOVERED = 5, /* at start: a hang of an earlier run that never ended (the
                                        app was killed while hung): payload.report */
+  LAGSCOPE_EVENT_HANG_SAMPLE = 6,    /* while a hang lasts, at most every 100 ms: the main
+                                       thread's latest stack, payload.stack_json */
+  LAGSCOPE_EVENT_SERVER_STARTED = 7  /* the viewer listens: payload.message is its URL */
 } lagscope_event_type;
 
-/* "hang_began", "hang_ended", "metrics", "error", "hang_recovered"; "unknown" otherwise. */
+/* "hang_began", "hang_ended", "metrics", "error", "hang_recovered", "hang_sample",
+ * "server_started"; "unknown" otherwise. */
 const char *lagscope_event_type_name(int type);
 
 typedef enum lagscope_hitch_band {
@@ -293,10 +312,21 @@ typedef struct lagscope_event {
     struct {
       int code;               /* a lagscope_error */
     } error;
+    struct {
+      uint64_t hang_id;
+      uint32_t sample_count;  /* main-thread samples so far */
+      uint64_t elapsed_ns;    /* since the hang's start */
+    } hang_sample;
+    struct {
+      uint32_t port;          /* the port bound (config 0: the one the OS chose) */
+    } server_started;
   } as;
   union {
     const lagscope_metrics *metrics; /* LAGSCOPE_EVENT_METRICS */
-    const char *message;             /* LAGSCOPE_EVENT_ERROR: what failed, in a sentence */
+    const char *message;             /* ERROR: what failed, in a sentence; SERVER_STARTED: the
+                                        viewer's URL with its token */
+    const char *stack_json;          /* HANG_SAMPLE: the stack, innermost frame first, as a JSON
+                                        array of frames (docs/hang-report.md, "A frame") */
     const lagscope_hang_report *report; /* HANG_ENDED (NULL if it could not be built), HANG_RECOVERED */
     const void *any;                 /* NULL for the other types */
   } payload;
@@ -344,6 +374,13 @@ int lagscope_hud_take(lagscope_hud_image *out);
 
 /* Any thread: compact (0) or expanded (1); redrawn at once. */
 int lagscope_hud_set_expanded(int expanded);
+
+/* ---- the viewer ------------------------------------------------------------------------------ */
+
+/* Copies the viewer's URL with this launch's token, "http://<lan-ip>:<port>/?token=<hex>", into
+ * out. LAGSCOPE_ENOTRUNNING when stopped, LAGSCOPE_ENOENT when the server is off or did not
+ * start, LAGSCOPE_ELIMIT when size is too small (out then holds ""). Any thread. */
+int lagscope_viewer_url(char *out, size_t size);
 
 /* The event as one line of JSON (no newline), with a "type" field: see README "Events".
  * Free with lagscope_free(). NULL when out of memory or disabled. */

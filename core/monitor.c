@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "../web/web.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,6 +24,8 @@
 #define NS_PER_MS 1000000u
 #define IDLE_WAIT_NS (10u * 1000u * NS_PER_MS) /* consumers are woken; this is a backstop */
 #define LOG_LINE_MAX 512
+#define HANG_SAMPLE_EVENT_NS (100u * NS_PER_MS) /* the stream's live stack, at most this often */
+#define CAPTURE_NOW_TIMEOUT_NS (3000u * NS_PER_MS)
 
 /* ---- 1. state that outlives a start/stop ------------------------------------------------------
  * The main thread may run a ping that a host queue held past lagscope_stop, and it calls
@@ -99,6 +102,18 @@ typedef struct instance {
   _Atomic(lagscope__hud *) hud;
   lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
   int have_last_metrics;
+  uint64_t next_hang_sample_event_ns;
+
+  /* The viewer, and its requests to capture every thread now, served by the monitor thread
+   * (one capture at a time per process). */
+  lagscope__web *web;
+  lagscope_subscription web_subscription;
+  pthread_mutex_t capture_serial;  /* one request at a time */
+  pthread_mutex_t capture_lock;    /* the mailbox below */
+  lagscope__wakeup *capture_done;
+  _Atomic int capture_requested;
+  int capture_answered;
+  char *capture_result;
 } instance;
 
 typedef enum lifecycle_state { STOPPED, RUNNING, STOPPING } lifecycle_state;
@@ -250,6 +265,8 @@ static void dispatcher_main(void *arg) {
     lagscope_event e;
     while (lagscope__bus_take(&in->bus, &e)) {
       fan_out(in, &e);
+      if (hud != NULL && e.type == LAGSCOPE_EVENT_SERVER_STARTED)
+        lagscope__hud_set_viewer_url(hud, e.payload.message);
       if (hud != NULL) lagscope__hud_on_event(hud, &e);
       lagscope_release(e.payload.any);
     }
@@ -295,6 +312,68 @@ static void publish_hang_ended(instance *in, uint64_t duration_ns) {
   lagscope__publish(&e);
 }
 
+static void publish_hang_sample(instance *in, uint64_t now) {
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_SAMPLE};
+  e.payload.stack_json =
+      lagscope__hang_recorder_latest_stack(in->hang_recorder, &e.as.hang_sample.sample_count);
+  if (e.payload.stack_json == NULL) return;
+  e.as.hang_sample.hang_id = in->watchdog.hang_id;
+  e.as.hang_sample.elapsed_ns = now - in->watchdog.hang_start_ns;
+  lagscope__publish(&e);
+}
+
+/* The viewer's "Capture now", on the monitor thread between two steps. */
+static void serve_capture_request(instance *in) {
+  if (!atomic_load_explicit(&in->capture_requested, memory_order_acquire)) return;
+  char *json = NULL;
+  int rc = in->hang_recorder != NULL
+               ? lagscope__hang_recorder_capture_now(in->hang_recorder,
+                                                     &in->samples[in->sample_current], &json)
+               : LAGSCOPE_ENOMEM;
+  pthread_mutex_lock(&in->capture_lock);
+  if (atomic_load(&in->capture_requested) && !in->capture_answered) {
+    in->capture_result = rc == LAGSCOPE_OK ? json : NULL;
+    json = NULL;
+    in->capture_answered = 1;
+    atomic_store(&in->capture_requested, 0);
+    lagscope__wakeup_post(in->capture_done);
+  }
+  pthread_mutex_unlock(&in->capture_lock);
+  lagscope_free(json); /* nobody waits for it any more */
+}
+
+/* From a web thread: asks the monitor to capture every thread, waits for the answer. */
+static int capture_now(char **json, uint64_t timeout_ns) {
+  instance *in = running; /* the web is stopped before the instance is freed */
+  *json = NULL;
+  if (in == NULL || atomic_load(&in->monitor_stopping)) return LAGSCOPE_ENOTRUNNING;
+  pthread_mutex_lock(&in->capture_serial);
+  pthread_mutex_lock(&in->capture_lock);
+  in->capture_answered = 0;
+  in->capture_result = NULL;
+  atomic_store_explicit(&in->capture_requested, 1, memory_order_release);
+  pthread_mutex_unlock(&in->capture_lock);
+  lagscope__wakeup_post(in->monitor_wakeup);
+  /* A post left over from a request that timed out may wake us early: look, and wait on. */
+  uint64_t deadline = lagscope__now_ns() + timeout_ns;
+  int answered = 0;
+  while (!answered && lagscope__now_ns() < deadline && !atomic_load(&in->monitor_stopping)) {
+    lagscope__wakeup_wait_until(in->capture_done, deadline);
+    pthread_mutex_lock(&in->capture_lock);
+    answered = in->capture_answered;
+    pthread_mutex_unlock(&in->capture_lock);
+  }
+  pthread_mutex_lock(&in->capture_lock);
+  answered = in->capture_answered;
+  *json = in->capture_result;
+  in->capture_result = NULL;
+  atomic_store(&in->capture_requested, 0);
+  pthread_mutex_unlock(&in->capture_lock);
+  pthread_mutex_unlock(&in->capture_serial);
+  if (!answered) return LAGSCOPE_ELIMIT;
+  return *json != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
+}
+
 static void post_ping(instance *in, uint64_t now) {
   void *arg = (void *)(uintptr_t)in->watchdog.ping_seq;
   if (in->config.post_main(answer_ping, arg, in->config.post_main_user) == 0) return;
@@ -331,8 +410,8 @@ static void publish_metrics(instance *in, uint64_t now) {
   lagscope__process_sample *previous = &in->samples[in->sample_current];
   lagscope__process_sample *current = &in->samples[1 - in->sample_current];
   if (sample_process(in, current) == LAGSCOPE_OK || current->threads_len > 0) {
-    int32_t own[64];
-    size_t own_len = lagscope__thread_own_ids(own, 64);
+    int32_t own[LAGSCOPE__OWN_THREADS_MAX];
+    size_t own_len = lagscope__thread_own_ids(own, LAGSCOPE__OWN_THREADS_MAX);
     lagscope__sampler_compute(previous, current, own, own_len, m);
     in->sample_current = 1 - in->sample_current;
   }
@@ -370,10 +449,19 @@ static void monitor_main(void *arg) {
     lagscope__watchdog_step step;
     int was_hung = in->watchdog.hang_active;
     lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
-    if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL)
+    if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL) {
       lagscope__hang_recorder_sample(in->hang_recorder);
+      if (now >= in->next_hang_sample_event_ns) {
+        publish_hang_sample(in, now);
+        in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
+      }
+    }
     if (step.hang_ended) publish_hang_ended(in, step.duration_ns);
-    if (step.hang_began) publish_hang_began(in);
+    if (step.hang_began) {
+      publish_hang_began(in);
+      in->next_hang_sample_event_ns = 0; /* the first live stack at the next step */
+    }
+    serve_capture_request(in);
     if (step.post_ping) post_ping(in, now);
     if (now >= next_sample) {
       publish_metrics(in, now);
@@ -392,6 +480,9 @@ static void monitor_main(void *arg) {
   last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */
 }
 
+static void web_stop(instance *in);
+static subscriber *subscriber_unlink(instance *in, lagscope_subscription id);
+
 /* ---- 7. lifecycle ------------------------------------------------------------------------------ */
 
 static void instance_free(instance *in) {
@@ -402,7 +493,10 @@ static void instance_free(instance *in) {
   lagscope__bus_destroy(&in->bus);
   lagscope__hud_free(atomic_load(&in->hud));
   lagscope__wakeup_free(in->monitor_wakeup);
+  lagscope__wakeup_free(in->capture_done);
   pthread_mutex_destroy(&in->subscribers_lock);
+  pthread_mutex_destroy(&in->capture_serial);
+  pthread_mutex_destroy(&in->capture_lock);
   lagscope__dealloc(in);
 }
 
@@ -411,9 +505,13 @@ static int instance_new(const lagscope_config *config, instance **out) {
   if (in == NULL) return LAGSCOPE_ENOMEM;
   in->config = *config;
   pthread_mutex_init(&in->subscribers_lock, NULL);
+  pthread_mutex_init(&in->capture_serial, NULL);
+  pthread_mutex_init(&in->capture_lock, NULL);
   int rc = lagscope__bus_init(&in->bus, config->bus_capacity);
   in->monitor_wakeup = lagscope__wakeup_new();
-  if (rc == LAGSCOPE_OK && in->monitor_wakeup == NULL) rc = LAGSCOPE_ENOMEM;
+  in->capture_done = lagscope__wakeup_new();
+  if (rc == LAGSCOPE_OK && (in->monitor_wakeup == NULL || in->capture_done == NULL))
+    rc = LAGSCOPE_ENOMEM;
   if (rc == LAGSCOPE_OK && config->on_event != NULL)
     rc = subscriber_add(in, config->on_event, config->on_event_user, NULL);
 
@@ -437,11 +535,70 @@ static void instance_shutdown(instance *in) {
     lagscope__wakeup_post(in->monitor_wakeup);
     lagscope__thread_join(in->monitor_thread);
   }
+  web_stop(in); /* after the monitor: closing connections takes a while, and is no hang */
   if (in->dispatcher_thread != NULL) {
     atomic_store_explicit(&in->dispatcher_stopping, 1, memory_order_release);
     lagscope__bus_wake(&in->bus);
     lagscope__thread_join(in->dispatcher_thread);
   }
+}
+
+/* ---- the viewer ---- */
+
+/* Starts the LAN viewer and its subscriber; a failure is said and lagscope runs on. Caller
+ * holds lifecycle_lock, with the threads running. */
+static void web_start(instance *in) {
+  if (!in->config.server) return;
+  char app_name[64], report_dir[512], why[256];
+  lagscope__app_name(&in->config, app_name, sizeof(app_name));
+  lagscope__report_dir(&in->config, app_name, report_dir, sizeof(report_dir));
+  lagscope__web_host host = {&in->config, report_dir, app_name, capture_now};
+  int rc = lagscope__web_start(&host, &in->web, why, sizeof(why));
+  if (rc == LAGSCOPE_OK)
+    rc = subscriber_add(in, lagscope__web_on_event, in->web, &in->web_subscription);
+  if (rc != LAGSCOPE_OK) {
+    if (in->web == NULL) snprintf(why, sizeof(why), "%s", lagscope_strerror(rc));
+    lagscope__web_stop(in->web);
+    in->web = NULL;
+    lagscope__publish_error(rc, "viewer not started: %s", why);
+    return;
+  }
+  const char *url = lagscope__web_url(in->web);
+  lagscope__log("viewer: %s", url);
+  size_t size = strlen(url) + 1;
+  char *message = lagscope__payload_new(size, NULL);
+  if (message == NULL) return;
+  memcpy(message, url, size);
+  lagscope_event e = {.type = LAGSCOPE_EVENT_SERVER_STARTED};
+  e.as.server_started.port = lagscope__web_port(in->web);
+  e.payload.message = message;
+  lagscope__publish(&e);
+}
+
+/* Its subscriber first, so that nothing feeds the server while it closes. */
+static void web_stop(instance *in) {
+  if (in->web == NULL) return;
+  subscriber *s = subscriber_unlink(in, in->web_subscription);
+  if (s != NULL) subscriber_stop(s, 1);
+  lagscope__web_stop(in->web);
+  in->web = NULL;
+}
+
+int lagscope_viewer_url(char *out, size_t size) {
+  if (out == NULL || size == 0) return LAGSCOPE_EINVAL;
+  out[0] = '\0';
+  pthread_mutex_lock(&lifecycle_lock);
+  int rc = LAGSCOPE_ENOTRUNNING;
+  if (atomic_load(&lifecycle) == RUNNING) {
+    rc = LAGSCOPE_ENOENT;
+    if (running->web != NULL) {
+      const char *url = lagscope__web_url(running->web);
+      rc = strlen(url) < size ? LAGSCOPE_OK : LAGSCOPE_ELIMIT;
+      if (rc == LAGSCOPE_OK) memcpy(out, url, strlen(url) + 1);
+    }
+  }
+  pthread_mutex_unlock(&lifecycle_lock);
+  return rc;
 }
 
 static void wait_while_stopping(void) {
@@ -477,6 +634,9 @@ int lagscope_start(const lagscope_config *config) {
   if (rc == LAGSCOPE_OK) {
     running = in;
     rc = lagscope__thread_start(&in->dispatcher_thread, "lagscope-bus", dispatcher_main, in);
+    /* The viewer before the monitor, which would see the caller's time in civetweb's start-up
+     * as a hang of the main thread. */
+    if (rc == LAGSCOPE_OK) web_start(in);
     if (rc == LAGSCOPE_OK)
       rc = lagscope__thread_start(&in->monitor_thread, "lagscope-mon", monitor_main, in);
     if (rc != LAGSCOPE_OK) {

@@ -674,6 +674,22 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   return 0;
 }
 
+static int ctx_init(report_ctx *c, lagscope__resolve_fn resolve, void *ctx) {
+  *c = (report_ctx){.resolve = resolve, .resolve_ctx = ctx};
+  c->frames.item_size = sizeof(frame_entry);
+  c->idents.item_size = sizeof(ident_entry);
+  int rc = table_init(&c->frame_index, 1024);
+  if (rc == 0) rc = table_init(&c->ident_index, 1024);
+  return rc;
+}
+
+static void ctx_free(report_ctx *c) {
+  table_free(&c->frame_index);
+  table_free(&c->ident_index);
+  lagscope__dealloc(c->frames.items);
+  lagscope__dealloc(c->idents.items);
+}
+
 int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json) {
   if (report_json != NULL) *report_json = NULL;
@@ -683,17 +699,61 @@ int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn r
     return LAGSCOPE_EINVAL;
   if (report_json == NULL && heaviest_stack_json == NULL) return 0;
 
-  report_ctx c = {.resolve = resolve, .resolve_ctx = ctx};
-  c.frames.item_size = sizeof(frame_entry);
-  c.idents.item_size = sizeof(ident_entry);
+  report_ctx c;
   tree t = {0};
-  int rc = table_init(&c.frame_index, 1024);
-  if (rc == 0) rc = table_init(&c.ident_index, 1024);
+  int rc = ctx_init(&c, resolve, ctx);
   if (rc == 0) rc = report_build(r, &c, &t, report_json, heaviest_stack_json);
   tree_free(&t);
-  table_free(&c.frame_index);
-  table_free(&c.ident_index);
-  lagscope__dealloc(c.frames.items);
-  lagscope__dealloc(c.idents.items);
+  ctx_free(&c);
+  return rc;
+}
+
+/* Prints and frees a document; the text or NULL. */
+static char *print_and_delete(cJSON *doc) {
+  char *text = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
+  cJSON_Delete(doc);
+  return text;
+}
+
+int lagscope__report_threads_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+                                  void *ctx, char **out) {
+  *out = NULL;
+  if (r == NULL || (r->threads == NULL && r->thread_count > 0)) return LAGSCOPE_EINVAL;
+  report_ctx c;
+  int rc = ctx_init(&c, resolve, ctx);
+  cJSON *doc = rc == 0 ? cJSON_CreateObject() : NULL;
+  if (rc == 0 && doc == NULL) rc = LAGSCOPE_ENOMEM;
+  if (rc == 0) {
+    lagscope__json_add_i64(doc, "wall_ms", r->start_wall_ms);
+    lagscope__json_add_measure(doc, "duration_ms", (double)r->duration_ns / 1e6);
+    cJSON_AddNumberToObject(doc, "main_thread_tid", r->main_tid);
+    cJSON_AddNumberToObject(doc, "thread_count", r->thread_count);
+    rc = threads_json(&c, r, doc);
+  }
+  if (rc == 0) {
+    *out = print_and_delete(doc);
+    if (*out == NULL) rc = LAGSCOPE_ENOMEM;
+  } else {
+    cJSON_Delete(doc);
+  }
+  ctx_free(&c);
+  return rc;
+}
+
+int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
+                                void *ctx, char **out) {
+  *out = NULL;
+  report_ctx c;
+  int rc = ctx_init(&c, resolve, ctx);
+  cJSON *array = rc == 0 ? cJSON_CreateArray() : NULL;
+  if (rc == 0 && array == NULL) rc = LAGSCOPE_ENOMEM;
+  if (rc == 0) rc = stack_json(&c, stack, array);
+  if (rc == 0) {
+    *out = print_and_delete(array);
+    if (*out == NULL) rc = LAGSCOPE_ENOMEM;
+  } else {
+    cJSON_Delete(array);
+  }
+  ctx_free(&c);
   return rc;
 }

@@ -65,6 +65,15 @@ static int make_dirs(char *path, char *why, size_t why_size) {
   }
 }
 
+int lagscope__make_dirs(const char *path, char *why, size_t why_size) {
+  char copy[STORE_PATH_MAX];
+  if (path_join(copy, sizeof(copy), "%s", path) != 0 || copy[0] == '\0') {
+    lagscope__explain(why, why_size, "the folder path is empty or too long: %.80s", path);
+    return LAGSCOPE_EINVAL;
+  }
+  return make_dirs(copy, why, why_size);
+}
+
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
                          lagscope__store **out, char *why, size_t why_size) {
   if (out != NULL) *out = NULL;
@@ -162,19 +171,19 @@ static int listing_push(listing *l, const listed *item) {
 
 /* The reports in the folder (regular files named *.json). With remove_temps, stale temporary
  * files are deleted on the way. */
-static int list_reports(const lagscope__store *s, listing *l, int remove_temps, char *why,
-                        size_t why_size) {
-  DIR *d = opendir(s->dir);
+static int list_dir(const char *dir, listing *l, int remove_temps, char *why, size_t why_size) {
+  DIR *d = opendir(dir);
   if (d == NULL) {
-    lagscope__explain(why, why_size, "cannot list the report folder %s: %s", s->dir, strerror(errno));
-    return LAGSCOPE_ESYS;
+    int err = errno;
+    lagscope__explain(why, why_size, "cannot list the report folder %s: %s", dir, strerror(err));
+    return err == ENOENT ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
   }
   int rc = 0;
   struct dirent *entry;
   while (rc == 0 && (entry = readdir(d)) != NULL) {
     const char *name = entry->d_name;
     char path[STORE_PATH_MAX];
-    if (path_join(path, sizeof(path), "%s/%s", s->dir, name) != 0) continue;
+    if (path_join(path, sizeof(path), "%s/%s", dir, name) != 0) continue;
     if (remove_temps && is_temp_name(name)) {
       unlink(path);
       continue;
@@ -187,8 +196,13 @@ static int list_reports(const lagscope__store *s, listing *l, int remove_temps, 
     rc = listing_push(l, &item);
   }
   closedir(d);
-  if (rc != 0) lagscope__explain(why, why_size, "out of memory listing the report folder %s", s->dir);
+  if (rc != 0) lagscope__explain(why, why_size, "out of memory listing the report folder %s", dir);
   return rc;
+}
+
+static int list_reports(const lagscope__store *s, listing *l, int remove_temps, char *why,
+                        size_t why_size) {
+  return list_dir(s->dir, l, remove_temps, why, why_size);
 }
 
 static int by_age(const void *a, const void *b) { /* oldest first; ties: by name */
@@ -377,6 +391,52 @@ static int read_file(const char *path, char **text, size_t *len) {
   buf[used] = '\0';
   *text = buf;
   *len = used;
+  return 0;
+}
+
+/* ---- reading, for the viewer ------------------------------------------------------------------- */
+
+static int by_name_descending(const void *a, const void *b) { return -by_name(a, b); }
+
+int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_t *count) {
+  *entries = NULL;
+  *count = 0;
+  listing l = {0};
+  char why[256];
+  int rc = list_dir(dir, &l, 0, why, sizeof(why));
+  if (rc == LAGSCOPE_ENOENT) rc = 0; /* no folder yet: no report yet */
+  if (rc != 0 || l.len == 0) {
+    lagscope__dealloc(l.items);
+    return rc;
+  }
+  qsort(l.items, l.len, sizeof(listed), by_name_descending); /* ids start with the UTC time */
+  lagscope__store_entry *out = lagscope__alloc(sizeof(*out) * l.len);
+  if (out == NULL) {
+    lagscope__dealloc(l.items);
+    return LAGSCOPE_ENOMEM;
+  }
+  for (size_t i = 0; i < l.len; i++) {
+    size_t stem = strlen(l.items[i].name) - strlen(".json");
+    if (stem >= sizeof(out->id)) continue;
+    memcpy(out[*count].id, l.items[i].name, stem);
+    out[*count].id[stem] = '\0';
+    out[*count].bytes = l.items[i].size;
+    (*count)++;
+  }
+  lagscope__dealloc(l.items);
+  *entries = out;
+  return 0;
+}
+
+int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  if (!valid_id(id)) return LAGSCOPE_ENOENT;
+  char path[STORE_PATH_MAX];
+  if (path_join(path, sizeof(path), "%s/%s.json", dir, id) != 0) return LAGSCOPE_ENOENT;
+  int rc = read_file(path, text, len);
+  if (rc > 0) return LAGSCOPE_ELIMIT;
+  if (rc < 0) return errno == ENOENT ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
   return 0;
 }
 

@@ -81,6 +81,10 @@ typedef struct demo_options {
   float hud_scale;        /* passed to lagscope unchecked */
   lagscope_hud_corner hud_corner;
   int hud_expanded;
+  int no_server;
+  unsigned port;          /* the viewer's; passed on, lagscope validates */
+  const char *bind;       /* NULL: lagscope's default, every interface */
+  unsigned max_clients, max_streams; /* 0: lagscope's defaults */
 } demo_options;
 
 static void demo_usage(FILE *out) {
@@ -108,6 +112,12 @@ static void demo_usage(FILE *out) {
           "  --hud-scale F        HUD pixels per point, 0.5..8 (default 1)\n"
           "  --hud-corner C       tl | tr | bl | br: the HUD's corner (default tl)\n"
           "  --hud-expanded       start with the HUD expanded (graph, CPU, memory)\n"
+          "  --port N             the LAN viewer's port (default 8080; 0: any free port)\n"
+          "  --bind ADDR          the address it listens on (default 0.0.0.0, every interface;\n"
+          "                       127.0.0.1: this machine only)\n"
+          "  --max-clients N      connections the viewer serves at once (default 32)\n"
+          "  --max-streams N      live streams among them (default 16)\n"
+          "  --no-server          no LAN viewer\n"
           "  --help               this text\n"
           "\n"
           "Keys (window): s stalls once, h expands or collapses the HUD, q or Escape quits.\n"
@@ -193,7 +203,8 @@ static int demo_parse_events(const char *name, const char *text, int *jsonl) {
 
 static const char *const demo_valued_options[] = {
     "--fps", "--stall-kind", "--stall-ms", "--stall-every", "--duration", "--events",
-    "--threshold-ms", "--refresh-hz", "--report-dir", "--hud-scale", "--hud-corner"};
+    "--threshold-ms", "--refresh-hz", "--report-dir", "--hud-scale", "--hud-corner",
+    "--port", "--bind", "--max-clients", "--max-streams"};
 
 static int demo_is_valued(const char *name) {
   for (size_t i = 0; i < sizeof demo_valued_options / sizeof demo_valued_options[0]; i++)
@@ -215,6 +226,15 @@ static int demo_parse_valued(demo_options *o, const char *name, const char *valu
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->refresh_hz);
   if (strcmp(name, "--hud-scale") == 0) return demo_parse_float(name, value, &o->hud_scale);
   if (strcmp(name, "--hud-corner") == 0) return demo_parse_corner(name, value, &o->hud_corner);
+  if (strcmp(name, "--port") == 0) return demo_parse_uint(name, value, 0, 65535, &o->port);
+  if (strcmp(name, "--max-clients") == 0)
+    return demo_parse_uint(name, value, 0, UINT32_MAX, &o->max_clients);
+  if (strcmp(name, "--max-streams") == 0)
+    return demo_parse_uint(name, value, 0, UINT32_MAX, &o->max_streams);
+  if (strcmp(name, "--bind") == 0) {
+    o->bind = value; /* lagscope says what is wrong with it */
+    return 0;
+  }
   if (strcmp(name, "--report-dir") == 0) {
     if (value[0] == '\0') return demo_bad_value(name, value, "a folder");
     o->report_dir = value;
@@ -228,6 +248,7 @@ static int demo_parse_flag(demo_options *o, const char *name) {
   if (strcmp(name, "--headless") == 0) o->headless = 1;
   else if (strcmp(name, "--heartbeat") == 0) o->heartbeat = 1;
   else if (strcmp(name, "--hud-expanded") == 0) o->hud_expanded = 1;
+  else if (strcmp(name, "--no-server") == 0) o->no_server = 1;
   else return 1;
   return 0;
 }
@@ -308,6 +329,8 @@ static void demo_print_human(const lagscope_event *e) {
   else if (e->type == LAGSCOPE_EVENT_HANG_RECOVERED)
     fprintf(stderr, DEMO_NAME ": a hang of an earlier run never ended (killed while hung): %s\n",
             lagscope_report_path(e->payload.report));
+  else if (e->type == LAGSCOPE_EVENT_SERVER_STARTED)
+    fprintf(stderr, DEMO_NAME ": open the viewer at %s\n", e->payload.message);
   else if (e->type == LAGSCOPE_EVENT_METRICS)
     demo_print_metrics(e->payload.metrics);
   else if (e->type == LAGSCOPE_EVENT_ERROR)
@@ -657,6 +680,11 @@ static lagscope_config demo_config(const demo_options *o, int windowed) {
   c.refresh_hz = o->refresh_hz;
   c.on_event = demo_on_event;
   c.report_dir = o->report_dir;
+  c.server = !o->no_server;
+  c.server_port = o->port;
+  c.server_bind = o->bind;
+  if (o->max_clients != 0) c.server_max_clients = o->max_clients;
+  if (o->max_streams != 0) c.server_max_stream_clients = o->max_streams;
   if (!o->heartbeat) {
     c.post_main = demo_post_main;
     c.post_main_user = &demo_main_queue;
@@ -668,7 +696,8 @@ int main(int argc, char **argv) {
   lagscope_config defaults = lagscope_config_default();
   demo_options o = {.fps = 60, .stall_kind = DEMO_STALL_BUSY, .stall_ms = 600,
                     .threshold_ms = defaults.hang_threshold_ms, .refresh_hz = defaults.refresh_hz,
-                    .hud_scale = defaults.hud_scale, .hud_corner = defaults.hud_corner};
+                    .hud_scale = defaults.hud_scale, .hud_corner = defaults.hud_corner,
+                    .port = defaults.server_port};
   int parsed = demo_parse_args(argc, argv, &o);
   if (parsed < 0) return 2;
   if (parsed > 0) {

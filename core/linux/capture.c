@@ -340,11 +340,8 @@ static int take_snapshot(int32_t tid, uint64_t timeout_ns, lagscope__stack *out)
 }
 
 static int is_own_thread(int32_t tid) {
-  int32_t own[64];
-  size_t own_len = lagscope__thread_own_ids(own, 64);
-  for (size_t i = 0; i < own_len; i++)
-    if (own[i] == tid) return 1;
-  return tid == lagscope__thread_id(); /* the caller itself could not answer */
+  /* The caller itself could not answer, even when it is not one of lagscope's. */
+  return lagscope__thread_id_is_own(tid) || tid == lagscope__thread_id();
 }
 
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {

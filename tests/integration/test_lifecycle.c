@@ -22,13 +22,16 @@ static void hundred_cycles(void) {
     c.post_main = host_loop_post, c.post_main_user = loop;
     c.sample_interval_ms = 50;
     c.on_event = recorder_on_event, c.on_event_user = &rec;
+    c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer starts and stops each time */
     CHECK_EQ_INT(lagscope_start(&c), 0);
     CHECK_EQ_INT(lagscope_start(&c), LAGSCOPE_EALREADY);
     lagscope_subscription extra;
     CHECK_EQ_INT(lagscope_subscribe(recorder_on_event, &rec, &extra), 0);
     if (i % 10 == 0) /* now and then, run until real work happened */
       CHECK(host_loop_run(loop, NULL, count_events, &rec, 5));
-    if (i == 0) CHECK_EQ_INT(test_thread_count_named("lagscope-"), 4); /* monitor, bus, 2 subs */
+    /* monitor, bus, 2 subscribers and the viewer's */
+    if (i == 0) CHECK_EQ_INT(test_thread_count_named("lagscope-"), 5);
+    if (i == 0) CHECK(test_thread_count_named("civetweb") > 0);
     if (i % 2 == 0) CHECK_EQ_INT(lagscope_unsubscribe(extra), 0);
     CHECK_EQ_INT(lagscope_stop(), 0);
     CHECK_EQ_INT(lagscope_stop(), LAGSCOPE_ENOTRUNNING);
@@ -39,6 +42,7 @@ static void hundred_cycles(void) {
   /* No thread left: none by name, none in lagscope's own registry. (The total is not
    * compared: sanitizer runtimes start threads of their own.) */
   CHECK_EQ_INT(test_thread_count_named("lagscope-"), 0);
+  CHECK_EQ_INT(test_thread_count_named("civetweb"), 0);
   int32_t own[8];
   CHECK_EQ_INT(lagscope__thread_own_ids(own, 8), 0);
   CHECK_EQ_INT(lagscope__memory_in_use(), 0);

@@ -1,0 +1,261 @@
+/*
+ * The JSON routes of docs/viewer-api.md: status, recent metrics, the stored hang reports (a
+ * page of summaries, one whole, or an export of one) and "capture every thread now". Reports
+ * are read from the store's folder at each request, so reports of earlier launches are there
+ * and nothing is held twice in memory.
+ */
+#define _GNU_SOURCE
+#include "http.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_MS 1000000u
+#define CAPTURE_EVERY_NS (1000u * NS_PER_MS) /* the capture route's rate limit */
+#define CAPTURE_TIMEOUT_NS (3000u * NS_PER_MS)
+
+static char *print(cJSON *doc) {
+  char *text = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
+  cJSON_Delete(doc);
+  return text;
+}
+
+/* ---- status ---------------------------------------------------------------------------------- */
+
+static void add_config(cJSON *o, const lagscope__web *web) {
+  const lagscope_config *c = &web->config;
+  cJSON_AddNumberToObject(o, "hang_threshold_ms", c->hang_threshold_ms);
+  cJSON_AddNumberToObject(o, "ping_interval_ms", c->ping_interval_ms);
+  cJSON_AddNumberToObject(o, "sample_interval_ms", c->sample_interval_ms);
+  cJSON_AddNumberToObject(o, "hang_sample_interval_ms", c->hang_sample_interval_ms);
+  cJSON_AddNumberToObject(o, "refresh_hz", c->refresh_hz);
+  cJSON_AddStringToObject(o, "watchdog", c->post_main != NULL ? "post_main" : "heartbeat");
+  cJSON_AddStringToObject(o, "report_dir", web->report_dir);
+  cJSON_AddNumberToObject(o, "report_max_count", c->report_max_count);
+  lagscope__json_add_u64(o, "report_max_bytes", c->report_max_bytes);
+  cJSON_AddNumberToObject(o, "server_port", web->port);
+  cJSON_AddStringToObject(o, "server_bind", web->bind);
+  cJSON_AddNumberToObject(o, "server_max_clients", c->server_max_clients);
+  cJSON_AddNumberToObject(o, "server_max_stream_clients", c->server_max_stream_clients);
+}
+
+static void add_server(cJSON *o, lagscope__web *web) {
+  lagscope__stream_counts counts;
+  lagscope__stream_counts_read(web->stream, &counts);
+  lagscope__json_add_u64(o, "requests", atomic_load(&web->requests));
+  cJSON_AddNumberToObject(o, "clients", atomic_load(&web->clients));
+  lagscope__json_add_u64(o, "clients_rejected", atomic_load(&web->clients_rejected));
+  cJSON_AddNumberToObject(o, "stream_clients", counts.clients);
+  lagscope__json_add_u64(o, "stream_clients_rejected", counts.rejected);
+  lagscope__json_add_u64(o, "stream_clients_dropped", counts.clients_dropped);
+  lagscope__json_add_u64(o, "stream_events_sent", counts.events_sent);
+  lagscope__json_add_u64(o, "stream_events_dropped", counts.events_dropped);
+}
+
+int lagscope__api_status(lagscope__request *req) {
+  lagscope__web *web = req->web;
+  cJSON *doc = cJSON_CreateObject();
+  if (doc == NULL) return lagscope__reply_json(req, 200, NULL);
+  cJSON *app = cJSON_AddObjectToObject(doc, "app");
+  cJSON_AddStringToObject(app, "name", web->app_name);
+  cJSON_AddNumberToObject(app, "pid", lagscope__process_id());
+  cJSON_AddStringToObject(doc, "lagscope_version", LAGSCOPE_VERSION_STRING);
+  lagscope__json_add_i64(doc, "launch_wall_ms", web->launch_wall_ms);
+  lagscope__json_add_i64(doc, "now_wall_ms", lagscope__wall_ms());
+  lagscope__json_add_u64(doc, "uptime_ms", (lagscope__now_ns() - web->launch_ns) / NS_PER_MS);
+  lagscope__json_add_u64(doc, "hangs", atomic_load(&web->hangs));
+  cJSON_AddBoolToObject(doc, "hang_in_progress", atomic_load(&web->hang_in_progress));
+  add_config(cJSON_AddObjectToObject(doc, "config"), web);
+  add_server(cJSON_AddObjectToObject(doc, "server"), web);
+  return lagscope__reply_json(req, 200, print(doc));
+}
+
+/* ---- metrics ---------------------------------------------------------------------------------- */
+
+void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
+  size_t size = strlen(json) + 1;
+  char *copy = lagscope__alloc(size);
+  if (copy == NULL) return;
+  memcpy(copy, json, size);
+  pthread_mutex_lock(&web->metrics_lock);
+  char **slot = &web->metrics[web->metrics_next];
+  char *old = *slot;
+  *slot = copy;
+  web->metrics_next = (web->metrics_next + 1) % LAGSCOPE__METRICS_WINDOW;
+  if (web->metrics_count < LAGSCOPE__METRICS_WINDOW) web->metrics_count++;
+  pthread_mutex_unlock(&web->metrics_lock);
+  lagscope__dealloc(old);
+}
+
+/* The ticks are JSON text already: joined, not parsed again. */
+int lagscope__api_metrics(lagscope__request *req) {
+  lagscope__web *web = req->web;
+  pthread_mutex_lock(&web->metrics_lock);
+  size_t size = 64;
+  for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++)
+    if (web->metrics[i] != NULL) size += strlen(web->metrics[i]) + 1;
+  char *body = malloc(size); /* freed by reply_json with lagscope_free */
+  if (body != NULL) {
+    size_t used = (size_t)snprintf(body, size, "{\"interval_ms\":%u,\"metrics\":[",
+                                   web->config.sample_interval_ms);
+    uint32_t first = (web->metrics_next + LAGSCOPE__METRICS_WINDOW - web->metrics_count) %
+                     LAGSCOPE__METRICS_WINDOW;
+    for (uint32_t k = 0; k < web->metrics_count; k++) {
+      const char *tick = web->metrics[(first + k) % LAGSCOPE__METRICS_WINDOW];
+      size_t len = strlen(tick);
+      if (k > 0) body[used++] = ',';
+      memcpy(body + used, tick, len);
+      used += len;
+    }
+    memcpy(body + used, "]}", 3);
+  }
+  pthread_mutex_unlock(&web->metrics_lock);
+  return lagscope__reply_json(req, 200, body);
+}
+
+/* ---- hangs ------------------------------------------------------------------------------------- */
+
+static const cJSON *member(const cJSON *o, const char *name) {
+  return cJSON_GetObjectItemCaseSensitive(o, name);
+}
+
+/* Copies a member of the report into the summary, under another name, if it is there. */
+static void copy_member(cJSON *to, const char *to_name, const cJSON *from, const char *name) {
+  const cJSON *item = member(from, name);
+  cJSON *copy = item != NULL ? cJSON_Duplicate(item, 1) : cJSON_CreateNull();
+  if (copy != NULL) cJSON_AddItemToObject(to, to_name, copy);
+}
+
+static int is_named(const cJSON *frame) { return cJSON_IsString(member(frame, "function")); }
+
+/* The frame that best says where the app was stuck: the innermost one in the app's own code
+ * (the module of "main"), else the innermost with a name (a vDSO or JIT frame has none), else
+ * the innermost. */
+static const cJSON *telling_frame(const cJSON *stack) {
+  const cJSON *frame, *main_frame = NULL, *named = NULL;
+  cJSON_ArrayForEach(frame, stack) {
+    if (named == NULL && is_named(frame)) named = frame;
+    if (is_named(frame) && strcmp(member(frame, "function")->valuestring, "main") == 0)
+      main_frame = frame;
+  }
+  const cJSON *app = main_frame != NULL ? member(main_frame, "module") : NULL;
+  if (cJSON_IsString(app)) {
+    cJSON_ArrayForEach(frame, stack) {
+      const cJSON *module = member(frame, "module");
+      if (is_named(frame) && cJSON_IsString(module) && strcmp(module->valuestring, app->valuestring) == 0)
+        return frame;
+    }
+  }
+  return named != NULL ? named : cJSON_GetArrayItem(stack, 0);
+}
+
+/* One line of the list, from a stored report; NULL when the file is not a readable report. */
+static cJSON *summary_of(const char *dir, const char *id) {
+  char *text = NULL;
+  size_t len = 0;
+  if (lagscope__store_read(dir, id, &text, &len) != LAGSCOPE_OK) return NULL;
+  cJSON *report = cJSON_ParseWithLength(text, len);
+  lagscope__dealloc(text);
+  if (!cJSON_IsObject(report)) {
+    cJSON_Delete(report);
+    return NULL;
+  }
+  cJSON *s = cJSON_CreateObject();
+  cJSON_AddStringToObject(s, "id", id);
+  copy_member(s, "hang_id", report, "hang_id");
+  copy_member(s, "state", report, "state");
+  copy_member(s, "app", member(report, "app"), "name");
+  copy_member(s, "pid", member(report, "app"), "pid");
+  copy_member(s, "start_wall_ms", member(report, "start"), "wall_ms");
+  copy_member(s, "duration_ms", report, "duration_ms");
+  copy_member(s, "samples", member(report, "samples"), "count");
+  const cJSON *top = telling_frame(member(report, "heaviest_stack"));
+  copy_member(s, "function", top, "function");
+  copy_member(s, "module", top, "module");
+  cJSON_Delete(report);
+  return s;
+}
+
+int lagscope__api_hangs(lagscope__request *req) {
+  lagscope__web *web = req->web;
+  lagscope__store_entry *entries = NULL;
+  size_t count = 0;
+  if (lagscope__store_list(web->report_dir, &entries, &count) != LAGSCOPE_OK)
+    return lagscope__reply_error(req, 500, "internal", "the report folder could not be listed");
+  cJSON *doc = cJSON_CreateObject();
+  cJSON_AddNumberToObject(doc, "total", (double)count);
+  cJSON_AddNumberToObject(doc, "offset", req->route.offset);
+  cJSON_AddNumberToObject(doc, "limit", req->route.limit);
+  cJSON *list = cJSON_AddArrayToObject(doc, "hangs");
+  for (size_t i = req->route.offset; i < count && i < (size_t)req->route.offset + req->route.limit; i++) {
+    cJSON *summary = summary_of(web->report_dir, entries[i].id);
+    if (summary != NULL) cJSON_AddItemToArray(list, summary);
+  }
+  lagscope__dealloc(entries);
+  return lagscope__reply_json(req, 200, print(doc));
+}
+
+/* GET /api/v1/hangs/{id}[/speedscope|/trace]: the stored text, or an export made from it. */
+int lagscope__api_hang(lagscope__request *req) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = lagscope__store_read(req->web->report_dir, req->route.id, &text, &len);
+  if (rc == LAGSCOPE_ENOENT) return lagscope__reply_error(req, 404, "not_found", "no such report");
+  if (rc != LAGSCOPE_OK)
+    return lagscope__reply_error(req, 500, "internal", "the report could not be read");
+  if (req->route.kind == LAGSCOPE__ROUTE_HANG) {
+    lagscope__reply reply = {.status = 200, .body = text, .length = len};
+    rc = lagscope__reply_send(req, &reply);
+    lagscope__dealloc(text);
+    return rc;
+  }
+  int speedscope = req->route.kind == LAGSCOPE__ROUTE_HANG_SPEEDSCOPE;
+  char why[256] = "";
+  char *exported = speedscope ? lagscope__export_speedscope(text, why, sizeof(why))
+                              : lagscope__export_chrome_trace(text, why, sizeof(why));
+  lagscope__dealloc(text);
+  if (exported == NULL) return lagscope__reply_error(req, 500, "internal", "the export failed");
+  char disposition[128];
+  snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s.%s.json\"", req->route.id,
+           speedscope ? "speedscope" : "trace");
+  lagscope__reply reply = {.status = 200, .body = exported, .length = strlen(exported),
+                           .disposition = disposition};
+  rc = lagscope__reply_send(req, &reply);
+  lagscope_free(exported);
+  return rc;
+}
+
+/* ---- capture ------------------------------------------------------------------------------------ */
+
+/* 0 when a capture may start now; else the ms to wait. */
+static uint64_t capture_wait_ms(lagscope__web *web) {
+  uint64_t now = lagscope__now_ns(), wait = 0;
+  pthread_mutex_lock(&web->capture_lock);
+  if (web->last_capture_ns != 0 && now - web->last_capture_ns < CAPTURE_EVERY_NS)
+    wait = (CAPTURE_EVERY_NS - (now - web->last_capture_ns) + NS_PER_MS - 1) / NS_PER_MS;
+  else
+    web->last_capture_ns = now;
+  pthread_mutex_unlock(&web->capture_lock);
+  return wait;
+}
+
+int lagscope__api_capture(lagscope__request *req) {
+  uint64_t wait_ms = capture_wait_ms(req->web);
+  if (wait_ms > 0) {
+    char body[160];
+    snprintf(body, sizeof(body),
+             "{\"error\":\"rate_limited\",\"message\":\"one capture a second\","
+             "\"retry_after_ms\":%llu}", (unsigned long long)wait_ms);
+    lagscope__reply reply = {.status = 429, .body = body, .length = strlen(body),
+                             .retry_after_s = (int)((wait_ms + 999) / 1000)};
+    return lagscope__reply_send(req, &reply);
+  }
+  char *json = NULL;
+  int rc = req->web->capture_now(&json, CAPTURE_TIMEOUT_NS);
+  if (rc == LAGSCOPE_ELIMIT)
+    return lagscope__reply_error(req, 503, "busy", "the monitor did not answer in time");
+  if (rc != LAGSCOPE_OK) return lagscope__reply_error(req, 500, "internal", lagscope_strerror(rc));
+  return lagscope__reply_json(req, 200, json);
+}

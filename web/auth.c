@@ -1,0 +1,68 @@
+/*
+ * The viewer's access checks that need no server: comparing a token without leaking, through
+ * timing, how much of it was right, and finding the token's cookie in a Cookie header.
+ */
+#include "web.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Every byte of the longer string is compared, and the loop never stops early: a guess that
+ * shares a longer prefix with the token takes no longer to refuse. A string past its end
+ * compares as NUL bytes, and a length difference alone makes the result 0. */
+int lagscope__token_equal(const char *a, const char *b) {
+  if (a == NULL || b == NULL) return 0;
+  size_t a_n = strlen(a), b_n = strlen(b);
+  size_t n = a_n > b_n ? a_n : b_n;
+  size_t diff = a_n ^ b_n;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char x = i < a_n ? (unsigned char)a[i] : 0;
+    unsigned char y = i < b_n ? (unsigned char)b[i] : 0;
+    diff |= (size_t)(x ^ y);
+  }
+  return diff == 0;
+}
+
+static int cookie_space(char c) { return c == ' ' || c == '\t'; }
+
+/* The pair [s, s + n) with surrounding spaces removed. */
+static void trim(const char **s, size_t *n) {
+  while (*n > 0 && cookie_space(**s)) (*s)++, (*n)--;
+  while (*n > 0 && cookie_space((*s)[*n - 1])) (*n)--;
+}
+
+/* RFC 6265 lets a value be wrapped in double quotes, which are not part of it. */
+static void unquote(const char **s, size_t *n) {
+  if (*n >= 2 && (*s)[0] == '"' && (*s)[*n - 1] == '"') (*s)++, *n -= 2;
+}
+
+/* One "name=value" pair of the header; 1 when it is the cookie wanted and was copied. */
+static int cookie_pair(const char *pair, size_t n, const char *name, char *out, size_t out_size) {
+  const char *eq = memchr(pair, '=', n);
+  if (eq == NULL) return 0;
+  const char *key = pair, *value = eq + 1;
+  size_t key_n = (size_t)(eq - pair), value_n = n - key_n - 1;
+  trim(&key, &key_n);
+  if (key_n != strlen(name) || memcmp(key, name, key_n) != 0) return 0;
+  trim(&value, &value_n);
+  unquote(&value, &value_n);
+  if (value_n >= out_size) return 0; /* too long to be the token: treated as absent */
+  memcpy(out, value, value_n);
+  out[value_n] = '\0';
+  return 1;
+}
+
+/* Pairs are separated by ';' (RFC 6265's "; ", spaces tolerated). The first pair of that exact
+ * name wins, as browsers send the most specific cookie first. */
+int lagscope__cookie_find(const char *header, const char *name, char *out, size_t out_size) {
+  if (out == NULL || out_size == 0) return ENOENT;
+  out[0] = '\0';
+  if (header == NULL || name == NULL || name[0] == '\0') return ENOENT;
+  const char *pair = header;
+  for (;;) {
+    size_t n = strcspn(pair, ";");
+    if (cookie_pair(pair, n, name, out, out_size)) return 0;
+    if (pair[n] == '\0') return ENOENT;
+    pair += n + 1;
+  }
+}

@@ -1,0 +1,113 @@
+/*
+ * Inside the web module: the server's state, one request, and how answers are sent. Shared by
+ * server.c (connections, access, dispatch), api.c (the JSON routes), stream.c (the live
+ * stream) and token.c (the token).
+ */
+#ifndef LAGSCOPE_WEB_HTTP_H
+#define LAGSCOPE_WEB_HTTP_H
+
+#include "web.h"
+
+#include <pthread.h>
+
+struct mg_connection;
+
+/* ---- the live stream (stream.c) ------------------------------------------------------------- */
+#define LAGSCOPE__STREAM_BACKLOG 256 /* events a client may fall behind before it is dropped */
+
+typedef struct lagscope__stream lagscope__stream;
+lagscope__stream *lagscope__stream_new(uint32_t max_clients); /* A */
+void lagscope__stream_free(lagscope__stream *s);
+/* Wakes every client so that it returns (server stopping). L */
+void lagscope__stream_close(lagscope__stream *s);
+/* Formats one event as a Server-Sent Event and keeps it for the clients. A, L */
+void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
+                              const char *json);
+typedef struct lagscope__stream_counts {
+  uint32_t clients;
+  uint64_t clients_dropped, events_sent, events_dropped, rejected;
+} lagscope__stream_counts;
+void lagscope__stream_counts_read(lagscope__stream *s, lagscope__stream_counts *out); /* L */
+
+/* ---- the token (token.c) ---------------------------------------------------------------------- */
+/* A new random token (32 hex digits) into current; the previous launch's, if its file in dir
+ * holds one, into previous (else ""); then this launch's is saved there (mode 0600) for the
+ * next. A failure to read or save the file only loses the roll-over. */
+int lagscope__token_make(const char *dir, char current[LAGSCOPE__TOKEN_HEX + 1],
+                         char previous[LAGSCOPE__TOKEN_HEX + 1], char *why, size_t why_size);
+
+/* ---- the server's state (server.c) ------------------------------------------------------------ */
+#define LAGSCOPE__METRICS_WINDOW 120 /* ticks the metrics route keeps: a minute at 500 ms */
+
+struct lagscope__web {
+  struct mg_context *ctx;
+  lagscope_config config; /* server_bind points into bind */
+  char bind[64];
+  char report_dir[512];
+  char app_name[64];
+  int (*capture_now)(char **json, uint64_t timeout_ns);
+  char token[LAGSCOPE__TOKEN_HEX + 1];
+  char previous_token[LAGSCOPE__TOKEN_HEX + 1]; /* "" when none */
+  char url[160];
+  uint16_t port;
+  int64_t launch_wall_ms;
+  uint64_t launch_ns;
+
+  _Atomic uint64_t requests, clients_rejected;
+  _Atomic int clients;
+
+  lagscope__stream *stream;
+
+  pthread_mutex_t metrics_lock; /* the window of recent metrics ticks, as JSON */
+  char *metrics[LAGSCOPE__METRICS_WINDOW];
+  uint32_t metrics_next, metrics_count;
+  _Atomic uint64_t hangs;
+  _Atomic int hang_in_progress;
+
+  pthread_mutex_t capture_lock; /* the capture route's rate limit */
+  uint64_t last_capture_ns;
+};
+
+/* ---- one request and its answer (server.c) ------------------------------------------------------ */
+typedef struct lagscope__request {
+  struct mg_connection *conn;
+  lagscope__web *web;
+  lagscope__route route;
+  int head_only;           /* HEAD: headers, no body */
+  long long content_length;/* -1 when none was given */
+  const char *set_cookie;  /* a roll-over: the cookie to set with the answer, or NULL */
+} lagscope__request;
+
+typedef struct lagscope__reply {
+  int status;
+  const char *content_type;    /* NULL: application/json */
+  const char *body;
+  size_t length;
+  const char *location;        /* 303 */
+  const char *disposition;     /* Content-Disposition, for downloads */
+  const char *allow;           /* 405 */
+  int retry_after_s;           /* 429, 503: > 0 adds Retry-After */
+  const char *set_cookie;      /* overrides the request's */
+} lagscope__reply;
+
+/* The headers every answer carries (CSP, nosniff, no framing, no referrer, no caching). */
+void lagscope__reply_add_security_headers(struct mg_connection *conn);
+/* Sends the reply with the security headers. Returns 1 (handled, for civetweb). */
+int lagscope__reply_send(lagscope__request *req, const lagscope__reply *reply);
+/* {"error": kind, "message": message}, status. Returns 1. */
+int lagscope__reply_error(lagscope__request *req, int status, const char *kind,
+                          const char *message);
+/* The body as JSON text that the reply takes (freed with lagscope_free after sending). */
+int lagscope__reply_json(lagscope__request *req, int status, char *json);
+
+/* ---- the routes (api.c, stream.c) ----------------------------------------------------------------- */
+int lagscope__api_status(lagscope__request *req);
+int lagscope__api_metrics(lagscope__request *req);
+int lagscope__api_hangs(lagscope__request *req);
+int lagscope__api_hang(lagscope__request *req); /* the report, or an export of it */
+int lagscope__api_capture(lagscope__request *req);
+int lagscope__stream_serve(lagscope__request *req);
+/* Keeps a metrics tick for the metrics route. A, L */
+void lagscope__api_keep_metrics(lagscope__web *web, const char *json);
+
+#endif /* LAGSCOPE_WEB_HTTP_H */

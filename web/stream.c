@@ -1,0 +1,162 @@
+/*
+ * The live stream: Server-Sent Events. Each event is formatted once into a reference-counted
+ * message and kept in a ring of the last LAGSCOPE__STREAM_BACKLOG; each client is a civetweb
+ * worker that follows the ring at its own pace. A client that falls a whole ring behind (it
+ * reads too slowly, or not at all) is disconnected and counted; nobody else waits for it, and
+ * the publisher (the web's subscriber thread) never waits for a client.
+ */
+#define _GNU_SOURCE
+#include "http.h"
+
+#include <civetweb.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define KEEP_ALIVE_S 15 /* a comment line this often keeps proxies and browsers from giving up */
+
+struct lagscope__stream {
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  char *ring[LAGSCOPE__STREAM_BACKLOG]; /* payloads (lagscope__payload_new): retain to read */
+  uint64_t head;                        /* messages published, ever */
+  int closing;
+  uint32_t max_clients, clients;
+  uint64_t clients_dropped, events_sent, events_dropped, rejected;
+};
+
+lagscope__stream *lagscope__stream_new(uint32_t max_clients) {
+  lagscope__stream *s = lagscope__alloc(sizeof(*s));
+  if (s == NULL) return NULL;
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->changed, NULL);
+  s->max_clients = max_clients;
+  return s;
+}
+
+void lagscope__stream_free(lagscope__stream *s) {
+  if (s == NULL) return;
+  for (uint32_t i = 0; i < LAGSCOPE__STREAM_BACKLOG; i++) lagscope_release(s->ring[i]);
+  pthread_cond_destroy(&s->changed);
+  pthread_mutex_destroy(&s->lock);
+  lagscope__dealloc(s);
+}
+
+void lagscope__stream_close(lagscope__stream *s) {
+  pthread_mutex_lock(&s->lock);
+  s->closing = 1;
+  pthread_cond_broadcast(&s->changed);
+  pthread_mutex_unlock(&s->lock);
+}
+
+void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
+                              const char *json) {
+  size_t size = strlen(json) + strlen(type) + 64;
+  char *message = lagscope__payload_new(size, NULL);
+  if (message == NULL) return;
+  snprintf(message, size, "id: %llu\nevent: %s\ndata: %s\n\n", (unsigned long long)seq, type, json);
+  pthread_mutex_lock(&s->lock);
+  char **slot = &s->ring[s->head % LAGSCOPE__STREAM_BACKLOG];
+  char *old = *slot;
+  *slot = message;
+  s->head++;
+  pthread_cond_broadcast(&s->changed);
+  pthread_mutex_unlock(&s->lock);
+  lagscope_release(old);
+}
+
+void lagscope__stream_counts_read(lagscope__stream *s, lagscope__stream_counts *out) {
+  pthread_mutex_lock(&s->lock);
+  *out = (lagscope__stream_counts){s->clients, s->clients_dropped, s->events_sent,
+                                   s->events_dropped, s->rejected};
+  pthread_mutex_unlock(&s->lock);
+}
+
+static int join(lagscope__stream *s, uint64_t *cursor) {
+  pthread_mutex_lock(&s->lock);
+  int ok = !s->closing && s->clients < s->max_clients;
+  if (ok) s->clients++;
+  else s->rejected++;
+  *cursor = s->head; /* from now on: the past is in the API */
+  pthread_mutex_unlock(&s->lock);
+  return ok;
+}
+
+static void leave(lagscope__stream *s) {
+  pthread_mutex_lock(&s->lock);
+  s->clients--;
+  pthread_mutex_unlock(&s->lock);
+}
+
+typedef enum next_kind { NEXT_MESSAGE, NEXT_KEEP_ALIVE, NEXT_CLOSING, NEXT_TOO_SLOW } next_kind;
+
+/* Waits for the message at *cursor (retained into *message), up to the keep-alive time. */
+static next_kind next(lagscope__stream *s, uint64_t *cursor, char **message) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until); /* the condvar's clock; only paces keep-alives */
+  until.tv_sec += KEEP_ALIVE_S;
+  pthread_mutex_lock(&s->lock);
+  next_kind kind = NEXT_KEEP_ALIVE;
+  int rc = 0;
+  while (!s->closing && s->head == *cursor && rc != ETIMEDOUT)
+    rc = pthread_cond_timedwait(&s->changed, &s->lock, &until);
+  if (s->closing) {
+    kind = NEXT_CLOSING;
+  } else if (s->head - *cursor > LAGSCOPE__STREAM_BACKLOG) {
+    kind = NEXT_TOO_SLOW;
+    s->clients_dropped++;
+    s->events_dropped += s->head - *cursor;
+  } else if (s->head != *cursor) {
+    kind = NEXT_MESSAGE;
+    *message = s->ring[*cursor % LAGSCOPE__STREAM_BACKLOG];
+    lagscope_retain(*message);
+    (*cursor)++;
+    s->events_sent++;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return kind;
+}
+
+static int write_text(struct mg_connection *conn, const char *text) {
+  size_t len = strlen(text);
+  return mg_write(conn, text, len) == (int)len;
+}
+
+static int send_hello(lagscope__request *req) {
+  const lagscope__web *web = req->web;
+  char hello[512];
+  snprintf(hello, sizeof(hello),
+           "retry: 2000\n\nevent: hello\ndata: {\"type\":\"hello\",\"pid\":%d,"
+           "\"launch_wall_ms\":%lld,\"app\":\"%s\",\"lagscope_version\":\"%s\"}\n\n",
+           (int)lagscope__process_id(), (long long)web->launch_wall_ms, web->app_name,
+           LAGSCOPE_VERSION_STRING);
+  return write_text(req->conn, hello);
+}
+
+int lagscope__stream_serve(lagscope__request *req) {
+  lagscope__stream *s = req->web->stream;
+  uint64_t cursor;
+  if (!join(s, &cursor))
+    return lagscope__reply_error(req, 503, "busy", "too many live streams; try again");
+  mg_response_header_start(req->conn, 200);
+  mg_response_header_add(req->conn, "Content-Type", "text/event-stream; charset=utf-8", -1);
+  lagscope__reply_add_security_headers(req->conn);
+  if (req->set_cookie != NULL) mg_response_header_add(req->conn, "Set-Cookie", req->set_cookie, -1);
+  mg_response_header_send(req->conn);
+  int alive = !req->head_only && send_hello(req);
+  while (alive) {
+    char *message = NULL;
+    next_kind kind = next(s, &cursor, &message);
+    if (kind == NEXT_MESSAGE) {
+      alive = write_text(req->conn, message);
+      lagscope_release(message);
+    } else if (kind == NEXT_KEEP_ALIVE) {
+      alive = write_text(req->conn, ": keep-alive\n\n");
+    } else {
+      alive = 0;
+    }
+  }
+  leave(s);
+  return 200;
+}

@@ -1,0 +1,116 @@
+/*
+ * The LAN viewer's internal contract: the embedded civetweb server (server.c), its access rules
+ * (auth.c), its routes (routes.c), the answers (api.c), the live stream (stream.c), the exports
+ * (export.c) and the viewer's files compiled in (assets, generated at build time).
+ * The API itself is described in docs/viewer-api.md.
+ *
+ * Everything here runs on civetweb's worker threads or on the web subscriber's thread, never on
+ * the main thread or the monitor. (A) allocates, (L) takes a lock, (F) neither.
+ */
+#ifndef LAGSCOPE_WEB_H
+#define LAGSCOPE_WEB_H
+
+#include "../core/internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the server (server.c) ------------------------------------------------------------------ */
+typedef struct lagscope__web lagscope__web;
+
+/* What the server needs from the running instance. */
+typedef struct lagscope__web_host {
+  const lagscope_config *config;  /* copied */
+  const char *report_dir;         /* where the store keeps reports; copied */
+  const char *app_name;           /* copied */
+  /* Captures every thread now, on the monitor thread; *json is freed with lagscope_free.
+   * Returns 0, or LAGSCOPE_ELIMIT when the monitor did not answer in time. */
+  int (*capture_now)(char **json, uint64_t timeout_ns);
+} lagscope__web_host;
+
+/* Starts civetweb with the config's port and address. On failure (port in use, bad address)
+ * returns a negative code and a sentence in why; nothing is left running. A */
+int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, char *why,
+                        size_t why_size);
+/* Every event, from the web's own subscriber thread: fed to the stream and the metrics
+ * window. A, L */
+void lagscope__web_on_event(const lagscope_event *event, void *web);
+/* Closes every connection and joins civetweb's threads. A */
+void lagscope__web_stop(lagscope__web *web);
+/* The viewer URL with the token, "http://<ip>:<port>/?token=<hex>". F */
+const char *lagscope__web_url(const lagscope__web *web);
+uint16_t lagscope__web_port(const lagscope__web *web); /* F: the port bound (config 0: chosen) */
+
+/* ---- routes (routes.c): portable, no I/O, fuzzed ------------------------------------------------- */
+typedef enum lagscope__route_kind {
+  LAGSCOPE__ROUTE_NONE = 0,       /* unknown path: 404 */
+  LAGSCOPE__ROUTE_ASSET,          /* a file of the viewer; asset names which */
+  LAGSCOPE__ROUTE_STATUS,
+  LAGSCOPE__ROUTE_METRICS,
+  LAGSCOPE__ROUTE_HANGS,
+  LAGSCOPE__ROUTE_HANG,
+  LAGSCOPE__ROUTE_HANG_SPEEDSCOPE,
+  LAGSCOPE__ROUTE_HANG_TRACE,
+  LAGSCOPE__ROUTE_CAPTURE,
+  LAGSCOPE__ROUTE_STREAM
+} lagscope__route_kind;
+
+#define LAGSCOPE__REPORT_ID_MAX 63 /* bytes of a report id, without the NUL */
+#define LAGSCOPE__TOKEN_HEX 32     /* hex digits of the token */
+#define LAGSCOPE__URI_MAX 2048     /* longer: 413 */
+
+typedef struct lagscope__route {
+  lagscope__route_kind kind;
+  int status;       /* 0 when the request may be served; else the HTTP status to answer */
+  const char *error;/* with a status: a static sentence saying why */
+  const char *allow;/* with 405: the Allow header's value */
+  const char *asset;/* ROUTE_ASSET: the file's name, e.g. "index.html" */
+  char id[LAGSCOPE__REPORT_ID_MAX + 1]; /* ROUTE_HANG*: the report id, checked */
+  uint32_t limit, offset;               /* ROUTE_HANGS: validated, defaults filled in */
+  int has_token;                        /* the query had token=... */
+  char token[LAGSCOPE__TOKEN_HEX + 1];  /* its value when exactly 32 hex digits, else "" */
+} lagscope__route;
+
+/* Parses a request line's method, path (percent-decoded by nobody: as received) and query
+ * string (may be NULL) into *out. Never reads past the given NUL-terminated strings; any byte
+ * sequence is safe; a NULL method or path is taken as "". Checks in this order, the first
+ * failure deciding: URI (path, '?', query) over LAGSCOPE__URI_MAX bytes 413; unknown path 404
+ * (exact match: no trailing slash, no decoding); method 405 (GET and HEAD, or POST for capture);
+ * a report id not of the store's form 404; the query 400 (an unknown, repeated, empty or
+ * malformed parameter; an empty one from "&&"). On a refusal id is "". F */
+void lagscope__route_parse(const char *method, const char *path, const char *query,
+                           lagscope__route *out);
+
+/* ---- access (auth.c) ----------------------------------------------------------------------------- */
+/* 1 when a and b (each of any length) are equal; time depends only on the lengths. NULL is
+ * equal to nothing. F */
+int lagscope__token_equal(const char *a, const char *b);
+/* The value of cookie name (exact, case-sensitive) in a Cookie header (may be NULL), copied
+ * into out; 0, or ENOENT (errno's) with out "" when absent or too long for out. F */
+int lagscope__cookie_find(const char *header, const char *name, char *out, size_t out_size);
+
+/* ---- exports (export.c): portable, from a stored report's JSON ---------------------------------- */
+/* The report's main-thread samples as a speedscope file (one "sampled" profile in time order,
+ * weights in ms), per speedscope's file-format-schema.json. From samples.timeline when the
+ * report has one, else from the call tree (one sample per node with self > 0: right
+ * proportions, no order in time). Freed with lagscope_free. A; NULL with a sentence in why
+ * (may be NULL) when the report is not JSON, not an object, not schema_version 1 or has no
+ * call_tree, or its timeline or node ids do not fit its tree. */
+char *lagscope__export_speedscope(const char *report_json, char *why, size_t why_size);
+/* The same samples as Chrome's Trace Event Format (JSON object form): the main thread's stacks
+ * over time as nested complete ("X") events, thread names as metadata ("M") events, the hang as
+ * one "X" event and every other thread's stack at the start as an instant event. Times are
+ * microseconds of Unix time (start.wall_ms). Freed with lagscope_free. A; NULL as above. */
+char *lagscope__export_chrome_trace(const char *report_json, char *why, size_t why_size);
+
+/* ---- assets (generated into the build folder by web/embed-assets.cmake) ------------------------- */
+typedef struct lagscope__asset {
+  const char *name;         /* "index.html" */
+  const char *content_type; /* "text/html; charset=utf-8" */
+  const unsigned char *data;
+  size_t size;
+} lagscope__asset;
+/* The asset of that name, or NULL. F */
+const lagscope__asset *lagscope__asset_find(const char *name);
+
+#endif /* LAGSCOPE_WEB_H */
