@@ -1,0 +1,592 @@
+#!/usr/bin/env node
+/*
+ * The viewer end to end, in a real browser: starts lagscope-demo with its server on a free
+ * port, drives headless Chromium through playwright-core, and checks what a user would see:
+ *
+ *   the token URL redirects to "/" and sets the cookie; the page shows the app; FPS updates
+ *   live; a stall (SIGUSR2) appears in the hang list in progress and then ended; its call tree
+ *   and flame graph show demo_busy_spin; its three downloads answer JSON; "Capture now" shows
+ *   every thread with the main one marked, and a second press at once is rate limited; a phone
+ *   viewport has no horizontal scrolling; without the token there is a 401 (from the server for
+ *   the page, in the page for its requests); when the app restarts on the same port the page
+ *   reconnects by itself and shows the new launch.
+ *
+ * Usage: node e2e.js --demo <lagscope-demo> --artifacts <folder> [--keep-going]
+ * Screenshots and the demo's output go to the artifacts folder. Exit 0 pass, 1 fail, 77 skip
+ * (no playwright-core or no Chromium). Every wait is bounded; the demo is killed on every exit.
+ */
+'use strict';
+
+const { spawn } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const readline = require('readline');
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+const REPO = path.resolve(__dirname, '..', '..');
+const WHOLE_RUN_MS = 240000; // the whole test; ctest's TIMEOUT is above it
+const STALL_MS = 1500;       // long enough to see the hang in progress for over a second
+const STALL_SIGNAL = 'SIGUSR2'; // README: "kill -USR2 <pid> makes the demo stall once"
+
+// ---- arguments and prerequisites ----------------------------------------------------------------
+
+function parseArgs(argv) {
+  const out = { demo: null, artifacts: path.resolve('browser-artifacts') };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--demo') out.demo = argv[++i];
+    else if (argv[i] === '--artifacts') out.artifacts = path.resolve(argv[++i]);
+    else {
+      console.error('e2e: unknown argument ' + argv[i] + '\nusage: node e2e.js --demo <lagscope-demo> --artifacts <folder>');
+      process.exit(2);
+    }
+  }
+  if (!out.demo) {
+    console.error('usage: node e2e.js --demo <lagscope-demo> --artifacts <folder>');
+    process.exit(2);
+  }
+  return out;
+}
+
+function skip(why) {
+  console.log('e2e: SKIPPED: ' + why);
+  process.exit(77);
+}
+
+function loadPlaywright() {
+  const where = path.join(REPO, 'node_modules', 'playwright-core');
+  if (!fs.existsSync(path.join(where, 'package.json'))) {
+    skip('playwright-core is not installed (run `npm ci` in ' + REPO + ')');
+  }
+  if (!fs.existsSync(CHROMIUM)) skip(CHROMIUM + ' is missing (Debian: apt-get install chromium)');
+  return require(where);
+}
+
+// ---- output -----------------------------------------------------------------------------------
+
+const started = Date.now();
+let stepStarted = Date.now();
+
+function step(text) {
+  stepStarted = Date.now();
+  process.stdout.write('e2e: ' + text + ' … ');
+}
+
+function ok(detail) {
+  const ms = Date.now() - stepStarted;
+  console.log('ok' + (detail ? ' (' + detail + ')' : '') + ' [' + (ms / 1000).toFixed(1) + ' s]');
+}
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+// ---- the demo as a child process ----------------------------------------------------------------
+
+/* Starts the demo and collects its JSON lines; resolves with the server_started line. */
+class Demo {
+  constructor(binary, artifacts, reportDir, name) {
+    this.binary = binary;
+    this.artifacts = artifacts;
+    this.reportDir = reportDir;
+    this.name = name;
+    this.lines = [];
+    this.waiters = [];
+    this.child = null;
+    this.exited = false;
+  }
+
+  start(port, timeoutMs) {
+    const args = ['--headless', '--events', 'jsonl', '--port', String(port), '--bind', '127.0.0.1',
+      '--stall-every', '0', '--stall-ms', String(STALL_MS), '--report-dir', this.reportDir];
+    this.child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    Demo.running.add(this);
+    const stdoutLog = fs.createWriteStream(path.join(this.artifacts, this.name + '.stdout.jsonl'));
+    const stderrLog = fs.createWriteStream(path.join(this.artifacts, this.name + '.stderr.log'));
+    this.child.stderr.pipe(stderrLog);
+    readline.createInterface({ input: this.child.stdout }).on('line', (line) => {
+      stdoutLog.write(line + '\n');
+      let obj;
+      try {
+        obj = JSON.parse(line);
+      } catch (e) {
+        return;
+      }
+      this.lines.push(obj);
+      this.waiters = this.waiters.filter((w) => !(w.match(obj) && (w.resolve(obj), true)));
+    });
+    this.child.on('exit', (code, signal) => {
+      this.exited = true;
+      this.exitCode = code;
+      this.exitSignal = signal;
+      Demo.running.delete(this);
+      for (const w of this.waiters) w.reject(new Error(this.name + ' exited (' + (signal || code) + ') before a "' + w.what + '" line'));
+      this.waiters = [];
+    });
+    this.child.on('error', (e) => {
+      for (const w of this.waiters) w.reject(e);
+      this.waiters = [];
+    });
+    return this.waitLine((o) => o.type === 'server_started', 'server_started', timeoutMs);
+  }
+
+  /* A JSON line matching match, already printed or still to come, within timeoutMs. */
+  waitLine(match, what, timeoutMs) {
+    const seen = this.lines.find(match);
+    if (seen) return Promise.resolve(seen);
+    if (this.exited) return Promise.reject(new Error(this.name + ' is not running'));
+    return new Promise((resolve, reject) => {
+      const waiter = { match, what, resolve, reject };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new Error('no "' + what + '" line from ' + this.name + ' within ' + timeoutMs / 1000 + ' s'));
+      }, timeoutMs);
+      waiter.resolve = (v) => { clearTimeout(timer); resolve(v); };
+      waiter.reject = (e) => { clearTimeout(timer); reject(e); };
+      this.waiters.push(waiter);
+    });
+  }
+
+  signal(name) {
+    if (!this.exited) this.child.kill(name);
+  }
+
+  /* SIGTERM, then SIGKILL if it has not exited within timeoutMs. */
+  stop(timeoutMs) {
+    if (this.exited || !this.child) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.child.kill('SIGKILL');
+        resolve();
+      }, timeoutMs);
+      this.child.once('exit', () => { clearTimeout(timer); resolve(); });
+      this.child.kill('SIGTERM');
+    });
+  }
+}
+Demo.running = new Set();
+
+/* Whatever happens, no demo outlives the test. */
+function killAllDemos() {
+  for (const demo of Demo.running) {
+    try {
+      demo.child.kill('SIGKILL');
+    } catch (e) { /* already gone */ }
+  }
+}
+process.on('exit', killAllDemos);
+let activeBrowser = null; // closed on a signal too (Chromium would linger a moment otherwise)
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    console.error('\ne2e: ' + sig + ': stopping');
+    killAllDemos();
+    const closing = activeBrowser ? activeBrowser.close().catch(() => {}) : Promise.resolve();
+    Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 3000))]).then(() => process.exit(1));
+  });
+}
+
+// ---- page helpers -----------------------------------------------------------------------------
+
+/* Console errors, uncaught exceptions and CSP violations fail the run at its end. */
+const expectNetworkErrors = { on: false }; // while the app is away on purpose
+
+function watchPage(page, problems, label) {
+  page.on('pageerror', (e) => problems.push(label + ': uncaught ' + e.message));
+  page.on('console', (m) => {
+    const text = m.text();
+    // Chromium logs every failed request; the 401 and 429 here are provoked on purpose, and
+    // so are refused connections while the app restarts.
+    if (/status of (401|429)/.test(text)) return;
+    if (expectNetworkErrors.on && /net::ERR_|Failed to fetch|status of 503/.test(text)) return;
+    if (m.type() === 'error' || /Content Security Policy/i.test(text)) problems.push(label + ': console ' + m.type() + ': ' + text);
+  });
+}
+
+async function screenshot(page, artifacts, name, options) {
+  const file = path.join(artifacts, name + '.png');
+  await page.screenshot(Object.assign({ path: file }, options || {}));
+  return file;
+}
+
+/* Scrolls so that the element's top is just below the sticky top bar (for screenshots). */
+async function scrollToTop(page, selector) {
+  await page.evaluate((sel) => {
+    const node = document.querySelector(sel);
+    const bar = document.querySelector('.topbar');
+    window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - (bar ? bar.offsetHeight : 0) - 8);
+  }, selector);
+}
+
+async function noHorizontalScroll(page) {
+  const sizes = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    body: document.body.scrollWidth,
+    inner: window.innerWidth,
+  }));
+  check(sizes.scroll <= sizes.inner && sizes.body <= sizes.inner,
+    'horizontal scrolling at ' + sizes.inner + ' px: the page is ' + Math.max(sizes.scroll, sizes.body) + ' px wide');
+  return sizes;
+}
+
+/* Two different metrics ticks shown in the FPS card. */
+async function waitLiveFps(page, timeoutMs) {
+  const first = await page.waitForFunction(() => {
+    const node = document.querySelector('[data-testid=fps-value]');
+    return node && node.dataset.wallMs && /^\d+$/.test(node.textContent) ? node.dataset.wallMs : false;
+  }, null, { timeout: timeoutMs });
+  const firstTick = await first.jsonValue();
+  const second = await page.waitForFunction((seen) => {
+    const node = document.querySelector('[data-testid=fps-value]');
+    return node && node.dataset.wallMs !== seen ? node.dataset.wallMs : false;
+  }, firstTick, { timeout: timeoutMs });
+  return [firstTick, await second.jsonValue()];
+}
+
+/* Hovers the flame graph row by row, at a few x positions, until the tooltip names fn. */
+async function hoverFlameUntil(page, fn) {
+  const canvas = page.locator('[data-testid=flame-canvas]');
+  await scrollToTop(page, '[data-testid=flamegraph]');
+  const box = await canvas.boundingBox();
+  check(box && box.height > 0, 'the flame graph canvas has no size');
+  const rows = Math.floor(box.height / 20);
+  for (let row = 0; row < rows; row++) {
+    for (const fx of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+      const x = box.x + box.width * fx;
+      const y = box.y + row * 20 + 10;
+      await page.mouse.move(x, y);
+      const tip = await page.evaluate(() => {
+        const t = document.querySelector('[data-testid=flame-tooltip]');
+        return t && !t.hidden ? t.innerText : '';
+      });
+      if (tip.includes(fn)) return { x, y, tip };
+    }
+  }
+  throw new Error('no flame graph frame whose tooltip names ' + fn);
+}
+
+/* Clicks a download link and returns the parsed JSON file the browser saved. */
+async function download(page, testid) {
+  const link = page.locator('[data-testid=' + testid + ']');
+  const href = await link.getAttribute('href');
+  const [file] = await Promise.all([page.waitForEvent('download', { timeout: 15000 }), link.click()]);
+  const saved = await file.path();
+  check(saved, testid + ': the download failed: ' + (await file.failure()));
+  const text = fs.readFileSync(saved, 'utf8');
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(testid + ' (' + href + '): not JSON: ' + text.slice(0, 120));
+  }
+  // The same URL answered directly: status and type (a download hides them).
+  const res = await page.request.get(new URL(href, page.url()).href);
+  check(res.status() === 200, testid + ' (' + href + '): HTTP ' + res.status());
+  check(/json/.test(res.headers()['content-type'] || ''), testid + ': Content-Type ' + res.headers()['content-type']);
+  return { href, json, bytes: text.length };
+}
+
+/* Presses "Capture now" until a result shows (a press within a second of another is 429);
+ * returns the capture's JSON answer as the page received it. */
+async function captureNow(page, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  const left = () => Math.max(1, deadline - Date.now());
+  while (Date.now() < deadline) {
+    await page.locator('[data-testid=capture-button]:not([disabled])').waitFor({ timeout: left() });
+    const answer = page.waitForResponse((r) => r.url().endsWith('/api/v1/capture') && r.request().method() === 'POST', { timeout: left() });
+    await page.click('[data-testid=capture-button]');
+    const res = await answer;
+    if (res.status() === 429) continue;
+    check(res.status() === 200, 'capture: HTTP ' + res.status() + ' ' + (await res.text()));
+    const json = await res.json();
+    await page.waitForSelector('[data-testid=capture-result]', { timeout: left() });
+    return json;
+  }
+  throw new Error('capture: no result in time');
+}
+
+// ---- the run ----------------------------------------------------------------------------------
+
+async function run(opts, playwright) {
+  fs.mkdirSync(opts.artifacts, { recursive: true });
+  for (const f of fs.readdirSync(opts.artifacts)) if (/\.(png|jsonl|log)$/.test(f)) fs.rmSync(path.join(opts.artifacts, f));
+  const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-e2e-'));
+  const problems = [];
+  const shots = [];
+  let browser = null;
+  const demos = [];
+  try {
+    step('starting ' + path.basename(opts.demo) + ' with its server on a free port');
+    const demo = new Demo(opts.demo, opts.artifacts, reportDir, 'demo');
+    demos.push(demo);
+    const server = await demo.start(0, 20000);
+    const demoStarted = await demo.waitLine((o) => o.type === 'demo_started', 'demo_started', 5000);
+    const url = new URL(server.url);
+    check(/^[0-9a-f]{32}$/.test(url.searchParams.get('token') || ''), 'the URL has no 32-hex-digit token: ' + server.url);
+    check(Number(url.port) === server.port && server.port > 0, 'server_started: port ' + server.port + ' vs URL ' + server.url);
+    const origin = url.origin;
+    ok(server.url.replace(/token=[0-9a-f]+/, 'token=…') + ', pid ' + demoStarted.pid);
+
+    step('launching Chromium');
+    browser = await playwright.chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30000 });
+    activeBrowser = browser;
+    ok(browser.version());
+
+    step('without the token: the server answers 401 with a clear message');
+    {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const res = await page.goto(origin + '/', { timeout: 15000 });
+      check(res.status() === 401, 'GET / without a token: HTTP ' + res.status());
+      const body = await res.json().catch(() => null);
+      check(body && body.error === 'unauthorized' && typeof body.message === 'string' && body.message.length > 10,
+        'GET / without a token: body ' + JSON.stringify(body));
+      const shown = await page.locator('body').textContent();
+      check(shown.includes(body.message), 'the 401 message is not what the browser shows');
+      const api = await context.request.get(origin + '/api/v1/status');
+      check(api.status() === 401, 'GET /api/v1/status without a token: HTTP ' + api.status());
+      await context.close();
+      ok('"' + body.message.slice(0, 70) + (body.message.length > 70 ? '…' : '') + '"');
+    }
+
+    step('opening the token URL: 303 to "/" without the token, cookie set, the app shown');
+    const laptop = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    const page = await laptop.newPage();
+    watchPage(page, problems, 'laptop');
+    const res = await page.goto(server.url, { timeout: 15000 });
+    check(page.url() === origin + '/', 'after the redirect the address is ' + page.url());
+    const redirect = res.request().redirectedFrom();
+    check(redirect, 'the token URL was not redirected');
+    const redirectRes = await redirect.response();
+    check(redirectRes.status() === 303, 'the token URL answered ' + redirectRes.status() + ', not 303');
+    check(res.status() === 200, 'GET / with the cookie: HTTP ' + res.status());
+    const csp = res.headers()['content-security-policy'] || '';
+    check(/default-src 'none'/.test(csp) && /script-src 'self'/.test(csp), 'the page has no strict CSP: "' + csp + '"');
+    const cookie = (await laptop.cookies()).find((c) => c.name === 'lagscope_token');
+    check(cookie && cookie.httpOnly && cookie.value === url.searchParams.get('token'), 'no HttpOnly lagscope_token cookie');
+    await page.waitForFunction((pid) => {
+      const name = document.querySelector('[data-testid=app-name]');
+      const shownPid = document.querySelector('[data-testid=app-pid]');
+      return name && name.textContent === 'lagscope-demo' && shownPid && shownPid.textContent === String(pid);
+    }, demoStarted.pid, { timeout: 15000 });
+    await page.waitForSelector('[data-testid=connection][data-state=live]', { timeout: 15000 });
+    ok('lagscope-demo, pid ' + demoStarted.pid + ', stream live');
+
+    step('FPS updates live');
+    const ticks = await waitLiveFps(page, 15000);
+    const fpsText = await page.textContent('[data-testid=fps-value]');
+    check(/^\d+$/.test(fpsText), 'FPS shows "' + fpsText + '"');
+    await page.waitForFunction(() => /\d/.test(document.querySelector('[data-testid=app-uptime]').textContent), null, { timeout: 5000 });
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-live'));
+    ok('ticks at ' + ticks.join(' and ') + ', ' + fpsText + ' FPS');
+
+    step('stalling the demo (' + STALL_SIGNAL + '): the hang appears in progress, then ended');
+    const hangsBefore = await page.locator('[data-testid=hang-item]').count();
+    demo.signal(STALL_SIGNAL);
+    const live = await page.waitForSelector('[data-testid=hang-item][data-state=in_progress]', { timeout: 10000 });
+    const key = await live.getAttribute('data-key');
+    await page.waitForSelector('[data-testid=hang-badge]:not([hidden])', { timeout: 2000 });
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-hang-in-progress'));
+    const ended = await demo.waitLine((o) => o.type === 'hang_ended', 'hang_ended', 15000);
+    await page.waitForSelector('[data-testid=hang-item][data-key="' + key + '"][data-state=ended]', { timeout: 10000 });
+    const hangsAfter = await page.locator('[data-testid=hang-item]').count();
+    check(hangsAfter === hangsBefore + 1, 'the list has ' + hangsAfter + ' hangs, expected ' + (hangsBefore + 1));
+    const listedId = await page.getAttribute('[data-testid=hang-item][data-key="' + key + '"]', 'data-id');
+    check(listedId === ended.report_id, 'the ended hang is listed as ' + listedId + ', the demo said ' + ended.report_id);
+    ok('hang ' + ended.report_id + ', ' + Math.round(ended.duration_ms) + ' ms');
+
+    step('opening the hang: summary and call tree with demo_busy_spin on the heaviest path');
+    await page.click('[data-testid=hang-item][data-key="' + key + '"]');
+    await page.waitForSelector('[data-testid=hang-detail][data-state=ended][data-id="' + ended.report_id + '"]', { timeout: 10000 });
+    const summary = await page.textContent('[data-testid=hang-summary]');
+    for (const label of ['Duration', 'State', 'App', 'Started', 'Samples']) check(summary.includes(label), 'the summary has no ' + label);
+    check(summary.includes('lagscope-demo'), 'the summary does not name the app');
+    // Open by default: every function of the stall path is a visible row.
+    for (const fn of ['demo_stall_busy', 'demo_busy_middle', 'demo_busy_spin']) {
+      await page.locator('[data-testid=call-tree] .tree-item[data-function="' + fn + '"] > .tree-row').first().waitFor({ state: 'visible', timeout: 5000 });
+    }
+    const spinRow = await page.locator('[data-testid=call-tree] .tree-item[data-function="demo_busy_spin"] > .tree-row').first().innerText();
+    check(/\d+(\.\d)?%/.test(spinRow), 'the demo_busy_spin row has no percentage: ' + spinRow);
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-hang-detail', { fullPage: true }));
+    ok(spinRow.replace(/\s+/g, ' ').trim());
+
+    step('the flame graph renders, names demo_busy_spin on hover and zooms on click');
+    await page.click('[data-testid=tab-flamegraph]');
+    await page.waitForFunction(() => {
+      const c = document.querySelector('[data-testid=flame-canvas]');
+      return c && Number(c.dataset.rects) > 3;
+    }, null, { timeout: 5000 });
+    const painted = await page.evaluate(() => {
+      const c = document.querySelector('[data-testid=flame-canvas]');
+      const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let opaque = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) opaque++;
+      return opaque / (data.length / 4);
+    });
+    check(painted > 0.2, 'the flame graph canvas is mostly empty (' + (painted * 100).toFixed(0) + '% painted)');
+    const hovered = await hoverFlameUntil(page, 'demo_busy_spin');
+    check(/demo\.c:\d+/.test(hovered.tip) && /samples/.test(hovered.tip), 'the tooltip lacks file:line or samples: ' + hovered.tip);
+    await page.mouse.click(hovered.x, hovered.y);
+    await page.waitForSelector('[data-testid=flamegraph][data-zoom="demo_busy_spin"]', { timeout: 3000 });
+    // The screenshot: the zoomed graph in view, the pointer on demo_busy_spin again.
+    const zoomed = await hoverFlameUntil(page, 'demo_busy_spin');
+    check(zoomed.tip.includes('100.0%') || /samples/.test(zoomed.tip), 'after the zoom the tooltip says ' + zoomed.tip);
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-flamegraph'));
+    await page.click('[data-testid=flame-reset]');
+    await page.waitForSelector('[data-testid=flamegraph][data-zoom=""]', { timeout: 3000 });
+    ok((painted * 100).toFixed(0) + '% painted; tooltip "' + hovered.tip.replace(/\s+/g, ' ').slice(0, 60) + '…"');
+
+    step('the hang\'s threads: the main thread first and marked');
+    await page.click('[data-testid=tab-threads]');
+    const firstThread = page.locator('[data-testid=hang-detail] [data-testid=threads] [data-testid=thread]').first();
+    await firstThread.waitFor({ timeout: 3000 });
+    check((await firstThread.getAttribute('data-main')) === 'true', 'the first thread listed is not the main thread');
+    check((await firstThread.textContent()).includes('MAIN'), 'the main thread is not marked MAIN');
+    check((await firstThread.textContent()).includes('demo_busy_spin'), 'the main thread\'s stack at the hang does not show demo_busy_spin');
+    ok();
+
+    step('the downloads: report JSON, speedscope, Chrome trace');
+    await page.mouse.move(0, 0);
+    const report = await download(page, 'download-report');
+    check(report.json.id === ended.report_id && report.json.schema_version === 1, 'the report download is not report ' + ended.report_id);
+    const speedscope = await download(page, 'download-speedscope');
+    check(/speedscope/.test(speedscope.json.$schema || '') && Array.isArray(speedscope.json.profiles), 'the speedscope download is not a speedscope file');
+    const trace = await download(page, 'download-trace');
+    check(Array.isArray(trace.json.traceEvents) || Array.isArray(trace.json), 'the trace download has no traceEvents');
+    ok(report.bytes + ' + ' + speedscope.bytes + ' + ' + trace.bytes + ' bytes');
+
+    step('"Capture now": every thread, the main one first and marked; a second press is rate limited');
+    const captured = await captureNow(page, 10000);
+    const capture = page.locator('[data-testid=capture-result]');
+    // Every thread of the answer is on the page (idle pools are one item with many tids), each
+    // item with its stack, and the main thread first and marked.
+    const items = await capture.locator('[data-testid=thread]').evaluateAll((nodes) => nodes.map((n) => ({
+      main: n.dataset.main === 'true', tids: n.dataset.tids.split(',').map(Number), frames: n.querySelectorAll('.frame').length,
+    })));
+    const shownTids = items.flatMap((i) => i.tids).sort((a, b) => a - b);
+    const answeredTids = captured.threads.map((t) => t.tid).sort((a, b) => a - b);
+    check(answeredTids.length >= 1 && JSON.stringify(shownTids) === JSON.stringify(answeredTids),
+      'the capture answered threads ' + answeredTids.join(',') + ' but the page shows ' + shownTids.join(','));
+    for (const t of captured.threads) {
+      const item = items.find((i) => i.tids.includes(t.tid));
+      check(!(t.stack || []).length || item.frames === t.stack.length, 'thread ' + t.tid + ': ' + item.frames + ' frames shown of ' + t.stack.length);
+    }
+    const heading = await capture.locator('h2').textContent();
+    check(heading.includes(answeredTids.length + ' thread'), 'the capture says "' + heading + '" but answered ' + answeredTids.length);
+    check(items[0].main && items[0].tids.length === 1 && items[0].tids[0] === captured.main_thread_tid, 'the first captured thread is not the main one');
+    check(items.filter((i) => i.main).length === 1, 'not exactly one main thread');
+    check((await capture.locator('[data-testid=thread][data-main=true] .main-badge').textContent()) === 'MAIN', 'the main thread is not marked');
+    const mainFrames = items[0].frames;
+    check(mainFrames > 0, 'the main thread\'s captured stack is empty');
+    const threadCount = answeredTids.length + ' threads in ' + items.length + ' items';
+    await page.evaluate(() => window.scrollTo(0, 0));
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-capture'));
+    await page.click('[data-testid=capture-button]');
+    await page.waitForFunction(() => /Rate limited — retry in/.test(document.querySelector('[data-testid=capture-message]').textContent), null, { timeout: 3000 });
+    await page.waitForSelector('[data-testid=capture-button]:not([disabled])', { timeout: 5000 });
+    ok(threadCount + ', main with ' + mainFrames + ' frames; 429 shown and cleared');
+
+    step('a phone-sized screen (390x844): no horizontal scrolling, every view usable');
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const mobile = await phone.newPage();
+    watchPage(mobile, problems, 'phone');
+    await mobile.goto(server.url, { timeout: 15000 });
+    await mobile.waitForSelector('[data-testid=connection][data-state=live]', { timeout: 15000 });
+    await waitLiveFps(mobile, 15000);
+    await noHorizontalScroll(mobile);
+    shots.push(await screenshot(mobile, opts.artifacts, 'phone-live'));
+    await mobile.waitForSelector('[data-testid=hang-item][data-id="' + ended.report_id + '"]', { timeout: 10000 });
+    await mobile.click('[data-testid=hang-item][data-id="' + ended.report_id + '"]');
+    await mobile.waitForSelector('[data-testid=hang-detail][data-state=ended]', { timeout: 10000 });
+    await scrollToTop(mobile, '[data-testid=hang-detail]');
+    await noHorizontalScroll(mobile);
+    shots.push(await screenshot(mobile, opts.artifacts, 'phone-hang-detail'));
+    await mobile.click('[data-testid=tab-flamegraph]');
+    await mobile.waitForFunction(() => Number((document.querySelector('[data-testid=flame-canvas]') || {}).dataset?.rects) > 3, null, { timeout: 5000 });
+    await scrollToTop(mobile, '[data-testid=flamegraph]');
+    await noHorizontalScroll(mobile);
+    shots.push(await screenshot(mobile, opts.artifacts, 'phone-flamegraph'));
+    await captureNow(mobile, 10000);
+    await scrollToTop(mobile, '[data-testid=capture-result]');
+    await noHorizontalScroll(mobile);
+    shots.push(await screenshot(mobile, opts.artifacts, 'phone-capture'));
+    ok();
+
+    step('a browser whose token is no longer accepted: the page says how to get in');
+    await phone.clearCookies();
+    await mobile.evaluate(() => window.scrollTo(0, 0));
+    await mobile.waitForSelector('[data-testid=capture-button]:not([disabled])', { timeout: 5000 });
+    await mobile.click('[data-testid=capture-button]');
+    await mobile.waitForSelector('[data-testid=auth-error]:not([hidden])', { timeout: 5000 });
+    const authText = await mobile.textContent('[data-testid=auth-error]');
+    check(/token/i.test(authText) && /URL/.test(authText), 'the 401 message does not say how to get in: ' + authText);
+    await noHorizontalScroll(mobile);
+    shots.push(await screenshot(mobile, opts.artifacts, 'phone-unauthorized'));
+    await phone.close();
+    ok();
+
+    step('the app restarts on the same port: the page notices, retries, and shows the new launch');
+    expectNetworkErrors.on = true;
+    await demo.stop(10000);
+    await page.waitForSelector('[data-testid=connection]:is([data-state=disconnected],[data-state=connecting])', { timeout: 15000 });
+    await page.waitForSelector('[data-testid=connection][data-state=disconnected]', { timeout: 15000 });
+    const downText = await page.textContent('[data-testid=connection]');
+    check(/retrying/i.test(downText), 'while the app is away the indicator says "' + downText + '"');
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-disconnected'));
+    const again = new Demo(opts.demo, opts.artifacts, reportDir, 'demo-restarted');
+    demos.push(again);
+    await again.start(server.port, 20000);
+    const againStarted = await again.waitLine((o) => o.type === 'demo_started', 'demo_started', 5000);
+    await page.waitForFunction((pid) => document.querySelector('[data-testid=app-pid]').textContent === String(pid) &&
+      document.querySelector('[data-testid=connection]').dataset.state === 'live', againStarted.pid, { timeout: 30000 });
+    await waitLiveFps(page, 15000);
+    await page.waitForSelector('[data-testid=hang-item][data-id="' + ended.report_id + '"]', { timeout: 5000 });
+    ok('pid ' + demoStarted.pid + ' → ' + againStarted.pid + ', the earlier hang still listed');
+
+    check(problems.length === 0, 'the page logged problems:\n  ' + problems.join('\n  '));
+    await laptop.close();
+    console.log('e2e: PASS in ' + ((Date.now() - started) / 1000).toFixed(1) + ' s; screenshots:');
+    for (const s of shots) console.log('  ' + s);
+    return 0;
+  } catch (e) {
+    console.log('FAILED');
+    console.error('e2e: FAIL: ' + (e && e.stack ? e.stack : e));
+    if (problems.length) console.error('e2e: the page also logged:\n  ' + problems.join('\n  '));
+    try {
+      const contexts = browser ? browser.contexts() : [];
+      for (const [i, context] of contexts.entries()) {
+        for (const [j, p] of context.pages().entries()) {
+          await p.screenshot({ path: path.join(opts.artifacts, 'failure-' + i + '-' + j + '.png'), fullPage: true, timeout: 5000 });
+        }
+      }
+    } catch (e2) { /* a failure screenshot is a bonus */ }
+    return 1;
+  } finally {
+    await Promise.all(demos.map((d) => d.stop(5000)));
+    if (browser) await browser.close().catch(() => {});
+    fs.rmSync(reportDir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const playwright = loadPlaywright();
+  if (!fs.existsSync(opts.demo)) {
+    console.error('e2e: no demo at ' + opts.demo);
+    process.exit(1);
+  }
+  const watchdog = setTimeout(() => {
+    console.error('\ne2e: FAIL: the whole run took over ' + WHOLE_RUN_MS / 1000 + ' s');
+    killAllDemos();
+    process.exit(1);
+  }, WHOLE_RUN_MS);
+  const code = await run(opts, playwright);
+  clearTimeout(watchdog);
+  process.exit(code);
+}
+
+main().catch((e) => {
+  console.error('e2e: ' + (e && e.stack ? e.stack : e));
+  killAllDemos();
+  process.exit(1);
+});

@@ -1,0 +1,107 @@
+/* libFuzzer target for what the server feeds untrusted bytes to: the router, the cookie parser
+ * and the token comparison. The input is "method\npath\nquery" (no second newline: no query);
+ * the same bytes also serve as a Cookie header and as two tokens. Besides the sanitizers'
+ * checks, every answer must keep the router's promises (web/web.h, docs/viewer-api.md).
+ * Build and run: tests/fuzz/run-fuzz BUILD_DIR [SECONDS]. */
+#include "web.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INVARIANT(cond)                                                         \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      fprintf(stderr, "fuzz_routes: invariant broken: %s (line %d)\n", #cond, __LINE__); \
+      abort();                                                                  \
+    }                                                                           \
+  } while (0)
+
+/* A heap copy of exactly n bytes plus the NUL, so that ASan sees a read past the end. */
+static char *copy_text(const uint8_t *data, size_t n) {
+  char *s = malloc(n + 1);
+  if (s == NULL) abort();
+  memcpy(s, data, n);
+  s[n] = '\0';
+  return s;
+}
+
+static int id_well_formed(const char *id) {
+  size_t n = strlen(id);
+  if (n == 0 || n > LAGSCOPE__REPORT_ID_MAX || id[0] == '.' || strstr(id, "..") != NULL) return 0;
+  return strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz._-") == n;
+}
+
+static int is_hang_route(lagscope__route_kind kind) {
+  return kind == LAGSCOPE__ROUTE_HANG || kind == LAGSCOPE__ROUTE_HANG_SPEEDSCOPE ||
+         kind == LAGSCOPE__ROUTE_HANG_TRACE;
+}
+
+static void check_route(const lagscope__route *r, const char *path, const char *query) {
+  INVARIANT(r->status == 0 || r->status == 400 || r->status == 404 || r->status == 405 ||
+            r->status == 413);
+  INVARIANT((r->status != 0) == (r->error != NULL));
+  INVARIANT((r->status == 405) == (r->allow != NULL));
+  INVARIANT(r->status != 0 || r->kind != LAGSCOPE__ROUTE_NONE);
+  if (r->status == 0) INVARIANT((r->kind == LAGSCOPE__ROUTE_ASSET) == (r->asset != NULL));
+  INVARIANT(memchr(r->id, '\0', sizeof r->id) != NULL);
+  if (r->id[0] != '\0') INVARIANT(r->status == 0 && is_hang_route(r->kind) && id_well_formed(r->id));
+  if (r->status == 0 && is_hang_route(r->kind)) INVARIANT(id_well_formed(r->id));
+  if (r->status == 0 && r->kind == LAGSCOPE__ROUTE_HANGS)
+    INVARIANT(r->limit >= 1 && r->limit <= 100 && r->offset <= 1000000);
+  INVARIANT(r->token[0] == '\0' || (r->has_token && strlen(r->token) == LAGSCOPE__TOKEN_HEX &&
+                                    strspn(r->token, "0123456789abcdef") == LAGSCOPE__TOKEN_HEX));
+  if (r->token[0] != '\0') INVARIANT(query != NULL && strstr(query, r->token) != NULL);
+  size_t uri = strlen(path) + (query != NULL ? 1 + strlen(query) : 0);
+  INVARIANT((r->status == 413) == (uri > LAGSCOPE__URI_MAX));
+}
+
+static void fuzz_router(const char *text) {
+  char *method = (char *)text, *path = strchr(method, '\n');
+  char *query = NULL;
+  if (path == NULL) return;
+  *path++ = '\0';
+  query = strchr(path, '\n');
+  if (query != NULL) *query++ = '\0';
+  lagscope__route r;
+  memset(&r, 0xab, sizeof r);
+  lagscope__route_parse(method, path, query, &r);
+  check_route(&r, path, query);
+  lagscope__route again;
+  lagscope__route_parse(method, path, query, &again); /* no hidden state */
+  INVARIANT(again.status == r.status && again.kind == r.kind && strcmp(again.id, r.id) == 0);
+}
+
+static void fuzz_cookie(const char *header) {
+  char out[LAGSCOPE__TOKEN_HEX + 1];
+  memset(out, 0x5a, sizeof out);
+  int rc = lagscope__cookie_find(header, "lagscope_token", out, sizeof out);
+  INVARIANT(rc == 0 || rc == ENOENT);
+  INVARIANT(memchr(out, '\0', sizeof out) != NULL);
+  if (rc == 0) INVARIANT(strstr(header, out) != NULL && strstr(header, "lagscope_token") != NULL);
+  else INVARIANT(out[0] == '\0');
+  char tiny[1];
+  rc = lagscope__cookie_find(header, "a", tiny, sizeof tiny);
+  INVARIANT((rc == 0 || rc == ENOENT) && tiny[0] == '\0');
+}
+
+/* Two tokens: the input's halves. Equality must be exactly strcmp's, and symmetric. */
+static void fuzz_tokens(const uint8_t *data, size_t size) {
+  char *a = copy_text(data, size / 2), *b = copy_text(data + size / 2, size - size / 2);
+  int equal = lagscope__token_equal(a, b);
+  INVARIANT(equal == (strcmp(a, b) == 0));
+  INVARIANT(equal == lagscope__token_equal(b, a));
+  INVARIANT(lagscope__token_equal(a, a) == 1);
+  free(a);
+  free(b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *text = copy_text(data, size);
+  fuzz_cookie(text);
+  fuzz_router(text); /* last: it cuts text at its newlines */
+  free(text);
+  fuzz_tokens(data, size);
+  return 0;
+}

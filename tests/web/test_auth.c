@@ -1,0 +1,133 @@
+/* Access checks (web/auth.c): the token comparison and finding the token's cookie. Headers are
+ * copied to heap blocks of their exact size, so that under AddressSanitizer a read past the
+ * NUL is an error. */
+#include "check.h"
+#include "web.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *exact_copy(const char *s) {
+  if (s == NULL) return NULL;
+  size_t n = strlen(s) + 1;
+  char *copy = malloc(n);
+  CHECK(copy != NULL);
+  memcpy(copy, s, n);
+  return copy;
+}
+
+static int equal(const char *a, const char *b) {
+  char *x = exact_copy(a), *y = exact_copy(b);
+  int result = lagscope__token_equal(x, y);
+  CHECK_EQ_INT(result, lagscope__token_equal(y, x)); /* symmetric */
+  free(x);
+  free(y);
+  return result;
+}
+
+static void test_token_equal(void) {
+  const char *token = "0123456789abcdef0123456789abcdef";
+  CHECK_EQ_INT(equal(token, token), 1);
+  CHECK_EQ_INT(equal(token, "0123456789abcdef0123456789abcdef"), 1);
+  CHECK_EQ_INT(equal(token, "1123456789abcdef0123456789abcdef"), 0); /* first byte */
+  CHECK_EQ_INT(equal(token, "0123456789abcdef0123456789abcdee"), 0); /* last byte */
+  CHECK_EQ_INT(equal(token, "0123456789ABCDEF0123456789ABCDEF"), 0);
+  /* Different lengths, including a prefix of the other: never equal. */
+  CHECK_EQ_INT(equal(token, "0123456789abcdef0123456789abcde"), 0);
+  CHECK_EQ_INT(equal(token, "0123456789abcdef0123456789abcdef0"), 0);
+  CHECK_EQ_INT(equal(token, ""), 0);
+  CHECK_EQ_INT(equal("a", ""), 0);
+  CHECK_EQ_INT(equal("", ""), 1);
+  CHECK_EQ_INT(equal("\xff", "\xff"), 1);
+  CHECK_EQ_INT(equal("\xff", "\x7f"), 0);
+  /* NULL is nobody's token, not even NULL's. */
+  CHECK_EQ_INT(lagscope__token_equal(NULL, token), 0);
+  CHECK_EQ_INT(lagscope__token_equal(token, NULL), 0);
+  CHECK_EQ_INT(lagscope__token_equal(NULL, NULL), 0);
+}
+
+/* Finds lagscope_token in header; returns the code, the value in out. */
+static int find(const char *header, char *out, size_t out_size) {
+  char *copy = exact_copy(header);
+  memset(out, '#', out_size);
+  int rc = lagscope__cookie_find(copy, "lagscope_token", out, out_size);
+  free(copy);
+  CHECK(rc == 0 || rc == ENOENT);
+  if (out_size > 0) CHECK_EQ_INT(out[rc == 0 ? strlen(out) : 0], '\0');
+  return rc;
+}
+
+static void expect_value(const char *header, const char *value) {
+  char out[64];
+  int rc = find(header, out, sizeof out);
+  CHECK_MSG(rc == 0, "[%s]: ENOENT, expected \"%s\"", header, value);
+  CHECK_MSG(strcmp(out, value) == 0, "[%s]: \"%s\", expected \"%s\"", header, out, value);
+}
+
+static void expect_absent(const char *header) {
+  char out[64];
+  CHECK_MSG(find(header, out, sizeof out) == ENOENT, "[%s]: found \"%s\"", header, out);
+  CHECK_EQ_INT(out[0], '\0');
+}
+
+static void test_cookie_find(void) {
+  expect_value("a=1; lagscope_token=abc; b=2", "abc");
+  expect_value("lagscope_token=abc; b=2", "abc");
+  expect_value("a=1; lagscope_token=abc", "abc");
+  expect_value("lagscope_token=abc", "abc");
+  expect_value("a=1;lagscope_token=abc;b=2", "abc");       /* no spaces */
+  expect_value("a=1;   lagscope_token = abc  ; b=2", "abc"); /* extra spaces */
+  expect_value("a=1;\tlagscope_token=abc\t", "abc");
+  expect_value("lagscope_token=abc;", "abc");
+  expect_value("lagscope_token=\"abc\"", "abc"); /* RFC 6265's quoted form */
+  expect_value("lagscope_token=a=b", "a=b");     /* only the first '=' separates */
+  expect_value("lagscope_token=", "");           /* present, empty: the caller refuses it */
+  expect_value("lagscope_token=first; lagscope_token=second", "first");
+  /* The exact name only, not one that ends or begins with it. */
+  expect_value("xlagscope_token=bad; lagscope_token=good", "good");
+  expect_value("lagscope_token_old=bad; lagscope_token=good", "good");
+  expect_absent("xlagscope_token=bad");
+  expect_absent("lagscope_tokenx=bad");
+  expect_absent("lagscope_token_old=bad");
+  expect_absent("LAGSCOPE_TOKEN=bad"); /* cookie names are case-sensitive */
+  expect_absent("a=lagscope_token=bad");
+  expect_absent("lagscope_token; b=2"); /* no '=': a name without a value is no cookie */
+  expect_absent("a=1; b=2");
+  expect_absent("");
+  expect_absent(";;; ;");
+  expect_absent("=");
+
+  char out[8];
+  CHECK_EQ_INT(lagscope__cookie_find(NULL, "lagscope_token", out, sizeof out), ENOENT);
+  CHECK_EQ_INT(out[0], '\0');
+  CHECK_EQ_INT(lagscope__cookie_find("a=1", NULL, out, sizeof out), ENOENT);
+  CHECK_EQ_INT(lagscope__cookie_find("=1", "", out, sizeof out), ENOENT);
+  CHECK_EQ_INT(lagscope__cookie_find("a=1", "a", NULL, 8), ENOENT);
+  out[0] = 'x';
+  CHECK_EQ_INT(lagscope__cookie_find("a=1", "a", out, 0), ENOENT);
+  CHECK_EQ_INT(out[0], 'x'); /* out_size 0: nothing written */
+  CHECK_EQ_INT(lagscope__cookie_find("a=1", "a", out, sizeof out), 0);
+  CHECK(strcmp(out, "1") == 0);
+}
+
+/* A value that does not fit is treated as absent, never cut short (a cut token could match). */
+static void test_cookie_bounds(void) {
+  char out[5];
+  CHECK_EQ_INT(find("lagscope_token=abcd", out, sizeof out), 0);
+  CHECK(strcmp(out, "abcd") == 0);
+  CHECK_EQ_INT(find("lagscope_token=abcde", out, sizeof out), ENOENT);
+  CHECK_EQ_INT(out[0], '\0');
+  CHECK_EQ_INT(find("lagscope_token=abcdefgh; lagscope_token=ok", out, sizeof out), 0);
+  CHECK(strcmp(out, "ok") == 0);
+  CHECK_EQ_INT(find("lagscope_token=", out, 1), 0);
+  CHECK_EQ_INT(find("lagscope_token=a", out, 1), ENOENT);
+}
+
+int main(void) {
+  test_token_equal();
+  test_cookie_find();
+  test_cookie_bounds();
+  printf("test_auth: ok\n");
+  return 0;
+}
