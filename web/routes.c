@@ -4,7 +4,8 @@
  * and fuzzed alone. Checks run in the order a client can act on: the URI's size (413), the
  * path (404), the method (405), a report id (404), then the query (400).
  *
- * Strict on purpose: paths are compared byte for byte as received (nothing is percent-decoded,
+ * Strict on purpose: paths are compared byte for byte as civetweb hands them over (it has
+ * percent-decoded them and removed dot segments; nothing more is done here, and
  * "/api/v1/status/" with its trailing slash is not "/api/v1/status"), and a query parameter
  * that is unknown, repeated, empty or not plain digits is refused rather than guessed at.
  */
@@ -205,6 +206,25 @@ static void parse_query(const char *query, lagscope__route *out) {
   }
 }
 
+/* The token first, whatever else is wrong with the request: access is decided before the
+ * route is (an unknown route with the right token is 404, without it 401). Only the first
+ * token counts here; parse_query refuses a repeated one later. */
+static void find_token(const char *query, lagscope__route *out) {
+  for (const char *param = query; param != NULL && *param != '\0';) {
+    size_t n = strcspn(param, "&");
+    if (n > 6 && memcmp(param, "token=", 6) == 0) {
+      lagscope__route found;
+      memset(&found, 0, sizeof found);
+      take_token(param + 6, n - 6, &found);
+      out->has_token = found.has_token;
+      memcpy(out->token, found.token, sizeof out->token);
+      return;
+    }
+    if (param[n] == '\0') return;
+    param += n + 1;
+  }
+}
+
 /* ---- the whole request ---- */
 
 void lagscope__route_parse(const char *method, const char *path, const char *query,
@@ -219,6 +239,7 @@ void lagscope__route_parse(const char *method, const char *path, const char *que
     refuse(out, 413, "The URI is longer than 2048 bytes.");
     return;
   }
+  find_token(query, out);
   int hang = 0;
   if (!match_table(path, out) && (hang = match_hang(path, out)) == 0) {
     refuse(out, 404, "There is no such page or API route.");
@@ -233,5 +254,16 @@ void lagscope__route_parse(const char *method, const char *path, const char *que
     refuse(out, 404, "No report has that id.");
     return;
   }
+  /* parse_query takes the token again (and refuses a repeated one); if it stops at a bad
+   * parameter before reaching it, the token found first still decides access. */
+  int has_token = out->has_token;
+  char token[sizeof out->token];
+  memcpy(token, out->token, sizeof token);
+  out->has_token = 0;
+  memset(out->token, 0, sizeof out->token);
   parse_query(query, out);
+  if (out->status != 0 && !out->has_token) {
+    out->has_token = has_token;
+    memcpy(out->token, token, sizeof token);
+  }
 }

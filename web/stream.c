@@ -8,13 +8,19 @@
 #define _GNU_SOURCE
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <civetweb.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #define KEEP_ALIVE_S 15 /* a comment line this often keeps proxies and browsers from giving up */
+#define STREAM_SEND_BUFFER (32 * 1024) /* bytes; the kernel doubles it */
+#define STUCK_WRITE_NS (5000ull * 1000 * 1000) /* half civetweb's write timeout */
 
 struct lagscope__stream {
   pthread_mutex_t lock;
@@ -59,11 +65,19 @@ void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t se
   pthread_mutex_lock(&s->lock);
   char **slot = &s->ring[s->head % LAGSCOPE__STREAM_BACKLOG];
   char *old = *slot;
-  *slot = message;
+  /* With no client the message is never read (a client starts at the head): not kept, so that
+   * an app nobody is viewing holds no ring of old events. */
+  if (s->clients == 0) {
+    *slot = NULL;
+  } else {
+    *slot = message;
+    message = NULL;
+  }
   s->head++;
   pthread_cond_broadcast(&s->changed);
   pthread_mutex_unlock(&s->lock);
   lagscope_release(old);
+  lagscope_release(message);
 }
 
 void lagscope__stream_counts_read(lagscope__stream *s, lagscope__stream_counts *out) {
@@ -83,10 +97,43 @@ static int join(lagscope__stream *s, uint64_t *cursor) {
   return ok;
 }
 
-static void leave(lagscope__stream *s) {
+/* A client whose write timed out (civetweb gives up after the request timeout) is dropped like
+ * one that fell a whole ring behind: counted, with what it missed. */
+static void leave(lagscope__stream *s, int write_failed, uint64_t cursor) {
   pthread_mutex_lock(&s->lock);
   s->clients--;
+  if (write_failed && !s->closing) {
+    s->clients_dropped++;
+    s->events_dropped += s->head - cursor;
+  }
   pthread_mutex_unlock(&s->lock);
+}
+
+/* civetweb does not hand out a connection's socket, and the kernel lets a stream's send buffer
+ * grow to megabytes: a client that stopped reading would go unnoticed for minutes. The socket
+ * is found by its two ends, and its send buffer kept small, so a stuck client blocks our write
+ * within seconds and is dropped. */
+static void limit_send_buffer(const struct mg_request_info *info, uint16_t local_port) {
+  struct rlimit files;
+  int max_fd = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < 65536
+                   ? (int)files.rlim_cur : 65536;
+  for (int fd = 0; fd < max_fd; fd++) {
+    struct sockaddr_in peer, local;
+    socklen_t peer_len = sizeof(peer), local_len = sizeof(local);
+    if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0 || peer.sin_family != AF_INET)
+      continue;
+    char address[INET_ADDRSTRLEN];
+    if (ntohs(peer.sin_port) != info->remote_port ||
+        inet_ntop(AF_INET, &peer.sin_addr, address, sizeof(address)) == NULL ||
+        strcmp(address, info->remote_addr) != 0)
+      continue;
+    if (getsockname(fd, (struct sockaddr *)&local, &local_len) != 0 ||
+        ntohs(local.sin_port) != local_port)
+      continue;
+    int size = STREAM_SEND_BUFFER;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+    return;
+  }
 }
 
 typedef enum next_kind { NEXT_MESSAGE, NEXT_KEEP_ALIVE, NEXT_CLOSING, NEXT_TOO_SLOW } next_kind;
@@ -144,10 +191,12 @@ int lagscope__stream_serve(lagscope__request *req) {
   lagscope__reply_add_security_headers(req->conn);
   if (req->set_cookie != NULL) mg_response_header_add(req->conn, "Set-Cookie", req->set_cookie, -1);
   mg_response_header_send(req->conn);
-  int alive = !req->head_only && send_hello(req);
+  limit_send_buffer(mg_get_request_info(req->conn), req->web->port);
+  int alive = !req->head_only && send_hello(req), write_failed = !alive && !req->head_only;
   while (alive) {
     char *message = NULL;
     next_kind kind = next(s, &cursor, &message);
+    uint64_t write_start = lagscope__now_ns();
     if (kind == NEXT_MESSAGE) {
       alive = write_text(req->conn, message);
       lagscope_release(message);
@@ -156,7 +205,11 @@ int lagscope__stream_serve(lagscope__request *req) {
     } else {
       alive = 0;
     }
+    /* A write that failed at once: the client left. One that waited that long: it is stuck. */
+    if (!alive && (kind == NEXT_MESSAGE || kind == NEXT_KEEP_ALIVE) &&
+        lagscope__now_ns() - write_start >= STUCK_WRITE_NS)
+      write_failed = 1;
   }
-  leave(s);
+  leave(s, write_failed, cursor);
   return 200;
 }
