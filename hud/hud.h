@@ -51,12 +51,27 @@ void lagscope_cairo_canvas_clear(lagscope_canvas *canvas);
 /* Writes the canvas to a PNG file (tests, screenshots). 0 or -1. */
 int lagscope_cairo_canvas_write_png(lagscope_canvas *canvas, const char *path);
 
-/* ---- the platform's canvas, as the renderer uses it (Linux: cairo) ---- */
+/* ---- the CoreGraphics backend (hud/coregraphics_canvas.c, iOS and macOS) ---- */
+
+/* The same contract as the cairo backend's functions above, over a CGBitmapContext drawing
+ * into a buffer the canvas owns (kCGImageAlphaPremultipliedFirst | kCGBitmapByteOrder32Host). */
+lagscope_canvas *lagscope_cg_canvas_new(float width_points, float height_points, float scale);
+void lagscope_cg_canvas_free(lagscope_canvas *canvas);
+const uint32_t *lagscope_cg_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
+                                          int *stride_bytes);
+void lagscope_cg_canvas_clear(lagscope_canvas *canvas);
+
+/* ---- the platform's canvas, as the renderer uses it (Linux: cairo; Apple: CoreGraphics) ---- */
 #if !defined(__APPLE__)
 #define lagscope_hud_canvas_new lagscope_cairo_canvas_new
 #define lagscope_hud_canvas_free lagscope_cairo_canvas_free
 #define lagscope_hud_canvas_pixels lagscope_cairo_canvas_pixels
 #define lagscope_hud_canvas_clear lagscope_cairo_canvas_clear
+#else
+#define lagscope_hud_canvas_new lagscope_cg_canvas_new
+#define lagscope_hud_canvas_free lagscope_cg_canvas_free
+#define lagscope_hud_canvas_pixels lagscope_cg_canvas_pixels
+#define lagscope_hud_canvas_clear lagscope_cg_canvas_clear
 #endif
 
 #endif

@@ -1,0 +1,302 @@
+/*
+ * Capturing a thread's stack on Darwin, in two halves.
+ *
+ * 1. The target stopped, for microseconds: thread_suspend, thread_get_state for its registers,
+ *    one vm_read_overwrite that copies the top of its stack into a preallocated snapshot,
+ *    thread_resume. All four are Mach calls: a message to the kernel on this thread's own
+ *    reply port, no lock in user space. Nothing else runs in that window: no malloc or free,
+ *    no vm_deallocate, no dyld, objc or pthread call, no logging. The target may hold any of
+ *    their locks (KSCrash and Sentry both shipped deadlocks from breaking this rule).
+ *    vm_read_overwrite is also the checked read: the kernel refuses an unmapped page instead
+ *    of faulting, so a wild stack pointer cannot crash the app.
+ * 2. The target running again: a frame-pointer walk over the copy. Apple's ABIs on arm64 and
+ *    x86_64 keep frame pointers, so the chain of frame records ([fp] the caller's fp, [fp + 8]
+ *    the return address) gives every frame without unwind tables. Return addresses lose their
+ *    pointer-authentication bits (arm64e system libraries sign them) by xpaclri, which is a
+ *    no-op on hardware without it.
+ *
+ * What a frame-pointer walk misses: the caller of a function that made no frame record and is
+ * stopped at its first instructions or is a leaf (a syscall stub: the common case for a thread
+ * waiting). On arm64 that caller is in the link register, which we add as the second frame
+ * unless the first record already holds it; a function that made its record and has since
+ * called something still has a stale lr, which then shows as one extra frame of the same
+ * function. On x86_64 the return address of such a leaf sits at [rsp] among other data, so it
+ * is not guessed: the leaf's caller is missing from x86_64 stacks.
+ *
+ * The stack's bounds come from pthread (pthread_from_mach_thread_np, which takes libpthread's
+ * list lock), asked before the thread is suspended, never during.
+ */
+#include "../internal.h"
+
+#include <mach/mach.h>
+#include <pthread.h>
+#include <string.h>
+
+/* Copied from the stack pointer up: enough for ~100 ordinary frames; a deeper stack ends with
+ * LAGSCOPE__WALK_TRUNCATED. 64 KiB copies in a few microseconds. */
+#define STACK_COPY_BYTES (64u * 1024u)
+#define MIN_COPY_BYTES 4096u
+
+typedef struct snapshot {
+  uintptr_t pc, lr, fp, sp;
+  int has_lr;               /* arm64: the link register is a frame candidate */
+  uintptr_t stack_base;     /* = sp */
+  size_t stack_len;         /* bytes copied from stack_base */
+  int stack_cut;            /* the stack goes on past the copy */
+  uint8_t stack[STACK_COPY_BYTES];
+} snapshot;
+
+static snapshot the_snapshot; /* one capture at a time per process (the callers serialise) */
+static _Atomic int32_t main_tid;
+
+/* ---- registers ---- */
+
+#if defined(__arm64__) || defined(__aarch64__)
+typedef arm_thread_state64_t machine_state;
+#define MACHINE_STATE_FLAVOR ARM_THREAD_STATE64
+#define MACHINE_STATE_COUNT ARM_THREAD_STATE64_COUNT
+static void copy_registers(const machine_state *st, snapshot *s) {
+  s->pc = (uintptr_t)arm_thread_state64_get_pc(*st);
+  s->lr = (uintptr_t)arm_thread_state64_get_lr(*st);
+  s->fp = (uintptr_t)arm_thread_state64_get_fp(*st);
+  s->sp = (uintptr_t)arm_thread_state64_get_sp(*st);
+  s->has_lr = 1;
+}
+/* xpaclri (hint #7) strips the authentication code from x30; a no-op without PAC. */
+static uintptr_t strip_pac(uintptr_t value) {
+  register uintptr_t x30 __asm__("x30") = value;
+  __asm__("hint #7" : "+r"(x30));
+  return x30;
+}
+#elif defined(__x86_64__)
+typedef x86_thread_state64_t machine_state;
+#define MACHINE_STATE_FLAVOR x86_THREAD_STATE64
+#define MACHINE_STATE_COUNT x86_THREAD_STATE64_COUNT
+static void copy_registers(const machine_state *st, snapshot *s) {
+  s->pc = (uintptr_t)st->__rip;
+  s->lr = 0;
+  s->fp = (uintptr_t)st->__rbp;
+  s->sp = (uintptr_t)st->__rsp;
+  s->has_lr = 0;
+}
+static uintptr_t strip_pac(uintptr_t value) { return value; }
+#else
+#error "lagscope: capture supports Darwin on arm64 and x86_64"
+#endif
+
+/* ---- finding the thread and its stack, before it is stopped ---- */
+
+typedef struct thread_list {
+  thread_act_array_t ports;
+  mach_msg_type_number_t count;
+} thread_list;
+
+/* Our own reference to every thread's port, so that tid's port name stays the same thread
+ * until we let go, even if the thread ends meanwhile. */
+static int list_threads(thread_list *list) {
+  return task_threads(mach_task_self(), &list->ports, &list->count) == KERN_SUCCESS ? 0 : -1;
+}
+
+/* After the target runs again: every port, then the array (vm_deallocate). */
+static void release_threads(thread_list *list) {
+  for (mach_msg_type_number_t i = 0; i < list->count; i++)
+    mach_port_deallocate(mach_task_self(), list->ports[i]);
+  vm_deallocate(mach_task_self(), (vm_address_t)list->ports,
+                list->count * sizeof(thread_act_t));
+}
+
+static thread_act_t find_thread(const thread_list *list, int32_t tid) {
+  for (mach_msg_type_number_t i = 0; i < list->count; i++)
+    if ((int32_t)list->ports[i] == tid) return list->ports[i];
+  return MACH_PORT_NULL;
+}
+
+typedef struct stack_bounds {
+  uintptr_t low, high; /* 0, 0: unknown (not a pthread) */
+} stack_bounds;
+
+static stack_bounds thread_stack_bounds(thread_act_t thread) {
+  stack_bounds b = {0, 0};
+  pthread_t p = pthread_from_mach_thread_np(thread);
+  if (p == NULL) return b;
+  uintptr_t top = (uintptr_t)pthread_get_stackaddr_np(p); /* Darwin: the highest address */
+  size_t size = pthread_get_stacksize_np(p);
+  if (top > size) b = (stack_bounds){top - size, top};
+  return b;
+}
+
+/* ---- the stopped window: Mach calls only ---- */
+
+/* Copies [sp, end) or less, with the kernel's checked read. Without known bounds, halves the
+ * length until the read succeeds (the pages above may be unmapped). */
+static void copy_stack(snapshot *s, stack_bounds bounds) {
+  size_t want = STACK_COPY_BYTES;
+  int bounded = bounds.high != 0 && s->sp >= bounds.low && s->sp < bounds.high;
+  if (bounded && bounds.high - s->sp < want) want = bounds.high - s->sp;
+  s->stack_base = s->sp;
+  s->stack_len = 0;
+  for (size_t len = want; len >= MIN_COPY_BYTES || len == want; len /= 2) {
+    vm_size_t got = 0;
+    if (vm_read_overwrite(mach_task_self(), (vm_address_t)s->sp, len, (vm_address_t)s->stack,
+                          &got) == KERN_SUCCESS) {
+      s->stack_len = (size_t)got;
+      break;
+    }
+    if (bounded || len < 2 * MIN_COPY_BYTES) break;
+  }
+  s->stack_cut = bounded ? s->stack_len < bounds.high - s->sp : s->stack_len == want;
+}
+
+/* 0 when the snapshot holds the stopped thread's registers and stack. */
+static int take_snapshot(thread_act_t thread, stack_bounds bounds, snapshot *s) {
+  if (thread_suspend(thread) != KERN_SUCCESS) return -1;
+  machine_state state;
+  mach_msg_type_number_t count = MACHINE_STATE_COUNT;
+  int rc = -1;
+  if (thread_get_state(thread, MACHINE_STATE_FLAVOR, (thread_state_t)&state, &count) ==
+      KERN_SUCCESS) {
+    copy_registers(&state, s);
+    copy_stack(s, bounds);
+    rc = 0;
+  }
+  thread_resume(thread);
+  return rc;
+}
+
+/* ---- the walk, after the thread runs again ---- */
+
+static int within(uintptr_t address, size_t bytes, uintptr_t start, size_t len) {
+  return address >= start && len >= bytes && address - start <= len - bytes;
+}
+
+static uintptr_t copy_word(const snapshot *s, uintptr_t address) {
+  uintptr_t value;
+  memcpy(&value, s->stack + (address - s->stack_base), sizeof(value));
+  return value;
+}
+
+static int push(lagscope__stack *out, uintptr_t frame) {
+  if (out->depth == LAGSCOPE__MAX_FRAMES) {
+    out->walk = LAGSCOPE__WALK_TRUNCATED;
+    return 0;
+  }
+  out->frames[out->depth++] = frame;
+  return 1;
+}
+
+/* The frame record at fp: 1 with the caller's fp and the return address; 0 when fp is outside
+ * the copy (out->walk says why). */
+static int read_record(const snapshot *s, uintptr_t fp, uintptr_t *caller_fp, uintptr_t *ret,
+                       lagscope__stack *out) {
+  if (fp % sizeof(uintptr_t) != 0 || !within(fp, 2 * sizeof(uintptr_t), s->stack_base, s->stack_len)) {
+    /* Above the copy of a stack that goes on: deeper than we copied, not corrupt. */
+    out->walk = s->stack_cut && fp >= s->stack_base + s->stack_len ? LAGSCOPE__WALK_TRUNCATED
+                                                                    : LAGSCOPE__WALK_BAD_FRAME;
+    return 0;
+  }
+  *caller_fp = copy_word(s, fp);
+  *ret = strip_pac(copy_word(s, fp + sizeof(uintptr_t)));
+  return 1;
+}
+
+static void walk_snapshot(const snapshot *s, lagscope__stack *out) {
+  out->depth = 0;
+  out->walk = LAGSCOPE__WALK_BAD_FRAME;
+  if (s->pc == 0) return;
+  push(out, strip_pac(s->pc));
+  uintptr_t fp = s->fp, caller_fp = 0, ret = 0;
+  int have_record = fp != 0 && read_record(s, fp, &caller_fp, &ret, out);
+  int unreadable = fp != 0 && !have_record; /* read_record said why in out->walk */
+  uintptr_t lr = strip_pac(s->lr);
+  if (s->has_lr && lr != 0 && (!have_record || lr != ret) && !push(out, lr)) return;
+  if (unreadable) return;
+  while (have_record) {
+    if (ret == 0) break;              /* the outermost record (thread_start, start) */
+    if (!push(out, ret)) return;
+    if (caller_fp == 0) break;
+    if (caller_fp <= fp) {            /* records go up the stack, always */
+      out->walk = LAGSCOPE__WALK_BAD_FRAME;
+      return;
+    }
+    fp = caller_fp;
+    if (!read_record(s, fp, &caller_fp, &ret, out)) return;
+  }
+  out->walk = LAGSCOPE__WALK_COMPLETE;
+}
+
+/* ---- the contract ---- */
+
+/* Static initialisers run on the main thread (lagscope is linked into the app): note its port
+ * name then, as pthread_main_thread_np is not in every SDK we build against. */
+__attribute__((constructor)) static void note_main_thread(void) {
+  if (pthread_main_np()) atomic_store(&main_tid, (int32_t)pthread_mach_thread_np(pthread_self()));
+}
+
+/* Threads are listed in the order they were made: the first is the main thread. A fallback
+ * for a library loaded late (dlopen from another thread). */
+static int32_t first_thread(void) {
+  thread_list list;
+  if (list_threads(&list) != 0) return 0;
+  int32_t tid = list.count > 0 ? (int32_t)list.ports[0] : 0;
+  release_threads(&list);
+  return tid;
+}
+
+int32_t lagscope__main_thread_id(void) {
+  int32_t tid = atomic_load(&main_tid);
+  if (tid == 0) {
+    tid = first_thread();
+    atomic_store(&main_tid, tid);
+  }
+  return tid;
+}
+
+int lagscope__capture_init(void) {
+  lagscope__main_thread_id(); /* nothing to install: Mach needs no signal handler */
+  return LAGSCOPE_OK;
+}
+
+static int is_own_thread(int32_t tid) {
+  /* Suspending the caller would never return. */
+  return lagscope__thread_id_is_own(tid) || tid == lagscope__thread_id();
+}
+
+/* Stops tid, copies, resumes. 0, or the walk's outcome when it could not. timeout_ns is not
+ * needed: thread_suspend is synchronous, a thread cannot refuse it. */
+static int capture_snapshot(int32_t tid, lagscope__walk *walk) {
+  thread_list list;
+  if (list_threads(&list) != 0) {
+    *walk = LAGSCOPE__WALK_NO_REPLY;
+    return -1;
+  }
+  thread_act_t thread = find_thread(&list, tid);
+  int rc = -1;
+  *walk = LAGSCOPE__WALK_EXITED;
+  if (thread != MACH_PORT_NULL) {
+    stack_bounds bounds = thread_stack_bounds(thread);
+    rc = take_snapshot(thread, bounds, &the_snapshot);
+  }
+  release_threads(&list); /* only now: the target runs again */
+  return rc;
+}
+
+int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  (void)timeout_ns;
+  out->tid = tid;
+  out->depth = 0;
+  out->time_ns = lagscope__now_ns();
+  if (is_own_thread(tid)) {
+    out->walk = LAGSCOPE__WALK_OWN;
+    return LAGSCOPE_EINVAL;
+  }
+  if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
+  walk_snapshot(&the_snapshot, out);
+  return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
+}
+
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns) {
+  (void)timeout_ns;
+  if (is_own_thread(tid)) return LAGSCOPE_EINVAL;
+  lagscope__walk walk;
+  return capture_snapshot(tid, &walk) == 0 ? LAGSCOPE_OK : LAGSCOPE_ENOENT;
+}

@@ -1,0 +1,244 @@
+/*
+ * The Darwin-only hooks (platform.h): the main queue as post_main, the display link as the
+ * frame clock, and whether the app is in the background or under a debugger.
+ *
+ * Objective-C from C: classes are looked up by name at run time (objc_getClass), so that the
+ * library links only libobjc, never Foundation, QuartzCore, UIKit or AppKit: an app that has
+ * them loaded gets the display link; a command-line tool without them is told why. Every
+ * message goes through objc_msgSend cast to the exact function type of the method (arm64 has
+ * no variadic-compatible dispatch). Methods returning a double (CFTimeInterval) also use plain
+ * objc_msgSend: on x86_64 objc_msgSend_fpret is needed only for long double, on arm64 there is
+ * no fpret at all. Memory is managed by hand (retain/release; this file is not ARC).
+ *
+ * Threads: everything that touches UIKit, the run loop or the display link runs on the main
+ * thread, sent there by dispatch_async_f and never waited for (the main thread may be the
+ * caller, or hung). Only atomics cross between threads.
+ */
+#include "platform.h"
+
+#include "../internal.h"
+
+#include <dispatch/dispatch.h>
+#include <math.h>
+#include <objc/message.h>
+#include <objc/runtime.h>
+#include <sys/sysctl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define TARGET_CLASS_NAME "LagscopeMainThreadTarget"
+/* The values of NSRunLoopCommonModes and of UIApplication's notification names, as Apple
+ * documents them: each constant's string is its own name. */
+#define COMMON_MODES "kCFRunLoopCommonModes"
+#define DID_ENTER_BACKGROUND "UIApplicationDidEnterBackgroundNotification"
+#define WILL_ENTER_FOREGROUND "UIApplicationWillEnterForegroundNotification"
+#define UI_APPLICATION_STATE_BACKGROUND 2 /* UIApplicationStateBackground */
+
+static _Atomic int in_background;
+static _Atomic uint32_t refresh_hz;
+static _Atomic int started; /* between start and stop, on the caller's side */
+
+/* Main thread only. */
+static id target;       /* our object: the display link's target and the observer */
+static id display_link;
+
+/* ---- messages, each with its exact type ---- */
+
+typedef id (*msg_id)(id, SEL);
+typedef id (*msg_id_id)(id, SEL, id);
+typedef id (*msg_id_cstr)(id, SEL, const char *);
+typedef id (*msg_id_id_sel)(id, SEL, id, SEL);
+typedef void (*msg_void)(id, SEL);
+typedef void (*msg_void_id)(id, SEL, id);
+typedef void (*msg_void_id_id)(id, SEL, id, id);
+typedef void (*msg_void_id_sel_id_id)(id, SEL, id, SEL, id, id);
+typedef double (*msg_double)(id, SEL);
+typedef long (*msg_long)(id, SEL); /* NSInteger */
+typedef BOOL (*msg_bool_sel)(id, SEL, SEL);
+
+static id send(id receiver, const char *selector) {
+  return ((msg_id)objc_msgSend)(receiver, sel_registerName(selector));
+}
+
+static void send_void(id receiver, const char *selector) {
+  ((msg_void)objc_msgSend)(receiver, sel_registerName(selector));
+}
+
+static int responds(id receiver, const char *selector) {
+  return receiver != nil &&
+         ((msg_bool_sel)objc_msgSend)(receiver, sel_registerName("respondsToSelector:"),
+                                      sel_registerName(selector));
+}
+
+/* An autoreleased NSString; nil without Foundation. */
+static id ns_string(const char *utf8) {
+  Class string_class = objc_getClass("NSString");
+  if (string_class == Nil) return nil;
+  return ((msg_id_cstr)objc_msgSend)((id)string_class, sel_registerName("stringWithUTF8String:"),
+                                     utf8);
+}
+
+/* ---- the main queue as post_main ---- */
+
+int lagscope__platform_post_main(lagscope_main_fn fn, void *arg, void *user) {
+  (void)user;
+  dispatch_async_f(dispatch_get_main_queue(), arg, fn);
+  return 0;
+}
+
+/* ---- the target class's methods (main thread) ---- */
+
+/* -tick:(CADisplayLink *)link, once per frame. The frame budget is targetTimestamp -
+ * timestamp (Apple's definition), which follows ProMotion's rate changes; duration is the
+ * nominal interval, for systems without targetTimestamp. */
+static void tick(id self, SEL cmd, id link) {
+  (void)self, (void)cmd;
+  lagscope_frame();
+  double period = 0;
+  if (responds(link, "targetTimestamp"))
+    period = ((msg_double)objc_msgSend)(link, sel_registerName("targetTimestamp")) -
+             ((msg_double)objc_msgSend)(link, sel_registerName("timestamp"));
+  if (!(period > 0)) period = ((msg_double)objc_msgSend)(link, sel_registerName("duration"));
+  if (period > 0.0005 && period < 1) atomic_store(&refresh_hz, (uint32_t)lround(1 / period));
+}
+
+static void did_enter_background(id self, SEL cmd, id notification) {
+  (void)self, (void)cmd, (void)notification;
+  atomic_store(&in_background, 1);
+}
+
+static void will_enter_foreground(id self, SEL cmd, id notification) {
+  (void)self, (void)cmd, (void)notification;
+  atomic_store(&in_background, 0);
+}
+
+/* Made once per process (a class cannot be unmade while instances may live). */
+static Class target_class(void) {
+  Class existing = objc_getClass(TARGET_CLASS_NAME);
+  if (existing != Nil) return existing;
+  Class base = objc_getClass("NSObject");
+  if (base == Nil) return Nil;
+  Class c = objc_allocateClassPair(base, TARGET_CLASS_NAME, 0);
+  if (c == Nil) return Nil;
+  /* Type encodings: v void, @ id, : SEL. */
+  class_addMethod(c, sel_registerName("tick:"), (IMP)tick, "v@:@");
+  class_addMethod(c, sel_registerName("didEnterBackground:"), (IMP)did_enter_background, "v@:@");
+  class_addMethod(c, sel_registerName("willEnterForeground:"), (IMP)will_enter_foreground, "v@:@");
+  objc_registerClassPair(c);
+  return c;
+}
+
+/* ---- the display link (main thread) ---- */
+
+/* +[CADisplayLink displayLinkWithTarget:selector:] on iOS; on macOS 14 and later the display
+ * link comes from a screen (-[NSScreen displayLinkWithTarget:selector:]). Autoreleased. */
+static id make_display_link(void) {
+  SEL make = sel_registerName("displayLinkWithTarget:selector:");
+  SEL tick_sel = sel_registerName("tick:");
+  id link_class = (id)objc_getClass("CADisplayLink");
+  if (responds(link_class, "displayLinkWithTarget:selector:"))
+    return ((msg_id_id_sel)objc_msgSend)(link_class, make, target, tick_sel);
+  id screen_class = (id)objc_getClass("NSScreen");
+  id screen = screen_class != nil ? send(screen_class, "mainScreen") : nil;
+  if (responds(screen, "displayLinkWithTarget:selector:"))
+    return ((msg_id_id_sel)objc_msgSend)(screen, make, target, tick_sel);
+  return nil;
+}
+
+static void start_display_link(void) {
+  id link = make_display_link();
+  id run_loop_class = (id)objc_getClass("NSRunLoop");
+  id modes = ns_string(COMMON_MODES);
+  if (link == nil || run_loop_class == nil || modes == nil) {
+    lagscope__log("no display link (CADisplayLink, or NSScreen's on macOS 14+): call "
+                  "lagscope_frame() once per frame for frame metrics");
+    return;
+  }
+  display_link = send(link, "retain");
+  ((msg_void_id_id)objc_msgSend)(display_link, sel_registerName("addToRunLoop:forMode:"),
+                                 send(run_loop_class, "mainRunLoop"), modes);
+}
+
+/* ---- the background (main thread) ---- */
+
+static void observe(id center, const char *selector, const char *name) {
+  ((msg_void_id_sel_id_id)objc_msgSend)(center,
+                                        sel_registerName("addObserver:selector:name:object:"),
+                                        target, sel_registerName(selector), ns_string(name), nil);
+}
+
+/* UIApplication's state is read here, on the main thread, as UIKit requires; after this the
+ * notifications keep the flag. Without UIKit (macOS) an app is never in the background. */
+static void start_background_observers(void) {
+  id app_class = (id)objc_getClass("UIApplication");
+  id center_class = (id)objc_getClass("NSNotificationCenter");
+  if (app_class == nil || center_class == nil) return;
+  id app = send(app_class, "sharedApplication"); /* nil before UIApplicationMain */
+  if (app != nil)
+    atomic_store(&in_background, ((msg_long)objc_msgSend)(app, sel_registerName("applicationState")) ==
+                                     UI_APPLICATION_STATE_BACKGROUND);
+  id center = send(center_class, "defaultCenter");
+  observe(center, "didEnterBackground:", DID_ENTER_BACKGROUND);
+  observe(center, "willEnterForeground:", WILL_ENTER_FOREGROUND);
+}
+
+static void start_on_main(void *arg) {
+  (void)arg;
+  Class c = target_class();
+  if (c == Nil) {
+    lagscope__log("the Objective-C runtime has no NSObject: no display link");
+    return;
+  }
+  target = send(send((id)c, "alloc"), "init"); /* ours: released at stop */
+  start_display_link();
+  start_background_observers();
+}
+
+static void stop_on_main(void *arg) {
+  (void)arg;
+  if (display_link != nil) {
+    send_void(display_link, "invalidate"); /* the run loop lets go of it */
+    send_void(display_link, "release");
+    display_link = nil;
+  }
+  if (target != nil) {
+    id center_class = (id)objc_getClass("NSNotificationCenter");
+    if (center_class != nil)
+      ((msg_void_id)objc_msgSend)(send(center_class, "defaultCenter"),
+                                  sel_registerName("removeObserver:"), target);
+    send_void(target, "release");
+    target = nil;
+  }
+  atomic_store(&in_background, 0);
+  atomic_store(&refresh_hz, 0);
+}
+
+/* ---- the contract ---- */
+
+int lagscope__platform_start(const lagscope_config *config) {
+  (void)config;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&started, &expected, 1)) return LAGSCOPE_EALREADY;
+  dispatch_async_f(dispatch_get_main_queue(), NULL, start_on_main);
+  return LAGSCOPE_OK;
+}
+
+void lagscope__platform_stop(void) {
+  int expected = 1;
+  if (!atomic_compare_exchange_strong(&started, &expected, 0)) return;
+  /* The main queue is serial: this runs after start_on_main, even if that has not run yet. */
+  dispatch_async_f(dispatch_get_main_queue(), NULL, stop_on_main);
+}
+
+int lagscope__platform_in_background(void) { return atomic_load(&in_background); }
+
+uint32_t lagscope__platform_refresh_hz(void) { return atomic_load(&refresh_hz); }
+
+int lagscope__platform_debugger_attached(void) {
+  int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)getpid()};
+  struct kinfo_proc info;
+  size_t size = sizeof(info);
+  info.kp_proc.p_flag = 0;
+  if (sysctl(mib, 4, &info, &size, NULL, 0) != 0) return 0;
+  return (info.kp_proc.p_flag & P_TRACED) != 0;
+}

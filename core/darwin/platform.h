@@ -1,0 +1,44 @@
+/*
+ * The Darwin-only hooks (core/darwin/platform.c), for core/monitor.c on Apple builds. Linux has
+ * no counterpart: there the host supplies post_main and calls lagscope_frame() itself.
+ *
+ * Threads: post_main and in_background/debugger_attached are called on the monitor thread;
+ * start and stop from lagscope_start/lagscope_stop (any thread: the work that must run on the
+ * main thread is sent there with dispatch_async_f, never waited for).
+ */
+#ifndef LAGSCOPE_DARWIN_PLATFORM_H
+#define LAGSCOPE_DARWIN_PLATFORM_H
+
+#include "../lagscope.h"
+
+/* The default post_main on Darwin, when config.post_main is NULL: fn(arg) on the main dispatch
+ * queue (dispatch_async_f), which the main run loop drains. user is ignored. Never blocks;
+ * returns 0. F (libdispatch allocates its continuation from its own cache) */
+int lagscope__platform_post_main(lagscope_main_fn fn, void *arg, void *user);
+
+/* Schedules, on the main thread: a CADisplayLink in the main run loop's common modes whose
+ * every tick calls lagscope_frame() (iOS; macOS 14 and later through NSScreen), and observers
+ * of UIApplication's background and foreground notifications (iOS). Returns 0 once scheduled
+ * (what cannot be made, on a system or in a process without those classes, is left out and
+ * reported with lagscope__log from the main thread), LAGSCOPE_EALREADY when started. A */
+int lagscope__platform_start(const lagscope_config *config);
+
+/* Invalidates the display link and removes the observers, on the main thread (scheduled, not
+ * waited for). Idempotent. */
+void lagscope__platform_stop(void);
+
+/* 1 while the app is in the background (iOS: between UIApplicationDidEnterBackground and
+ * UIApplicationWillEnterForeground; never on macOS), 0 otherwise. A hang is never declared
+ * while this says 1: the main thread of a backgrounded app may legitimately not run. F */
+int lagscope__platform_in_background(void);
+
+/* 1 when a debugger is attached (P_TRACED): a main thread stopped at a breakpoint is not hung;
+ * the monitor also notices that the whole process was stopped when it wakes a threshold late.
+ * One sysctl. F */
+int lagscope__platform_debugger_attached(void);
+
+/* The display's refresh rate as the display link last measured it (1 / (targetTimestamp -
+ * timestamp), rounded), 0 before the first frame. Changes at will under ProMotion. F */
+uint32_t lagscope__platform_refresh_hz(void);
+
+#endif /* LAGSCOPE_DARWIN_PLATFORM_H */

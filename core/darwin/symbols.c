@@ -1,0 +1,295 @@
+/*
+ * Symbolication on Darwin: an address to function, image, UUID and load address, on the
+ * monitor's thread after the captured thread has resumed. The Mach-O work is core/macho.c's
+ * (portable, tested on Linux); this file knows where the images are. Reads top to bottom:
+ *
+ *   1. images   — dyld reports every image (already loaded ones at registration) to a
+ *                 process-wide table: its header, slide and __TEXT range, appended, never
+ *                 moved; an unloaded image is marked and no longer matches an address;
+ *   2. index    — per symbolicator, an image's symbol index is built the first time an
+ *                 address falls in its __TEXT (lagscope__macho_image_index);
+ *   3. names    — C++ names through __cxa_demangle, Swift names through swift_demangle, both
+ *                 found at run time (dlsym), so lagscope links neither runtime; cached;
+ *   4. the contract of internal.h.
+ *
+ * Offline file:line: each frame carries the image's path, its UUID (build_id, as atos and
+ * dSYM folders write it: "E621E1F8-C36C-...") and its load address (the mach header's run-time
+ * address), so `atos -o <dSYM or binary> -arch <arch> -l <load_address> <address>` answers.
+ * Darwin gives no file:line at run time (the DWARF is in the dSYM, not on the device).
+ */
+#include "../internal.h"
+#include "../macho.h"
+
+#include <dlfcn.h>
+#include <mach-o/dyld.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- 1. images ------------------------------------------------------------------------------ */
+
+/* Images loaded over the process's life, unloaded ones included: an app has ~300 (macOS) to
+ * ~900 (iOS, with the shared cache's); past this, later images are not symbolicated. */
+#define IMAGES_MAX 4096
+
+typedef struct image_slot {
+  uintptr_t header, slide;
+  uintptr_t text_start, text_end;
+  _Atomic int unloaded;
+} image_slot;
+
+static image_slot image_slots[IMAGES_MAX];
+static _Atomic uint32_t image_count; /* slots filled; a slot is complete before it is counted */
+static pthread_once_t images_once = PTHREAD_ONCE_INIT;
+
+/* __TEXT's run-time range from the load commands dyld already checked. Reads memory only: this
+ * runs inside dyld's callback, with dyld's lock held. */
+static int text_range(const struct mach_header *mh, intptr_t slide, uintptr_t *start,
+                      uintptr_t *end) {
+  const lagscope__mach_header_64 *h = (const void *)mh;
+  if (h->magic != LAGSCOPE__MH_MAGIC_64) return 0;
+  const unsigned char *cmd = (const unsigned char *)(h + 1);
+  const unsigned char *cmds_end = cmd + h->sizeofcmds;
+  for (uint32_t i = 0; i < h->ncmds && cmd + sizeof(lagscope__load_command) <= cmds_end; i++) {
+    const lagscope__load_command *lc = (const void *)cmd;
+    if (lc->cmdsize < sizeof(*lc)) return 0;
+    if (lc->cmd == LAGSCOPE__LC_SEGMENT_64 && lc->cmdsize >= sizeof(lagscope__segment_command_64)) {
+      const lagscope__segment_command_64 *seg = (const void *)cmd;
+      if (strncmp(seg->segname, "__TEXT", sizeof(seg->segname)) == 0) {
+        *start = (uintptr_t)(seg->vmaddr + (uint64_t)slide);
+        *end = *start + (uintptr_t)seg->vmsize;
+        return 1;
+      }
+    }
+    cmd += lc->cmdsize;
+  }
+  return 0;
+}
+
+static void on_image_added(const struct mach_header *mh, intptr_t slide) {
+  uint32_t n = atomic_load_explicit(&image_count, memory_order_relaxed); /* dyld serialises us */
+  uintptr_t start, end;
+  if (n >= IMAGES_MAX || !text_range(mh, slide, &start, &end)) return;
+  image_slots[n] = (image_slot){(uintptr_t)mh, (uintptr_t)slide, start, end, 0};
+  atomic_store_explicit(&image_count, n + 1, memory_order_release);
+}
+
+static void on_image_removed(const struct mach_header *mh, intptr_t slide) {
+  (void)slide;
+  uint32_t n = atomic_load_explicit(&image_count, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++)
+    if (image_slots[i].header == (uintptr_t)mh) atomic_store(&image_slots[i].unloaded, 1);
+}
+
+/* Once per process: dyld has no way to unregister, so the table outlives every lagscope_stop. */
+static void register_with_dyld(void) {
+  _dyld_register_func_for_remove_image(on_image_removed);
+  _dyld_register_func_for_add_image(on_image_added); /* calls back for every image loaded so far */
+}
+
+/* The loaded image whose __TEXT holds address; -1 when none. */
+static int32_t find_slot(uintptr_t address) {
+  uint32_t n = atomic_load_explicit(&image_count, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++) {
+    const image_slot *s = &image_slots[i];
+    if (address >= s->text_start && address < s->text_end && !atomic_load(&s->unloaded))
+      return (int32_t)i;
+  }
+  return -1;
+}
+
+/* ---- 2. index ------------------------------------------------------------------------------- */
+
+#define NAME_MAX_BYTES 1024 /* a demangled name is cut here */
+#define ARENA_CHUNK 16384
+
+typedef struct cached_image {
+  lagscope__macho_image *image; /* NULL: not indexed (yet, or it could not be) */
+  int tried;
+} cached_image;
+
+typedef struct demangled {
+  const char *symbol; /* the index's name: its pointer is the key */
+  const char *name;
+} demangled;
+
+typedef struct chunk {
+  struct chunk *next;
+  size_t used, cap;
+  char data[];
+} chunk;
+
+struct lagscope__symbols {
+  pthread_mutex_t lock;
+  size_t bytes;               /* this struct, the tables, the chunks (indexes counted apart) */
+  cached_image images[IMAGES_MAX];
+  lagscope__macho_demanglers demanglers;
+  demangled *names;           /* open addressing on the symbol's pointer */
+  uint32_t names_cap, names_len;
+  chunk *chunks;
+};
+
+static lagscope__macho_image *image_at(lagscope__symbols *s, int32_t slot) {
+  cached_image *c = &s->images[slot];
+  if (c->tried) return c->image;
+  c->tried = 1;
+  const image_slot *img = &image_slots[slot];
+  Dl_info info;
+  const char *path = dladdr((const void *)img->header, &info) != 0 ? info.dli_fname : NULL;
+  char why[256];
+  if (lagscope__macho_image_index((const void *)img->header, LAGSCOPE__MACHO_SIZE_UNKNOWN,
+                                  img->slide, path, &c->image, why, sizeof(why)) != LAGSCOPE_OK)
+    c->image = NULL;
+  return c->image;
+}
+
+/* ---- 3. names ------------------------------------------------------------------------------- */
+
+static void find_demanglers(lagscope__symbols *s) {
+  /* dlsym's names lack the C underscore: "__cxa_demangle" is the symbol ___cxa_demangle. */
+  void *cxa = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+  void *swift = dlsym(RTLD_DEFAULT, "swift_demangle");
+  /* A data pointer to a function pointer: POSIX guarantees dlsym's results convert. */
+  memcpy(&s->demanglers.cxa, &cxa, sizeof(cxa));
+  memcpy(&s->demanglers.swift, &swift, sizeof(swift));
+}
+
+static const char *arena_copy(lagscope__symbols *s, const char *text) {
+  size_t len = strlen(text) + 1;
+  if (s->chunks == NULL || s->chunks->cap - s->chunks->used < len) {
+    size_t cap = len > ARENA_CHUNK ? len : ARENA_CHUNK;
+    chunk *c = lagscope__alloc(sizeof(chunk) + cap);
+    if (c == NULL) return NULL;
+    c->cap = cap;
+    c->next = s->chunks;
+    s->chunks = c;
+    s->bytes += sizeof(chunk) + cap;
+  }
+  char *copy = s->chunks->data + s->chunks->used;
+  memcpy(copy, text, len);
+  s->chunks->used += len;
+  return copy;
+}
+
+static uint32_t hash_pointer(const char *p) {
+  uintptr_t v = (uintptr_t)p;
+  return (uint32_t)((v >> 3) ^ (v >> 19)) * 2654435761u;
+}
+
+static const char *cached_name(const lagscope__symbols *s, const char *symbol) {
+  if (s->names_cap == 0) return NULL;
+  for (uint32_t i = hash_pointer(symbol) & (s->names_cap - 1);; i = (i + 1) & (s->names_cap - 1)) {
+    if (s->names[i].symbol == NULL) return NULL;
+    if (s->names[i].symbol == symbol) return s->names[i].name;
+  }
+}
+
+static void insert_name(demangled *table, uint32_t cap, const char *symbol, const char *name) {
+  uint32_t i = hash_pointer(symbol) & (cap - 1);
+  while (table[i].symbol != NULL) i = (i + 1) & (cap - 1);
+  table[i] = (demangled){symbol, name};
+}
+
+/* Keeps the table at most half full; a failed growth only forgoes the cache. */
+static int grow_names(lagscope__symbols *s) {
+  if ((s->names_len + 1) * 2 <= s->names_cap) return 1;
+  uint32_t cap = s->names_cap == 0 ? 256 : s->names_cap * 2;
+  demangled *table = lagscope__alloc((size_t)cap * sizeof(demangled));
+  if (table == NULL) return 0;
+  for (uint32_t i = 0; i < s->names_cap; i++)
+    if (s->names[i].symbol != NULL) insert_name(table, cap, s->names[i].symbol, s->names[i].name);
+  lagscope__dealloc(s->names);
+  s->bytes += ((size_t)cap - s->names_cap) * sizeof(demangled);
+  s->names = table;
+  s->names_cap = cap;
+  return 1;
+}
+
+static const char *function_name(lagscope__symbols *s, const char *symbol) {
+  const char *name = cached_name(s, symbol);
+  if (name != NULL) return name;
+  char buf[NAME_MAX_BYTES];
+  name = lagscope__macho_demangle(&s->demanglers, symbol, buf, sizeof(buf));
+  if (name == symbol) return symbol; /* not mangled: the index's own string lives as long */
+  const char *copy = arena_copy(s, name);
+  if (copy == NULL) return symbol;
+  if (grow_names(s)) {
+    insert_name(s->names, s->names_cap, symbol, copy);
+    s->names_len++;
+  }
+  return copy;
+}
+
+/* ---- 4. the contract ------------------------------------------------------------------------ */
+
+lagscope__symbols *lagscope__symbols_new(void) {
+  pthread_once(&images_once, register_with_dyld);
+  lagscope__symbols *s = lagscope__alloc(sizeof(lagscope__symbols));
+  if (s == NULL) return NULL;
+  if (pthread_mutex_init(&s->lock, NULL) != 0) {
+    lagscope__dealloc(s);
+    return NULL;
+  }
+  s->bytes = sizeof(lagscope__symbols);
+  find_demanglers(s);
+  return s;
+}
+
+void lagscope__symbols_free(lagscope__symbols *s) {
+  if (s == NULL) return;
+  for (size_t i = 0; i < IMAGES_MAX; i++) lagscope__macho_image_free(s->images[i].image);
+  lagscope__dealloc(s->names);
+  while (s->chunks != NULL) {
+    chunk *c = s->chunks;
+    s->chunks = c->next;
+    lagscope__dealloc(c);
+  }
+  pthread_mutex_destroy(&s->lock);
+  lagscope__dealloc(s);
+}
+
+static int resolve_locked(lagscope__symbols *s, uintptr_t address, int is_return,
+                          lagscope__frame_info *out) {
+  /* A return address points after the call: the call itself is one byte before. */
+  uintptr_t lookup = is_return && address > 0 ? address - 1 : address;
+  int32_t slot = find_slot(lookup);
+  if (slot < 0) return LAGSCOPE_ENOENT;
+  lagscope__macho_image *img = image_at(s, slot);
+  uintptr_t header = image_slots[slot].header;
+  out->load_address = header;
+  out->module_offset = address - header;
+  if (img == NULL) { /* a refused image: where the address is, without a name */
+    out->module = "";
+    return 0;
+  }
+  out->module = lagscope__macho_image_path(img);
+  out->build_id = lagscope__macho_image_uuid_string(img);
+  const char *symbol;
+  uintptr_t start;
+  if (lagscope__macho_image_lookup(img, lookup, &symbol, &start) == 0) {
+    out->function = function_name(s, symbol);
+    out->function_offset = address - start;
+  }
+  return 0;
+}
+
+int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
+                              lagscope__frame_info *out) {
+  memset(out, 0, sizeof(*out));
+  out->address = address;
+  out->build_id = "";
+  pthread_mutex_lock(&s->lock);
+  int rc = resolve_locked(s, address, is_return, out);
+  pthread_mutex_unlock(&s->lock);
+  return rc;
+}
+
+size_t lagscope__symbols_memory(const lagscope__symbols *s) {
+  pthread_mutex_t *lock = (pthread_mutex_t *)&s->lock; /* a read under the lock, of a const view */
+  pthread_mutex_lock(lock);
+  size_t bytes = s->bytes;
+  for (size_t i = 0; i < IMAGES_MAX; i++)
+    if (s->images[i].image != NULL) bytes += lagscope__macho_image_memory(s->images[i].image);
+  pthread_mutex_unlock(lock);
+  return bytes;
+}

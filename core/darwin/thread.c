@@ -1,0 +1,168 @@
+/* lagscope's own threads and the semaphore they sleep on.
+ *
+ * Thread ids. Every id lagscope hands around on Darwin (lagscope__thread_id, the sampler's
+ * tids, the capture's target, main_tid in reports) is the thread's Mach port name in this
+ * task: what task_threads returns and thread_suspend takes, so the sampler, the capture and
+ * the reports agree without a lookup. pthread_mach_thread_np gives the caller's without adding
+ * a port reference (mach_thread_self would, and would need a deallocation each time). A name
+ * fits in 32 bits and stays the thread's for its whole life. (pthread_threadid_np's 64-bit id,
+ * the one lldb prints, would not fit int32_t once the system's thread counter passes 2^31, and
+ * would need a task_threads walk to find the port at every capture.)
+ *
+ * The wakeup is a dispatch semaphore: a counting semaphore whose signal is an atomic increment
+ * plus one kernel wake when someone waits, and whose wait takes a timeout. Our deadline is on
+ * lagscope__now_ns's clock (mach_absolute_time), the clock dispatch_time(DISPATCH_TIME_NOW, ..)
+ * counts on too; the loop re-reads the clock after each timeout, so an early return costs one
+ * more wait, never a wrong answer. */
+#include "../internal.h"
+
+#include <dispatch/dispatch.h>
+#include <errno.h>
+#include <mach/mach.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+struct lagscope__wakeup {
+  dispatch_semaphore_t semaphore;
+};
+
+lagscope__wakeup *lagscope__wakeup_new(void) {
+  lagscope__wakeup *w = lagscope__alloc(sizeof(lagscope__wakeup));
+  if (w == NULL) return NULL;
+  /* Starts at 0: libdispatch refuses to release a semaphore whose value is below its initial
+   * value, and ours never goes below 0. */
+  w->semaphore = dispatch_semaphore_create(0);
+  if (w->semaphore == NULL) {
+    lagscope__dealloc(w);
+    return NULL;
+  }
+  return w;
+}
+
+void lagscope__wakeup_free(lagscope__wakeup *w) {
+  if (w == NULL) return;
+  dispatch_release(w->semaphore);
+  lagscope__dealloc(w);
+}
+
+void lagscope__wakeup_post(lagscope__wakeup *w) { dispatch_semaphore_signal(w->semaphore); }
+
+int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
+  for (;;) {
+    uint64_t now = lagscope__now_ns();
+    uint64_t left = deadline_ns > now ? deadline_ns - now : 0;
+    if (left > (uint64_t)INT64_MAX) left = (uint64_t)INT64_MAX;
+    if (dispatch_semaphore_wait(w->semaphore, dispatch_time(DISPATCH_TIME_NOW, (int64_t)left)) == 0)
+      return 1;
+    if (left == 0) return 0;
+  }
+}
+
+/* ---- threads ---- */
+
+#define OWN_THREADS_MAX LAGSCOPE__OWN_THREADS_MAX
+/* Virtual size: only the pages touched cost memory. */
+#define THREAD_STACK_BYTES (1024u * 1024u)
+
+static _Atomic int32_t own_tids[OWN_THREADS_MAX];
+static _Thread_local int this_thread_is_own;
+
+struct lagscope__thread {
+  pthread_t handle;
+  void (*fn)(void *);
+  void *arg;
+  char name[16];
+};
+
+int32_t lagscope__thread_id(void) { return (int32_t)pthread_mach_thread_np(pthread_self()); }
+
+int lagscope__thread_is_own(void) { return this_thread_is_own; }
+
+int lagscope__thread_id_is_own(int32_t tid) {
+  for (size_t i = 0; i < OWN_THREADS_MAX; i++)
+    if (atomic_load_explicit(&own_tids[i], memory_order_acquire) == tid) return 1;
+  return 0;
+}
+
+size_t lagscope__thread_own_ids(int32_t *out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < OWN_THREADS_MAX && n < max; i++) {
+    int32_t tid = atomic_load_explicit(&own_tids[i], memory_order_acquire);
+    if (tid != 0) out[n++] = tid;
+  }
+  return n;
+}
+
+static void register_own(int32_t tid) {
+  for (size_t i = 0; i < OWN_THREADS_MAX; i++) {
+    int32_t expected = 0;
+    if (atomic_compare_exchange_strong(&own_tids[i], &expected, tid)) return;
+  }
+}
+
+static void unregister_own(int32_t tid) {
+  for (size_t i = 0; i < OWN_THREADS_MAX; i++) {
+    int32_t expected = tid;
+    if (atomic_compare_exchange_strong(&own_tids[i], &expected, 0)) return;
+  }
+}
+
+/* lagscope's threads take none of the app's signals (a handler of the app's must never run on
+ * a thread that the app does not know). The capture itself uses no signal on Darwin. */
+static void block_all_signals(sigset_t *old) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+void lagscope__thread_adopt(void) {
+  block_all_signals(NULL);
+  this_thread_is_own = 1;
+  register_own(lagscope__thread_id());
+}
+
+void lagscope__thread_disown(void) {
+  unregister_own(lagscope__thread_id());
+  this_thread_is_own = 0;
+}
+
+static void *thread_trampoline(void *arg) {
+  lagscope__thread *t = arg;
+  int32_t tid = lagscope__thread_id();
+  this_thread_is_own = 1;
+  register_own(tid);
+  pthread_setname_np(t->name); /* Darwin's names only the calling thread */
+  t->fn(t->arg);
+  unregister_own(tid);
+  return NULL;
+}
+
+int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *),
+                           void *arg) {
+  lagscope__thread *t = lagscope__alloc(sizeof(*t));
+  if (t == NULL) return LAGSCOPE_ENOMEM;
+  t->fn = fn;
+  t->arg = arg;
+  strncpy(t->name, name, sizeof(t->name) - 1);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES);
+  sigset_t old;
+  block_all_signals(&old); /* inherited by the new thread */
+  int rc = pthread_create(&t->handle, &attr, thread_trampoline, t);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    lagscope__dealloc(t);
+    return rc == EAGAIN ? LAGSCOPE_ELIMIT : LAGSCOPE_ESYS;
+  }
+  *out = t;
+  return LAGSCOPE_OK;
+}
+
+void lagscope__thread_join(lagscope__thread *t) {
+  if (t == NULL) return;
+  pthread_join(t->handle, NULL);
+  lagscope__dealloc(t);
+}
