@@ -23,6 +23,12 @@ void lagscope__frame_meter_init(lagscope__frame_meter *m, uint32_t refresh_hz) {
   m->period_ns = NS_PER_SECOND / m->refresh_hz;
 }
 
+void lagscope__frame_meter_set_refresh_hz(lagscope__frame_meter *m, uint32_t refresh_hz) {
+  if (refresh_hz == 0 || refresh_hz == m->refresh_hz) return;
+  m->refresh_hz = refresh_hz;
+  m->period_ns = NS_PER_SECOND / refresh_hz;
+}
+
 /* Frames the display showed again because this one was late: a frame time of n periods
  * (rounded) missed n - 1 refreshes. Jitter below 1.5 periods misses none. */
 static uint64_t dropped_for(uint64_t dt_ns, uint64_t period_ns) {

@@ -159,6 +159,9 @@ typedef struct lagscope__frame_meter {
 } lagscope__frame_meter;
 
 void lagscope__frame_meter_init(lagscope__frame_meter *m, uint32_t refresh_hz); /* F */
+/* The display's rate changed (ProMotion, measured by the Darwin display link): frames from now
+ * on are judged against it; 0 is ignored. F */
+void lagscope__frame_meter_set_refresh_hz(lagscope__frame_meter *m, uint32_t refresh_hz);
 /* Adds one frame's timestamp (monotonic ns, non-decreasing). F */
 void lagscope__frame_meter_add(lagscope__frame_meter *m, uint64_t timestamp_ns);
 /* Reads every new timestamp from the ring into the meter. F */
@@ -273,6 +276,9 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
 /* One step at now_ns given what the main thread wrote. F */
 void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals *signals,
                             uint64_t now_ns, lagscope__watchdog_step *step);
+/* The main thread cannot be expected to answer now (the app is in the background): no hang
+ * begins before a whole threshold after the last call. A hang already begun goes on. F */
+void lagscope__watchdog_excuse(lagscope__watchdog *w, uint64_t now_ns);
 /* The post of ping ping_seq failed; it is not outstanding. F */
 void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
 

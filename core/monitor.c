@@ -14,6 +14,10 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "../web/web.h"
+#if defined(__APPLE__)
+#include "../hud/darwin/overlay.h"
+#include "darwin/platform.h"
+#endif
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -280,6 +284,35 @@ static void dispatcher_main(void *arg) {
   }
 }
 
+/* ---- the platform: what Darwin does for the app that a Linux host does itself ---- */
+#if defined(__APPLE__)
+/* The main dispatch queue answers pings, a display link counts frames. */
+static void platform_defaults(lagscope_config *c) {
+  if (c->post_main == NULL) c->post_main = lagscope__platform_post_main;
+}
+/* The HUD on screen too: an overlay window shows lagscope_hud_take's images. */
+static void platform_start(const lagscope_config *c) {
+  lagscope__platform_start(c);
+  if (c->hud) lagscope__overlay_start();
+}
+static void platform_stop(void) {
+  lagscope__overlay_stop();
+  lagscope__platform_stop();
+}
+static int app_in_background(void) { return lagscope__platform_in_background(); }
+/* The display link measures the real rate (10 to 120 Hz under ProMotion): frames are judged
+ * against it, not against config.refresh_hz. */
+static void measured_refresh(lagscope__frame_meter *m) {
+  lagscope__frame_meter_set_refresh_hz(m, lagscope__platform_refresh_hz());
+}
+#else
+static void platform_defaults(lagscope_config *c) { (void)c; }
+static void platform_start(const lagscope_config *c) { (void)c; }
+static void platform_stop(void) {}
+static int app_in_background(void) { return 0; }
+static void measured_refresh(lagscope__frame_meter *m) { (void)m; }
+#endif
+
 /* ---- 6. the monitor thread -------------------------------------------------------------------- */
 
 static void publish_hang_began(instance *in) {
@@ -404,6 +437,7 @@ static void publish_metrics(instance *in, uint64_t now) {
   if (m == NULL) return;
   m->time_ns = now;
   m->wall_ms = lagscope__wall_ms();
+  measured_refresh(&in->frames);
   lagscope__frame_meter_drain(&in->frames, &frame_ring);
   lagscope__frame_meter_report(&in->frames, now, &m->frames);
 
@@ -448,6 +482,7 @@ static void monitor_main(void *arg) {
     uint64_t now = lagscope__now_ns();
     lagscope__watchdog_step step;
     int was_hung = in->watchdog.hang_active;
+    if (app_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
     if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL) {
       lagscope__hang_recorder_sample(in->hang_recorder);
@@ -623,6 +658,7 @@ int lagscope_start(const lagscope_config *config) {
     log_line(&c, line);
     return LAGSCOPE_EINVAL;
   }
+  platform_defaults(&c);
   pthread_mutex_lock(&lifecycle_lock);
   wait_while_stopping();
   if (atomic_load(&lifecycle) == RUNNING) {
@@ -648,6 +684,7 @@ int lagscope_start(const lagscope_config *config) {
   if (rc == LAGSCOPE_OK) {
     atomic_store(&lifecycle, RUNNING);
     log_started(&c);
+    platform_start(&c);
   }
   pthread_mutex_unlock(&lifecycle_lock);
   return rc;
@@ -662,6 +699,7 @@ int lagscope_stop(void) {
     return LAGSCOPE_ENOTRUNNING;
   }
   atomic_store(&lifecycle, STOPPING);
+  platform_stop();
   instance *in = running;
   /* Joined without the lock, so that a callback calling into lagscope meanwhile does not
    * deadlock; it finds lagscope stopping. */

@@ -68,6 +68,10 @@ static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *si
   w->hang_active = 0;
 }
 
+void lagscope__watchdog_excuse(lagscope__watchdog *w, uint64_t now_ns) {
+  if (now_ns > w->not_before_ns) w->not_before_ns = now_ns;
+}
+
 void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals *signals,
                             uint64_t now_ns, lagscope__watchdog_step *step) {
   memset(step, 0, sizeof(*step));

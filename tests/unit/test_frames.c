@@ -33,6 +33,25 @@ static void steady(uint32_t hz) {
   CHECK_EQ_INT(out.histogram[bucket], hz * 3 - 1);
 }
 
+/* A display that drops from 120 to 60 Hz (ProMotion): told, the meter judges 16.7 ms frames
+ * against 60 Hz and finds none dropped; against 120 Hz each would have missed one refresh. */
+static void rate_change(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START;
+  lagscope__frame_meter_init(&m, 120);
+  lagscope__frame_meter_set_refresh_hz(&m, 60);
+  feed(&m, &t, 180, SECOND / 60);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_NEAR(out.refresh_hz, 60, 0.5);
+  CHECK_EQ_INT(out.dropped, 0);
+  lagscope__frame_meter_init(&m, 120);
+  t = START;
+  feed(&m, &t, 180, SECOND / 60);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK(out.dropped >= 59); /* the same frames against 120 Hz */
+}
+
 /* Jitter of ±20 % never counts as a dropped frame or a hitch. */
 static void jitter(void) {
   lagscope__frame_meter m;
@@ -102,6 +121,7 @@ static void ring(void) {
 int main(void) {
   steady(60);
   steady(120);
+  rate_change();
   jitter();
   hitch_200ms();
   bands();

@@ -176,6 +176,26 @@ static void stale_ping(void) {
   CHECK_EQ_INT(w.hang_start_ns, 1001 * MS);
 }
 
+/* An app in the background owes no answer: excused, an unanswered ping starts no hang; once
+ * the excuses stop, the threshold counts from the last one. */
+static void excused_is_not_a_hang(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t now = 1000 * MS;
+  step_at(&w, now, &s);
+  CHECK(s.post_ping); /* never answered */
+  for (; now < 2000 * MS; now += 10 * MS) {
+    lagscope__watchdog_excuse(&w, now);
+    step_at(&w, now, &s);
+    CHECK(!s.hang_began);
+  }
+  uint64_t last_excuse = now - 10 * MS;
+  while (!s.hang_began && now < 3000 * MS) step_at(&w, now, &s), now = s.wake_at_ns;
+  CHECK(s.hang_began);
+  CHECK_EQ_INT(w.hang_start_ns, last_excuse);
+}
+
 int main(void) {
   prompt_answers_never_hang();
   a_stall_is_one_hang();
@@ -184,6 +204,7 @@ int main(void) {
   suspension_inside_a_hang();
   heartbeat_mode();
   stale_ping();
+  excused_is_not_a_hang();
   printf("watchdog: ok\n");
   return 0;
 }
