@@ -139,13 +139,15 @@ static void format_memory(char *out, size_t size, uint64_t bytes) {
 /* The viewer's URL, short: everything up to the token and its first 4 characters, then "…".
  * A URL without a token is kept whole. out must hold the URL plus 4 bytes. */
 static void shorten_url(char *out, size_t size, const char *url) {
-  const char *token = strstr(url, "?t=");
-  if (token == NULL) token = strstr(url, "&t=");
-  if (token == NULL || strlen(token + 3) <= 4) {
+  static const char *const names[] = {"?token=", "&token=", "?t=", "&t="};
+  const char *token = NULL;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && token == NULL; i++)
+    if ((token = strstr(url, names[i])) != NULL) token += strlen(names[i]);
+  if (token == NULL || strlen(token) <= 4) {
     snprintf(out, size, "%s", url);
     return;
   }
-  int keep = (int)(token + 3 + 4 - url);
+  int keep = (int)(token + 4 - url);
   snprintf(out, size, "%.*s\xE2\x80\xA6", keep, url); /* U+2026 … */
 }
 

@@ -267,6 +267,12 @@ static void test_texts(void) {
   record(&r, &s);
   CHECK(wrote(&r, "http://192.168.1.20:8080/?t=ab12\xE2\x80\xA6")); /* host:port, 4 of the token */
   CHECK(!wrote_containing(&r, "cd34"));
+  /* The viewer's own form of the URL, as the server_started event gives it. */
+  snprintf(s.viewer_url, sizeof s.viewer_url, "http://10.0.0.7:8080/?token=9f8e7d6c5b4a39281706");
+  record(&r, &s);
+  CHECK(wrote(&r, "http://10.0.0.7:8080/?token=9f8e\xE2\x80\xA6"));
+  CHECK(!wrote_containing(&r, "7d6c"));
+  snprintf(s.viewer_url, sizeof s.viewer_url, "%s", HUD_TEST_URL);
   CHECK(wrote(&r, "18 %") && wrote(&r, "142 MiB") && wrote(&r, "16.7 ms"));
   CHECK(r.clips > 0);
   s.viewer_url[0] = '\0';
