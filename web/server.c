@@ -324,13 +324,15 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   struct mg_error_data error = {.text = why, .text_buffer_size = why_size};
   web->ctx = mg_start2(&init, &error);
   if (web->ctx == NULL) return LAGSCOPE_ESYS;
-  mg_set_request_handler(web->ctx, "/", handle_request, web);
   struct mg_server_port bound[1];
   if (mg_get_server_ports(web->ctx, 1, bound) < 1) {
     lagscope__explain(why, why_size, "civetweb started but reports no port");
     return LAGSCOPE_ESYS;
   }
   web->port = (uint16_t)bound[0].port;
+  /* Last: the handler's registration (under civetweb's lock) publishes what is above to the
+   * worker threads; until then civetweb answers 404 by itself. */
+  mg_set_request_handler(web->ctx, "/", handle_request, web);
   return LAGSCOPE_OK;
 }
 
