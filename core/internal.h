@@ -68,6 +68,10 @@ typedef struct lagscope__thread lagscope__thread;
  * of lagscope's own until joined. A */
 int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *), void *arg);
 void lagscope__thread_join(lagscope__thread *t); /* A: frees t */
+/* Which threads are lagscope's (core/own_threads.c, portable). A port's thread start calls
+ * enter on the new thread before its function and leave after. F */
+void lagscope__own_thread_enter(void);
+void lagscope__own_thread_leave(void);
 /* A thread lagscope did not start but runs for it (civetweb's): from now on it counts as one
  * of lagscope's own (never captured, its CPU is lagscope's) and takes no signal. Call on the
  * thread itself; disown before it exits. F */

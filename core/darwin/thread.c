@@ -61,12 +61,9 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
 
 /* ---- threads ---- */
 
-#define OWN_THREADS_MAX LAGSCOPE__OWN_THREADS_MAX
 /* Virtual size: only the pages touched cost memory. */
 #define THREAD_STACK_BYTES (1024u * 1024u)
 
-static _Atomic int32_t own_tids[OWN_THREADS_MAX];
-static _Thread_local int this_thread_is_own;
 
 struct lagscope__thread {
   pthread_t handle;
@@ -77,36 +74,6 @@ struct lagscope__thread {
 
 int32_t lagscope__thread_id(void) { return (int32_t)pthread_mach_thread_np(pthread_self()); }
 
-int lagscope__thread_is_own(void) { return this_thread_is_own; }
-
-int lagscope__thread_id_is_own(int32_t tid) {
-  for (size_t i = 0; i < OWN_THREADS_MAX; i++)
-    if (atomic_load_explicit(&own_tids[i], memory_order_acquire) == tid) return 1;
-  return 0;
-}
-
-size_t lagscope__thread_own_ids(int32_t *out, size_t max) {
-  size_t n = 0;
-  for (size_t i = 0; i < OWN_THREADS_MAX && n < max; i++) {
-    int32_t tid = atomic_load_explicit(&own_tids[i], memory_order_acquire);
-    if (tid != 0) out[n++] = tid;
-  }
-  return n;
-}
-
-static void register_own(int32_t tid) {
-  for (size_t i = 0; i < OWN_THREADS_MAX; i++) {
-    int32_t expected = 0;
-    if (atomic_compare_exchange_strong(&own_tids[i], &expected, tid)) return;
-  }
-}
-
-static void unregister_own(int32_t tid) {
-  for (size_t i = 0; i < OWN_THREADS_MAX; i++) {
-    int32_t expected = tid;
-    if (atomic_compare_exchange_strong(&own_tids[i], &expected, 0)) return;
-  }
-}
 
 /* lagscope's threads take none of the app's signals (a handler of the app's must never run on
  * a thread that the app does not know). The capture itself uses no signal on Darwin. */
@@ -116,25 +83,12 @@ static void block_all_signals(sigset_t *old) {
   pthread_sigmask(SIG_SETMASK, &all, old);
 }
 
-void lagscope__thread_adopt(void) {
-  block_all_signals(NULL);
-  this_thread_is_own = 1;
-  register_own(lagscope__thread_id());
-}
-
-void lagscope__thread_disown(void) {
-  unregister_own(lagscope__thread_id());
-  this_thread_is_own = 0;
-}
-
 static void *thread_trampoline(void *arg) {
   lagscope__thread *t = arg;
-  int32_t tid = lagscope__thread_id();
-  this_thread_is_own = 1;
-  register_own(tid);
+  lagscope__own_thread_enter();
   pthread_setname_np(t->name); /* Darwin's names only the calling thread */
   t->fn(t->arg);
-  unregister_own(tid);
+  lagscope__own_thread_leave();
   return NULL;
 }
 
