@@ -74,26 +74,55 @@ int lagscope__api_status(lagscope__request *req) {
 
 /* ---- metrics ---------------------------------------------------------------------------------- */
 
-void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
-  size_t size = strlen(json) + 1;
+/* A tick as the window keeps it once a newer one exists: without the last frame times, the
+ * histogram and the busiest threads, which only the newest tick needs to carry (a minute of
+ * whole ticks would be ~300 KB; of these ~70 KB). NULL when out of memory. */
+static char *slim_tick(const char *json) {
+  cJSON *tick = cJSON_Parse(json);
+  if (tick == NULL) return NULL;
+  cJSON_DeleteItemFromObjectCaseSensitive(tick, "recent_frame_ms");
+  cJSON_DeleteItemFromObjectCaseSensitive(tick, "frame_histogram");
+  cJSON_DeleteItemFromObjectCaseSensitive(tick, "busiest_threads");
+  char *text = print(tick);
+  if (text == NULL) return NULL;
+  size_t size = strlen(text) + 1;
   char *copy = lagscope__alloc(size);
-  if (copy == NULL) return;
-  memcpy(copy, json, size);
+  if (copy != NULL) memcpy(copy, text, size);
+  free(text);
+  return copy;
+}
+
+static char *copy_text(const char *text) {
+  size_t size = strlen(text) + 1;
+  char *copy = lagscope__alloc(size);
+  if (copy != NULL) memcpy(copy, text, size);
+  return copy;
+}
+
+void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
+  char *whole = copy_text(json), *slim = slim_tick(json);
+  if (whole == NULL || slim == NULL) {
+    lagscope__dealloc(whole);
+    lagscope__dealloc(slim);
+    return;
+  }
   pthread_mutex_lock(&web->metrics_lock);
   char **slot = &web->metrics[web->metrics_next];
-  char *old = *slot;
-  *slot = copy;
+  char *old = *slot, *old_latest = web->metrics_latest;
+  *slot = slim;
+  web->metrics_latest = whole;
   web->metrics_next = (web->metrics_next + 1) % LAGSCOPE__METRICS_WINDOW;
   if (web->metrics_count < LAGSCOPE__METRICS_WINDOW) web->metrics_count++;
   pthread_mutex_unlock(&web->metrics_lock);
   lagscope__dealloc(old);
+  lagscope__dealloc(old_latest);
 }
 
-/* The ticks are JSON text already: joined, not parsed again. */
+/* The ticks are JSON text already: joined, not parsed again; the newest one whole. */
 int lagscope__api_metrics(lagscope__request *req) {
   lagscope__web *web = req->web;
   pthread_mutex_lock(&web->metrics_lock);
-  size_t size = 64;
+  size_t size = 64 + (web->metrics_latest != NULL ? strlen(web->metrics_latest) : 0);
   for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++)
     if (web->metrics[i] != NULL) size += strlen(web->metrics[i]) + 1;
   char *body = malloc(size); /* freed by reply_json with lagscope_free */
@@ -103,7 +132,9 @@ int lagscope__api_metrics(lagscope__request *req) {
     uint32_t first = (web->metrics_next + LAGSCOPE__METRICS_WINDOW - web->metrics_count) %
                      LAGSCOPE__METRICS_WINDOW;
     for (uint32_t k = 0; k < web->metrics_count; k++) {
-      const char *tick = web->metrics[(first + k) % LAGSCOPE__METRICS_WINDOW];
+      const char *tick = k + 1 == web->metrics_count
+                             ? web->metrics_latest
+                             : web->metrics[(first + k) % LAGSCOPE__METRICS_WINDOW];
       size_t len = strlen(tick);
       if (k > 0) body[used++] = ',';
       memcpy(body + used, tick, len);

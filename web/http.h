@@ -59,7 +59,8 @@ struct lagscope__web {
   lagscope__stream *stream;
 
   pthread_mutex_t metrics_lock; /* the window of recent metrics ticks, as JSON */
-  char *metrics[LAGSCOPE__METRICS_WINDOW];
+  char *metrics[LAGSCOPE__METRICS_WINDOW]; /* slim ticks (api.c) */
+  char *metrics_latest;                    /* the newest tick, whole */
   uint32_t metrics_next, metrics_count;
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;

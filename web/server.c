@@ -339,6 +339,7 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
 static void web_free(lagscope__web *web) {
   lagscope__stream_free(web->stream);
   for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++) lagscope__dealloc(web->metrics[i]);
+  lagscope__dealloc(web->metrics_latest);
   pthread_mutex_destroy(&web->metrics_lock);
   pthread_mutex_destroy(&web->capture_lock);
   lagscope__dealloc(web);

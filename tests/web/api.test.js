@@ -633,11 +633,14 @@ async function routeChecks(demo, ids) {
     equal(s.hang_in_progress, false, 'hang_in_progress');
   });
 
-  await check('GET /api/v1/metrics: ticks with wall_ms and fps', async () => {
-    const m = await waitFor('a metrics tick', 5000, async () => {
+  await check('GET /api/v1/metrics: ticks with wall_ms and fps; only the newest with frame times', async () => {
+    const m = await waitFor('two metrics ticks', 5000, async () => {
       const { json } = await getJson(demo, '/api/v1/metrics');
-      return json.metrics.length > 0 && json;
+      return json.metrics.length > 1 && json;
     });
+    const newest = m.metrics[m.metrics.length - 1], older = m.metrics[0];
+    expect(Array.isArray(newest.recent_frame_ms) && newest.frame_histogram, 'the newest tick is not whole');
+    expect(!('recent_frame_ms' in older) && !('busiest_threads' in older), 'an older tick is whole');
     equal(m.interval_ms, 500, 'interval_ms');
     const wall = m.metrics.map((t) => t.wall_ms);
     expect(wall.every((w, i) => Number.isFinite(w) && (i === 0 || w >= wall[i - 1])), 'ticks not oldest first');
