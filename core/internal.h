@@ -63,13 +63,16 @@ void lagscope__wakeup_post(lagscope__wakeup *w);  /* F: one syscall at most */
 /* Waits until posted or until the monotonic deadline; 1 if posted, 0 on timeout. F */
 int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns);
 
+/* ---- threads (core/threads.c, portable over pthreads) ---- */
 typedef struct lagscope__thread lagscope__thread;
-/* Starts fn(arg) on a new named thread (name ≤ 15 bytes). Its thread id is registered as one
- * of lagscope's own until joined. A */
+/* Starts fn(arg) on a new named thread (name ≤ 15 bytes), every signal blocked. Its thread id
+ * is registered as one of lagscope's own until joined. A */
 int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *), void *arg);
 void lagscope__thread_join(lagscope__thread *t); /* A: frees t */
-/* Which threads are lagscope's (core/own_threads.c, portable). A port's thread start calls
- * enter on the new thread before its function and leave after. F */
+/* Port: names the calling thread (≤ 15 bytes; the pthread call differs by OS). F */
+void lagscope__thread_name_self(const char *name);
+/* Which threads are lagscope's: a started thread enters before its function and leaves
+ * after. F */
 void lagscope__own_thread_enter(void);
 void lagscope__own_thread_leave(void);
 /* A thread lagscope did not start but runs for it (civetweb's): from now on it counts as one

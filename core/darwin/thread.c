@@ -1,4 +1,4 @@
-/* lagscope's own threads and the semaphore they sleep on.
+/* The semaphore lagscope's threads sleep on, and the port's part of threads (ids, names).
  *
  * Thread ids. Every id lagscope hands around on Darwin (lagscope__thread_id, the sampler's
  * tids, the capture's target, main_tid in reports) is the thread's Mach port name in this
@@ -59,64 +59,9 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
   }
 }
 
-/* ---- threads ---- */
-
-/* Virtual size: only the pages touched cost memory. */
-#define THREAD_STACK_BYTES (1024u * 1024u)
-
-
-struct lagscope__thread {
-  pthread_t handle;
-  void (*fn)(void *);
-  void *arg;
-  char name[16];
-};
+/* ---- threads (started by core/threads.c) ---- */
 
 int32_t lagscope__thread_id(void) { return (int32_t)pthread_mach_thread_np(pthread_self()); }
 
-
-/* lagscope's threads take none of the app's signals (a handler of the app's must never run on
- * a thread that the app does not know). The capture itself uses no signal on Darwin. */
-static void block_all_signals(sigset_t *old) {
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, old);
-}
-
-static void *thread_trampoline(void *arg) {
-  lagscope__thread *t = arg;
-  lagscope__own_thread_enter();
-  pthread_setname_np(t->name); /* Darwin's names only the calling thread */
-  t->fn(t->arg);
-  lagscope__own_thread_leave();
-  return NULL;
-}
-
-int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *),
-                           void *arg) {
-  lagscope__thread *t = lagscope__alloc(sizeof(*t));
-  if (t == NULL) return LAGSCOPE_ENOMEM;
-  t->fn = fn;
-  t->arg = arg;
-  strncpy(t->name, name, sizeof(t->name) - 1);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES);
-  sigset_t old;
-  block_all_signals(&old); /* inherited by the new thread */
-  int rc = pthread_create(&t->handle, &attr, thread_trampoline, t);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
-    lagscope__dealloc(t);
-    return rc == EAGAIN ? LAGSCOPE_ELIMIT : LAGSCOPE_ESYS;
-  }
-  *out = t;
-  return LAGSCOPE_OK;
-}
-
-void lagscope__thread_join(lagscope__thread *t) {
-  if (t == NULL) return;
-  pthread_join(t->handle, NULL);
-  lagscope__dealloc(t);
-}
+/* Darwin's pthread_setname_np names only the calling thread. */
+void lagscope__thread_name_self(const char *name) { pthread_setname_np(name); }

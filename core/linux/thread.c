@@ -1,4 +1,4 @@
-/* lagscope's own threads and the semaphore they sleep on.
+/* The semaphore lagscope's threads sleep on, and the port's part of threads (ids, names).
  *
  * The wakeup is a futex-backed counting semaphore: posting is an atomic add plus one
  * FUTEX_WAKE, waiting uses an absolute CLOCK_MONOTONIC deadline (FUTEX_WAIT_BITSET), and the
@@ -50,60 +50,8 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
   }
 }
 
-/* ---- threads ---- */
-
-/* Virtual size: only the pages touched cost memory. libdw reading line tables, under a
- * sanitizer, needs more than 256 KiB. */
-#define THREAD_STACK_BYTES (1024u * 1024u)
-
-
-struct lagscope__thread {
-  pthread_t handle;
-  void (*fn)(void *);
-  void *arg;
-  char name[16];
-};
+/* ---- threads (started by core/threads.c) ---- */
 
 int32_t lagscope__thread_id(void) { return (int32_t)syscall(SYS_gettid); }
 
-
-static void *thread_trampoline(void *arg) {
-  lagscope__thread *t = arg;
-  lagscope__own_thread_enter();
-  pthread_setname_np(pthread_self(), t->name);
-  t->fn(t->arg);
-  lagscope__own_thread_leave();
-  return NULL;
-}
-
-int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *),
-                           void *arg) {
-  lagscope__thread *t = lagscope__alloc(sizeof(*t));
-  if (t == NULL) return LAGSCOPE_ENOMEM;
-  t->fn = fn;
-  t->arg = arg;
-  strncpy(t->name, name, sizeof(t->name) - 1);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES);
-  /* lagscope's threads never take the app's signals; the capture signal (a later issue)
-   * is the only one they could see, and they are never captured. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&t->handle, &attr, thread_trampoline, t);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
-    lagscope__dealloc(t);
-    return rc == EAGAIN ? LAGSCOPE_ELIMIT : LAGSCOPE_ESYS;
-  }
-  *out = t;
-  return LAGSCOPE_OK;
-}
-
-void lagscope__thread_join(lagscope__thread *t) {
-  if (t == NULL) return;
-  pthread_join(t->handle, NULL);
-  lagscope__dealloc(t);
-}
+void lagscope__thread_name_self(const char *name) { pthread_setname_np(pthread_self(), name); }
