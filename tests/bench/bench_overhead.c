@@ -20,6 +20,7 @@
 #endif
 
 #include "bench.h"
+#include "bench_post.h"
 
 #include <lagscope.h>
 
@@ -37,52 +38,6 @@
 
 #define FRAME_NS (1000000000u / 60u)
 
-/* ---- the main loop's post queue ------------------------------------------------------------
- * post_main is called on lagscope's monitor thread (the one producer); the main loop is the
- * one consumer. A tiny lock-free ring plus an eventfd that wakes the loop's ppoll, so that a
- * ping is answered at once, as in a real event loop, rather than at the next frame. */
-#define POST_SLOTS 16u
-
-typedef struct post {
-  lagscope_main_fn fn;
-  void *arg;
-} post;
-
-static struct {
-  post slots[POST_SLOTS];
-  _Atomic uint32_t head, tail; /* written by producer / consumer */
-  int wake_fd;
-} queue;
-
-static int host_post_main(lagscope_main_fn fn, void *arg, void *user) {
-  (void)user;
-  uint32_t head = atomic_load_explicit(&queue.head, memory_order_relaxed);
-  if (head - atomic_load_explicit(&queue.tail, memory_order_acquire) == POST_SLOTS) return -1;
-  queue.slots[head % POST_SLOTS] = (post){fn, arg};
-  atomic_store_explicit(&queue.head, head + 1, memory_order_release);
-  /* The ping is queued whether or not the wake-up is written: at worst the loop runs it at
-   * its next frame, so a failed write is not a refusal. */
-  uint64_t one = 1;
-  ssize_t written = write(queue.wake_fd, &one, sizeof one);
-  (void)written;
-  return 0;
-}
-
-/* Runs everything posted; returns how many. */
-static unsigned drain_posts(void) {
-  uint64_t count;
-  if (read(queue.wake_fd, &count, sizeof count) < 0 && errno != EAGAIN) return 0;
-  unsigned ran = 0;
-  uint32_t tail = atomic_load_explicit(&queue.tail, memory_order_relaxed);
-  while (tail != atomic_load_explicit(&queue.head, memory_order_acquire)) {
-    post p = queue.slots[tail % POST_SLOTS];
-    atomic_store_explicit(&queue.tail, ++tail, memory_order_release);
-    p.fn(p.arg);
-    ran++;
-  }
-  return ran;
-}
-
 /* ---- the loop ------------------------------------------------------------------------------- */
 typedef struct loop_stats {
   uint64_t frames, posts_run;
@@ -94,7 +49,7 @@ static void wait_until(uint64_t deadline_ns) {
   if (now >= deadline_ns) return;
   uint64_t left = deadline_ns - now;
   struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-  struct pollfd fd = {.fd = queue.wake_fd, .events = POLLIN};
+  struct pollfd fd = {.fd = bench_post_queue.wake_fd, .events = POLLIN};
   ppoll(&fd, 1, &timeout, NULL);
 }
 
@@ -104,7 +59,7 @@ static loop_stats run_loop(uint64_t seconds, bool with_lagscope) {
   uint64_t deadline = now + FRAME_NS;
   while (now < end) {
     wait_until(deadline);
-    stats.posts_run += drain_posts();
+    stats.posts_run += bench_post_drain();
     now = bench_now_ns();
     if (now < deadline) continue; /* woken by a post: back to waiting for the frame */
     if (with_lagscope) lagscope_frame();
@@ -151,7 +106,7 @@ static uint64_t status_kib(const char *field) {
 
 static int start_lagscope(void) {
   lagscope_config config = lagscope_config_default();
-  config.post_main = host_post_main; /* everything else at its default */
+  config.post_main = bench_post_main; /* everything else at its default */
   int rc = lagscope_start(&config);
   if (rc == LAGSCOPE_DISABLED) return BENCH_SKIP;
   if (rc != 0) fprintf(stderr, "bench_overhead: lagscope_start: %s\n", lagscope_strerror(rc));
@@ -162,8 +117,8 @@ static int start_lagscope(void) {
 static child_result measure_child(uint64_t seconds, bool with_lagscope) {
   child_result r;
   memset(&r, 0, sizeof r);
-  queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (queue.wake_fd < 0) {
+  bench_post_open();
+  if (bench_post_queue.wake_fd < 0) {
     perror("bench_overhead: eventfd");
     r.status = 1;
     return r;
@@ -184,7 +139,7 @@ static child_result measure_child(uint64_t seconds, bool with_lagscope) {
     r.have_metrics = lagscope_metrics_latest(&r.metrics) == 0;
     lagscope_stop();
   }
-  close(queue.wake_fd);
+  bench_post_close();
   return r;
 }
 

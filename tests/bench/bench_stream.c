@@ -28,6 +28,7 @@
 #endif
 
 #include "bench.h"
+#include "bench_post.h"
 
 #include <lagscope.h>
 
@@ -96,43 +97,6 @@ static uint64_t published_last_seq(void) {
   return last;
 }
 
-/* ---- the main loop's post queue (as bench_overhead: a lock-free ring and an eventfd) -------- */
-#define POST_SLOTS 16u
-
-typedef struct post {
-  lagscope_main_fn fn;
-  void *arg;
-} post;
-
-static struct {
-  post slots[POST_SLOTS];
-  _Atomic uint32_t head, tail;
-  int wake_fd;
-} queue;
-
-static int host_post_main(lagscope_main_fn fn, void *arg, void *user) {
-  (void)user;
-  uint32_t head = atomic_load_explicit(&queue.head, memory_order_relaxed);
-  if (head - atomic_load_explicit(&queue.tail, memory_order_acquire) == POST_SLOTS) return -1;
-  queue.slots[head % POST_SLOTS] = (post){fn, arg};
-  atomic_store_explicit(&queue.head, head + 1, memory_order_release);
-  uint64_t one = 1;
-  ssize_t written = write(queue.wake_fd, &one, sizeof one);
-  (void)written;
-  return 0;
-}
-
-static void drain_posts(void) {
-  uint64_t count;
-  if (read(queue.wake_fd, &count, sizeof count) < 0 && errno != EAGAIN) return;
-  uint32_t tail = atomic_load_explicit(&queue.tail, memory_order_relaxed);
-  while (tail != atomic_load_explicit(&queue.head, memory_order_acquire)) {
-    post p = queue.slots[tail % POST_SLOTS];
-    atomic_store_explicit(&queue.tail, ++tail, memory_order_release);
-    p.fn(p.arg);
-  }
-}
-
 /* ---- the main loop: 60 Hz, a busy stall every 2 s -------------------------------------------- */
 static atomic_bool loop_stop;
 
@@ -149,7 +113,7 @@ static void wait_until(uint64_t deadline_ns) {
   if (now >= deadline_ns) return;
   uint64_t left = deadline_ns - now;
   struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-  struct pollfd fd = {.fd = queue.wake_fd, .events = POLLIN};
+  struct pollfd fd = {.fd = bench_post_queue.wake_fd, .events = POLLIN};
   ppoll(&fd, 1, &timeout, NULL);
 }
 
@@ -158,7 +122,7 @@ static uint64_t run_loop(void) {
   uint64_t deadline = now + FRAME_NS, next_stall = now + STALL_EVERY_NS;
   while (!atomic_load(&loop_stop)) {
     wait_until(deadline);
-    drain_posts();
+    bench_post_drain();
     now = bench_now_ns();
     if (now < deadline) continue; /* woken by a post */
     if (now >= next_stall) {
@@ -663,9 +627,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s --clients N (1..%u)\n", argv[0], MAX_CLIENTS);
     return 2;
   }
-  queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  bench_post_open();
   char report_dir[] = "/tmp/bench_stream.XXXXXX"; /* this run's reports, removed at the end */
-  if (queue.wake_fd < 0 || mkdtemp(report_dir) == NULL) {
+  if (bench_post_queue.wake_fd < 0 || mkdtemp(report_dir) == NULL) {
     perror("bench_stream: eventfd or mkdtemp");
     return 1;
   }
@@ -691,7 +655,7 @@ int main(int argc, char **argv) {
     goto out;
   }
   lagscope_config config = lagscope_config_default();
-  config.post_main = host_post_main;
+  config.post_main = bench_post_main;
   config.on_event = on_event;
   config.sample_interval_ms = SAMPLE_INTERVAL_MS;
   config.hang_threshold_ms = HANG_THRESHOLD_MS;
@@ -753,7 +717,7 @@ int main(int argc, char **argv) {
 out:
   if (running) lagscope_stop();
   nftw(report_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-  close(queue.wake_fd);
+  bench_post_close();
   for (unsigned i = 0; r.clients != NULL && i < nclients; i++) {
     free(r.clients[i].seq);
     free(r.clients[i].type);

@@ -28,6 +28,7 @@
 #endif
 
 #include "bench.h"
+#include "bench_post.h"
 
 #include <civetweb.h>
 #include <lagscope.h>
@@ -53,43 +54,6 @@
 #define CONNECTIONS 64
 #define BODY_MAX 8192
 
-/* ---- the main loop's post queue (as bench_overhead: a lock-free ring and an eventfd) -------- */
-#define POST_SLOTS 16u
-
-typedef struct post {
-  lagscope_main_fn fn;
-  void *arg;
-} post;
-
-static struct {
-  post slots[POST_SLOTS];
-  _Atomic uint32_t head, tail;
-  int wake_fd;
-} queue;
-
-static int host_post_main(lagscope_main_fn fn, void *arg, void *user) {
-  (void)user;
-  uint32_t head = atomic_load_explicit(&queue.head, memory_order_relaxed);
-  if (head - atomic_load_explicit(&queue.tail, memory_order_acquire) == POST_SLOTS) return -1;
-  queue.slots[head % POST_SLOTS] = (post){fn, arg};
-  atomic_store_explicit(&queue.head, head + 1, memory_order_release);
-  uint64_t one = 1;
-  ssize_t written = write(queue.wake_fd, &one, sizeof one);
-  (void)written;
-  return 0;
-}
-
-static void drain_posts(void) {
-  uint64_t count;
-  if (read(queue.wake_fd, &count, sizeof count) < 0 && errno != EAGAIN) return;
-  uint32_t tail = atomic_load_explicit(&queue.tail, memory_order_relaxed);
-  while (tail != atomic_load_explicit(&queue.head, memory_order_acquire)) {
-    post p = queue.slots[tail % POST_SLOTS];
-    atomic_store_explicit(&queue.tail, ++tail, memory_order_release);
-    p.fn(p.arg);
-  }
-}
-
 /* ---- the 60 Hz loop, recording frame intervals -------------------------------------------- */
 typedef struct frames {
   double *interval_ms; /* between consecutive presents */
@@ -102,7 +66,7 @@ static void wait_until(uint64_t deadline_ns) {
   if (now >= deadline_ns) return;
   uint64_t left = deadline_ns - now;
   struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-  struct pollfd fd = {.fd = queue.wake_fd, .events = POLLIN};
+  struct pollfd fd = {.fd = bench_post_queue.wake_fd, .events = POLLIN};
   ppoll(&fd, 1, &timeout, NULL);
 }
 
@@ -113,7 +77,7 @@ static void run_loop(frames *out, atomic_bool *done, unsigned seconds) {
   for (;;) {
     if (done != NULL ? atomic_load(done) : now >= end) break;
     wait_until(deadline);
-    drain_posts();
+    bench_post_drain();
     now = bench_now_ns();
     if (now < deadline) continue; /* woken by a post */
     lagscope_frame();
@@ -480,13 +444,13 @@ int main(int argc, char **argv) {
     printf("bench_web: skipped, wrk is not installed (Debian: apt-get install wrk)\n");
     return BENCH_SKIP;
   }
-  queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (queue.wake_fd < 0) {
+  bench_post_open();
+  if (bench_post_queue.wake_fd < 0) {
     perror("bench_web: eventfd");
     return 1;
   }
   lagscope_config config = lagscope_config_default();
-  config.post_main = host_post_main;
+  config.post_main = bench_post_main;
   config.server = 1;
   config.server_port = 0;
   config.server_bind = "127.0.0.1";
@@ -494,12 +458,12 @@ int main(int argc, char **argv) {
   int rc = lagscope_start(&config);
   if (rc == LAGSCOPE_DISABLED) {
     printf("bench_web: skipped, lagscope is compiled out of this build\n");
-    close(queue.wake_fd);
+    bench_post_close();
     return BENCH_SKIP;
   }
   if (rc != 0) {
     fprintf(stderr, "bench_web: lagscope_start: %s\n", lagscope_strerror(rc));
-    close(queue.wake_fd);
+    bench_post_close();
     return 1;
   }
 
@@ -576,7 +540,7 @@ out:
     if (contexts[i] != NULL) mg_stop(contexts[i]);
   if (civetweb_held) mg_exit_library();
   lagscope_stop();
-  close(queue.wake_fd);
+  bench_post_close();
   free(quiet_f.interval_ms);
   for (int i = 0; i < LOADS; i++) free(load_f[i].interval_ms);
   return status;
