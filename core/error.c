@@ -63,6 +63,16 @@ const char *lagscope__walk_name(int walk) {
   return "unknown";
 }
 
+const char *lagscope__method_name(int method) {
+  switch (method) {
+    case LAGSCOPE__METHOD_NONE: return "none";
+    case LAGSCOPE__METHOD_SIGNAL: return "signal";
+    case LAGSCOPE__METHOD_BLOCKED: return "blocked";
+    case LAGSCOPE__METHOD_SUSPEND: return "suspend";
+  }
+  return "unknown";
+}
+
 void lagscope__explain(char *why, size_t why_size, const char *format, ...) {
   if (why == NULL || why_size == 0) return;
   va_list args;

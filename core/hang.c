@@ -23,7 +23,6 @@ struct lagscope__hang_recorder {
   char report_dir[512];
   lagscope__store *store;
   lagscope__symbols *symbols;
-  int capture_ready;
 
   /* The hang in progress. */
   int active;
@@ -55,9 +54,9 @@ lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *conf
   lagscope__report_dir(config, h->app_name, h->report_dir, sizeof(h->report_dir));
   open_store(h);
   int rc = lagscope__capture_init();
-  h->capture_ready = rc == LAGSCOPE_OK;
-  if (!h->capture_ready)
-    lagscope__publish_error(rc, "capture unavailable (%s): hangs are reported without stacks",
+  if (rc != LAGSCOPE_OK)
+    lagscope__publish_error(rc, "capture of running threads unavailable (%s): only threads "
+                            "blocked in the kernel have stacks in hang reports",
                             lagscope_strerror(rc));
   return h;
 }
@@ -135,8 +134,7 @@ static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_i
 
 /* Captures every thread of info but lagscope's own, once, and keeps info in step with the
  * stacks (lagscope's threads are dropped from both). NULL when out of memory. */
-static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__process_sample *info,
-                                        int32_t main_tid) {
+static lagscope__stack *capture_threads(lagscope__process_sample *info, int32_t main_tid) {
   char why[256];
   lagscope__process_sample_read(info, why, sizeof(why));
   lagscope__stack *stacks = lagscope__alloc(sizeof(lagscope__stack) * (info->threads_len + 1));
@@ -146,11 +144,7 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__pr
     lagscope__thread_sample *t = &info->threads[i];
     lagscope__stack *s = &stacks[kept];
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
-    if (h->capture_ready) {
-      lagscope__capture_stack(t->tid, s, wait);
-    } else {
-      s->tid = t->tid, s->depth = 0, s->walk = LAGSCOPE__WALK_NO_REPLY;
-    }
+    lagscope__capture_stack(t->tid, s, wait);
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
     info->threads[kept++] = *t;
   }
@@ -159,7 +153,7 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__pr
 }
 
 static void capture_all_threads(lagscope__hang_recorder *h) {
-  h->threads = capture_threads(h, h->thread_info, h->record.main_tid);
+  h->threads = capture_threads(h->thread_info, h->record.main_tid);
   if (h->threads == NULL) return;
   h->record.threads = h->threads;
   h->record.thread_info = h->thread_info->threads;
@@ -181,7 +175,7 @@ static int grow_samples(lagscope__hang_recorder *h) {
 }
 
 void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
-  if (!h->active || !h->capture_ready) return;
+  if (!h->active) return;
   if (h->record.sample_count == h->samples_capacity &&
       (h->samples_capacity == SAMPLES_MAX || !grow_samples(h))) {
     h->record.samples_dropped++;
@@ -272,7 +266,7 @@ int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
   uint64_t start_ns = lagscope__now_ns();
   lagscope__hang_record r = {.main_tid = lagscope__main_thread_id(),
                              .start_wall_ms = lagscope__wall_ms()};
-  lagscope__stack *stacks = capture_threads(h, info, r.main_tid);
+  lagscope__stack *stacks = capture_threads(info, r.main_tid);
   int rc = LAGSCOPE_ENOMEM;
   if (stacks != NULL) {
     r.duration_ns = lagscope__now_ns() - start_ns;

@@ -294,9 +294,11 @@ void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
 #define LAGSCOPE__HANG_TICK_NS (10u * 1000u * 1000u)
 
 /* ---- port: capture (core/linux/capture.c) ---------------------------------------------------
- * Stops one thread for microseconds and walks its stack. Linux: a real-time signal to the
- * thread; its handler copies the registers and walks the stack into a preallocated buffer,
- * async-signal-safe, with checked reads. Nothing that can take a lock runs in the handler. */
+ * Takes one thread's stack without disturbing it. Linux: a thread blocked in a system call is
+ * read without a signal (its syscall, stack pointer and pc from /proc, its stack from memory);
+ * only a thread on the CPU gets the real-time signal, whose handler copies registers and stack
+ * into a preallocated buffer, async-signal-safe. Darwin: thread_suspend, copy, resume. Nothing
+ * that can take a lock runs while a thread is stopped. */
 #define LAGSCOPE__MAX_FRAMES 128
 
 typedef enum lagscope__walk {
@@ -311,23 +313,54 @@ typedef enum lagscope__walk {
 /* "complete", "truncated", "bad_frame", "no_reply", "exited", "own" (core/error.c). F */
 const char *lagscope__walk_name(int walk);
 
+/* How a stack was taken. */
+typedef enum lagscope__capture_method {
+  LAGSCOPE__METHOD_NONE = 0, /* not taken (own thread, gone, ...) */
+  LAGSCOPE__METHOD_SIGNAL,   /* Linux: the thread ran our handler (it was on the CPU) */
+  LAGSCOPE__METHOD_BLOCKED,  /* Linux: read while blocked in the kernel, no signal sent */
+  LAGSCOPE__METHOD_SUSPEND   /* Darwin: thread_suspend, copy, thread_resume */
+} lagscope__capture_method;
+#define LAGSCOPE__METHOD_COUNT 4
+/* "none", "signal", "blocked", "suspend" (core/error.c). F */
+const char *lagscope__method_name(int method);
+
+/* What the thread was doing when its stack was taken. */
+typedef enum lagscope__run_state {
+  LAGSCOPE__RUN_UNKNOWN = 0,
+  LAGSCOPE__RUN_CPU,     /* running or runnable */
+  LAGSCOPE__RUN_SYSCALL, /* blocked in a system call: syscall (Linux: its number; Darwin: -1,
+                            the call is the innermost frame, a kernel trap) and args */
+  LAGSCOPE__RUN_BLOCKED  /* off the CPU but in no system call (stopped, a page fault) */
+} lagscope__run_state;
+
 typedef struct lagscope__stack {
   int32_t tid;
   lagscope__walk walk;
+  uint8_t method;          /* lagscope__capture_method */
+  uint8_t run_state;       /* lagscope__run_state */
+  uint16_t frames_scanned; /* frames found by scanning the stack, not by unwind info */
+  int32_t syscall;         /* LAGSCOPE__RUN_SYSCALL: the call's number, -1 when unknown */
   uint32_t depth;
   uint64_t time_ns;                       /* when captured */
+  uintptr_t args[6];                      /* LAGSCOPE__RUN_SYSCALL: its raw arguments */
   uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
 } lagscope__stack;
 
+/* A system call's name ("nanosleep", "futex", ...) from its number; NULL when the port does
+ * not know it (Darwin: the innermost frame names it). F */
+const char *lagscope__syscall_name(int32_t nr);
+
 int lagscope__capture_init(void);      /* A: installs the handler once per process */
-/* Captures tid's stack into *out, waiting at most timeout_ns for the thread to answer. Sets
- * out->walk for every outcome; returns 0 when frames were captured. One capture at a time
- * per process (the callers serialise); no allocation, no lock in the target. */
+/* Captures tid's stack into *out, waiting at most timeout_ns for a running thread to answer.
+ * Sets out->walk, method and run state for every outcome; returns 0 when frames were captured.
+ * One capture at a time per process (the callers serialise); no allocation, no lock in the
+ * target. L: none the target can hold. */
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
 int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
 /* The first half alone, for benchmarks: the thread's registers and stack copied into the
- * snapshot (the raw stack in hand), not unwound. 0 when it answered. */
-int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns);
+ * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls
+ * for. 0 when it was copied; *method says how. */
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method);
 
 /* ---- port: symbols (core/linux/symbols.c) ----------------------------------------------------
  * Addresses to names, off the captured thread. */

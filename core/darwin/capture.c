@@ -30,6 +30,7 @@
 
 #include <mach/mach.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 /* Copied from the stack pointer up: enough for ~100 ordinary frames; a deeper stack ends with
@@ -43,6 +44,7 @@ typedef struct snapshot {
   uintptr_t stack_base;     /* = sp */
   size_t stack_len;         /* bytes copied from stack_base */
   int stack_cut;            /* the stack goes on past the copy */
+  int run_state;            /* lagscope__run_state, from THREAD_BASIC_INFO while suspended */
   uint8_t stack[STACK_COPY_BYTES];
 } snapshot;
 
@@ -148,8 +150,27 @@ static void copy_stack(snapshot *s, stack_bounds bounds) {
 }
 
 /* 0 when the snapshot holds the stopped thread's registers and stack. */
+/* What the thread was doing, asked while it is suspended. Suspension marks a thread that was
+ * on the CPU as stopped (TH_SUSP) when it leaves user space; one waiting in the kernel keeps
+ * its wait state: waiting there is a blocking call, its innermost frame the trap's stub
+ * (__psynch_mutexwait, mach_msg2_trap, ...), which names it in the report. */
+static int run_state_of(thread_act_t thread) {
+  thread_basic_info_data_t info;
+  mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+  if (thread_info(thread, THREAD_BASIC_INFO, (thread_info_t)&info, &count) != KERN_SUCCESS)
+    return LAGSCOPE__RUN_UNKNOWN;
+  switch (info.run_state) {
+    case TH_STATE_RUNNING:
+    case TH_STATE_STOPPED: return LAGSCOPE__RUN_CPU;
+    case TH_STATE_WAITING:
+    case TH_STATE_UNINTERRUPTIBLE: return LAGSCOPE__RUN_SYSCALL;
+    default: return LAGSCOPE__RUN_UNKNOWN;
+  }
+}
+
 static int take_snapshot(thread_act_t thread, stack_bounds bounds, snapshot *s) {
   if (thread_suspend(thread) != KERN_SUCCESS) return -1;
+  s->run_state = run_state_of(thread);
   machine_state state;
   mach_msg_type_number_t count = MACHINE_STATE_COUNT;
   int rc = -1;
@@ -282,21 +303,33 @@ static int capture_snapshot(int32_t tid, lagscope__walk *walk) {
 
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
   (void)timeout_ns;
+  memset(out, 0, offsetof(lagscope__stack, frames));
   out->tid = tid;
-  out->depth = 0;
+  out->syscall = -1; /* the innermost frame names the trap */
   out->time_ns = lagscope__now_ns();
   if (is_own_thread(tid)) {
     out->walk = LAGSCOPE__WALK_OWN;
     return LAGSCOPE_EINVAL;
   }
   if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
+  out->method = LAGSCOPE__METHOD_SUSPEND;
+  out->run_state = (uint8_t)the_snapshot.run_state;
   walk_snapshot(&the_snapshot, out);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
-int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns) {
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
   (void)timeout_ns;
+  *method = LAGSCOPE__METHOD_NONE;
   if (is_own_thread(tid)) return LAGSCOPE_EINVAL;
   lagscope__walk walk;
-  return capture_snapshot(tid, &walk) == 0 ? LAGSCOPE_OK : LAGSCOPE_ENOENT;
+  if (capture_snapshot(tid, &walk) != 0) return LAGSCOPE_ENOENT;
+  *method = LAGSCOPE__METHOD_SUSPEND;
+  return LAGSCOPE_OK;
+}
+
+/* Darwin's blocking calls are traps whose stubs the innermost frame names. */
+const char *lagscope__syscall_name(int32_t nr) {
+  (void)nr;
+  return NULL;
 }

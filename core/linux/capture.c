@@ -1,17 +1,28 @@
 /*
- * Capturing a thread's stack on Linux, in two halves.
+ * Capturing a thread's stack on Linux without changing what the thread does.
  *
- * 1. On the target thread, for microseconds: a real-time signal runs a handler that copies the
- *    registers and the top of the stack into a preallocated snapshot, then returns. The stack is
- *    copied with process_vm_readv on our own process, a read that the kernel checks: it stops
- *    short at an unmapped page instead of faulting, so a corrupt stack pointer can never crash
- *    the app. Nothing in the handler allocates or locks: a copy, two atomic stores, one futex
- *    wake.
- * 2. On the monitor thread, after the target runs on: libunwind's remote interface walks the
- *    snapshot with DWARF CFI (.eh_frame), so frames of libc built without frame pointers
- *    (pthread_mutex_lock, nanosleep, read, poll) unwind to the app's callers. Its memory reads
- *    come from the stack copy, or from a loaded object's readable segment; anything else is
- *    refused and ends the walk.
+ * Which way depends on the thread, decided right before, from /proc/self/task/TID/syscall:
+ *
+ * - A thread blocked in the kernel (a syscall, or stopped) is not sent anything: the kernel
+ *   says where it will resume (stack pointer, pc) and the syscall with its arguments, and its
+ *   stack is read from memory while it waits. A signal would end its nanosleep, poll, select or
+ *   epoll_wait with EINTR whatever SA_RESTART says (signal(7)): the app would change and the
+ *   stall being measured would be cut short. The file is read again after the copy: when it
+ *   says the same, the thread did not move and the copy is whole.
+ * - A thread on the CPU gets a real-time signal whose handler copies the registers and the top
+ *   of the stack into a preallocated snapshot, then returns: a copy, two atomic stores, one
+ *   futex wake; nothing that allocates or locks. The stack is copied with process_vm_readv on
+ *   our own process, a read that the kernel checks: it stops short at an unmapped page instead
+ *   of faulting, so a corrupt stack pointer can never crash the app.
+ *
+ * Then, on the monitor thread: libunwind's remote interface walks the snapshot with DWARF CFI
+ * (.eh_frame), so frames of libc built without frame pointers unwind to the app's callers. Its
+ * memory reads come from the stack copy, or from a loaded object's readable segment; anything
+ * else is refused. A blocked thread's other registers are unknown (the kernel gives sp and pc
+ * only): they read as 0, so a frame whose CFA needs one fails to unwind, and the walk goes on
+ * by scanning the stack for a word that is a return address (in code, just after a call),
+ * as Breakpad's stack scanner does; the frame pointer saved beside it, when it looks like one,
+ * lets CFI take over again. Every frame of a blocked walk is checked the same way.
  *
  * Why libunwind rather than our own .eh_frame reader: CFI has many corner cases (signal
  * frames, DW_CFA expressions, PLT stubs) that libunwind has handled for years, and its remote
@@ -19,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include "../internal.h"
+#include "linux.h"
 
 #include <errno.h>
 #include <link.h>
@@ -107,6 +119,24 @@ static void copy_stack(snapshot *s) {
   }
 }
 
+/* Whether the handler cut a system call short: the thread entered one between our look at its
+ * state and the signal. The kernel has then already set the call's result to -EINTR and left
+ * the pc just after the syscall instruction. Counted, for the tests and benchmarks. */
+static _Atomic uint64_t interrupted_syscalls;
+
+__attribute__((no_sanitize("address", "thread", "undefined"))) static int
+interrupted_a_syscall(const ucontext_t *uc) {
+#if defined(__x86_64__)
+  const volatile uint8_t *pc = (const volatile uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
+  return (long long)uc->uc_mcontext.gregs[REG_RAX] == -EINTR && pc[-2] == 0x0F && pc[-1] == 0x05;
+#else
+  const volatile uint8_t *pc = (const volatile uint8_t *)uc->uc_mcontext.pc;
+  uint32_t insn = (uint32_t)pc[-4] | (uint32_t)pc[-3] << 8 | (uint32_t)pc[-2] << 16 |
+                  (uint32_t)pc[-1] << 24;
+  return (long long)uc->uc_mcontext.regs[0] == -EINTR && insn == 0xD4000001u; /* svc #0 */
+#endif
+}
+
 static void capture_handler(int sig, siginfo_t *info, void *context) {
   (void)sig;
   if (info->si_code != SI_QUEUE || info->si_pid != getpid()) return; /* not ours */
@@ -119,10 +149,16 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
     snapshot *s = &the_snapshot;
     copy_registers(context, s);
     copy_stack(s);
+    if (interrupted_a_syscall(context))
+      atomic_fetch_add_explicit(&interrupted_syscalls, 1, memory_order_relaxed);
     atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_release);
     futex_wake(&request_word);
   }
   errno = saved_errno;
+}
+
+uint64_t lagscope__capture_interrupted_syscalls(void) {
+  return atomic_load_explicit(&interrupted_syscalls, memory_order_relaxed);
 }
 
 /* ---- checked reads for the unwinder ---- */
@@ -131,6 +167,7 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
 #define READABLE_RANGES_MAX 1024
 typedef struct range {
   uintptr_t start, end;
+  int executable;
 } range;
 static range readable[READABLE_RANGES_MAX];
 static size_t readable_len;
@@ -141,7 +178,7 @@ static int add_object_ranges(struct dl_phdr_info *info, size_t size, void *data)
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R)) continue;
     uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-    readable[readable_len++] = (range){start, start + ph->p_memsz};
+    readable[readable_len++] = (range){start, start + ph->p_memsz, (ph->p_flags & PF_X) != 0};
   }
   return 0;
 }
@@ -157,10 +194,15 @@ static int within(uintptr_t address, size_t bytes, uintptr_t start, uintptr_t en
   return address >= start && end - start >= bytes && address - start <= end - start - bytes;
 }
 
-static int in_readable_object(uintptr_t address, size_t bytes) {
+/* The readable segment holding [address, address + bytes), or NULL. */
+static const range *readable_range_of(uintptr_t address, size_t bytes) {
   for (size_t i = 0; i < readable_len; i++)
-    if (within(address, bytes, readable[i].start, readable[i].end)) return 1;
-  return 0;
+    if (within(address, bytes, readable[i].start, readable[i].end)) return &readable[i];
+  return NULL;
+}
+
+static int in_readable_object(uintptr_t address, size_t bytes) {
+  return readable_range_of(address, bytes) != NULL;
 }
 
 /* A word from a loaded object's segment, with plain byte loads: sanitizers have no business
@@ -173,6 +215,11 @@ load_object_word(uintptr_t address) {
   unw_word_t value;
   memcpy(&value, bytes, sizeof(value));
   return value;
+}
+
+__attribute__((no_sanitize("address", "thread", "undefined"))) static uint8_t
+load_object_byte(uintptr_t address) {
+  return *(const volatile uint8_t *)address;
 }
 
 static int read_word(const snapshot *s, uintptr_t address, unw_word_t *value) {
@@ -234,34 +281,120 @@ static int create_address_space(void) {
   return LAGSCOPE_OK;
 }
 
-/* Walks the snapshot into out; on the monitor thread. */
-static void unwind_snapshot(snapshot *s, lagscope__stack *out) {
-  unw_cursor_t cursor;
+/* ---- the walk: CFI, and for a blocked thread a stack scan where CFI cannot go on ---- */
+
+#if defined(__x86_64__)
+#define FRAME_POINTER_REGISTER UNW_X86_64_RBP
+#else
+#define FRAME_POINTER_REGISTER UNW_AARCH64_X29
+#endif
+/* How far one scan looks for the next return address: past a frame's locals, even a few KiB
+ * of arrays, but not through the whole stack. */
+#define SCAN_WORDS_MAX 1024u
+/* A saved frame pointer lies above the word that holds it, within a stack's reach. */
+#define FRAME_POINTER_REACH (8u * 1024u * 1024u)
+
+/* Only the pc, the stack pointer and perhaps the frame pointer are known; the rest read as 0,
+ * so that an address computed from one of them is unreadable and ends that CFI run. */
+static void set_partial_registers(snapshot *s, uintptr_t ip, uintptr_t sp, uintptr_t fp) {
+  memset(s->registers, 0, sizeof(s->registers));
+  s->registers[UNW_REG_IP] = ip;
+  s->registers[UNW_REG_SP] = sp;
+  s->registers[FRAME_POINTER_REGISTER] = fp;
+}
+
+/* Is ip a return address: in a loaded object's executable segment, just after a call? */
+static int is_return_address(uintptr_t ip) {
+  const range *r = readable_range_of(ip, 1);
+  if (r == NULL || !r->executable) return 0;
+  size_t before = ip - r->start < LAGSCOPE__CALL_BYTES_MAX ? ip - r->start
+                                                            : LAGSCOPE__CALL_BYTES_MAX;
+  uint8_t code[LAGSCOPE__CALL_BYTES_MAX];
+  for (size_t i = 0; i < before; i++) code[i] = load_object_byte(ip - before + i);
+  return lagscope__linux_follows_call(code, before);
+}
+
+static int stack_word(const snapshot *s, uintptr_t address, uintptr_t *value) {
+  if (!within(address, sizeof(*value), s->stack_base, s->stack_base + s->stack_len)) return 0;
+  memcpy(value, s->stack + (address - s->stack_base), sizeof(*value));
+  return 1;
+}
+
+enum scan_result { SCAN_FOUND, SCAN_NOTHING, SCAN_END_OF_COPY };
+
+/* From from up, the first word of the copy that is a return address; where it lies in *at. */
+static enum scan_result scan_for_return_address(const snapshot *s, uintptr_t from,
+                                                uintptr_t *at) {
+  uintptr_t word_size = sizeof(uintptr_t);
+  uintptr_t a = (from + word_size - 1) & ~(word_size - 1);
+  for (uint32_t n = 0; n < SCAN_WORDS_MAX; n++, a += word_size) {
+    uintptr_t value;
+    if (!stack_word(s, a, &value)) return SCAN_END_OF_COPY;
+    if (is_return_address(value)) {
+      *at = a;
+      return SCAN_FOUND;
+    }
+  }
+  return SCAN_NOTHING;
+}
+
+/* The frame pointer saved just below a return address found at `at`, when the word there looks
+ * like one (x86_64 `push rbp` after the call; aarch64's frame record {x29, x30}); else 0. */
+static uintptr_t saved_frame_pointer(const snapshot *s, uintptr_t at) {
+  uintptr_t fp;
+  if (at < sizeof(fp) || !stack_word(s, at - sizeof(fp), &fp)) return 0;
+  if (fp <= at || fp - at > FRAME_POINTER_REACH || fp % sizeof(fp) != 0) return 0;
+  return fp;
+}
+
+/* Walks the snapshot into out; on the monitor thread. registers_known: all of them were copied
+ * (the signal's way); else only pc and sp are (a blocked thread), and each frame is checked. */
+static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_known) {
   out->depth = 0;
+  out->frames_scanned = 0;
   out->walk = LAGSCOPE__WALK_BAD_FRAME;
   if (address_space == NULL) { /* the first hang: an app that never hangs never pays for it */
     refresh_readable_ranges();
     if (create_address_space() != LAGSCOPE_OK) return;
   }
-  if (unw_init_remote(&cursor, address_space, s) < 0) return;
-  for (;;) {
-    unw_word_t ip;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-    if (out->depth == LAGSCOPE__MAX_FRAMES) {
-      out->walk = LAGSCOPE__WALK_TRUNCATED;
-      return;
+  uintptr_t sp = s->stack_pointer, scan_floor = 0;
+  int run_from_scan = 0;
+  for (;;) { /* one CFI run; then, for a blocked thread, a scan and another run */
+    unw_cursor_t cursor;
+    if (unw_init_remote(&cursor, address_space, s) < 0) break;
+    int first = 1, after_signal_frame = 0;
+    for (;;) {
+      unw_word_t ip, frame_sp;
+      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+      if (!first && !registers_known && !after_signal_frame && !is_return_address(ip)) break;
+      if (out->depth == LAGSCOPE__MAX_FRAMES) {
+        out->walk = LAGSCOPE__WALK_TRUNCATED;
+        return;
+      }
+      out->frames[out->depth++] = (uintptr_t)ip;
+      if (first && run_from_scan) out->frames_scanned++;
+      first = 0;
+      if (unw_get_reg(&cursor, UNW_REG_SP, &frame_sp) == 0) sp = (uintptr_t)frame_sp;
+      after_signal_frame = unw_is_signal_frame(&cursor) > 0;
+      int step = unw_step(&cursor);
+      if (step == 0) {
+        out->walk = LAGSCOPE__WALK_COMPLETE;
+        return;
+      }
+      if (step < 0) break;
     }
-    out->frames[out->depth++] = (uintptr_t)ip;
-    int step = unw_step(&cursor);
-    if (step == 0) {
-      out->walk = LAGSCOPE__WALK_COMPLETE;
-      return;
-    }
-    if (step < 0) break;
+    if (registers_known) break;
+    uintptr_t at = 0, from = sp > scan_floor ? sp : scan_floor;
+    enum scan_result found = scan_for_return_address(s, from, &at);
+    if (found == SCAN_END_OF_COPY) sp = s->stack_base + s->stack_len;
+    if (found != SCAN_FOUND) break;
+    uintptr_t return_address = 0;
+    stack_word(s, at, &return_address);
+    set_partial_registers(s, return_address, at + sizeof(at), saved_frame_pointer(s, at));
+    scan_floor = at + sizeof(at);
+    run_from_scan = 1;
   }
   /* The walk left the copied stack: the stack is deeper than the copy, not corrupt. */
-  unw_word_t sp = 0;
-  unw_get_reg(&cursor, UNW_REG_SP, &sp);
   if (s->stack_len == sizeof(s->stack) && sp >= s->stack_base + s->stack_len - 64)
     out->walk = LAGSCOPE__WALK_TRUNCATED;
 }
@@ -344,25 +477,92 @@ static int is_own_thread(int32_t tid) {
   return lagscope__thread_id_is_own(tid) || tid == lagscope__thread_id();
 }
 
-int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+/* How often the state is read again when the thread moved during a blocked copy. */
+#define BLOCKED_ATTEMPTS 3
+
+enum take_result { TAKEN, TAKE_BY_SIGNAL, TAKE_GONE };
+
+/* Copies a blocked thread's stack from where the kernel says it will resume, then checks that
+ * it did not run meanwhile: its run count (schedstat) unchanged, or where the kernel keeps
+ * none, the same syscall, arguments, sp and pc before and after the copy. The state alone
+ * could miss a thread that ran and blocked again in the same call (a loop around usleep),
+ * whose stack was being written while we copied it. */
+static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
+  for (int attempt = 0; attempt < BLOCKED_ATTEMPTS; attempt++) {
+    lagscope__linux_thread_state before, after;
+    uint64_t runs_before = 0, runs_after = 0;
+    int have_runs = lagscope__linux_read_run_count(tid, &runs_before) == LAGSCOPE_OK;
+    int rc = lagscope__linux_read_thread_state(tid, &before);
+    if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
+    if (rc != LAGSCOPE_OK || before.running) return TAKE_BY_SIGNAL;
+    snapshot *s = &the_snapshot;
+    set_partial_registers(s, before.pc, before.sp, 0);
+    s->stack_pointer = before.sp;
+    copy_stack(s);
+    if (have_runs) {
+      rc = lagscope__linux_read_run_count(tid, &runs_after);
+      if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
+      if (rc != LAGSCOPE_OK || runs_after != runs_before) continue; /* it ran meanwhile */
+    } else {
+      rc = lagscope__linux_read_thread_state(tid, &after);
+      if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
+      if (rc != LAGSCOPE_OK) return TAKE_BY_SIGNAL;
+      if (!lagscope__linux_same_blocked_state(&before, &after)) continue; /* it ran meanwhile */
+    }
+    out->method = LAGSCOPE__METHOD_BLOCKED;
+    out->run_state = before.nr >= 0 ? LAGSCOPE__RUN_SYSCALL : LAGSCOPE__RUN_BLOCKED;
+    out->syscall = (int32_t)before.nr;
+    memcpy(out->args, before.args, sizeof(out->args));
+    return TAKEN;
+  }
+  return TAKE_BY_SIGNAL;
+}
+
+static void reset_stack(int32_t tid, lagscope__stack *out) {
   out->tid = tid;
   out->depth = 0;
   out->time_ns = lagscope__now_ns();
+  out->method = LAGSCOPE__METHOD_NONE;
+  out->run_state = LAGSCOPE__RUN_UNKNOWN;
+  out->frames_scanned = 0;
+  out->syscall = -1;
+  memset(out->args, 0, sizeof(out->args));
+}
+
+/* The raw stack in the_snapshot, by whichever way the thread's state allows. 1 when taken. */
+static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
+  switch (take_blocked(tid, out)) {
+    case TAKEN: return 1;
+    case TAKE_GONE: out->walk = LAGSCOPE__WALK_EXITED; return 0;
+    case TAKE_BY_SIGNAL: break;
+  }
+  if (capture_signal == 0) {
+    out->walk = LAGSCOPE__WALK_NO_REPLY;
+    return 0;
+  }
+  if (!take_snapshot(tid, timeout_ns, out)) return 0;
+  out->method = LAGSCOPE__METHOD_SIGNAL;
+  out->run_state = LAGSCOPE__RUN_CPU;
+  return 1;
+}
+
+int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  reset_stack(tid, out);
   if (is_own_thread(tid)) {
     out->walk = LAGSCOPE__WALK_OWN;
     return LAGSCOPE_EINVAL;
   }
-  if (capture_signal == 0) {
-    out->walk = LAGSCOPE__WALK_NO_REPLY;
-    return LAGSCOPE_ENOTRUNNING;
-  }
-  if (!take_snapshot(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
-  unwind_snapshot(&the_snapshot, out);
+  if (!take_any(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
+  unwind_snapshot(&the_snapshot, out, out->method == LAGSCOPE__METHOD_SIGNAL);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
-int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns) {
-  lagscope__stack unused;
-  if (capture_signal == 0 || is_own_thread(tid)) return LAGSCOPE_EINVAL;
-  return take_snapshot(tid, timeout_ns, &unused) ? LAGSCOPE_OK : LAGSCOPE_ENOENT;
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
+  static lagscope__stack unused;
+  *method = LAGSCOPE__METHOD_NONE;
+  if (is_own_thread(tid)) return LAGSCOPE_EINVAL;
+  reset_stack(tid, &unused);
+  if (!take_any(tid, timeout_ns, &unused)) return LAGSCOPE_ENOENT;
+  *method = unused.method;
+  return LAGSCOPE_OK;
 }

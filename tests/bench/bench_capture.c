@@ -229,7 +229,8 @@ static int measure_latency(int32_t tid, unsigned rounds, latency out[KINDS], wal
       if (kind == FLOOR) {
         rc = floor_round_trip(tid);
       } else if (kind == RAW) {
-        rc = lagscope__capture_raw(tid, TIMEOUT_NS);
+        int method;
+        rc = lagscope__capture_raw(tid, TIMEOUT_NS, &method);
       } else {
         rc = lagscope__capture_stack(tid, &check->stack, TIMEOUT_NS);
       }

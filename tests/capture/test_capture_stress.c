@@ -6,6 +6,7 @@
 #include "check.h"
 #include "host_loop.h"
 #include "internal.h"
+#include "linux/linux.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -47,6 +48,8 @@ static size_t list_tids(int32_t *out, size_t max) {
 
 static int counts[8];
 
+static int blocked_count;
+
 static void capture_everyone(void) {
   static int32_t tids[1024];
   static lagscope__stack stack;
@@ -56,6 +59,12 @@ static void capture_everyone(void) {
     CHECK(stack.walk <= LAGSCOPE__WALK_OWN);
     CHECK(stack.depth <= LAGSCOPE__MAX_FRAMES);
     counts[stack.walk]++;
+    if (stack.method == LAGSCOPE__METHOD_BLOCKED) blocked_count++;
+    if (stack.walk != LAGSCOPE__WALK_COMPLETE && stack.walk != LAGSCOPE__WALK_OWN &&
+        stack.walk != LAGSCOPE__WALK_EXITED)
+      fprintf(stderr, "tid %d: walk %s, method %s, state %d (syscall %d), %u frames, %u scanned\n",
+              tids[i], lagscope__walk_name(stack.walk), lagscope__method_name(stack.method),
+              stack.run_state, stack.syscall, stack.depth, stack.frames_scanned);
   }
 }
 
@@ -76,38 +85,68 @@ static void exiting(void) {
   CHECK(counts[LAGSCOPE__WALK_COMPLETE] > 100);
 }
 
-static pthread_barrier_t parked_barrier;
+/* 200 threads parked on a condition variable: each is blocked in the kernel, so each is taken
+ * without a signal, and none may fail. */
+static pthread_mutex_t park_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cond = PTHREAD_COND_INITIALIZER;
+static _Atomic int32_t parked_tids[200];
+static _Atomic int parked_count;
+
 static void *parked(void *arg) {
   (void)arg;
-  pthread_barrier_wait(&parked_barrier);
-  while (!atomic_load(&stop_all)) usleep(1000);
+  atomic_store(&parked_tids[atomic_fetch_add(&parked_count, 1)], lagscope__thread_id());
+  pthread_mutex_lock(&park_mutex);
+  while (!atomic_load(&stop_all)) pthread_cond_wait(&park_cond, &park_mutex);
+  pthread_mutex_unlock(&park_mutex);
   return NULL;
+}
+
+/* Waits (bounded) until tid is blocked in a system call. */
+static void await_blocked(int32_t tid) {
+  for (int i = 0; i < 10000; i++) {
+    lagscope__linux_thread_state st;
+    if (lagscope__linux_read_thread_state(tid, &st) == 0 && !st.running && st.nr >= 0) return;
+    usleep(1000);
+  }
+  CHECK_MSG(0, "thread %d never blocked", tid);
 }
 
 static void many(void) {
   enum { N = 200 };
   static pthread_t t[N];
-  pthread_barrier_init(&parked_barrier, NULL, N + 1);
   for (int i = 0; i < N; i++) CHECK(pthread_create(&t[i], NULL, parked, NULL) == 0);
-  pthread_barrier_wait(&parked_barrier);
+  while (atomic_load(&parked_count) < N) usleep(1000);
+  for (int i = 0; i < N; i++) {
+    while (atomic_load(&parked_tids[i]) == 0) usleep(1000);
+    await_blocked(atomic_load(&parked_tids[i]));
+  }
   uint64_t start = test_now_ns();
   capture_everyone();
   double ms = (double)(test_now_ns() - start) / 1e6;
+  pthread_mutex_lock(&park_mutex);
   atomic_store(&stop_all, 1);
+  pthread_cond_broadcast(&park_cond);
+  pthread_mutex_unlock(&park_mutex);
   for (int i = 0; i < N; i++) pthread_join(t[i], NULL);
   report("200 threads");
-  printf("captured %d stacks in %.1f ms\n", counts[LAGSCOPE__WALK_COMPLETE], ms);
-  CHECK(counts[LAGSCOPE__WALK_COMPLETE] >= N); /* every parked thread, and main */
+  printf("captured %d stacks in %.1f ms, %d without a signal\n", counts[LAGSCOPE__WALK_COMPLETE],
+         ms, blocked_count);
+  CHECK(counts[LAGSCOPE__WALK_COMPLETE] >= N); /* every parked thread */
+  CHECK(blocked_count >= N);                   /* none of them got a signal */
 }
 
 static _Atomic int32_t blocker_tid;
+static _Atomic int blocker_sleeps;
 
+/* Blocks every signal, then spins (on the CPU: only the signal could take it) until told to
+ * sleep (blocked in the kernel: taken without a signal, so the mask does not matter). */
 static void *blocker(void *arg) {
   (void)arg;
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   atomic_store(&blocker_tid, lagscope__thread_id()); /* only now does it block the signal */
+  while (!atomic_load(&blocker_sleeps)) {}
   while (!atomic_load(&stop_all)) usleep(1000);
   return NULL;
 }
@@ -119,13 +158,26 @@ static void blocked(void) {
   int32_t other = atomic_load(&blocker_tid);
   static lagscope__stack stack;
   uint64_t start = test_now_ns();
-  CHECK(lagscope__capture_stack(other, &stack, ANSWER_NS) != 0);
-  CHECK_EQ_INT(stack.walk, LAGSCOPE__WALK_NO_REPLY);
+  int rc = lagscope__capture_stack(other, &stack, ANSWER_NS);
+  CHECK_MSG(rc != 0 && stack.walk == LAGSCOPE__WALK_NO_REPLY, "rc %d, walk %s, method %s", rc,
+            lagscope__walk_name(stack.walk), lagscope__method_name(stack.method));
   CHECK(test_now_ns() - start < 10 * ANSWER_NS); /* it gave up after the answer time */
-  /* The next capture of a thread that answers still works: the late signal is refused. */
+  printf("a running thread blocking the signal: %s\n", lagscope__walk_name(stack.walk));
+  /* Asleep, the same thread is read without a signal: its mask does not matter then. */
+  atomic_store(&blocker_sleeps, 1);
+  int taken = 0;
+  for (int i = 0; i < 500 && !taken; i++) {
+    usleep(2000);
+    taken = lagscope__capture_stack(other, &stack, ANSWER_NS) == 0 &&
+            stack.method == LAGSCOPE__METHOD_BLOCKED;
+  }
+  CHECK_MSG(taken, "the sleeping thread was not taken blocked: walk %s, method %s",
+            lagscope__walk_name(stack.walk), lagscope__method_name(stack.method));
+  CHECK_EQ_INT(stack.walk, LAGSCOPE__WALK_COMPLETE);
+  printf("the same thread asleep: %s, %s, %u frames\n", lagscope__walk_name(stack.walk),
+         lagscope__method_name(stack.method), stack.depth);
   atomic_store(&stop_all, 1);
   pthread_join(t, NULL);
-  printf("a thread blocking the signal: %s\n", lagscope__walk_name(stack.walk));
 }
 
 /* A thread that keeps calling a small function: captures land on every instruction of it,

@@ -1,0 +1,46 @@
+/* The Linux port's own internals, shared by its files (and its tests); the port contract the
+ * portable core sees is in ../internal.h. */
+#ifndef LAGSCOPE_LINUX_H
+#define LAGSCOPE_LINUX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- thread_state.c: what /proc/self/task/TID/syscall says ---- */
+
+typedef struct lagscope__linux_thread_state {
+  int running;        /* 1: on the CPU or runnable ("running"): only a signal can take it */
+  long nr;            /* the blocking syscall's number; -1: off the CPU but in no syscall */
+  uintptr_t args[6];  /* its raw arguments, when nr >= 0 */
+  uintptr_t sp, pc;   /* the user stack pointer and pc, when not running */
+} lagscope__linux_thread_state;
+
+/* Parses the file's one line. 0, or -1 when it is not in the kernel's format. F */
+int lagscope__linux_parse_syscall(const char *text, lagscope__linux_thread_state *out);
+/* Reads tid's state. 0; LAGSCOPE_ENOENT when the thread is gone; LAGSCOPE_ESYS when the file
+ * cannot be read or parsed. No allocation, no lock. */
+int lagscope__linux_read_thread_state(int32_t tid, lagscope__linux_thread_state *out);
+/* How many times tid has been given a CPU (the third field of /proc/self/task/TID/schedstat):
+ * unchanged between two reads, the thread did not run in between. 0; LAGSCOPE_ENOENT when
+ * the thread is gone; LAGSCOPE_ESYS when the kernel keeps no such count. */
+int lagscope__linux_read_run_count(int32_t tid, uint64_t *count);
+/* 1 when a and b describe the same blocked moment (same call, arguments, sp and pc). F */
+int lagscope__linux_same_blocked_state(const lagscope__linux_thread_state *a,
+                                       const lagscope__linux_thread_state *b);
+
+/* ---- stack_scan.c: return addresses found without unwind info ---- */
+
+/* 1 when the instruction that ends just before address is a call, read from code (the
+ * len_before bytes before address, code[len_before - 1] the last one): x86_64 `call rel32` and
+ * `call r/m64` in every encoding; aarch64 `bl`, `blr` and their pointer-authenticated forms. F */
+int lagscope__linux_follows_call(const uint8_t *code, size_t len_before);
+/* The bytes lagscope__linux_follows_call looks at, at most. */
+#define LAGSCOPE__CALL_BYTES_MAX 8
+
+/* ---- capture.c ---- */
+
+/* How many times a capture's signal cut a system call short (the thread entered it between
+ * the look at its state and the signal's arrival): the cost the design keeps near zero. F */
+uint64_t lagscope__capture_interrupted_syscalls(void);
+
+#endif
