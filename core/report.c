@@ -190,11 +190,15 @@ typedef struct frame_entry {
 } frame_entry;
 
 /* What makes two frames the same node under one parent: the module and the function, or the
- * module and the address when the function is unknown. */
+ * module and the address when the function is unknown; for a caller's frame (a return
+ * address) with a known line, also that line, so that a node's file:line is the call site of
+ * every sample through it, not of the first one seen. */
 typedef struct ident_entry {
   const char *module;
   const char *function;
   uintptr_t address; /* 0 when function is known */
+  const char *file;  /* a caller's call site; NULL for the innermost frame or without lines */
+  uint32_t line;
 } ident_entry;
 
 typedef struct report_ctx {
@@ -206,10 +210,13 @@ typedef struct report_ctx {
   table ident_index;
 } report_ctx;
 
-static int ident_of(report_ctx *c, const lagscope__frame_info *info, uint32_t *out) {
-  ident_entry key = {info->module, info->function, info->function != NULL ? 0 : info->address};
+static int ident_of(report_ctx *c, const lagscope__frame_info *info, int is_return,
+                    uint32_t *out) {
+  int call_site = is_return && info->function != NULL && info->line != 0;
+  ident_entry key = {info->module, info->function, info->function != NULL ? 0 : info->address,
+                     call_site ? info->file : NULL, call_site ? info->line : 0};
   uint64_t h = hash_string(hash_string(mix64(key.address), key.module), key.function);
-  uint32_t hash = (uint32_t)h;
+  uint32_t hash = (uint32_t)hash_string(mix64(h ^ key.line), key.file);
   if (table_reserve(&c->ident_index) != 0) return LAGSCOPE_ENOMEM;
   uint32_t i = hash & c->ident_index.mask;
   for (;; i = (i + 1) & c->ident_index.mask) {
@@ -217,8 +224,8 @@ static int ident_of(report_ctx *c, const lagscope__frame_info *info, uint32_t *o
     if (s->index == 0) break;
     if (s->hash != hash) continue;
     const ident_entry *e = (const ident_entry *)c->idents.items + (s->index - 1);
-    if (e->address == key.address && same_string(e->module, key.module) &&
-        same_string(e->function, key.function)) {
+    if (e->address == key.address && e->line == key.line && same_string(e->module, key.module) &&
+        same_string(e->function, key.function) && same_string(e->file, key.file)) {
       *out = s->index - 1;
       return 0;
     }
@@ -265,7 +272,7 @@ static int frame_of(report_ctx *c, uintptr_t address, int is_return, uint32_t *o
   c->frame_index.slots[i] = (slot){hash, index + 1};
   c->frame_index.used++;
   uint32_t ident;
-  if (ident_of(c, &info, &ident) != 0) return LAGSCOPE_ENOMEM;
+  if (ident_of(c, &info, is_return, &ident) != 0) return LAGSCOPE_ENOMEM;
   ((frame_entry *)c->frames.items)[index].ident = ident;
   *out = index;
   return 0;
@@ -459,7 +466,8 @@ static cJSON *tree_json(tree *t, const report_ctx *c, ranked *scratch) {
   return root;
 }
 
-/* From the root, the heaviest child at each level down to a leaf; innermost first. */
+/* From the root, the heaviest child at each level, down to a node whose own samples (those
+ * that ended in it) outweigh its heaviest child: where the time was spent; innermost first. */
 static cJSON *heaviest_json(const tree *t, const report_ctx *c) {
   cJSON *array = cJSON_CreateArray();
   if (array == NULL) return NULL;
@@ -471,12 +479,57 @@ static cJSON *heaviest_json(const tree *t, const report_ctx *c) {
           (t->nodes[ch].count == t->nodes[best].count && ch < best))
         best = ch;
     }
-    if (best == NONE) break;
+    if (best == NONE || (at != 0 && t->nodes[at].self > t->nodes[best].count)) break;
     cJSON *frame = frame_json(c, t->nodes[best].frame);
     if (frame != NULL) cJSON_InsertItemInArray(array, 0, frame); /* innermost first */
     at = best;
   }
   return array;
+}
+
+/* What the thread was doing when the stack was taken: "cpu", the system call it was blocked in
+ * ("nanosleep", "futex", ...; on Darwin the trap its innermost frame names), "blocked" (off
+ * the CPU in no call), or "unknown". buf holds a made-up name ("syscall_<nr>"). */
+static const char *run_state_text(report_ctx *c, const lagscope__stack *stack, char *buf,
+                                  size_t size) {
+  switch ((lagscope__run_state)stack->run_state) {
+    case LAGSCOPE__RUN_CPU: return "cpu";
+    case LAGSCOPE__RUN_BLOCKED: return "blocked";
+    case LAGSCOPE__RUN_SYSCALL: {
+      const char *name = lagscope__syscall_name(stack->syscall);
+      if (name != NULL) return name;
+      if (stack->syscall >= 0) {
+        snprintf(buf, size, "syscall_%d", (int)stack->syscall);
+        return buf;
+      }
+      uint32_t frame;
+      if (stack->depth > 0 && frame_of(c, stack->frames[0], 0, &frame) == 0 &&
+          frame_at(c, frame)->info.function != NULL) {
+        snprintf(buf, size, "%s", frame_at(c, frame)->info.function);
+        return buf;
+      }
+      return "syscall";
+    }
+    case LAGSCOPE__RUN_UNKNOWN: break;
+  }
+  return "unknown";
+}
+
+/* How a stack was taken, and what its thread was doing: method, frames_scanned, and when it
+ * was blocked in a system call, syscall and its raw args. */
+static void capture_fields_json(report_ctx *c, const lagscope__stack *stack, cJSON *o) {
+  cJSON_AddStringToObject(o, "method", lagscope__method_name(stack->method));
+  cJSON_AddNumberToObject(o, "frames_scanned", stack->frames_scanned);
+  if (stack->run_state != LAGSCOPE__RUN_SYSCALL) return;
+  char buf[128];
+  add_text(o, "syscall", run_state_text(c, stack, buf, sizeof(buf)));
+  if (stack->syscall < 0) return; /* Darwin: the trap's arguments are not known */
+  cJSON *args = cJSON_AddArrayToObject(o, "args");
+  for (int i = 0; i < 6; i++) {
+    char text[24];
+    snprintf(text, sizeof(text), "0x%" PRIxPTR, stack->args[i]);
+    cJSON_AddItemToArray(args, cJSON_CreateString(text));
+  }
 }
 
 static int stack_json(report_ctx *c, const lagscope__stack *stack, cJSON *array) {
@@ -524,6 +577,7 @@ static int threads_json(report_ctx *c, const lagscope__hang_record *r, cJSON *re
       lagscope__json_add_measure(t, "cpu_percent",
                   100.0 * (double)(info->cpu_ns - before->cpu_ns) / (double)r->thread_cpu_window_ns);
     cJSON_AddStringToObject(t, "walk", lagscope__walk_name(stack->walk));
+    capture_fields_json(c, stack, t);
     cJSON *frames = cJSON_AddArrayToObject(t, "stack");
     if (written + stack_depth(stack) > REPORT_MAX_THREAD_FRAMES) {
       cJSON_AddTrueToObject(t, "stack_omitted");
@@ -568,17 +622,23 @@ static void metrics_json(const lagscope__hang_record *r, cJSON *report) {
                         r->have_during ? frames_json(&r->during) : cJSON_CreateNull());
 }
 
-/* The samples in time order: when each was taken (ms since the hang's start) and the call
- * tree node its stack ended at, so that exports can replay the stacks over time. */
-static void timeline_json(const tree *t, const lagscope__hang_record *r, cJSON *samples) {
+/* The samples in time order: when each was taken (ms since the hang's start), the call tree
+ * node its stack ended at, so that exports can replay the stacks over time, and what the
+ * main thread was doing ("cpu" or the system call it waited in). */
+static void timeline_json(report_ctx *c, const tree *t, const lagscope__hang_record *r,
+                          cJSON *samples) {
   cJSON *timeline = cJSON_AddObjectToObject(samples, "timeline");
   cJSON *times = cJSON_AddArrayToObject(timeline, "t_ms");
   cJSON *nodes = cJSON_AddArrayToObject(timeline, "node");
+  cJSON *states = cJSON_AddArrayToObject(timeline, "state");
   for (uint32_t s = 0; s < r->sample_count; s++) {
     uint64_t at = r->samples[s].time_ns, start = r->start_ns;
     double t_ms = at > start ? (double)(at - start) / 1e6 : 0.0;
     cJSON_AddItemToArray(times, cJSON_CreateNumber(round(t_ms * 1000.0) / 1000.0));
     cJSON_AddItemToArray(nodes, cJSON_CreateNumber(t->written_id[t->sample_end[s]]));
+    char buf[128];
+    cJSON_AddItemToArray(states, cJSON_CreateString(run_state_text(c, &r->samples[s], buf,
+                                                                   sizeof(buf))));
   }
 }
 
@@ -627,6 +687,16 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   cJSON *walk_counts = cJSON_AddObjectToObject(samples, "walks");
   for (int w = 0; w <= LAGSCOPE__WALK_OWN; w++)
     if (walks[w] > 0) cJSON_AddNumberToObject(walk_counts, lagscope__walk_name(w), walks[w]);
+  uint32_t methods[LAGSCOPE__METHOD_COUNT] = {0};
+  uint64_t scanned = 0;
+  for (uint32_t s = 0; s < r->sample_count; s++) {
+    if (r->samples[s].method < LAGSCOPE__METHOD_COUNT) methods[r->samples[s].method]++;
+    scanned += r->samples[s].frames_scanned;
+  }
+  cJSON *method_counts = cJSON_AddObjectToObject(samples, "methods");
+  for (int m = 0; m < LAGSCOPE__METHOD_COUNT; m++)
+    if (methods[m] > 0) cJSON_AddNumberToObject(method_counts, lagscope__method_name(m), methods[m]);
+  lagscope__json_add_u64(samples, "frames_scanned", scanned);
 
   ranked *scratch = lagscope__alloc(sizeof(ranked) * t->len);
   if (scratch == NULL) {
@@ -635,7 +705,7 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   }
   cJSON_AddItemToObject(report, "call_tree", tree_json(t, c, scratch));
   lagscope__dealloc(scratch);
-  timeline_json(t, r, samples);
+  timeline_json(c, t, r, samples);
 
   cJSON *heaviest = heaviest_json(t, c);
   if (heaviest == NULL) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 /* ---- a fake symbol table ---- */
@@ -41,6 +42,7 @@ typedef struct resolver {
   uint32_t wrong_flag; /* leaf functions looked up as return addresses, or the reverse */
   uintptr_t called[MAX_CALLS];
   int generic;         /* any address: a made-up function per 0x100 bytes */
+  int lines;           /* main and a have line numbers: a's by where in a */
 } resolver;
 
 static int fake_resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_info *out) {
@@ -69,6 +71,9 @@ static int fake_resolve(void *ctx, uintptr_t address, int is_return, lagscope__f
     out->load_address = f->load;
     out->module_offset = address - f->load;
     if (strcmp(f->name, "spin") == 0) out->file = "demo.c", out->line = 42;
+    if (r->lines && strcmp(f->name, "a") == 0)
+      out->file = "a.c", out->line = lookup - f->start < 0x40 ? 10 : 20;
+    if (r->lines && strcmp(f->name, "main") == 0) out->file = "main.c", out->line = 5;
     return 0;
   }
   return LAGSCOPE_ENOENT;
@@ -554,9 +559,91 @@ static int print_example(void) {
   return 0;
 }
 
+/* A caller's node is per call site when lines are known: a calls b at a.c:10 and c at a.c:20,
+ * so a is two nodes, each showing its own line. The heaviest stack ends where a node's own
+ * samples outweigh its heaviest child. Every sample's state is in the timeline; every thread
+ * says how it was taken and, blocked in a call, which and with what arguments. */
+static void test_call_sites_states_and_stop(void) {
+  lagscope__hang_record r = make_record();
+  /* 10 of the 70 samples in b go on into spin; 60 end in b itself (its PC). */
+  for (int i = 0, n = 0; i < 100; i++) {
+    if (i % 10 >= 7) continue;
+    if (n++ < 60) {
+      uintptr_t f[] = {0x403010, 0x402020, 0x401050};
+      set_stack(&samples[i], 100, f, 3);
+      samples[i].time_ns = 5000000000 + 260000000 + (uint64_t)i * 10000000;
+    }
+  }
+  for (int i = 0; i < 100; i++) {
+    samples[i].method = i < 50 ? LAGSCOPE__METHOD_SIGNAL : LAGSCOPE__METHOD_BLOCKED;
+    samples[i].run_state = i < 50 ? LAGSCOPE__RUN_CPU : LAGSCOPE__RUN_SYSCALL;
+    samples[i].syscall = i < 50 ? -1 : (i < 90 ? SYS_ppoll : -1); /* -1: Darwin's way */
+    samples[i].frames_scanned = i == 99 ? 2 : 0;
+  }
+  threads[1].method = LAGSCOPE__METHOD_BLOCKED;
+  threads[1].run_state = LAGSCOPE__RUN_SYSCALL;
+  threads[1].syscall = SYS_futex;
+  threads[1].frames_scanned = 1;
+  for (int i = 0; i < 6; i++) threads[1].args[i] = (uintptr_t)0x7f0000000010 + (uintptr_t)i;
+  threads[0].method = LAGSCOPE__METHOD_SIGNAL;
+  threads[0].run_state = LAGSCOPE__RUN_CPU;
+
+  resolver res = {.lines = 1};
+  char *json = NULL, *heaviest = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
+  cJSON *doc = cJSON_Parse(json);
+  CHECK(doc != NULL);
+  const cJSON *main_node = child(cJSON_GetObjectItemCaseSensitive(doc, "call_tree"), 0);
+  check_node(main_node, "main", 100, 0, 2);
+  const cJSON *a10 = child(main_node, 0), *a20 = child(main_node, 1);
+  check_node(a10, "a", 70, 0, 1);
+  check_node(a20, "a", 30, 0, 1);
+  CHECK_EQ_INT(number_of(a10, "line"), 10);
+  CHECK_EQ_INT(number_of(a20, "line"), 20);
+  check_node(child(a10, 0), "b", 70, 60, 1);
+  check_node(child(a20, 0), "c", 30, 0, 1);
+
+  /* b: 60 of its own, 10 into spin: the heaviest stack stops at b. */
+  cJSON *h = cJSON_Parse(heaviest);
+  CHECK(cJSON_GetArraySize(h) == 3);
+  CHECK(strcmp(function_of(cJSON_GetArrayItem(h, 0)), "b") == 0);
+  CHECK_EQ_INT(number_of(cJSON_GetArrayItem(h, 1), "line"), 10);
+  cJSON_Delete(h);
+
+  const cJSON *samples_json = cJSON_GetObjectItemCaseSensitive(doc, "samples");
+  const cJSON *states =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(samples_json, "timeline"),
+                                       "state");
+  CHECK_EQ_INT(cJSON_GetArraySize(states), 100);
+  CHECK(strcmp(cJSON_GetArrayItem(states, 0)->valuestring, "cpu") == 0);
+  CHECK(strcmp(cJSON_GetArrayItem(states, 50)->valuestring, "ppoll") == 0);
+  /* Sample 90 is main → a → c → __poll: with no number, the innermost frame names the call. */
+  CHECK(strcmp(cJSON_GetArrayItem(states, 97)->valuestring, "__poll") == 0);
+  const cJSON *methods = cJSON_GetObjectItemCaseSensitive(samples_json, "methods");
+  CHECK_EQ_INT(number_of(methods, "signal"), 50);
+  CHECK_EQ_INT(number_of(methods, "blocked"), 50);
+  CHECK_EQ_INT(number_of(samples_json, "frames_scanned"), 2);
+
+  const cJSON *thread_list = cJSON_GetObjectItemCaseSensitive(doc, "threads");
+  const cJSON *main_thread = cJSON_GetArrayItem(thread_list, 0);
+  CHECK(strcmp(string_of(main_thread, "method"), "signal") == 0);
+  CHECK(cJSON_GetObjectItemCaseSensitive(main_thread, "syscall") == NULL);
+  const cJSON *io = cJSON_GetArrayItem(thread_list, 1);
+  CHECK(strcmp(string_of(io, "method"), "blocked") == 0);
+  CHECK(strcmp(string_of(io, "syscall"), "futex") == 0);
+  CHECK_EQ_INT(number_of(io, "frames_scanned"), 1);
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(io, "args");
+  CHECK_EQ_INT(cJSON_GetArraySize(args), 6);
+  CHECK(strcmp(cJSON_GetArrayItem(args, 5)->valuestring, "0x7f0000000015") == 0);
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--example") == 0) return print_example();
   test_tree_and_heaviest();
+  test_call_sites_states_and_stop();
   test_exact_and_states();
   test_bad_and_empty();
   test_big();
