@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define NO_PARENT UINT32_MAX
@@ -235,7 +236,10 @@ static object *find_loaded(lagscope__symbols *s, const struct dl_phdr_info *info
   return NULL;
 }
 
-/* The vDSO has no file: its whole ELF image, section headers too, is mapped. */
+/* The vDSO has no file: its whole ELF image is mapped, section headers too, though they lie
+ * past its PT_LOAD segment's size (x86_64: headers at 0x15e0..0x1a20, p_filesz 0x1522), in
+ * the rest of its last page. open_object copies it with a checked read. */
+#define VDSO_IMAGE_MAX (1u << 20)
 static void find_vdso_image(object *o, const struct dl_phdr_info *info) {
   uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
   for (int i = 0; vdso != 0 && i < info->dlpi_phnum; i++) {
@@ -244,7 +248,8 @@ static void find_vdso_image(object *o, const struct dl_phdr_info *info) {
       continue;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)vdso;
     uint64_t size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
-    if (size > ph->p_filesz) return;
+    if (size < ph->p_filesz) size = ph->p_filesz;
+    if (size > VDSO_IMAGE_MAX) return;
     o->is_vdso = 1;
     o->image = eh;
     o->image_size = (size_t)size;
@@ -614,7 +619,12 @@ static Elf *open_object(lagscope__symbols *s, const object *o, int *fd, void **c
   if (o->is_vdso) {
     *copy = hold(s, o->image_size);
     if (*copy == NULL) return NULL;
-    memcpy(*copy, o->image, o->image_size);
+    struct iovec local = {*copy, o->image_size}, remote = {(void *)o->image, o->image_size};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)o->image_size) {
+      let_go(s, *copy, o->image_size); /* not all mapped: no symbols rather than a fault */
+      *copy = NULL;
+      return NULL;
+    }
     Elf *elf = elf_memory(*copy, o->image_size);
     if (elf != NULL && elf_kind(elf) == ELF_K_ELF) return elf;
     if (elf != NULL) elf_end(elf);
