@@ -482,6 +482,10 @@ static int is_own_thread(int32_t tid) {
 
 enum take_result { TAKEN, TAKE_BY_SIGNAL, TAKE_GONE };
 
+/* Benchmarks only: every thread gets the signal, blocked or not (the old way, as a baseline). */
+static int force_signal;
+void lagscope__capture_force_signal(int on) { force_signal = on; }
+
 /* Copies a blocked thread's stack from where the kernel says it will resume, then checks that
  * it did not run meanwhile: its run count (schedstat) unchanged, or where the kernel keeps
  * none, the same syscall, arguments, sp and pc before and after the copy. The state alone
@@ -531,7 +535,7 @@ static void reset_stack(int32_t tid, lagscope__stack *out) {
 
 /* The raw stack in the_snapshot, by whichever way the thread's state allows. 1 when taken. */
 static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
-  switch (take_blocked(tid, out)) {
+  switch (force_signal ? TAKE_BY_SIGNAL : take_blocked(tid, out)) {
     case TAKEN: return 1;
     case TAKE_GONE: out->walk = LAGSCOPE__WALK_EXITED; return 0;
     case TAKE_BY_SIGNAL: break;

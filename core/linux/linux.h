@@ -42,5 +42,8 @@ int lagscope__linux_follows_call(const uint8_t *code, size_t len_before);
 /* How many times a capture's signal cut a system call short (the thread entered it between
  * the look at its state and the signal's arrival): the cost the design keeps near zero. F */
 uint64_t lagscope__capture_interrupted_syscalls(void);
+/* Benchmarks only: 1 sends every thread the signal, blocked or not (the way before blocked
+ * threads were read without one), for a baseline in the same run. Not thread-safe. F */
+void lagscope__capture_force_signal(int on);
 
 #endif
