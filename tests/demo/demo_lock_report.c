@@ -11,7 +11,6 @@
 
 int main(int argc, char **argv) {
   CHECK(argc == 2);
-  SKIP_UNDER_TSAN(); /* the demo is built with it too: its lock call defers our signal */
   char dir[64];
   demo_temp_dir(dir, sizeof(dir));
   char *args[] = {argv[1], "--headless", "--events", "jsonl", "--stall-kind", "lock", "--stall-ms", "1000",
