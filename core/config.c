@@ -89,6 +89,9 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
                         "1..hang_threshold_ms ms");
   LAGSCOPE_CHECK_RANGE_(sample_interval_ms, 50, 60000, "50..60000 ms");
   LAGSCOPE_CHECK_RANGE_(hang_sample_interval_ms, 1, 1000, "1..1000 ms");
+  if (config->capture_signal > 64)
+    return reject(why, why_size, "capture_signal", config->capture_signal,
+                  "0 (the first free real-time signal) or a real-time signal's number");
   LAGSCOPE_CHECK_RANGE_(refresh_hz, 1, 1000, "1..1000 Hz");
   LAGSCOPE_CHECK_RANGE_(report_max_count, 1, 100000, "1..100000");
   if (config->report_max_bytes < 64u * 1024u) {

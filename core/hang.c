@@ -23,6 +23,7 @@ struct lagscope__hang_recorder {
   char report_dir[512];
   lagscope__store *store;
   lagscope__symbols *symbols;
+  int signal_lost_reported; /* the app took the capture signal over: said once */
 
   /* The hang in progress. */
   int active;
@@ -46,6 +47,8 @@ static void open_store(lagscope__hang_recorder *h) {
   }
 }
 
+static void report_capture_init(uint32_t wanted, int rc);
+
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config) {
   lagscope__hang_recorder *h = lagscope__alloc(sizeof(*h));
   if (h == NULL) return NULL;
@@ -53,12 +56,41 @@ lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *conf
   lagscope__app_name(config, h->app_name, sizeof(h->app_name));
   lagscope__report_dir(config, h->app_name, h->report_dir, sizeof(h->report_dir));
   open_store(h);
-  int rc = lagscope__capture_init();
-  if (rc != LAGSCOPE_OK)
+  report_capture_init(config->capture_signal, lagscope__capture_init(config->capture_signal));
+  return h;
+}
+
+/* Why threads on the CPU will not be captured, said once at start. */
+static void report_capture_init(uint32_t wanted, int rc) {
+  if (rc == LAGSCOPE_OK) return;
+  if (rc == LAGSCOPE_ESIGNAL && wanted != 0)
+    lagscope__publish_error(rc, "capture signal %u (config.capture_signal) is handled by the "
+                            "app: threads on the CPU are not captured, blocked ones still are; "
+                            "choose a free real-time signal, or 0 for the first free one",
+                            wanted);
+  else if (rc == LAGSCOPE_ESIGNAL)
+    lagscope__publish_error(rc, "no free real-time signal from SIGRTMIN+3 up (the app handles "
+                            "them all): threads on the CPU are not captured, blocked ones "
+                            "still are");
+  else if (rc == LAGSCOPE_EINVAL)
+    lagscope__publish_error(rc, "config.capture_signal = %u is not a real-time signal "
+                            "(SIGRTMIN..SIGRTMAX): threads on the CPU are not captured", wanted);
+  else
     lagscope__publish_error(rc, "capture of running threads unavailable (%s): only threads "
                             "blocked in the kernel have stacks in hang reports",
                             lagscope_strerror(rc));
-  return h;
+}
+
+/* A capture found the signal taken over since start (the app installed its own handler):
+ * said once, and the stack says no_reply. */
+static void note_capture(lagscope__hang_recorder *h, int rc) {
+  if (rc != LAGSCOPE_ESIGNAL || h->signal_lost_reported) return;
+  h->signal_lost_reported = 1;
+  lagscope__publish_error(rc, "the app installed its own handler on lagscope's capture signal "
+                          "%d after start: threads on the CPU are no longer captured (their "
+                          "stacks say no_reply), blocked ones still are; set "
+                          "config.capture_signal to a signal the app does not use",
+                          lagscope__capture_signal());
 }
 
 static void release_hang_buffers(lagscope__hang_recorder *h) {
@@ -134,7 +166,8 @@ static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_i
 
 /* Captures every thread of info but lagscope's own, once, and keeps info in step with the
  * stacks (lagscope's threads are dropped from both). NULL when out of memory. */
-static lagscope__stack *capture_threads(lagscope__process_sample *info, int32_t main_tid) {
+static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__process_sample *info,
+                                        int32_t main_tid) {
   char why[256];
   lagscope__process_sample_read(info, why, sizeof(why));
   lagscope__stack *stacks = lagscope__alloc(sizeof(lagscope__stack) * (info->threads_len + 1));
@@ -144,7 +177,7 @@ static lagscope__stack *capture_threads(lagscope__process_sample *info, int32_t 
     lagscope__thread_sample *t = &info->threads[i];
     lagscope__stack *s = &stacks[kept];
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
-    lagscope__capture_stack(t->tid, s, wait);
+    note_capture(h, lagscope__capture_stack(t->tid, s, wait));
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
     info->threads[kept++] = *t;
   }
@@ -153,7 +186,7 @@ static lagscope__stack *capture_threads(lagscope__process_sample *info, int32_t 
 }
 
 static void capture_all_threads(lagscope__hang_recorder *h) {
-  h->threads = capture_threads(h->thread_info, h->record.main_tid);
+  h->threads = capture_threads(h, h->thread_info, h->record.main_tid);
   if (h->threads == NULL) return;
   h->record.threads = h->threads;
   h->record.thread_info = h->thread_info->threads;
@@ -182,8 +215,9 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
     return;
   }
   lagscope__stack *s = &h->samples[h->record.sample_count];
-  if (lagscope__capture_stack(h->record.main_tid, s, MAIN_ANSWER_NS) == LAGSCOPE_OK)
-    h->record.sample_count++;
+  int rc = lagscope__capture_stack(h->record.main_tid, s, MAIN_ANSWER_NS);
+  note_capture(h, rc);
+  if (rc == LAGSCOPE_OK) h->record.sample_count++;
 }
 
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
@@ -266,7 +300,7 @@ int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
   uint64_t start_ns = lagscope__now_ns();
   lagscope__hang_record r = {.main_tid = lagscope__main_thread_id(),
                              .start_wall_ms = lagscope__wall_ms()};
-  lagscope__stack *stacks = capture_threads(info, r.main_tid);
+  lagscope__stack *stacks = capture_threads(h, info, r.main_tid);
   int rc = LAGSCOPE_ENOMEM;
   if (stacks != NULL) {
     r.duration_ns = lagscope__now_ns() - start_ns;

@@ -350,9 +350,17 @@ typedef struct lagscope__stack {
  * not know it (Darwin: the innermost frame names it). F */
 const char *lagscope__syscall_name(int32_t nr);
 
-int lagscope__capture_init(void);      /* A: installs the handler once per process */
+/* Prepares capture. Linux: installs the handler on `wanted` (0: the first real-time signal
+ * from SIGRTMIN+3 that has no handler). LAGSCOPE_EINVAL when wanted is no real-time signal,
+ * LAGSCOPE_ESIGNAL when it is the app's (or none is free): threads on the CPU are then not
+ * captured, blocked ones still are. A */
+int lagscope__capture_init(uint32_t wanted);
+/* The signal in use, 0 when none. F */
+int lagscope__capture_signal(void);
 /* Captures tid's stack into *out, waiting at most timeout_ns for a running thread to answer.
- * Sets out->walk, method and run state for every outcome; returns 0 when frames were captured.
+ * Sets out->walk, method and run state for every outcome; returns 0 when frames were captured,
+ * LAGSCOPE_ESIGNAL when a running thread could not be signalled because the app has put its
+ * own handler on the capture signal since (checked before each signal).
  * One capture at a time per process (the callers serialise); no allocation, no lock in the
  * target. L: none the target can hold. */
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);

@@ -65,7 +65,8 @@ unsigned lagscope_version(void);
   XX(EDEADLK, -11, "would deadlock: called from one of lagscope's own threads")               \
   XX(ELIMIT, -12, "a configured limit was reached")                                           \
   XX(ENOENT, -13, "no such item")                                                             \
-  XX(EPOST, -14, "the host's post_main hook refused the ping")
+  XX(EPOST, -14, "the host's post_main hook refused the ping")                                 \
+  XX(ESIGNAL, -15, "the capture signal is handled by the app, or none is free")
 
 typedef enum lagscope_error {
   LAGSCOPE_OK = 0,
@@ -117,6 +118,11 @@ typedef struct lagscope_config {
   /* While a hang lasts, the main thread's stack is sampled this often. Default 10. Range
    * 1..1000 ms. */
   uint32_t hang_sample_interval_ms;
+  /* Linux: the real-time signal that captures a thread running on the CPU (a thread blocked
+   * in the kernel is read without one). Default 0: the first of SIGRTMIN+3..SIGRTMAX that the
+   * app does not handle, chosen at start. A number in SIGRTMIN..SIGRTMAX: that one; if the app
+   * handles it, running threads are not captured (an error event says so). Ignored on Darwin. */
+  uint32_t capture_signal;
   /* The display's refresh rate, the frame budget's source. Default 60. Range 1..1000 Hz. */
   uint32_t refresh_hz;
   /* Slots in the central event queue; a full queue drops (counted). Default 1024. A power of

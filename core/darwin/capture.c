@@ -272,10 +272,13 @@ int32_t lagscope__main_thread_id(void) {
   return tid;
 }
 
-int lagscope__capture_init(void) {
-  lagscope__main_thread_id(); /* nothing to install: Mach needs no signal handler */
+int lagscope__capture_init(uint32_t wanted) {
+  (void)wanted;               /* Mach needs no signal */
+  lagscope__main_thread_id(); /* nothing to install */
   return LAGSCOPE_OK;
 }
+
+int lagscope__capture_signal(void) { return 0; }
 
 static int is_own_thread(int32_t tid) {
   /* Suspending the caller would never return. */

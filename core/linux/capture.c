@@ -53,7 +53,7 @@
  * caller's frame pointer 8 bytes below the stack pointer. The kernel puts the signal frame
  * below that zone, so it is intact when the handler runs. */
 #define BELOW_STACK_POINTER_BYTES 128u
-#define CAPTURE_SIGNAL_OFFSET 3 /* SIGRTMIN + 3: glibc keeps the first two for itself */
+#define CAPTURE_SIGNAL_OFFSET 3 /* from SIGRTMIN + 3: glibc keeps the first two for itself */
 #define LATE_HANDLER_WAIT_NS (100u * 1000u * 1000u)
 
 /* ---- the snapshot: written by the handler, read by the monitor ---- */
@@ -403,23 +403,50 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
 
 int32_t lagscope__main_thread_id(void) { return (int32_t)getpid(); }
 
-int lagscope__capture_init(void) {
-  if (capture_signal != 0) return LAGSCOPE_OK; /* once per process */
-  int signal_number = SIGRTMIN + CAPTURE_SIGNAL_OFFSET;
-  struct sigaction old;
-  if (sigaction(signal_number, NULL, &old) != 0) return LAGSCOPE_ESYS;
-  if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != capture_handler
-                                  : old.sa_handler != SIG_DFL)
-    return LAGSCOPE_ELIMIT; /* the app uses this signal: never take it over */
+/* Is sig's handler ours? */
+static int handler_is_ours(int sig) {
+  struct sigaction current;
+  if (sigaction(sig, NULL, &current) != 0) return 0;
+  return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == capture_handler;
+}
+
+static int handler_is_default(int sig) {
+  struct sigaction current;
+  if (sigaction(sig, NULL, &current) != 0) return 0;
+  return !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL;
+}
+
+static int install_handler(int sig) {
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = capture_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&sa.sa_mask); /* nothing interrupts the copy */
-  if (sigaction(signal_number, &sa, NULL) != 0) return LAGSCOPE_ESYS;
-  capture_signal = signal_number;
-  return LAGSCOPE_OK;
+  return sigaction(sig, &sa, NULL) == 0 ? LAGSCOPE_OK : LAGSCOPE_ESYS;
 }
+
+int lagscope__capture_init(uint32_t wanted) {
+  if (wanted != 0 && ((int)wanted < SIGRTMIN || (int)wanted > SIGRTMAX)) return LAGSCOPE_EINVAL;
+  if (capture_signal != 0 && (wanted == 0 || (int)wanted == capture_signal) &&
+      handler_is_ours(capture_signal))
+    return LAGSCOPE_OK; /* installed by an earlier start */
+  if (wanted != 0) {
+    if (!handler_is_ours((int)wanted) && !handler_is_default((int)wanted))
+      return LAGSCOPE_ESIGNAL; /* the app uses this signal: never take it over */
+    int rc = handler_is_ours((int)wanted) ? LAGSCOPE_OK : install_handler((int)wanted);
+    if (rc == LAGSCOPE_OK) capture_signal = (int)wanted;
+    return rc;
+  }
+  for (int sig = SIGRTMIN + CAPTURE_SIGNAL_OFFSET; sig <= SIGRTMAX; sig++) {
+    if (!handler_is_default(sig) && !handler_is_ours(sig)) continue;
+    int rc = handler_is_ours(sig) ? LAGSCOPE_OK : install_handler(sig);
+    if (rc == LAGSCOPE_OK) capture_signal = sig;
+    return rc;
+  }
+  return LAGSCOPE_ESIGNAL;
+}
+
+int lagscope__capture_signal(void) { return capture_signal; }
 
 static int send_request(int32_t tid, uint32_t generation) {
   siginfo_t info;
@@ -533,21 +560,22 @@ static void reset_stack(int32_t tid, lagscope__stack *out) {
   memset(out->args, 0, sizeof(out->args));
 }
 
-/* The raw stack in the_snapshot, by whichever way the thread's state allows. 1 when taken. */
+/* The raw stack in the_snapshot, by whichever way the thread's state allows: LAGSCOPE_OK;
+ * LAGSCOPE_ENOENT when it could not be taken (out->walk says why); LAGSCOPE_ESIGNAL when a
+ * running thread could not be signalled because the app took the signal over. */
 static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
   switch (force_signal ? TAKE_BY_SIGNAL : take_blocked(tid, out)) {
-    case TAKEN: return 1;
-    case TAKE_GONE: out->walk = LAGSCOPE__WALK_EXITED; return 0;
+    case TAKEN: return LAGSCOPE_OK;
+    case TAKE_GONE: out->walk = LAGSCOPE__WALK_EXITED; return LAGSCOPE_ENOENT;
     case TAKE_BY_SIGNAL: break;
   }
-  if (capture_signal == 0) {
-    out->walk = LAGSCOPE__WALK_NO_REPLY;
-    return 0;
-  }
-  if (!take_snapshot(tid, timeout_ns, out)) return 0;
+  out->walk = LAGSCOPE__WALK_NO_REPLY;
+  if (capture_signal == 0) return LAGSCOPE_ENOENT;
+  if (!handler_is_ours(capture_signal)) return LAGSCOPE_ESIGNAL; /* taken over since start */
+  if (!take_snapshot(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
   out->method = LAGSCOPE__METHOD_SIGNAL;
   out->run_state = LAGSCOPE__RUN_CPU;
-  return 1;
+  return LAGSCOPE_OK;
 }
 
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
@@ -556,7 +584,8 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
     out->walk = LAGSCOPE__WALK_OWN;
     return LAGSCOPE_EINVAL;
   }
-  if (!take_any(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
+  int rc = take_any(tid, timeout_ns, out);
+  if (rc != LAGSCOPE_OK) return rc;
   unwind_snapshot(&the_snapshot, out, out->method == LAGSCOPE__METHOD_SIGNAL);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
@@ -566,7 +595,8 @@ int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
   *method = LAGSCOPE__METHOD_NONE;
   if (is_own_thread(tid)) return LAGSCOPE_EINVAL;
   reset_stack(tid, &unused);
-  if (!take_any(tid, timeout_ns, &unused)) return LAGSCOPE_ENOENT;
+  int rc = take_any(tid, timeout_ns, &unused);
+  if (rc != LAGSCOPE_OK) return rc;
   *method = unused.method;
   return LAGSCOPE_OK;
 }

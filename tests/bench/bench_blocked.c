@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
   unsigned rounds = bench_arg_uint(argc, argv, "--rounds", 2000, 10);
   unsigned captures = bench_arg_uint(argc, argv, "--captures", 500, 10);
   unsigned threads_max = bench_arg_uint(argc, argv, "--threads-max", 500, 50);
-  if (lagscope__capture_init() != 0) {
+  if (lagscope__capture_init(0) != 0) {
     fprintf(stderr, "bench_blocked: capture unavailable\n");
     return 1;
   }

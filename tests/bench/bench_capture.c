@@ -631,7 +631,7 @@ int main(int argc, char **argv) {
   gdb_result gdb;
   measure_gdb(gdb_runs, &gdb);
 
-  int rc = lagscope__capture_init();
+  int rc = lagscope__capture_init(0);
   if (rc != 0) {
     fprintf(stderr, "bench_capture: lagscope__capture_init: %s\n", lagscope_strerror(rc));
     return 1;

@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
   /* A spinning thread needs the signal, which TSan defers to its interceptors; the blocked
    * kinds are read without one, so TSan sees them as they are. */
   if (strcmp(kind, "busy") == 0) SKIP_UNDER_TSAN();
-  CHECK_EQ_INT(lagscope__capture_init(), 0);
+  CHECK_EQ_INT(lagscope__capture_init(0), 0);
   CHECK(pipe(pipe_fds) == 0);
   pthread_t t;
   if (strcmp(kind, "mutex") == 0) {

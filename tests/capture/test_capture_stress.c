@@ -218,7 +218,7 @@ static void calls(void) {
 
 int main(int argc, char **argv) {
   CHECK(argc == 2);
-  CHECK_EQ_INT(lagscope__capture_init(), 0);
+  CHECK_EQ_INT(lagscope__capture_init(0), 0);
   if (strcmp(argv[1], "exiting") == 0) exiting();
   else if (strcmp(argv[1], "many") == 0) many();
   else if (strcmp(argv[1], "blocked") == 0) blocked();

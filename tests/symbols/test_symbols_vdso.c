@@ -50,7 +50,7 @@ int main(void) {
   /* End to end: a capture that lands in the vDSO names its frame. TSan delivers signals only
    * in its interceptors (clock_gettime is one): the PC is never in the vDSO there. */
 #if !defined(__SANITIZE_THREAD__)
-  CHECK_EQ_INT(lagscope__capture_init(), 0);
+  CHECK_EQ_INT(lagscope__capture_init(0), 0);
   pthread_t t;
   CHECK(pthread_create(&t, NULL, spin, NULL) == 0);
   while (atomic_load(&spinner_tid) == 0) {}
