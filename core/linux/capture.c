@@ -294,24 +294,60 @@ static int create_address_space(void) {
 /* A saved frame pointer lies above the word that holds it, within a stack's reach. */
 #define FRAME_POINTER_REACH (8u * 1024u * 1024u)
 
-/* Only the pc, the stack pointer and perhaps the frame pointer are known; the rest read as 0,
- * so that an address computed from one of them is unreadable and ends that CFI run. */
+/* What an unknown register reads as: an address computed from it is unreadable, so the CFI
+ * run that needs it fails and the walk looks further. Not 0: libunwind takes a frame pointer
+ * of 0, in a frame without unwind info, for the end of the stack. */
+#define UNKNOWN_REGISTER ((uintptr_t)1)
+
+/* Only the pc, the stack pointer and perhaps the frame pointer (fp, 0 when unknown) are
+ * known. */
 static void set_partial_registers(snapshot *s, uintptr_t ip, uintptr_t sp, uintptr_t fp) {
-  memset(s->registers, 0, sizeof(s->registers));
+  for (int i = 0; i < REGISTER_COUNT; i++) s->registers[i] = UNKNOWN_REGISTER;
   s->registers[UNW_REG_IP] = ip;
   s->registers[UNW_REG_SP] = sp;
-  s->registers[FRAME_POINTER_REGISTER] = fp;
+  s->registers[FRAME_POINTER_REGISTER] = fp != 0 ? fp : UNKNOWN_REGISTER;
 }
 
-/* Is ip a return address: in a loaded object's executable segment, just after a call? */
-static int is_return_address(uintptr_t ip) {
+/* Copies the bytes before ip within its executable segment into code (up to
+ * LAGSCOPE__CALL_BYTES_MAX); how many, 0 when ip is in no loaded object's code. */
+static size_t code_before(uintptr_t ip, uint8_t *code) {
   const range *r = readable_range_of(ip, 1);
   if (r == NULL || !r->executable) return 0;
   size_t before = ip - r->start < LAGSCOPE__CALL_BYTES_MAX ? ip - r->start
                                                             : LAGSCOPE__CALL_BYTES_MAX;
-  uint8_t code[LAGSCOPE__CALL_BYTES_MAX];
   for (size_t i = 0; i < before; i++) code[i] = load_object_byte(ip - before + i);
-  return lagscope__linux_follows_call(code, before);
+  return before;
+}
+
+/* Is ip a return address: in a loaded object's executable segment, just after a call? */
+static int is_return_address(uintptr_t ip) {
+  uint8_t code[LAGSCOPE__CALL_BYTES_MAX];
+  size_t before = code_before(ip, code);
+  return before > 0 && lagscope__linux_follows_call(code, before);
+}
+
+/* A function called directly is entered at or before any pc in it, and not far before. */
+#define CALLEE_REACH (16u * 1024u * 1024u)
+
+/* Did the call before return_address enter the function of the frame at callee_ip (whose
+ * first byte is callee_start, 0 when unknown)? Only a direct call says: its target, through a
+ * PLT stub's GOT slot, is the function's start (or, start unknown, at or shortly before the
+ * pc). An indirect call says nothing: 0. This tells a frame's return address from a stale one
+ * left in a frame's padding by an earlier call. */
+static int calls_callee(uintptr_t return_address, uintptr_t callee_ip, uintptr_t callee_start) {
+  uint8_t code[LAGSCOPE__PROLOGUE_BYTES];
+  size_t before = code_before(return_address, code);
+  uintptr_t target, slot;
+  if (!lagscope__linux_direct_call_target(code, before, return_address, &target)) return 0;
+  const range *r = readable_range_of(target, sizeof(code));
+  if (r != NULL && r->executable) {
+    for (size_t i = 0; i < sizeof(code); i++) code[i] = load_object_byte(target + i);
+    if (lagscope__linux_plt_slot(code, sizeof(code), target, &slot) &&
+        in_readable_object(slot, sizeof(target)))
+      target = (uintptr_t)load_object_word(slot);
+  }
+  if (callee_start != 0) return target == callee_start;
+  return target <= callee_ip && callee_ip - target < CALLEE_REACH;
 }
 
 static int stack_word(const snapshot *s, uintptr_t address, uintptr_t *value) {
@@ -322,20 +358,31 @@ static int stack_word(const snapshot *s, uintptr_t address, uintptr_t *value) {
 
 enum scan_result { SCAN_FOUND, SCAN_NOTHING, SCAN_END_OF_COPY };
 
-/* From from up, the first word of the copy that is a return address; where it lies in *at. */
+/* From `from` up, the first word of the copy that is the return address of a direct call into
+ * the frame's function (the frame at callee_ip, callee_start); failing that within the window,
+ * the first return address at all (an indirect call, a tail call). Where it lies in *at. */
 static enum scan_result scan_for_return_address(const snapshot *s, uintptr_t from,
+                                                uintptr_t callee_ip, uintptr_t callee_start,
                                                 uintptr_t *at) {
   uintptr_t word_size = sizeof(uintptr_t);
-  uintptr_t a = (from + word_size - 1) & ~(word_size - 1);
+  uintptr_t a = (from + word_size - 1) & ~(word_size - 1), first = 0;
+  enum scan_result end = SCAN_NOTHING;
   for (uint32_t n = 0; n < SCAN_WORDS_MAX; n++, a += word_size) {
     uintptr_t value;
-    if (!stack_word(s, a, &value)) return SCAN_END_OF_COPY;
-    if (is_return_address(value)) {
+    if (!stack_word(s, a, &value)) {
+      end = SCAN_END_OF_COPY;
+      break;
+    }
+    if (!is_return_address(value)) continue;
+    if (calls_callee(value, callee_ip, callee_start)) {
       *at = a;
       return SCAN_FOUND;
     }
+    if (first == 0) first = a;
   }
-  return SCAN_NOTHING;
+  if (first == 0) return end;
+  *at = first;
+  return SCAN_FOUND;
 }
 
 /* The frame pointer saved just below a return address found at `at`, when the word there looks
@@ -347,8 +394,29 @@ static uintptr_t saved_frame_pointer(const snapshot *s, uintptr_t at) {
   return fp;
 }
 
+/* A function's frame pointer from its prologue: where the frame record of the frame at
+ * (start, sp) lies, when the prologue says and a return address is there; else 0. */
+static uintptr_t frame_pointer_from_prologue(uintptr_t start, uintptr_t sp, const snapshot *s) {
+  const range *r = readable_range_of(start, LAGSCOPE__PROLOGUE_BYTES);
+  if (start == 0 || r == NULL || !r->executable) return 0;
+  uint8_t code[LAGSCOPE__PROLOGUE_BYTES];
+  for (size_t i = 0; i < sizeof(code); i++) code[i] = load_object_byte(start + i);
+  long offset = lagscope__linux_frame_pointer_offset(code, sizeof(code));
+  uintptr_t fp = sp + (uintptr_t)offset, return_address;
+  if (offset < 0 || !stack_word(s, fp + sizeof(fp), &return_address)) return 0;
+  return is_return_address(return_address) ? fp : 0;
+}
+
+/* The frame a CFI run stopped at: the last one pushed. */
+typedef struct frame_at {
+  uintptr_t ip, sp, start; /* start: its function's first byte, 0 when unknown */
+} frame_at;
+
 /* Walks the snapshot into out; on the monitor thread. registers_known: all of them were copied
- * (the signal's way); else only pc and sp are (a blocked thread), and each frame is checked. */
+ * (the signal's way); else only pc and sp are (a blocked thread), and each frame is checked.
+ * Where CFI needs an unknown register (the frame pointer, in code that keeps one), the
+ * function's prologue gives its frame pointer; failing that, a scan finds the next return
+ * address. */
 static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_known) {
   out->depth = 0;
   out->frames_scanned = 0;
@@ -357,9 +425,10 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
     refresh_readable_ranges();
     if (create_address_space() != LAGSCOPE_OK) return;
   }
-  uintptr_t sp = s->stack_pointer, scan_floor = 0;
-  int run_from_scan = 0;
-  for (;;) { /* one CFI run; then, for a blocked thread, a scan and another run */
+  frame_at last = {0, s->stack_pointer, 0}, prologue_tried = {0, 0, 0};
+  uintptr_t scan_floor = 0;
+  int run_from_scan = 0, first_pushed = 0;
+  for (;;) { /* one CFI run; then, for a blocked thread, a prologue or a scan, and another run */
     unw_cursor_t cursor;
     if (unw_init_remote(&cursor, address_space, s) < 0) break;
     int first = 1, after_signal_frame = 0;
@@ -367,15 +436,27 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
       unw_word_t ip, frame_sp;
       if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
       if (!first && !registers_known && !after_signal_frame && !is_return_address(ip)) break;
-      if (out->depth == LAGSCOPE__MAX_FRAMES) {
-        out->walk = LAGSCOPE__WALK_TRUNCATED;
-        return;
+      if (!(first && first_pushed)) {
+        if (out->depth == LAGSCOPE__MAX_FRAMES) {
+          out->walk = LAGSCOPE__WALK_TRUNCATED;
+          return;
+        }
+        out->frames[out->depth++] = (uintptr_t)ip;
+        if (first && run_from_scan) out->frames_scanned++;
       }
-      out->frames[out->depth++] = (uintptr_t)ip;
-      if (first && run_from_scan) out->frames_scanned++;
       first = 0;
-      if (unw_get_reg(&cursor, UNW_REG_SP, &frame_sp) == 0) sp = (uintptr_t)frame_sp;
+      last.ip = (uintptr_t)ip;
+      if (unw_get_reg(&cursor, UNW_REG_SP, &frame_sp) == 0) last.sp = (uintptr_t)frame_sp;
+      /* libunwind makes up a one-byte "procedure" at ip for a frame it has no info for. */
+      unw_proc_info_t info;
+      last.start = !registers_known && unw_get_proc_info(&cursor, &info) == 0 &&
+                           info.end_ip - info.start_ip > 1
+                       ? (uintptr_t)info.start_ip
+                       : 0;
       after_signal_frame = unw_is_signal_frame(&cursor) > 0;
+      /* Without unwind info libunwind follows the frame-pointer chain, or says "the end" when
+       * it cannot: for a blocked thread, whose frame pointer is a guess, look further. */
+      if (!registers_known && last.start == 0) break;
       int step = unw_step(&cursor);
       if (step == 0) {
         out->walk = LAGSCOPE__WALK_COMPLETE;
@@ -384,9 +465,19 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
       if (step < 0) break;
     }
     if (registers_known) break;
-    uintptr_t at = 0, from = sp > scan_floor ? sp : scan_floor;
-    enum scan_result found = scan_for_return_address(s, from, &at);
-    if (found == SCAN_END_OF_COPY) sp = s->stack_base + s->stack_len;
+    first_pushed = run_from_scan = 0;
+    if (prologue_tried.ip != last.ip || prologue_tried.sp != last.sp) {
+      prologue_tried = last;
+      uintptr_t fp = frame_pointer_from_prologue(last.start, last.sp, s);
+      if (fp != 0) { /* again from the same frame, its frame pointer known */
+        set_partial_registers(s, last.ip, last.sp, fp);
+        first_pushed = 1;
+        continue;
+      }
+    }
+    uintptr_t at = 0, from = last.sp > scan_floor ? last.sp : scan_floor;
+    enum scan_result found = scan_for_return_address(s, from, last.ip, last.start, &at);
+    if (found == SCAN_END_OF_COPY) last.sp = s->stack_base + s->stack_len;
     if (found != SCAN_FOUND) break;
     uintptr_t return_address = 0;
     stack_word(s, at, &return_address);
@@ -395,7 +486,7 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
     run_from_scan = 1;
   }
   /* The walk left the copied stack: the stack is deeper than the copy, not corrupt. */
-  if (s->stack_len == sizeof(s->stack) && sp >= s->stack_base + s->stack_len - 64)
+  if (s->stack_len == sizeof(s->stack) && last.sp >= s->stack_base + s->stack_len - 64)
     out->walk = LAGSCOPE__WALK_TRUNCATED;
 }
 

@@ -36,6 +36,21 @@ int lagscope__linux_same_blocked_state(const lagscope__linux_thread_state *a,
 int lagscope__linux_follows_call(const uint8_t *code, size_t len_before);
 /* The bytes lagscope__linux_follows_call looks at, at most. */
 #define LAGSCOPE__CALL_BYTES_MAX 8
+/* A function that keeps a frame pointer sets it in its prologue; code holds the function's
+ * first len bytes. x86_64: `[endbr64] push %rbp; mov %rsp,%rbp; [push %rbx/%r12..%r15]...;
+ * [sub $N,%rsp]` gives the bytes from the stack pointer in its body (at its calls) up to the
+ * frame pointer: rbp = sp + the result. -1 when the prologue is of another form (and always on
+ * aarch64, whose frame records the scan finds). F */
+long lagscope__linux_frame_pointer_offset(const uint8_t *code, size_t len);
+#define LAGSCOPE__PROLOGUE_BYTES 24
+/* When the call that ends just before return_address is a direct one (x86_64 `call rel32`,
+ * aarch64 `bl`), 1 and its target in *target. F */
+int lagscope__linux_direct_call_target(const uint8_t *code, size_t len_before,
+                                       uintptr_t return_address, uintptr_t *target);
+/* When the code at address (len bytes of it in code) is a PLT stub's jump through a GOT slot
+ * (x86_64 `[endbr64] [bnd] jmp *disp(%rip)`), 1 and the slot's address in *slot. F */
+int lagscope__linux_plt_slot(const uint8_t *code, size_t len, uintptr_t address,
+                             uintptr_t *slot);
 
 /* ---- capture.c ---- */
 

@@ -3,7 +3,8 @@
  *   waiters          ten threads wait in nanosleep, clock_nanosleep, usleep, poll, ppoll,
  *                    select, epoll_wait, sem_timedwait, pthread_cond_timedwait and read on a
  *                    pipe, each checking its result, errno and elapsed time, while the main
- *                    thread hangs 20 times (busy and asleep): no EINTR, no early return
+ *                    thread hangs 20 times for 400 ms (busy and asleep): no EINTR, no early
+ *                    return, and each sleeping stall is whole and reported at >= 350 ms
  *   heartbeat-sleep  a heartbeat-mode main thread sleeps 600 ms, 5 times: each sleep lasts
  *                    at least 600 ms and each hang at least 550 ms
  *   stall-usleep     the main thread in usleep(800 ms)                     } each hang is
@@ -160,6 +161,7 @@ typedef struct scenario {
   uint32_t stall_ms;
   unsigned stalls_wanted, stalls_done;
   uint64_t next_stall_frame;
+  uint64_t last_stall_end_ns;
   uint64_t stall_ns[32];  /* each stall as measured around it */
 } scenario;
 
@@ -168,11 +170,15 @@ static void stall_frame(host_loop *loop, uint64_t frame, void *user) {
   scenario *s = user;
   if (s->heartbeat) lagscope_heartbeat();
   if (frame < s->next_stall_frame || s->stalls_done == s->stalls_wanted) return;
-  /* The next stall only after the last one's hang has ended: one hang each. */
-  if (recorder_count(&s->rec, LAGSCOPE_EVENT_HANG_ENDED) < (int)s->stalls_done) return;
+  /* The next stall only after the last one's hang has ended (one hang each), or 2 s after it,
+   * so that a stall that made no hang shows as a missing hang, not as a test that hangs. */
+  if (recorder_count(&s->rec, LAGSCOPE_EVENT_HANG_ENDED) < (int)s->stalls_done &&
+      test_now_ns() - s->last_stall_end_ns < 2000000000u)
+    return;
   uint64_t start = test_now_ns();
   s->stall(s);
-  if (s->stalls_done < 32) s->stall_ns[s->stalls_done] = test_now_ns() - start;
+  s->last_stall_end_ns = test_now_ns();
+  if (s->stalls_done < 32) s->stall_ns[s->stalls_done] = s->last_stall_end_ns - start;
   s->stalls_done++;
   s->next_stall_frame = frame + 12; /* 200 ms of frames between stalls */
 }
@@ -191,6 +197,9 @@ static void run(scenario *s, double max_seconds) {
   if (!s->heartbeat) c.post_main = host_loop_post, c.post_main_user = loop;
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
   c.server = 0, c.hud = 0, c.report_dir = dir;
+  /* A hang starts when the unanswered ping was posted: pinging every 10 ms, a stall's hang
+   * starts at most ~10 ms after it (the default 50 ms would make that bound 50 ms). */
+  c.ping_interval_ms = 10;
   CHECK_EQ_INT(lagscope_start(&c), 0);
   host_loop_run(loop, stall_frame, all_hangs_ended, s, max_seconds);
   CHECK_EQ_INT(lagscope_stop(), 0);
@@ -304,7 +313,7 @@ static void waiters(void) {
   static scenario s;
   recorder_init(&s.rec);
   s.stall = stall_busy_or_sleep;
-  s.stall_ms = 300;
+  s.stall_ms = 400;
   s.stalls_wanted = 20;
   run(&s, 90);
 
@@ -321,7 +330,7 @@ static void waiters(void) {
   }
   for (int i = 0; i < s.rec.ended_len; i++)
     if (i % 2 == 1) /* the sleeping stalls: the hang is the sleep, not a signal-cut part of it */
-      CHECK_MSG(hang_ms(&s, i) >= 250 && (double)s.stall_ns[i] / 1e6 >= 300,
+      CHECK_MSG(hang_ms(&s, i) >= 350 && (double)s.stall_ns[i] / 1e6 >= 400,
                 "stall %d: slept %.1f ms, hang %.1f ms", i, (double)s.stall_ns[i] / 1e6,
                 hang_ms(&s, i));
   printf("%u hangs; %u problems in the waiters\n", s.stalls_done, problems);

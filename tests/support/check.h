@@ -46,9 +46,10 @@
   } while (0)
 
 /* ThreadSanitizer delays asynchronous signals until the thread next enters one of its
- * interceptors, and then hands the handler the registers of the earlier moment: a thread
- * blocked in an intercepted call (pthread_mutex_lock, read) cannot be captured where it is.
- * Tests of what a capture sees skip under it; the tests that it must not crash still run. */
+ * interceptors, and then hands the handler the registers of the earlier moment: a thread on
+ * the CPU cannot be captured by signal where it is. Tests of what a signal capture sees skip
+ * under it; threads blocked in the kernel are read without a signal and are tested as they are,
+ * and the tests that it must not crash still run. */
 #if defined(__SANITIZE_THREAD__)
 #define LAGSCOPE_TEST_UNDER_TSAN 1
 #elif defined(__has_feature)

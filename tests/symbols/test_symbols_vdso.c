@@ -49,7 +49,16 @@ int main(void) {
 
   /* End to end: a capture that lands in the vDSO names its frame. TSan delivers signals only
    * in its interceptors (clock_gettime is one): the PC is never in the vDSO there. */
-#if !defined(__SANITIZE_THREAD__)
+#ifdef LAGSCOPE_TEST_UNDER_TSAN
+  const int under_tsan = 1;
+#else
+  const int under_tsan = 0;
+#endif
+  if (under_tsan) {
+    printf("the capture part is skipped under TSan\n");
+    lagscope__symbols_free(s);
+    return 0;
+  }
   CHECK_EQ_INT(lagscope__capture_init(0), 0);
   pthread_t t;
   CHECK(pthread_create(&t, NULL, spin, NULL) == 0);
@@ -69,7 +78,6 @@ int main(void) {
   pthread_join(t, NULL);
   CHECK_MSG(named, "no capture in %d landed in the vDSO", tries);
   printf("a capture in the vDSO after %d tries: %s\n", tries, info.function);
-#endif
   lagscope__symbols_free(s);
   return 0;
 }
