@@ -31,6 +31,7 @@ struct lagscope__hang_recorder {
   lagscope__stack *samples;
   uint32_t samples_capacity;
   lagscope__stack *threads;
+  char *thread_targets;                         /* LAGSCOPE__TARGET_MAX per thread */
   lagscope__process_sample *thread_info;        /* at the hang's start */
   lagscope__process_sample *thread_info_before; /* the sampler's last, before it */
   char path[512];
@@ -96,6 +97,8 @@ static void note_capture(lagscope__hang_recorder *h, int rc) {
 static void release_hang_buffers(lagscope__hang_recorder *h) {
   lagscope__dealloc(h->samples);
   lagscope__dealloc(h->threads);
+  lagscope__dealloc(h->thread_targets);
+  h->thread_targets = NULL;
   lagscope__dealloc(h->thread_info);
   lagscope__dealloc(h->thread_info_before);
   h->samples = h->threads = NULL;
@@ -149,7 +152,12 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
     lagscope_free(json);
     return NULL;
   }
-  return lagscope__hang_report_new(h->record.id, h->record.hang_id, h->path, json, heaviest);
+  lagscope_hang_report *report =
+      lagscope__hang_report_new(h->record.id, h->record.hang_id, h->path, json, heaviest);
+  char *cause = NULL;
+  if (report != NULL && lagscope__report_cause_json(&h->record, resolve, h, &cause) == LAGSCOPE_OK)
+    lagscope__hang_report_set_cause(report, cause);
+  return report;
 }
 
 /* ---- the hang ---- */
@@ -185,12 +193,33 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__pr
   return stacks;
 }
 
+/* Names what each blocked thread waits on now, while its fds are still open. */
+static char *describe_targets(const lagscope__stack *stacks, uint32_t count) {
+  char *targets = lagscope__alloc((size_t)LAGSCOPE__TARGET_MAX * (count + 1));
+  if (targets == NULL) return NULL;
+  for (uint32_t i = 0; i < count; i++)
+    lagscope__describe_wait_target(&stacks[i], targets + (size_t)i * LAGSCOPE__TARGET_MAX,
+                                   LAGSCOPE__TARGET_MAX);
+  return targets;
+}
+
 static void capture_all_threads(lagscope__hang_recorder *h) {
   h->threads = capture_threads(h, h->thread_info, h->record.main_tid);
   if (h->threads == NULL) return;
   h->record.threads = h->threads;
   h->record.thread_info = h->thread_info->threads;
   h->record.thread_count = h->thread_info->threads_len;
+  h->thread_targets = describe_targets(h->threads, h->record.thread_count);
+  h->record.thread_targets = h->thread_targets;
+}
+
+/* The main thread's target, named again only when it waits on something else. */
+static void note_sample_target(lagscope__hang_record *r, const lagscope__stack *s) {
+  if (s->run_state != LAGSCOPE__RUN_SYSCALL || s->syscall < 0) return;
+  if (r->sample_target_syscall == s->syscall && r->sample_target_arg == s->args[0]) return;
+  r->sample_target_syscall = s->syscall;
+  r->sample_target_arg = s->args[0];
+  lagscope__describe_wait_target(s, r->sample_target, sizeof(r->sample_target));
 }
 
 static int grow_samples(lagscope__hang_recorder *h) {
@@ -217,7 +246,9 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
   lagscope__stack *s = &h->samples[h->record.sample_count];
   int rc = lagscope__capture_stack(h->record.main_tid, s, MAIN_ANSWER_NS);
   note_capture(h, rc);
-  if (rc == LAGSCOPE_OK) h->record.sample_count++;
+  if (rc != LAGSCOPE_OK) return;
+  note_sample_target(&h->record, s);
+  h->record.sample_count++;
 }
 
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
@@ -226,6 +257,7 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    const lagscope__process_sample *sample_before) {
   release_hang_buffers(h);
   memset(&h->record, 0, sizeof(h->record));
+  h->record.sample_target_syscall = -1;
   h->active = 1;
   h->path[0] = '\0';
   lagscope__hang_record *r = &h->record;

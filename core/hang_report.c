@@ -11,12 +11,14 @@ struct lagscope_hang_report {
   uint64_t hang_id;
   char *json;                /* the whole report */
   char *heaviest_stack_json; /* a JSON array, innermost frame first */
+  char *cause_json;          /* {"kind", "summary"} */
 };
 
 static void hang_report_destroy(void *payload) {
   lagscope_hang_report *r = payload;
   lagscope_free(r->json);
   lagscope_free(r->heaviest_stack_json);
+  lagscope_free(r->cause_json);
 }
 
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
@@ -44,4 +46,13 @@ const char *lagscope_report_json(const lagscope_hang_report *report) {
 
 const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report) {
   return report->heaviest_stack_json;
+}
+
+void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json) {
+  lagscope_free(report->cause_json);
+  report->cause_json = cause_json;
+}
+
+const char *lagscope__hang_report_cause(const lagscope_hang_report *report) {
+  return report->cause_json;
 }

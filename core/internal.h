@@ -340,6 +340,9 @@ typedef struct lagscope__stack {
   uint8_t run_state;       /* lagscope__run_state */
   uint16_t frames_scanned; /* frames found by scanning the stack, not by unwind info */
   int32_t syscall;         /* LAGSCOPE__RUN_SYSCALL: the call's number, -1 when unknown */
+  int32_t lock_owner;      /* a futex wait on a locked pthread mutex: the owner's tid as the
+                              mutex records it when captured (0: none); not yet checked to be
+                              a live thread */
   uint32_t depth;
   uint64_t time_ns;                       /* when captured */
   uintptr_t args[6];                      /* LAGSCOPE__RUN_SYSCALL: its raw arguments */
@@ -349,6 +352,24 @@ typedef struct lagscope__stack {
 /* A system call's name ("nanosleep", "futex", ...) from its number; NULL when the port does
  * not know it (Darwin: the innermost frame names it). F */
 const char *lagscope__syscall_name(int32_t nr);
+
+#define LAGSCOPE__TARGET_MAX 160 /* bytes of a wait target's description */
+
+/* What a blocking system call waits for, by its number. */
+typedef enum lagscope__syscall_class {
+  LAGSCOPE__SYSCALL_OTHER = 0,
+  LAGSCOPE__SYSCALL_SLEEP, /* nanosleep, clock_nanosleep */
+  LAGSCOPE__SYSCALL_IO,    /* read, write, recv, send, connect, accept, open, fsync, ... */
+  LAGSCOPE__SYSCALL_POLL,  /* poll, ppoll, select, pselect, epoll_wait: io on the fds waited on */
+  LAGSCOPE__SYSCALL_FUTEX, /* a lock or a wait: the innermost functions say which */
+  LAGSCOPE__SYSCALL_WAIT   /* wait4, waitid, sigtimedwait, pause, ... */
+} lagscope__syscall_class;
+/* The call's class, and the argument that is its file descriptor (-1: none). F */
+lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg);
+/* What a blocked call waits on, as a person reads it: an fd's path, "pipe:[8812]", a socket
+ * with its peer ("tcp 127.0.0.1:41234 -> 127.0.0.1:5432"), the fds a poll or epoll waits on.
+ * Writes "" when nothing can be said. Reads /proc (Linux). A (none kept), no lock. */
+void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, size_t size);
 
 /* Prepares capture. Linux: installs the handler on `wanted` (0: the first real-time signal
  * from SIGRTMIN+3 that has no handler). LAGSCOPE_EINVAL when wanted is no real-time signal,
@@ -369,6 +390,26 @@ int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
  * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls
  * for. 0 when it was copied; *method says how. */
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method);
+
+/* ---- causes (core/cause.c): why a thread was not running -------------------------------------- */
+typedef enum lagscope__cause_kind {
+  LAGSCOPE__CAUSE_CPU = 0, /* on the CPU */
+  LAGSCOPE__CAUSE_LOCK,    /* waiting for a mutex or rwlock */
+  LAGSCOPE__CAUSE_WAIT,    /* a condition variable, semaphore, join, waitpid, a message */
+  LAGSCOPE__CAUSE_SLEEP,   /* nanosleep and friends */
+  LAGSCOPE__CAUSE_IO,      /* read, write, recv, connect, poll on the app's fds, ... */
+  LAGSCOPE__CAUSE_DEADLOCK,/* a lock chain that comes back to a thread in it */
+  LAGSCOPE__CAUSE_IDLE,    /* its own event loop's wait (Darwin: mach_msg in the run loop) */
+  LAGSCOPE__CAUSE_UNKNOWN
+} lagscope__cause_kind;
+#define LAGSCOPE__CAUSE_COUNT 8
+/* "cpu", "lock", "wait", "sleep", "io", "deadlock", "idle", "unknown". F */
+const char *lagscope__cause_kind_name(int kind);
+/* One stack's kind (never deadlock: that takes a chain), from its run state, its system call
+ * and names, the function names of its innermost frames (names[0] the innermost; NULL where
+ * unknown). F */
+lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const char *const *names,
+                                              size_t n);
 
 /* ---- port: symbols (core/linux/symbols.c) ----------------------------------------------------
  * Addresses to names, off the captured thread. */
@@ -421,6 +462,14 @@ typedef struct lagscope__hang_record {
   uint64_t samples_dropped;    /* past the sample buffer's capacity */
   const lagscope__stack *threads; /* every thread, captured once at the start */
   const lagscope__thread_sample *thread_info; /* names, CPU time; same order as threads */
+  /* What each blocked thread waited on, named when it was captured (the fd may be closed by
+   * the time the report is written): thread_count strings of LAGSCOPE__TARGET_MAX; NULL when
+   * none. */
+  const char *thread_targets;
+  /* The same for the main thread's samples: the last blocked call named, and its key. */
+  char sample_target[LAGSCOPE__TARGET_MAX];
+  int32_t sample_target_syscall;
+  uintptr_t sample_target_arg;
   uint32_t thread_count;
   uint64_t thread_cpu_window_ns;  /* over which thread_info CPU is compared to before */
   const lagscope__thread_sample *thread_info_before; /* may be NULL */
@@ -449,12 +498,21 @@ int lagscope__report_threads_json(const lagscope__hang_record *r, lagscope__reso
 int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
                                 void *ctx, char **out);
 
+/* The verdict alone, {"kind": ..., "summary": ...}, for the hang_ended event (the report's
+ * "cause" has the details). Freed with lagscope_free. A */
+int lagscope__report_cause_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+                                void *ctx, char **out);
+
 /* The public, immutable, reference-counted report that events carry. A */
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
                                                 const char *path, char *json,
                                                 char *heaviest_stack_json); /* takes both */
 /* The heaviest main-thread stack as a JSON array; NULL when none. F */
 const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report);
+/* Gives the report its verdict (lagscope__report_cause_json's; taken). F */
+void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json);
+/* {"kind", "summary"}; NULL when none. F */
+const char *lagscope__hang_report_cause(const lagscope_hang_report *report);
 
 /* ---- store (core/store.c): reports on disk, never lost ------------------------------------------- */
 typedef struct lagscope__store lagscope__store;

@@ -86,6 +86,8 @@ static void add_report(cJSON *o, const lagscope_hang_report *report) {
   cJSON_AddStringToObject(o, "report_path", lagscope_report_path(report));
   const char *heaviest = lagscope__hang_report_heaviest_stack(report);
   if (heaviest != NULL) cJSON_AddRawToObject(o, "heaviest_stack", heaviest);
+  const char *cause = lagscope__hang_report_cause(report);
+  if (cause != NULL) cJSON_AddRawToObject(o, "cause", cause);
 }
 
 static void add_body(cJSON *o, const lagscope_event *e) {

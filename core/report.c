@@ -7,6 +7,7 @@
  *   3. the frame cache: every distinct (address, is_return) resolved once per report
  *   4. the call tree: samples merged from the outermost frame down
  *   5. JSON: frames, the tree, the heaviest stack, threads, metrics, the report
+ *   6. the verdict: why the main thread did not answer (cause), with the lock owners' chain
  *
  * Memory: every working table comes from lagscope__alloc and is freed before returning; the two
  * strings handed out come from cJSON_PrintUnformatted (malloc), freed with lagscope_free. */
@@ -17,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,6 +591,316 @@ static int threads_json(report_ctx *c, const lagscope__hang_record *r, cJSON *re
   return 0;
 }
 
+/* ---- 6. the verdict ------------------------------------------------------------------------------ */
+
+/* snprintf for sentences that may be cut at size: a cut sentence is expected, not a bug. */
+__attribute__((format(printf, 3, 4))) static void put(char *out, size_t size,
+                                                      const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(out, size, format, args);
+  va_end(args);
+}
+
+#define CAUSE_NAMES 8      /* innermost frames whose names the classifier reads */
+#define CHAIN_MAX 8        /* lock owners followed, at most */
+#define PHRASE_MAX 512
+
+/* The function names of a stack's innermost frames. */
+static size_t innermost_names(report_ctx *c, const lagscope__stack *s, const char **names) {
+  uint32_t n = stack_depth(s) < CAUSE_NAMES ? stack_depth(s) : CAUSE_NAMES;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t frame;
+    names[k] = frame_of(c, s->frames[k], k > 0, &frame) == 0 ? frame_at(c, frame)->info.function
+                                                             : NULL;
+  }
+  return n;
+}
+
+static lagscope__cause_kind classify(report_ctx *c, const lagscope__stack *s) {
+  const char *names[CAUSE_NAMES];
+  size_t n = innermost_names(c, s, names);
+  return lagscope__classify_stack(s, names, n);
+}
+
+/* Is a frame in a system library (libc, the vDSO, Apple's frameworks), not the app's code? */
+static int in_system_library(const lagscope__frame_info *f) {
+  static const char *const prefixes[] = {"/lib/", "/lib64/", "/usr/lib/", "linux-vdso",
+                                         "/System/", "/usr/lib/system/"};
+  if (f->module == NULL) return 0;
+  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+    if (strncmp(f->module, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
+/* The innermost named function of the app's own code, else of any code (for "running FUNC",
+ * "waiting in ... in FUNC"). */
+static const char *first_function(report_ctx *c, const lagscope__stack *s) {
+  const char *any = NULL;
+  for (uint32_t k = 0; k < stack_depth(s); k++) {
+    uint32_t frame;
+    if (frame_of(c, s->frames[k], k > 0, &frame) != 0) break;
+    const lagscope__frame_info *f = &frame_at(c, frame)->info;
+    if (f->function == NULL) continue;
+    if (!in_system_library(f)) return f->function;
+    if (any == NULL) any = f->function;
+  }
+  return any != NULL ? any : "an unknown function";
+}
+
+static int thread_index(const lagscope__hang_record *r, int32_t tid) {
+  for (uint32_t i = 0; i < r->thread_count; i++)
+    if (r->threads[i].tid == tid) return (int)i;
+  return -1;
+}
+
+static const char *thread_name(const lagscope__hang_record *r, int index, char *buf, size_t size) {
+  if (r->thread_info == NULL || index < 0) return "?";
+  size_t len = strnlen(r->thread_info[index].name, LAGSCOPE_THREAD_NAME_MAX - 1);
+  snprintf(buf, size, "%.*s", (int)len, r->thread_info[index].name);
+  return buf;
+}
+
+/* What a blocked stack waits on: named when it was captured (a thread at the hang's start, or
+ * the main thread's last blocked call), else now. */
+static void wait_target(const lagscope__hang_record *r, const lagscope__stack *s, char *out,
+                        size_t size) {
+  if (r->thread_targets != NULL && r->threads != NULL && s >= r->threads &&
+      s < r->threads + r->thread_count) {
+    put(out, size, "%s", r->thread_targets + (size_t)(s - r->threads) * LAGSCOPE__TARGET_MAX);
+    return;
+  }
+  if (s->syscall >= 0 && s->syscall == r->sample_target_syscall &&
+      s->args[0] == r->sample_target_arg) {
+    put(out, size, "%s", r->sample_target);
+    return;
+  }
+  lagscope__describe_wait_target(s, out, size);
+}
+
+/* The owner of the lock a thread waits for, when it is a live thread of this capture. */
+static int owner_index(const lagscope__hang_record *r, const lagscope__stack *s) {
+  return s->lock_owner > 0 ? thread_index(r, s->lock_owner) : -1;
+}
+
+/* What a thread is doing, as the end of a sentence: "blocked in read() on pipe:[8812]"; for a
+ * lock, its owner and what the owner does, `left` owners deep. */
+static void phrase(report_ctx *c, const lagscope__hang_record *r, const lagscope__stack *s,
+                   int left, char *out, size_t size) {
+  char call[128], target[LAGSCOPE__TARGET_MAX];
+  lagscope__cause_kind kind = classify(c, s);
+  const char *name = run_state_text(c, s, call, sizeof(call));
+  wait_target(r, s, target, sizeof(target));
+  const char *on = target[0] != '\0' ? " on " : "";
+  switch (kind) {
+    case LAGSCOPE__CAUSE_CPU: put(out, size, "running %s", first_function(c, s)); break;
+    case LAGSCOPE__CAUSE_IO: put(out, size, "blocked in %s()%s%s", name, on, target); break;
+    case LAGSCOPE__CAUSE_SLEEP: put(out, size, "sleeping in %s()", name); break;
+    case LAGSCOPE__CAUSE_LOCK: {
+      int owner = owner_index(r, s);
+      uintptr_t mutex = s->syscall >= 0 ? s->args[0] : 0;
+      if (owner < 0 || left <= 0) {
+        put(out, size, "waiting for mutex 0x%" PRIxPTR, mutex);
+        break;
+      }
+      char who[LAGSCOPE_THREAD_NAME_MAX + 8], rest[PHRASE_MAX];
+      phrase(c, r, &r->threads[owner], left - 1, rest, sizeof(rest));
+      put(out, size, "waiting for mutex 0x%" PRIxPTR " held by %s (tid %d), %s", mutex,
+               thread_name(r, owner, who, sizeof(who)), (int)r->threads[owner].tid, rest);
+      break;
+    }
+    case LAGSCOPE__CAUSE_WAIT: put(out, size, "waiting in %s() in %s", name,
+                                        first_function(c, s)); break;
+    case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle in its event loop (%s)", name); break;
+    default: put(out, size, "in an unknown state"); break;
+  }
+}
+
+/* One thread's cause object, following the lock owner while there is one, up to `left` more. */
+static cJSON *thread_cause_json(report_ctx *c, const lagscope__hang_record *r, int index,
+                                int left) {
+  const lagscope__stack *s = &r->threads[index];
+  lagscope__cause_kind kind = classify(c, s);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "kind", lagscope__cause_kind_name(kind));
+  char buf[PHRASE_MAX], call[128];
+  if (s->run_state == LAGSCOPE__RUN_SYSCALL) add_text(o, "syscall", run_state_text(c, s, call, sizeof(call)));
+  wait_target(r, s, buf, sizeof(buf));
+  if (buf[0] != '\0') add_text(o, "target", buf);
+  if (kind == LAGSCOPE__CAUSE_LOCK && s->syscall >= 0) add_hex(o, "mutex", s->args[0]);
+  int owner = kind == LAGSCOPE__CAUSE_LOCK ? owner_index(r, s) : -1;
+  if (owner >= 0 && left > 0) {
+    cJSON *who = cJSON_AddObjectToObject(o, "owner");
+    cJSON_AddNumberToObject(who, "tid", r->threads[owner].tid);
+    add_text(who, "name", thread_name(r, owner, buf, sizeof(buf)));
+    cJSON *stack = cJSON_AddArrayToObject(who, "stack");
+    stack_json(c, &r->threads[owner], stack);
+    cJSON_AddItemToObject(who, "cause", thread_cause_json(c, r, owner, left - 1));
+  }
+  return o;
+}
+
+/* The lock chain from thread `index`: the tids in order, and whether it comes back to one of
+ * them (a deadlock: *cycle_from is where the cycle starts). */
+static int lock_chain(report_ctx *c, const lagscope__hang_record *r, int index, int *chain,
+                      int *cycle_from) {
+  int n = 0;
+  *cycle_from = -1;
+  while (index >= 0 && n < CHAIN_MAX) {
+    for (int i = 0; i < n; i++)
+      if (chain[i] == index) {
+        *cycle_from = i;
+        return n;
+      }
+    chain[n++] = index;
+    if (classify(c, &r->threads[index]) != LAGSCOPE__CAUSE_LOCK) break;
+    index = owner_index(r, &r->threads[index]);
+  }
+  return n;
+}
+
+typedef struct share {
+  int kind;
+  uint32_t count;
+} share;
+
+static int by_share(const void *a, const void *b) {
+  const share *x = a, *y = b;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return x->kind - y->kind;
+}
+
+static void summary_sentence(report_ctx *c, const lagscope__hang_record *r, int main_index,
+                             lagscope__cause_kind kind, double ms, const lagscope__stack *main,
+                             char *out, size_t size) {
+  char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8];
+  int owner = main_index >= 0 ? owner_index(r, &r->threads[main_index]) : -1;
+  switch (kind) {
+    case LAGSCOPE__CAUSE_LOCK:
+      if (owner < 0) {
+        put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR " (its owner is not known)",
+                 ms, main->args[0]);
+        return;
+      }
+      phrase(c, r, &r->threads[owner], 3, what, sizeof(what));
+      put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR
+               " held by thread %s (tid %d), itself %s", ms, main->args[0],
+               thread_name(r, owner, name, sizeof(name)), (int)r->threads[owner].tid, what);
+      return;
+    case LAGSCOPE__CAUSE_CPU: put(out, size, "On the CPU for %.0f ms in %s", ms,
+                                       first_function(c, main)); return;
+    case LAGSCOPE__CAUSE_IO: {
+      char call[128], target[LAGSCOPE__TARGET_MAX];
+      const char *call_name = run_state_text(c, main, call, sizeof(call));
+      wait_target(r, main, target, sizeof(target));
+      put(out, size, "Blocked %.0f ms in %s()%s%s", ms, call_name,
+               target[0] != '\0' ? " on " : "", target);
+      return;
+    }
+    case LAGSCOPE__CAUSE_SLEEP: phrase(c, r, main, 0, what, sizeof(what));
+      put(out, size, "Slept %.0f ms (%s)", ms, what); return;
+    case LAGSCOPE__CAUSE_WAIT: phrase(c, r, main, 0, what, sizeof(what));
+      put(out, size, "Waited %.0f ms, %s", ms, what); return;
+    case LAGSCOPE__CAUSE_IDLE: put(out, size, "Idle in its own event loop for %.0f ms: the "
+                                        "loop did not run lagscope's ping", ms); return;
+    default: put(out, size, "Not known why: no stack of the main thread says (%.0f ms)", ms);
+  }
+}
+
+static void deadlock_sentence(const lagscope__hang_record *r, const int *chain, int n, int from,
+                              char *out, size_t size) {
+  put(out, size, "Deadlock:");
+  char name[LAGSCOPE_THREAD_NAME_MAX + 8], holder[LAGSCOPE_THREAD_NAME_MAX + 8];
+  for (int i = from; i < n; i++) {
+    const lagscope__stack *s = &r->threads[chain[i]];
+    int next = chain[i + 1 < n ? i + 1 : from];
+    size_t len = strlen(out);
+    put(out + len, size - len, "%s thread %s (tid %d) waits for mutex 0x%" PRIxPTR
+        " held by %s (tid %d)", i > from ? ";" : "", thread_name(r, chain[i], name, sizeof(name)),
+        (int)s->tid, s->args[0], thread_name(r, next, holder, sizeof(holder)),
+        (int)r->threads[next].tid);
+  }
+}
+
+/* The verdict: the main thread's samples by kind (its share of each), the dominant one with
+ * what it waited on and, for a lock, the owners' chain from the capture of every thread at the
+ * hang's start; a chain that comes back on itself is a deadlock. */
+static cJSON *cause_json(report_ctx *c, const lagscope__hang_record *r) {
+  uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
+  const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
+  for (uint32_t i = 0; i < r->sample_count; i++) {
+    lagscope__cause_kind k = classify(c, &r->samples[i]);
+    counts[k]++;
+    last_of[k] = &r->samples[i];
+  }
+  int main_index = thread_index(r, r->main_tid);
+  const lagscope__stack *at_start = main_index >= 0 ? &r->threads[main_index] : NULL;
+  uint32_t total = r->sample_count;
+  if (total == 0 && at_start != NULL) { /* no sample yet: the capture at the start says */
+    lagscope__cause_kind k = classify(c, at_start);
+    counts[k] = total = 1;
+    last_of[k] = at_start;
+  }
+  share shares[LAGSCOPE__CAUSE_COUNT];
+  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT; k++) shares[k] = (share){k, counts[k]};
+  qsort(shares, LAGSCOPE__CAUSE_COUNT, sizeof(share), by_share);
+  lagscope__cause_kind kind = total > 0 ? (lagscope__cause_kind)shares[0].kind
+                                        : LAGSCOPE__CAUSE_UNKNOWN;
+  double share_of = total > 0 ? (double)shares[0].count / total : 0.0;
+  /* The details: from the capture at the start when it shows the same (the other threads are
+   * of that moment), else from the last sample of the kind. */
+  const lagscope__stack *main = at_start != NULL && classify(c, at_start) == kind
+                                    ? at_start : last_of[kind];
+  if (main != at_start) main_index = -1;
+
+  cJSON *o = cJSON_CreateObject();
+  int chain[CHAIN_MAX], cycle_from = -1, chain_len = 0;
+  if (kind == LAGSCOPE__CAUSE_LOCK && main_index >= 0)
+    chain_len = lock_chain(c, r, main_index, chain, &cycle_from);
+  char summary[1024];
+  double ms = (double)r->duration_ns / 1e6 * share_of;
+  if (cycle_from >= 0) {
+    cJSON_AddStringToObject(o, "kind", "deadlock");
+    deadlock_sentence(r, chain, chain_len, cycle_from, summary, sizeof(summary));
+  } else {
+    cJSON_AddStringToObject(o, "kind", lagscope__cause_kind_name(kind));
+    if (main != NULL) summary_sentence(c, r, main_index, kind, ms, main, summary, sizeof(summary));
+    else put(summary, sizeof(summary), "Not known why: no stack of the main thread says");
+  }
+  lagscope__json_add_measure(o, "share", share_of);
+  add_text(o, "summary", summary);
+  if (main != NULL) {
+    cJSON *detail = main_index >= 0 ? thread_cause_json(c, r, main_index, CHAIN_MAX)
+                                    : NULL;
+    char call[128], target[256];
+    if (detail == NULL && main->run_state == LAGSCOPE__RUN_SYSCALL) {
+      add_text(o, "syscall", run_state_text(c, main, call, sizeof(call)));
+      wait_target(r, main, target, sizeof(target));
+      if (target[0] != '\0') add_text(o, "target", target);
+    }
+    /* The main thread's own details (syscall, target, mutex, owner) join the verdict. */
+    for (cJSON *f = detail != NULL ? detail->child : NULL, *next; f != NULL; f = next) {
+      next = f->next;
+      if (strcmp(f->string, "kind") != 0)
+        cJSON_AddItemToObject(o, f->string, cJSON_DetachItemViaPointer(detail, f));
+    }
+    cJSON_Delete(detail);
+  }
+  if (cycle_from >= 0) {
+    cJSON *cycle = cJSON_AddArrayToObject(o, "cycle");
+    for (int i = cycle_from; i < chain_len; i++)
+      cJSON_AddItemToArray(cycle, cJSON_CreateNumber(r->threads[chain[i]].tid));
+  }
+  cJSON *all = cJSON_AddArrayToObject(o, "causes");
+  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT && shares[k].count > 0; k++) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "kind", lagscope__cause_kind_name(shares[k].kind));
+    lagscope__json_add_measure(e, "share", (double)shares[k].count / total);
+    cJSON_AddItemToArray(all, e);
+  }
+  return o;
+}
+
 static cJSON *memory_json(const lagscope_metrics *m) {
   cJSON *o = cJSON_CreateObject();
   lagscope__json_add_u64(o, "rss_bytes", m->rss_bytes);
@@ -723,6 +1035,7 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   }
   cJSON_AddItemToObject(report, "heaviest_stack", heaviest);
 
+  cJSON_AddItemToObject(report, "cause", cause_json(c, r));
   cJSON_AddNumberToObject(report, "main_thread_tid", r->main_tid);
   cJSON_AddNumberToObject(report, "thread_count", r->thread_count);
   rc = threads_json(c, r, report);
@@ -826,4 +1139,25 @@ int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_
   }
   ctx_free(&c);
   return rc;
+}
+
+int lagscope__report_cause_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+                                void *ctx, char **out) {
+  *out = NULL;
+  if (r == NULL || (r->samples == NULL && r->sample_count > 0) ||
+      (r->threads == NULL && r->thread_count > 0))
+    return LAGSCOPE_EINVAL;
+  report_ctx c;
+  int rc = ctx_init(&c, resolve, ctx);
+  cJSON *cause = rc == 0 ? cause_json(&c, r) : NULL;
+  cJSON *brief = cJSON_CreateObject();
+  if (cause != NULL && brief != NULL) {
+    cJSON_AddItemToObject(brief, "kind", cJSON_DetachItemFromObject(cause, "kind"));
+    cJSON_AddItemToObject(brief, "summary", cJSON_DetachItemFromObject(cause, "summary"));
+    *out = cJSON_PrintUnformatted(brief);
+  }
+  cJSON_Delete(cause);
+  cJSON_Delete(brief);
+  ctx_free(&c);
+  return *out != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
 }

@@ -37,7 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,9 +65,13 @@ static uint64_t demo_now_ns(void) {
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-typedef enum demo_stall_kind { DEMO_STALL_BUSY, DEMO_STALL_LOCK, DEMO_STALL_ALLOC } demo_stall_kind;
+typedef enum demo_stall_kind {
+  DEMO_STALL_BUSY, DEMO_STALL_LOCK, DEMO_STALL_ALLOC, DEMO_STALL_SLEEP, DEMO_STALL_IO,
+  DEMO_STALL_CHAIN, DEMO_STALL_DEADLOCK, DEMO_STALL_NET
+} demo_stall_kind;
 
-static const char *const demo_stall_names[] = {"busy", "lock", "alloc"};
+static const char *const demo_stall_names[] = {"busy", "lock",  "alloc",    "sleep",
+                                               "io",   "chain", "deadlock", "net"};
 
 typedef struct demo_options {
   unsigned fps;
@@ -95,7 +102,8 @@ static void demo_usage(FILE *out) {
           "\n"
           "Options:\n"
           "  --fps N              frames per second of the main loop (default 60)\n"
-          "  --stall-kind KIND    busy | lock | alloc (default busy)\n"
+          "  --stall-kind KIND    busy | lock | alloc | sleep | io | chain | deadlock | net\n"
+          "                       (default busy)\n"
           "  --stall-ms N         length of one stall in ms (default 600)\n"
           "  --stall-every S      stall every S seconds, fractions allowed (default 0: never)\n"
           "  --duration S         stop lagscope and exit 0 after S seconds (default 0: run until\n"
@@ -164,7 +172,7 @@ static int demo_parse_stall_kind(const char *name, const char *text, demo_stall_
       return 0;
     }
   }
-  return demo_bad_value(name, text, "busy, lock or alloc");
+  return demo_bad_value(name, text, "busy, lock, alloc, sleep, io, chain, deadlock or net");
 }
 
 /* A finite number > 0 (lagscope checks its range). */
@@ -467,6 +475,7 @@ typedef struct demo_lock_holder {
 /* The helper thread: owns the mutex for ms, the way a worker holding a shared lock would. */
 static void *demo_lock_hold(void *arg) {
   demo_lock_holder *h = arg;
+  pthread_setname_np(pthread_self(), "demo-holder"); /* 15 bytes at most */
   pthread_mutex_lock(&h->mutex);
   sem_post(&h->held);
   struct timespec ts = {(time_t)(h->ms / 1000), (long)(h->ms % 1000) * 1000000L};
@@ -514,12 +523,180 @@ DEMO_NOINLINE static void demo_stall_alloc(unsigned ms) {
   demo_sink++;
 }
 
+/* Sleeps the whole of ms, whatever interrupts it. */
+static void demo_sleep_ms(unsigned ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+DEMO_NOINLINE static void demo_stall_sleep(unsigned ms) {
+  demo_sleep_ms(ms);
+  demo_sink++;
+}
+
+/* io: the main thread reads a pipe whose writer ("demo-writer") writes after ms. */
+typedef struct demo_late_writer {
+  int fd;
+  unsigned ms;
+} demo_late_writer;
+
+static void *demo_write_late(void *arg) {
+  demo_late_writer *w = arg;
+  pthread_setname_np(pthread_self(), "demo-writer");
+  demo_sleep_ms(w->ms);
+  if (write(w->fd, "x", 1) != 1) perror(DEMO_NAME ": write");
+  return NULL;
+}
+
+DEMO_NOINLINE static void demo_stall_io(unsigned ms) {
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  demo_late_writer w = {fds[1], ms};
+  pthread_t writer;
+  if (pthread_create(&writer, NULL, demo_write_late, &w) == 0) {
+    char c;
+    while (read(fds[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    pthread_join(writer, NULL);
+  }
+  close(fds[0]);
+  close(fds[1]);
+}
+
+/* chain: main waits for mutex A, held by "demo-chain-a", which waits for mutex B, held by
+ * "demo-chain-b", which sleeps ms. */
+typedef struct demo_chain {
+  pthread_mutex_t a, b;
+  sem_t a_held, b_held;
+  unsigned ms;
+} demo_chain;
+
+static void *demo_chain_b(void *arg) {
+  demo_chain *c = arg;
+  pthread_setname_np(pthread_self(), "demo-chain-b");
+  pthread_mutex_lock(&c->b);
+  sem_post(&c->b_held);
+  demo_sleep_ms(c->ms);
+  pthread_mutex_unlock(&c->b);
+  return NULL;
+}
+
+static void *demo_chain_a(void *arg) {
+  demo_chain *c = arg;
+  pthread_setname_np(pthread_self(), "demo-chain-a");
+  pthread_mutex_lock(&c->a);
+  sem_post(&c->a_held);
+  pthread_mutex_lock(&c->b); /* held by demo-chain-b */
+  pthread_mutex_unlock(&c->b);
+  pthread_mutex_unlock(&c->a);
+  return NULL;
+}
+
+static void demo_sem_wait(sem_t *s) {
+  while (sem_wait(s) != 0 && errno == EINTR) {
+  }
+}
+
+DEMO_NOINLINE static void demo_stall_chain(unsigned ms) {
+  demo_chain c = {.a = PTHREAD_MUTEX_INITIALIZER, .b = PTHREAD_MUTEX_INITIALIZER, .ms = ms};
+  sem_init(&c.a_held, 0, 0);
+  sem_init(&c.b_held, 0, 0);
+  pthread_t a, b;
+  if (pthread_create(&b, NULL, demo_chain_b, &c) != 0) return;
+  demo_sem_wait(&c.b_held);
+  if (pthread_create(&a, NULL, demo_chain_a, &c) != 0) {
+    pthread_join(b, NULL);
+    return;
+  }
+  demo_sem_wait(&c.a_held);
+  pthread_mutex_lock(&c.a); /* the stall: A waits for B, which sleeps */
+  pthread_mutex_unlock(&c.a);
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  sem_destroy(&c.a_held);
+  sem_destroy(&c.b_held);
+}
+
+/* deadlock: main takes A then B; "demo-deadlock" takes B then A. Neither ever returns: the
+ * demo hangs for good (end it with kill). */
+static pthread_mutex_t demo_deadlock_a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t demo_deadlock_b = PTHREAD_MUTEX_INITIALIZER;
+static sem_t demo_deadlock_b_held;
+
+static void *demo_deadlock_other(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "demo-deadlock");
+  pthread_mutex_lock(&demo_deadlock_b);
+  sem_post(&demo_deadlock_b_held);
+  pthread_mutex_lock(&demo_deadlock_a); /* held by the main thread */
+  return NULL;
+}
+
+DEMO_NOINLINE static void demo_stall_deadlock(void) {
+  sem_init(&demo_deadlock_b_held, 0, 0);
+  pthread_mutex_lock(&demo_deadlock_a);
+  pthread_t other;
+  if (pthread_create(&other, NULL, demo_deadlock_other, NULL) != 0) return;
+  demo_sem_wait(&demo_deadlock_b_held);
+  pthread_mutex_lock(&demo_deadlock_b); /* held by demo-deadlock, which waits for A */
+}
+
+/* net: main sends a request to a local server ("demo-server", 127.0.0.1, a port the OS
+ * chooses) that answers after ms, and waits in recv(). */
+typedef struct demo_server {
+  int listener;
+  unsigned ms;
+} demo_server;
+
+static void *demo_serve_late(void *arg) {
+  demo_server *s = arg;
+  pthread_setname_np(pthread_self(), "demo-server");
+  int c = accept(s->listener, NULL, NULL);
+  if (c < 0) return NULL;
+  char byte;
+  if (read(c, &byte, 1) == 1) {
+    demo_sleep_ms(s->ms);
+    if (write(c, "y", 1) != 1) perror(DEMO_NAME ": write");
+  }
+  close(c);
+  return NULL;
+}
+
+DEMO_NOINLINE static void demo_stall_net(unsigned ms) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof(a);
+  demo_server s = {socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ms};
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  pthread_t server;
+  if (s.listener < 0 || fd < 0 || bind(s.listener, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+      listen(s.listener, 1) != 0 || getsockname(s.listener, (struct sockaddr *)&a, &len) != 0 ||
+      pthread_create(&server, NULL, demo_serve_late, &s) != 0) {
+    perror(DEMO_NAME ": the local server");
+    if (s.listener >= 0) close(s.listener);
+    if (fd >= 0) close(fd);
+    return;
+  }
+  char byte;
+  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && write(fd, "q", 1) == 1)
+    while (recv(fd, &byte, 1, 0) < 0 && errno == EINTR) {
+    }
+  pthread_join(server, NULL);
+  close(fd);
+  close(s.listener);
+}
+
 static void demo_stall(const demo_options *o) {
   if (demo_jsonl) demo_print_stall(o->stall_kind, o->stall_ms, demo_now_ns());
   switch (o->stall_kind) {
   case DEMO_STALL_BUSY: demo_stall_busy(o->stall_ms); break;
   case DEMO_STALL_LOCK: demo_stall_lock(o->stall_ms); break;
   case DEMO_STALL_ALLOC: demo_stall_alloc(o->stall_ms); break;
+  case DEMO_STALL_SLEEP: demo_stall_sleep(o->stall_ms); break;
+  case DEMO_STALL_IO: demo_stall_io(o->stall_ms); break;
+  case DEMO_STALL_CHAIN: demo_stall_chain(o->stall_ms); break;
+  case DEMO_STALL_DEADLOCK: demo_stall_deadlock(); break;
+  case DEMO_STALL_NET: demo_stall_net(o->stall_ms); break;
   }
 }
 

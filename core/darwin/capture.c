@@ -331,8 +331,20 @@ int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
   return LAGSCOPE_OK;
 }
 
-/* Darwin's blocking calls are traps whose stubs the innermost frame names. */
+/* Darwin's blocking calls are traps whose stubs the innermost frame names; the report's
+ * classifier reads them there (core/cause.c). */
 const char *lagscope__syscall_name(int32_t nr) {
   (void)nr;
   return NULL;
+}
+
+lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg) {
+  (void)nr;
+  *fd_arg = -1;
+  return LAGSCOPE__SYSCALL_OTHER;
+}
+
+void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, size_t size) {
+  (void)stack;
+  if (size > 0) out[0] = '\0'; /* the trap's arguments are not read on Darwin yet */
 }

@@ -34,6 +34,8 @@
 
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
@@ -604,6 +606,28 @@ enum take_result { TAKEN, TAKE_BY_SIGNAL, TAKE_GONE };
 static int force_signal;
 void lagscope__capture_force_signal(int on) { force_signal = on; }
 
+/* glibc's pthread_mutex_t, as the installed headers lay it out: the futex word first, the
+ * owner's tid in __owner. A thread waiting on the futex of a locked mutex names its owner. */
+_Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0,
+               "glibc's pthread_mutex_t: the futex word is not first");
+#define MUTEX_OWNER_OFFSET offsetof(pthread_mutex_t, __data.__owner)
+
+/* The owner of the lock whose futex word is at address, as the memory says now: for a PI
+ * futex the word itself holds the owner's tid; for a plain one (a default mutex) the mutex's
+ * __owner, when the word says locked. 0 when none; the caller checks it is a live thread
+ * (the word may be a condition variable's, whose neighbour means nothing). Checked reads. */
+static int32_t mutex_owner(uintptr_t address, uintptr_t op) {
+  int32_t words[MUTEX_OWNER_OFFSET / sizeof(int32_t) + 1];
+  struct iovec local = {words, sizeof(words)}, remote = {(void *)address, sizeof(words)};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(words)) return 0;
+  int cmd = (int)(op & FUTEX_CMD_MASK);
+  if (cmd == FUTEX_LOCK_PI || cmd == FUTEX_WAIT_REQUEUE_PI)
+    return (int32_t)((uint32_t)words[0] & FUTEX_TID_MASK);
+  if (words[0] == 0) return 0; /* not locked */
+  int32_t owner = words[MUTEX_OWNER_OFFSET / sizeof(int32_t)];
+  return owner > 0 ? owner : 0;
+}
+
 /* Copies a blocked thread's stack from where the kernel says it will resume, then checks that
  * it did not run meanwhile: its run count (schedstat) unchanged, or where the kernel keeps
  * none, the same syscall, arguments, sp and pc before and after the copy. The state alone
@@ -635,6 +659,7 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
     out->run_state = before.nr >= 0 ? LAGSCOPE__RUN_SYSCALL : LAGSCOPE__RUN_BLOCKED;
     out->syscall = (int32_t)before.nr;
     memcpy(out->args, before.args, sizeof(out->args));
+    if (before.nr == SYS_futex) out->lock_owner = mutex_owner(before.args[0], before.args[1]);
     return TAKEN;
   }
   return TAKE_BY_SIGNAL;
@@ -648,6 +673,7 @@ static void reset_stack(int32_t tid, lagscope__stack *out) {
   out->run_state = LAGSCOPE__RUN_UNKNOWN;
   out->frames_scanned = 0;
   out->syscall = -1;
+  out->lock_owner = 0;
   memset(out->args, 0, sizeof(out->args));
 }
 

@@ -37,8 +37,8 @@ int lagscope__linux_follows_call(const uint8_t *code, size_t len_before);
 /* The bytes lagscope__linux_follows_call looks at, at most. */
 #define LAGSCOPE__CALL_BYTES_MAX 8
 /* A function that keeps a frame pointer sets it in its prologue; code holds the function's
- * first len bytes. x86_64: `[endbr64] push %rbp; mov %rsp,%rbp; [push %rbx/%r12..%r15]...;
- * [sub $N,%rsp]` gives the bytes from the stack pointer in its body (at its calls) up to the
+ * first len bytes. x86_64: `[endbr64] push %rbp; mov %rsp,%rbp; [push %rbx/%r12..%r15 and
+ * register moves]...; [sub $N,%rsp]` gives the bytes from the stack pointer in its body (at its calls) up to the
  * frame pointer: rbp = sp + the result. -1 when the prologue is of another form (and always on
  * aarch64, whose frame records the scan finds). F */
 long lagscope__linux_frame_pointer_offset(const uint8_t *code, size_t len);

@@ -36,11 +36,16 @@ long lagscope__linux_frame_pointer_offset(const uint8_t *code, size_t len) {
   if (!mov_rsp_rbp) return -1;
   at += 3;
   long offset = 0;
-  for (;;) { /* pushes of callee-saved registers: rbx, r12..r15 */
+  for (;;) { /* pushes of callee-saved registers (rbx, r12..r15), and register moves between */
     if (at < len && code[at] == 0x53) {
       offset += 8, at += 1;
     } else if (at + 1 < len && code[at] == 0x41 && code[at + 1] >= 0x54 && code[at + 1] <= 0x57) {
       offset += 8, at += 2;
+    } else if (at + 2 < len && (code[at] & 0xF0) == 0x40 &&
+               (code[at + 1] == 0x89 || code[at + 1] == 0x8B) && code[at + 2] >= 0xC0) {
+      at += 3; /* mov %reg64, %reg64 (an argument kept in a callee-saved register) */
+    } else if (at + 1 < len && (code[at] == 0x89 || code[at] == 0x8B) && code[at + 1] >= 0xC0) {
+      at += 2; /* mov %reg32, %reg32 */
     } else {
       break;
     }

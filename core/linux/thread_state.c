@@ -90,52 +90,68 @@ int lagscope__linux_same_blocked_state(const lagscope__linux_thread_state *a,
 
 /* ---- names ---- */
 
-/* The calls a thread waits in, and the common ones around them; the report names others
- * "syscall_<nr>".
- * Some exist on x86_64 only (aarch64 has just the p-, 4- and at- forms). */
-#define SYSCALL_NAME(name) {SYS_##name, #name},
+/* The calls a thread waits in, and the common ones around them, with what they wait for and
+ * which argument is their file descriptor; the report names others "syscall_<nr>". Some exist
+ * on x86_64 only (aarch64 has just the p-, 4- and at- forms). */
+#define SLEEP LAGSCOPE__SYSCALL_SLEEP
+#define IO LAGSCOPE__SYSCALL_IO
+#define POLL LAGSCOPE__SYSCALL_POLL
+#define FUTEX LAGSCOPE__SYSCALL_FUTEX
+#define WAIT LAGSCOPE__SYSCALL_WAIT
+#define OTHER LAGSCOPE__SYSCALL_OTHER
+#define CALL(name, class, fd_arg) {SYS_##name, #name, class, fd_arg},
 static const struct {
   long nr;
   const char *name;
-} syscall_names[] = {
-    SYSCALL_NAME(read) SYSCALL_NAME(write) SYSCALL_NAME(readv) SYSCALL_NAME(writev)
-    SYSCALL_NAME(pread64) SYSCALL_NAME(pwrite64) SYSCALL_NAME(preadv) SYSCALL_NAME(pwritev)
-    SYSCALL_NAME(openat) SYSCALL_NAME(close) SYSCALL_NAME(ioctl) SYSCALL_NAME(fcntl)
-    SYSCALL_NAME(fsync) SYSCALL_NAME(fdatasync) SYSCALL_NAME(sync_file_range)
-    SYSCALL_NAME(flock) SYSCALL_NAME(ppoll) SYSCALL_NAME(pselect6) SYSCALL_NAME(epoll_pwait)
-    SYSCALL_NAME(nanosleep) SYSCALL_NAME(clock_nanosleep) SYSCALL_NAME(futex)
-    SYSCALL_NAME(wait4) SYSCALL_NAME(waitid) SYSCALL_NAME(connect) SYSCALL_NAME(accept)
-    SYSCALL_NAME(accept4) SYSCALL_NAME(recvfrom) SYSCALL_NAME(sendto) SYSCALL_NAME(recvmsg)
-    SYSCALL_NAME(sendmsg) SYSCALL_NAME(recvmmsg) SYSCALL_NAME(sendmmsg) SYSCALL_NAME(msgrcv)
-    SYSCALL_NAME(msgsnd) SYSCALL_NAME(semtimedop) SYSCALL_NAME(rt_sigtimedwait)
-    SYSCALL_NAME(rt_sigsuspend) SYSCALL_NAME(mmap) SYSCALL_NAME(munmap) SYSCALL_NAME(mprotect)
-    SYSCALL_NAME(madvise) SYSCALL_NAME(brk) SYSCALL_NAME(clone) SYSCALL_NAME(execve)
-    SYSCALL_NAME(exit) SYSCALL_NAME(exit_group) SYSCALL_NAME(getdents64)
-    SYSCALL_NAME(newfstatat) SYSCALL_NAME(statx) SYSCALL_NAME(io_getevents)
-    SYSCALL_NAME(io_uring_enter) SYSCALL_NAME(sched_yield) SYSCALL_NAME(splice)
-    SYSCALL_NAME(sendfile) SYSCALL_NAME(copy_file_range) SYSCALL_NAME(fallocate)
-    SYSCALL_NAME(ftruncate) SYSCALL_NAME(renameat) SYSCALL_NAME(unlinkat)
-    SYSCALL_NAME(mkdirat) SYSCALL_NAME(getrandom) SYSCALL_NAME(membarrier)
-    SYSCALL_NAME(process_vm_readv)
+  lagscope__syscall_class class;
+  int fd_arg;
+} syscalls[] = {
+    CALL(read, IO, 0) CALL(write, IO, 0) CALL(readv, IO, 0) CALL(writev, IO, 0)
+    CALL(pread64, IO, 0) CALL(pwrite64, IO, 0) CALL(preadv, IO, 0) CALL(pwritev, IO, 0)
+    CALL(openat, IO, -1) CALL(close, IO, 0) CALL(ioctl, IO, 0) CALL(fcntl, IO, 0)
+    CALL(fsync, IO, 0) CALL(fdatasync, IO, 0) CALL(sync_file_range, IO, 0) CALL(flock, IO, 0)
+    CALL(ppoll, POLL, -1) CALL(pselect6, POLL, -1) CALL(epoll_pwait, POLL, 0)
+    CALL(nanosleep, SLEEP, -1) CALL(clock_nanosleep, SLEEP, -1) CALL(futex, FUTEX, -1)
+    CALL(wait4, WAIT, -1) CALL(waitid, WAIT, -1) CALL(connect, IO, 0) CALL(accept, IO, 0)
+    CALL(accept4, IO, 0) CALL(recvfrom, IO, 0) CALL(sendto, IO, 0) CALL(recvmsg, IO, 0)
+    CALL(sendmsg, IO, 0) CALL(recvmmsg, IO, 0) CALL(sendmmsg, IO, 0) CALL(msgrcv, WAIT, -1)
+    CALL(msgsnd, WAIT, -1) CALL(semtimedop, WAIT, -1) CALL(rt_sigtimedwait, WAIT, -1)
+    CALL(rt_sigsuspend, WAIT, -1) CALL(mmap, OTHER, -1) CALL(munmap, OTHER, -1)
+    CALL(mprotect, OTHER, -1) CALL(madvise, OTHER, -1) CALL(brk, OTHER, -1)
+    CALL(clone, OTHER, -1) CALL(execve, OTHER, -1) CALL(exit, OTHER, -1)
+    CALL(exit_group, OTHER, -1) CALL(getdents64, IO, 0) CALL(newfstatat, IO, -1)
+    CALL(statx, IO, -1) CALL(io_getevents, IO, -1) CALL(io_uring_enter, IO, 0)
+    CALL(sched_yield, OTHER, -1) CALL(splice, IO, 0) CALL(sendfile, IO, 1)
+    CALL(copy_file_range, IO, 0) CALL(fallocate, IO, 0) CALL(ftruncate, IO, 0)
+    CALL(renameat, IO, -1) CALL(unlinkat, IO, -1) CALL(mkdirat, IO, -1)
+    CALL(getrandom, OTHER, -1) CALL(membarrier, OTHER, -1) CALL(process_vm_readv, OTHER, -1)
 #ifdef SYS_poll
-    SYSCALL_NAME(poll) SYSCALL_NAME(select) SYSCALL_NAME(epoll_wait) SYSCALL_NAME(pause)
-    SYSCALL_NAME(open) SYSCALL_NAME(fork) SYSCALL_NAME(vfork)
-    SYSCALL_NAME(stat) SYSCALL_NAME(fstat) SYSCALL_NAME(lstat) SYSCALL_NAME(rename)
-    SYSCALL_NAME(unlink) SYSCALL_NAME(mkdir)
+    CALL(poll, POLL, -1) CALL(select, POLL, -1) CALL(epoll_wait, POLL, 0) CALL(pause, WAIT, -1)
+    CALL(open, IO, -1) CALL(fork, OTHER, -1) CALL(vfork, WAIT, -1) CALL(stat, IO, -1)
+    CALL(fstat, IO, 0) CALL(lstat, IO, -1) CALL(rename, IO, -1) CALL(unlink, IO, -1)
+    CALL(mkdir, IO, -1)
 #endif
 #ifdef SYS_epoll_pwait2
-    SYSCALL_NAME(epoll_pwait2)
+    CALL(epoll_pwait2, POLL, 0)
 #endif
 #ifdef SYS_futex_waitv
-    SYSCALL_NAME(futex_waitv)
-#endif
-#ifdef SYS_clock_nanosleep_time64
-    SYSCALL_NAME(clock_nanosleep_time64)
+    CALL(futex_waitv, FUTEX, -1)
 #endif
 };
 
+static int find_syscall(int32_t nr) {
+  for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
+    if (syscalls[i].nr == nr) return (int)i;
+  return -1;
+}
+
 const char *lagscope__syscall_name(int32_t nr) {
-  for (size_t i = 0; i < sizeof(syscall_names) / sizeof(syscall_names[0]); i++)
-    if (syscall_names[i].nr == nr) return syscall_names[i].name;
-  return NULL;
+  int i = find_syscall(nr);
+  return i >= 0 ? syscalls[i].name : NULL;
+}
+
+lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg) {
+  int i = find_syscall(nr);
+  *fd_arg = i >= 0 ? syscalls[i].fd_arg : -1;
+  return i >= 0 ? syscalls[i].class : LAGSCOPE__SYSCALL_OTHER;
 }

@@ -76,9 +76,20 @@ static void *capturer(void *arg) {
   }
   CHECK_EQ_INT(rc, 0);
   CHECK_MSG(next == 4, "%s: found %zu of the 4 expected functions in order", kind, next);
-  atomic_store(&release_main, 1);
-  pthread_mutex_unlock(&held);
+  atomic_store(&release_main, 1); /* the holder lets the mutex go */
   (void)!write(pipe_fds[1], "x", 1);
+  return NULL;
+}
+
+/* Holds the mutex the main thread waits for until the capturer is done (the thread that
+ * locks a mutex unlocks it: TSan checks). */
+static _Atomic int holding;
+static void *holder(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&held);
+  atomic_store(&holding, 1);
+  while (!atomic_load(&release_main)) usleep(1000);
+  pthread_mutex_unlock(&held);
   return NULL;
 }
 
@@ -91,13 +102,14 @@ int main(int argc, char **argv) {
   CHECK_EQ_INT(lagscope__capture_init(0), 0);
   CHECK(pipe(pipe_fds) == 0);
   pthread_t t;
+  pthread_t h;
   if (strcmp(kind, "mutex") == 0) {
-    /* The lock is taken by this thread before main waits on it; the capturer releases it.
-     * A default mutex may be unlocked by another thread in glibc; fine for a test. */
-    pthread_mutex_lock(&held);
+    CHECK(pthread_create(&h, NULL, holder, NULL) == 0);
+    while (!atomic_load(&holding)) usleep(1000);
   }
   pthread_create(&t, NULL, capturer, NULL);
   capture_test_outer();
   pthread_join(t, NULL);
+  if (strcmp(kind, "mutex") == 0) pthread_join(h, NULL);
   return 0;
 }

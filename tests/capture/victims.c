@@ -14,7 +14,7 @@ static int pipe_read[2], pipe_poll[2], pipe_epoll[2], epoll_fd;
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static volatile int released;
+static int released; /* __atomic: read by the victims, set by the releaser */
 
 void victims_prepare(void) {
   if (pipe(pipe_read) || pipe(pipe_poll) || pipe(pipe_epoll)) perror("pipe");
@@ -25,7 +25,7 @@ void victims_prepare(void) {
 }
 
 __attribute__((noinline)) static void victim_nanosleep_inner(void) {
-  while (!released) {
+  while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE)) {
     struct timespec ts = {60, 0};
     nanosleep(&ts, NULL);
   }
@@ -48,7 +48,7 @@ __attribute__((noinline)) static void victim_mutex_inner(void) {
 }
 __attribute__((noinline)) static void victim_cond_inner(void) {
   pthread_mutex_lock(&cond_mutex);
-  while (!released) pthread_cond_wait(&cond, &cond_mutex);
+  while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE)) pthread_cond_wait(&cond, &cond_mutex);
   pthread_mutex_unlock(&cond_mutex);
   __asm__ volatile("");
 }
@@ -89,7 +89,7 @@ const char *victims_inner_name(int kind) { return names[kind][0]; }
 const char *victims_outer_name(int kind) { return names[kind][1]; }
 
 void victims_release(void) {
-  released = 1;
+  __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
   (void)!write(pipe_read[1], "x", 1);
   (void)!write(pipe_poll[1], "x", 1);
   (void)!write(pipe_epoll[1], "x", 1);

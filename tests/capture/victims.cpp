@@ -16,7 +16,7 @@ static int pipe_read[2], pipe_poll[2], pipe_epoll[2], epoll_fd;
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static volatile int released;
+static int released; /* __atomic: read by the victims, set by the releaser */
 
 class Waiter {
  public:
@@ -31,7 +31,7 @@ class Waiter {
 void Waiter::inner() {
   switch (kind_) {
     case VICTIM_NANOSLEEP:
-      while (!released) {
+      while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE)) {
         struct timespec ts = {60, 0};
         nanosleep(&ts, nullptr);
       }
@@ -52,7 +52,7 @@ void Waiter::inner() {
       break;
     case VICTIM_COND:
       pthread_mutex_lock(&cond_mutex);
-      while (!released) pthread_cond_wait(&cond, &cond_mutex);
+      while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE)) pthread_cond_wait(&cond, &cond_mutex);
       pthread_mutex_unlock(&cond_mutex);
       break;
     case VICTIM_EPOLL: {
@@ -97,7 +97,7 @@ const char *victims_outer_name(int) { return "victims::Waiter::outer"; }
 
 void victims_release(void) {
   using namespace victims;
-  released = 1;
+  __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
   if (write(pipe_read[1], "x", 1) < 0 || write(pipe_poll[1], "x", 1) < 0 ||
       write(pipe_epoll[1], "x", 1) < 0)
     perror("write");

@@ -1,0 +1,94 @@
+/* Why a thread was not running: each captured stack classified as cpu, lock, wait, sleep, io,
+ * idle or unknown, from what the port says of its system call (Linux: the call's number and
+ * class) and from its innermost functions (the lock and wait functions of libc and libpthread;
+ * on Darwin the kernel trap the innermost frame names). Portable: tested on Linux with
+ * synthetic states for both ports' rules. No allocation, no lock. */
+#include "internal.h"
+
+#include <string.h>
+
+const char *lagscope__cause_kind_name(int kind) {
+  switch (kind) {
+    case LAGSCOPE__CAUSE_CPU: return "cpu";
+    case LAGSCOPE__CAUSE_LOCK: return "lock";
+    case LAGSCOPE__CAUSE_WAIT: return "wait";
+    case LAGSCOPE__CAUSE_SLEEP: return "sleep";
+    case LAGSCOPE__CAUSE_IO: return "io";
+    case LAGSCOPE__CAUSE_DEADLOCK: return "deadlock";
+    case LAGSCOPE__CAUSE_IDLE: return "idle";
+    case LAGSCOPE__CAUSE_UNKNOWN: break;
+  }
+  return "unknown";
+}
+
+static int any_contains(const char *const *names, size_t n, const char *part) {
+  for (size_t i = 0; i < n; i++)
+    if (names[i] != NULL && strstr(names[i], part) != NULL) return 1;
+  return 0;
+}
+
+/* A futex wait is a lock when a lock function waits on it (glibc: __lll_lock_wait under
+ * pthread_mutex_lock, the rwlock functions, a PI mutex's lock); otherwise it is a condition
+ * variable, a semaphore, a join or a barrier: a wait. */
+static lagscope__cause_kind futex_kind(const char *const *names, size_t n) {
+  static const char *const locks[] = {"mutex_lock", "lll_lock", "mutex_timedlock",
+                                      "mutex_clocklock", "rwlock_", "spin_lock"};
+  for (size_t i = 0; i < sizeof(locks) / sizeof(locks[0]); i++)
+    if (any_contains(names, n, locks[i])) return LAGSCOPE__CAUSE_LOCK;
+  return LAGSCOPE__CAUSE_WAIT;
+}
+
+/* Darwin: the trap the innermost frame names (libsystem_kernel's stubs), as Apple's
+ * open-source libpthread, libplatform and CoreFoundation use them. */
+static const struct {
+  const char *trap;
+  lagscope__cause_kind kind;
+} darwin_traps[] = {
+    {"__psynch_mutexwait", LAGSCOPE__CAUSE_LOCK},  {"__ulock_wait", LAGSCOPE__CAUSE_LOCK},
+    {"__psynch_rw_", LAGSCOPE__CAUSE_LOCK},        {"__psynch_cvwait", LAGSCOPE__CAUSE_WAIT},
+    {"semaphore_wait_trap", LAGSCOPE__CAUSE_WAIT}, {"semaphore_timedwait_trap", LAGSCOPE__CAUSE_WAIT},
+    {"__semwait_signal", LAGSCOPE__CAUSE_SLEEP},   {"__wait4", LAGSCOPE__CAUSE_WAIT},
+    {"__sigwait", LAGSCOPE__CAUSE_WAIT},           {"__workq_kernreturn", LAGSCOPE__CAUSE_WAIT},
+    {"mach_msg", LAGSCOPE__CAUSE_WAIT},            {"__read", LAGSCOPE__CAUSE_IO},
+    {"read", LAGSCOPE__CAUSE_IO},                  {"__write", LAGSCOPE__CAUSE_IO},
+    {"write", LAGSCOPE__CAUSE_IO},                 {"__recvfrom", LAGSCOPE__CAUSE_IO},
+    {"__sendto", LAGSCOPE__CAUSE_IO},              {"__connect", LAGSCOPE__CAUSE_IO},
+    {"__accept", LAGSCOPE__CAUSE_IO},              {"poll", LAGSCOPE__CAUSE_IO},
+    {"__select", LAGSCOPE__CAUSE_IO},              {"kevent", LAGSCOPE__CAUSE_IO},
+    {"__open", LAGSCOPE__CAUSE_IO},                {"fsync", LAGSCOPE__CAUSE_IO},
+    {"__pread", LAGSCOPE__CAUSE_IO},               {"__pwrite", LAGSCOPE__CAUSE_IO},
+};
+
+static lagscope__cause_kind darwin_kind(const char *const *names, size_t n) {
+  const char *trap = n > 0 ? names[0] : NULL;
+  if (trap == NULL) return LAGSCOPE__CAUSE_UNKNOWN;
+  for (size_t i = 0; i < sizeof(darwin_traps) / sizeof(darwin_traps[0]); i++) {
+    if (strncmp(trap, darwin_traps[i].trap, strlen(darwin_traps[i].trap)) != 0) continue;
+    /* The main run loop waiting for its next message: the loop is idle, not stuck. */
+    if (strncmp(trap, "mach_msg", 8) == 0 && any_contains(names, n, "__CFRunLoopServiceMachPort"))
+      return LAGSCOPE__CAUSE_IDLE;
+    return darwin_traps[i].kind;
+  }
+  return LAGSCOPE__CAUSE_UNKNOWN;
+}
+
+lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const char *const *names,
+                                              size_t n) {
+  switch ((lagscope__run_state)s->run_state) {
+    case LAGSCOPE__RUN_CPU: return LAGSCOPE__CAUSE_CPU;
+    case LAGSCOPE__RUN_UNKNOWN:
+    case LAGSCOPE__RUN_BLOCKED: return LAGSCOPE__CAUSE_UNKNOWN;
+    case LAGSCOPE__RUN_SYSCALL: break;
+  }
+  if (s->syscall < 0) return darwin_kind(names, n);
+  int fd_arg;
+  switch (lagscope__syscall_classify(s->syscall, &fd_arg)) {
+    case LAGSCOPE__SYSCALL_SLEEP: return LAGSCOPE__CAUSE_SLEEP;
+    case LAGSCOPE__SYSCALL_IO:
+    case LAGSCOPE__SYSCALL_POLL: return LAGSCOPE__CAUSE_IO;
+    case LAGSCOPE__SYSCALL_FUTEX: return futex_kind(names, n);
+    case LAGSCOPE__SYSCALL_WAIT: return LAGSCOPE__CAUSE_WAIT;
+    case LAGSCOPE__SYSCALL_OTHER: break;
+  }
+  return LAGSCOPE__CAUSE_UNKNOWN;
+}

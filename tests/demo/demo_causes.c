@@ -1,0 +1,166 @@
+/*
+ * demo_causes: every hang names why. For each stall kind of the demo, the report's cause (and
+ * the hang_ended line's cause.kind and summary) says what the main thread waited for:
+ *   sleep     kind sleep
+ *   io        kind io, target the pipe ("pipe:[…]") whose writer is late
+ *   net       kind io, target the TCP connection to the late local server, with its peer
+ *   lock      kind lock, owner demo-holder, itself asleep
+ *   chain     kind lock, owner demo-chain-a, itself waiting for a lock held by demo-chain-b,
+ *             asleep
+ *   deadlock  kind deadlock, the cycle main -> demo-deadlock -> main, already in the report
+ *             in progress (the hang never ends: the test kills the demo)
+ */
+#define _GNU_SOURCE
+#include "check.h"
+#include "demo_reports.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const cJSON *member(const cJSON *o, const char *name) {
+  return cJSON_GetObjectItemCaseSensitive(o, name);
+}
+static const char *text(const cJSON *o, const char *name) {
+  const cJSON *v = member(o, name);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void start_demo(spawn_proc *p, const char *demo, const char *kind, const char *dir) {
+  char *args[] = {(char *)demo, "--headless", "--events", "jsonl", "--stall-kind", (char *)kind,
+                  "--stall-ms", "800", "--stall-every", "1.5", "--duration", "2.8",
+                  "--report-dir", (char *)dir, "--port", "0", "--bind", "127.0.0.1", NULL};
+  CHECK(spawn_start(p, demo, args, SPAWN_INHERIT_STDERR) == 0);
+}
+
+/* The first hang's report and its hang_ended line's cause. */
+static cJSON *ended_report(const char *demo, const char *kind, char *dir, cJSON **line_cause) {
+  static spawn_proc p;
+  start_demo(&p, demo, kind, dir);
+  cJSON *ended = demo_wait_for(&p, "hang_ended", 15000);
+  CHECK_MSG(ended != NULL, "%s: no hang_ended", kind);
+  *line_cause = cJSON_Duplicate(member(ended, "cause"), 1);
+  cJSON *report = demo_read_json_file(text(ended, "report_path"));
+  CHECK_MSG(report != NULL, "%s: the report %s", kind, text(ended, "report_path"));
+  cJSON_Delete(ended);
+  spawn_signal(&p, SIGTERM);
+  CHECK_EQ_INT(spawn_wait(&p, 20000), 0);
+  spawn_close(&p);
+  return report;
+}
+
+static const cJSON *check_cause(const char *kind, const cJSON *report, const cJSON *line_cause,
+                                const char *expected) {
+  const cJSON *cause = member(report, "cause");
+  printf("%s: %s: %s\n", kind, text(cause, "kind"), text(cause, "summary"));
+  CHECK_MSG(strcmp(text(cause, "kind"), expected) == 0, "%s: cause %s, expected %s", kind,
+            text(cause, "kind"), expected);
+  CHECK_MSG(strcmp(text(line_cause, "kind"), expected) == 0, "%s: the line's cause %s", kind,
+            text(line_cause, "kind"));
+  CHECK(strcmp(text(line_cause, "summary"), text(cause, "summary")) == 0);
+  double share = cJSON_GetNumberValue(member(cause, "share"));
+  CHECK_MSG(share >= 0.8, "%s: the cause explains %.2f of the samples", kind, share);
+  return cause;
+}
+
+static void one_kind(const char *demo, const char *kind) {
+  char dir[64];
+  demo_temp_dir(dir, sizeof(dir));
+  cJSON *line_cause = NULL;
+  cJSON *report = ended_report(demo, kind, dir, &line_cause);
+  if (strcmp(kind, "sleep") == 0) {
+    check_cause(kind, report, line_cause, "sleep");
+  } else if (strcmp(kind, "io") == 0) {
+    const cJSON *c = check_cause(kind, report, line_cause, "io");
+    CHECK_MSG(strcmp(text(c, "syscall"), "read") == 0, "io: syscall %s", text(c, "syscall"));
+    CHECK_MSG(strncmp(text(c, "target"), "pipe:[", 6) == 0, "io: target %s", text(c, "target"));
+  } else if (strcmp(kind, "net") == 0) {
+    const cJSON *c = check_cause(kind, report, line_cause, "io");
+    const char *target = text(c, "target");
+    CHECK_MSG(strncmp(target, "tcp 127.0.0.1:", 14) == 0 && strstr(target, " -> 127.0.0.1:"),
+              "net: target %s", target);
+  } else if (strcmp(kind, "lock") == 0) {
+    const cJSON *c = check_cause(kind, report, line_cause, "lock");
+    const cJSON *owner = member(c, "owner");
+    CHECK_MSG(strcmp(text(owner, "name"), "demo-holder") == 0, "lock: owner %s",
+              text(owner, "name"));
+    CHECK(strcmp(text(member(owner, "cause"), "kind"), "sleep") == 0);
+    CHECK(cJSON_GetArraySize(member(owner, "stack")) > 2);
+  } else if (strcmp(kind, "chain") == 0) {
+    const cJSON *c = check_cause(kind, report, line_cause, "lock");
+    const cJSON *a = member(c, "owner");
+    CHECK_MSG(strcmp(text(a, "name"), "demo-chain-a") == 0, "chain: owner %s", text(a, "name"));
+    const cJSON *a_cause = member(a, "cause");
+    CHECK(strcmp(text(a_cause, "kind"), "lock") == 0);
+    const cJSON *b = member(a_cause, "owner");
+    CHECK_MSG(strcmp(text(b, "name"), "demo-chain-b") == 0, "chain: second owner %s",
+              text(b, "name"));
+    CHECK(strcmp(text(member(b, "cause"), "kind"), "sleep") == 0);
+    CHECK(strstr(text(c, "summary"), "demo-chain-b") != NULL);
+  }
+  cJSON_Delete(line_cause);
+  cJSON_Delete(report);
+  char rm[128];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  CHECK(system(rm) == 0);
+}
+
+/* The in-progress report of a hang that never ends, once it names a deadlock (bounded). */
+static cJSON *deadlock_report(const char *dir, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 50) {
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+      if (strstr(e->d_name, ".json") == NULL || e->d_name[0] == '.') continue;
+      char path[512];
+      snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+      cJSON *r = demo_read_json_file(path);
+      if (r != NULL && strcmp(text(member(r, "cause"), "kind"), "deadlock") == 0) {
+        closedir(d);
+        return r;
+      }
+      cJSON_Delete(r);
+    }
+    if (d != NULL) closedir(d);
+    usleep(50000);
+  }
+  return NULL;
+}
+
+static void deadlock(const char *demo) {
+  char dir[64];
+  demo_temp_dir(dir, sizeof(dir));
+  static spawn_proc p;
+  start_demo(&p, demo, "deadlock", dir);
+  cJSON *began = demo_wait_for(&p, "hang_began", 15000);
+  CHECK_MSG(began != NULL, "deadlock: no hang_began");
+  cJSON_Delete(began);
+  cJSON *report = deadlock_report(dir, 10000);
+  CHECK_MSG(report != NULL, "deadlock: no report names the deadlock");
+  const cJSON *cause = member(report, "cause");
+  printf("deadlock: %s: %s\n", text(report, "state"), text(cause, "summary"));
+  CHECK(strcmp(text(report, "state"), "in_progress") == 0);
+  const cJSON *cycle = member(cause, "cycle");
+  CHECK_EQ_INT(cJSON_GetArraySize(cycle), 2);
+  CHECK_EQ_INT((int)cJSON_GetNumberValue(cJSON_GetArrayItem(cycle, 0)), p.pid);
+  CHECK(strstr(text(cause, "summary"), "demo-deadlock") != NULL);
+  cJSON_Delete(report);
+  spawn_signal(&p, SIGKILL);
+  spawn_wait(&p, 20000);
+  spawn_close(&p);
+  char rm[128];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  CHECK(system(rm) == 0);
+}
+
+int main(int argc, char **argv) {
+  CHECK_MSG(argc == 2, "usage: %s path/to/lagscope-demo", argv[0]);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *kinds[] = {"sleep", "io", "net", "lock", "chain"};
+  for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) one_kind(argv[1], kinds[i]);
+  deadlock(argv[1]);
+  printf("ok\n");
+  return 0;
+}
