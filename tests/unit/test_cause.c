@@ -1,0 +1,76 @@
+/* The classifier (core/cause.c) on synthetic thread states: Linux's syscalls with the
+ * functions libc waits in, Darwin's kernel traps by name (the run loop's mach_msg is idle),
+ * and the /proc/self/task/TID/syscall parser (core/linux/thread_state.c) fed odd lines. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "internal.h"
+#include "linux/linux.h"
+
+#include <string.h>
+#include <sys/syscall.h>
+
+static lagscope__stack stack(int run_state, int32_t syscall_nr) {
+  lagscope__stack s;
+  memset(&s, 0, sizeof(s));
+  s.run_state = (uint8_t)run_state;
+  s.syscall = syscall_nr;
+  return s;
+}
+
+static const char *kind_of(int run_state, int32_t nr, const char *const *names, size_t n) {
+  lagscope__stack s = stack(run_state, nr);
+  return lagscope__cause_kind_name(lagscope__classify_stack(&s, names, n));
+}
+
+#define EXPECT(kind, run_state, nr, ...)                                                   \
+  do {                                                                                     \
+    const char *names_[] = {__VA_ARGS__};                                                  \
+    const char *got_ = kind_of(run_state, nr, names_, sizeof(names_) / sizeof(names_[0])); \
+    CHECK_MSG(strcmp(got_, kind) == 0, "%s expected, %s classified", kind, got_);          \
+  } while (0)
+
+int main(void) {
+  const int cpu = LAGSCOPE__RUN_CPU, sys = LAGSCOPE__RUN_SYSCALL;
+  /* Linux: the call's class, and for a futex the functions that wait on it. */
+  EXPECT("cpu", cpu, -1, "spin");
+  EXPECT("sleep", sys, SYS_clock_nanosleep, "clock_nanosleep", "nanosleep", "main");
+  EXPECT("io", sys, SYS_read, "read", "main");
+  EXPECT("io", sys, SYS_ppoll, "ppoll", "main");
+  EXPECT("io", sys, SYS_recvfrom, "recvfrom", "main");
+  EXPECT("lock", sys, SYS_futex, "__GI___lll_lock_wait", "pthread_mutex_lock", "main");
+  EXPECT("lock", sys, SYS_futex, "__futex_abstimed_wait_common", "pthread_rwlock_wrlock", "f");
+  EXPECT("wait", sys, SYS_futex, "__futex_abstimed_wait_common", "pthread_cond_wait", "main");
+  EXPECT("wait", sys, SYS_futex, "__futex_abstimed_wait_common", "sem_wait", "main");
+  EXPECT("wait", sys, SYS_futex, NULL, NULL);
+  EXPECT("wait", sys, SYS_wait4, "wait4", "main");
+  EXPECT("unknown", sys, SYS_getpid, "getpid");
+  EXPECT("unknown", LAGSCOPE__RUN_BLOCKED, -1, "main");
+  EXPECT("unknown", LAGSCOPE__RUN_UNKNOWN, -1, "main");
+  /* Darwin: no number; the innermost frame is the trap. */
+  EXPECT("lock", sys, -1, "__psynch_mutexwait", "_pthread_mutex_firstfit_lock_wait", "main");
+  EXPECT("lock", sys, -1, "__ulock_wait2", "_os_unfair_lock_lock_slow", "main");
+  EXPECT("wait", sys, -1, "__psynch_cvwait", "_pthread_cond_wait", "main");
+  EXPECT("sleep", sys, -1, "__semwait_signal", "nanosleep", "usleep");
+  EXPECT("io", sys, -1, "read", "main");
+  EXPECT("idle", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg_overwrite",
+         "mach_msg", "__CFRunLoopServiceMachPort", "__CFRunLoopRun");
+  EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg", "my_rpc");
+  EXPECT("unknown", sys, -1, NULL);
+
+  /* The syscall file's three forms, and lines that are not. */
+  lagscope__linux_thread_state st;
+  CHECK_EQ_INT(lagscope__linux_parse_syscall("running\n", &st), 0);
+  CHECK(st.running);
+  CHECK_EQ_INT(lagscope__linux_parse_syscall("230 0x0 0x0 0x7ffc1 0x7ffc2 0x0 0x0 0x7ffcc8 "
+                                             "0x7fb9ed697503\n", &st), 0);
+  CHECK(!st.running && st.nr == 230 && st.args[2] == 0x7ffc1 && st.sp == 0x7ffcc8 &&
+        st.pc == 0x7fb9ed697503);
+  CHECK_EQ_INT(lagscope__linux_parse_syscall("-1 0x7ffc 0x4011\n", &st), 0);
+  CHECK(st.nr == -1 && st.sp == 0x7ffc && st.pc == 0x4011);
+  CHECK_EQ_INT(lagscope__linux_parse_syscall("", &st), -1);
+  CHECK_EQ_INT(lagscope__linux_parse_syscall("7 0x1 0x2\n", &st), -1);
+  CHECK_EQ_INT(lagscope__linux_parse_syscall("-2 0x1 0x2\n", &st), -1);
+  CHECK_EQ_INT(lagscope__linux_parse_syscall("1 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 junk", &st), -1);
+  printf("the classifier and the syscall parser: ok\n");
+  return 0;
+}
