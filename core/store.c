@@ -141,8 +141,10 @@ int lagscope__folder_open(const char *dir, int create, int *out, char *why, size
         if (err == ENOENT) rc = LAGSCOPE_ENOENT;
         if (err == EPERM && was_link)
           problem = "is a symbolic link made by another user";
-        else
-          problem = strerror(err == ELOOP ? ENOTDIR : err);
+        else if (err == EACCES && fstatat(fd, p, &st, 0) == 0) /* say whose it is */
+          problem = last ? unsafe_folder(&st, reason, sizeof(reason))
+                         : unsafe_parent(&st, reason, sizeof(reason));
+        if (problem == NULL) problem = strerror(err == ELOOP ? ENOTDIR : err);
       } else if (fstat(child, &st) != 0) {
         problem = strerror(errno);
       } else {
