@@ -702,7 +702,7 @@ static int find_member(const char *s, size_t n, const char *key, span *value, si
     if (i >= n || s[i] != ':') return -1;
     i = skip_ws(s, i + 1, n);
     size_t end = skip_value(s, i, n);
-    if (match) *value = (span){i, end};
+    if (match && value->end == 0) *value = (span){i, end}; /* the first, as cJSON reads it */
     *empty = 0;
     i = skip_ws(s, end, n);
     if (i < n && s[i] == ',') i = skip_ws(s, i + 1, n);
@@ -860,9 +860,24 @@ int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(doc, "state");
   int in_progress = strcmp(state->valuestring, "in_progress") == 0;
   cJSON_Delete(doc);
+  doc = NULL;
   if (!in_progress) return LAGSCOPE_OK;
   *updated = ended_wall_ms >= 0 ? ended_text(text, ended_wall_ms) : terminated_text(text);
-  return *updated != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
+  if (*updated == NULL) return LAGSCOPE_ENOMEM;
+  /* The rewrite works on the bytes; cJSON decodes keys: they disagree on a key written with
+   * escapes ("st\u0061te"), and then the rewrite would not be final. */
+  *problem = check_report(*updated, strlen(*updated), id, &doc, why, why_size);
+  state = *problem == NULL ? cJSON_GetObjectItemCaseSensitive(doc, "state") : NULL;
+  int final = state != NULL && strcmp(state->valuestring, "in_progress") != 0;
+  cJSON_Delete(doc);
+  if (!final) {
+    lagscope__dealloc(*updated);
+    *updated = NULL;
+    *problem = "is a report in progress whose state the store cannot rewrite (its keys are "
+               "written with escapes)";
+    return LAGSCOPE_EPARSE;
+  }
+  return LAGSCOPE_OK;
 }
 
 int lagscope__store_recover(lagscope__store *s,
