@@ -368,6 +368,33 @@ static int case_marked_ended(void) {
   return 0;
 }
 
+/* ---- the default folder: out of the shared /tmp ---- */
+
+static void expect_default(const char *expected) {
+  lagscope_config c = lagscope_config_default();
+  c.app_name = "app";
+  char dir[512];
+  lagscope__report_dir(&c, "app", dir, sizeof(dir));
+  CHECK_MSG(strcmp(dir, expected) == 0, "default folder %s, expected %s", dir, expected);
+}
+
+static int case_default_folder(void) {
+  char expected[512];
+  setenv("TMPDIR", "/var/tmp", 1);
+  setenv("HOME", "/home/someone", 1);
+  setenv("XDG_STATE_HOME", "/state", 1);
+  expect_default("/state/lagscope/app");
+  setenv("XDG_STATE_HOME", "relative/state", 1); /* invalid by the XDG spec: ignored */
+  expect_default("/home/someone/.local/state/lagscope/app");
+  unsetenv("XDG_STATE_HOME");
+  expect_default("/home/someone/.local/state/lagscope/app");
+  unsetenv("HOME"); /* no home: the shared temporary folder, checked as any other */
+  snprintf(expected, sizeof(expected), "/var/tmp/lagscope-%ld/app", (long)getuid());
+  expect_default(expected);
+  printf("default folder: ok\n");
+  return 0;
+}
+
 static void remove_tree(const char *path) {
   struct stat st;
   if (lstat(path, &st) != 0) return;
@@ -393,6 +420,7 @@ int main(int argc, char **argv) {
       {"writable-by-others", case_writable_by_others}, {"other-owner", case_other_owner},
       {"probe-link", case_probe_link},                 {"foreign-files", case_foreign_files},
       {"reader", case_reader},                         {"marked-ended", case_marked_ended},
+      {"default-folder", case_default_folder},
   };
   int rc = -1;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
