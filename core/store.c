@@ -9,6 +9,7 @@
  * Not thread-safe: one caller at a time (the dispatcher). */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* UTIME_OMIT on older glibc */
+#define _DARWIN_C_SOURCE /* O_DIRECTORY, O_NOFOLLOW beside _POSIX_C_SOURCE */
 
 #include "internal.h"
 
@@ -250,10 +251,15 @@ static int read_at(int dirfd, const char *name, size_t limit, int whole, char **
   if (!S_ISREG(before.st_mode)) return LAGSCOPE_EPARSE;
   int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return errno == ENOENT ? LAGSCOPE_ENOENT : errno == ELOOP ? LAGSCOPE_EPARSE : LAGSCOPE_ESYS;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    int regular = errno == 0 || !S_ISREG(st.st_mode);
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
     close(fd);
-    return regular ? LAGSCOPE_EPARSE : LAGSCOPE_ESYS;
+    errno = err;
+    return LAGSCOPE_ESYS;
+  }
+  if (!S_ISREG(st.st_mode)) { /* swapped since the fstatat */
+    close(fd);
+    return LAGSCOPE_EPARSE;
   }
   if (whole && (uint64_t)st.st_size > limit) {
     close(fd);
@@ -530,6 +536,7 @@ int lagscope__store_write(lagscope__store *s, const char *id, const char *json, 
   if (fd < 0 && errno == EEXIST && unlinkat(s->dirfd, temp, 0) == 0)
     fd = openat(s->dirfd, temp, flags, 0600);
   int failed = fd < 0;
+  if (!failed) failed = fchmod(fd, 0600) != 0; /* whatever the umask: 0400 is the ended mark */
   if (!failed) {
     step = "write";
     failed = write_all(fd, json, strlen(json)) != 0;
