@@ -4,8 +4,8 @@
  *                 viewer-token is neither trusted as the previous token nor written through
  *   api-special   GET /api/v1/hangs/x with x.json a FIFO answers at once (more times than the
  *                 viewer has workers), a link secret.json is not served
- *   stop-bound    lagscope_stop returns within STOP_BOUND_MS with a stuck client, a slowloris
- *                 and a FIFO request open
+ *   stop-bound    lagscope_stop returns within STOP_BOUND_MS with a stuck client, a slowloris,
+ *                 a FIFO request and a reader that never reads open
  *   full-disk     a full disk at the hang's final write: the next start does not call the
  *                 hang ended by termination, and the write is done again once there is room */
 #define _GNU_SOURCE
@@ -195,8 +195,21 @@ static void *slowloris(void *arg) {
   return NULL;
 }
 
+/* A valid report of 8 MB. */
+static void plant_big_report(void) {
+  char path[512];
+  path_in(path, sizeof(path), reports, "big.json");
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fprintf(f, "{\"schema_version\":1,\"id\":\"big\",\"state\":\"ended\",\"pad\":\"");
+  for (int i = 0; i < 8 * 1024; i++) fprintf(f, "%01024d", 0);
+  fprintf(f, "\"}");
+  CHECK(fclose(f) == 0);
+}
+
 static int case_stop_bound(void) {
   plant_specials();
+  plant_big_report();
   signal(SIGPIPE, SIG_IGN);
   lagscope_config c = lagscope_config_default();
   start(&c);
@@ -211,6 +224,12 @@ static int case_stop_bound(void) {
                    "GET /api/v1/hangs/x HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                    "Authorization: Bearer %s\r\n\r\n", token);
   CHECK(write(fifo_client, request, (size_t)n) == n);
+  /* A reader that never reads a large report: the worker's writes fill the socket. */
+  int reader = connect_viewer();
+  n = snprintf(request, sizeof(request),
+               "GET /api/v1/hangs/big HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               "Authorization: Bearer %s\r\n\r\n", token);
+  CHECK(write(reader, request, (size_t)n) == n);
   struct timespec settle = {0, 500 * 1000 * 1000};
   nanosleep(&settle, NULL); /* the connections reach their workers */
   alarm(60);
@@ -218,7 +237,8 @@ static int case_stop_bound(void) {
   CHECK_EQ_INT(lagscope_stop(), 0);
   uint64_t took = now_ms() - t0;
   alarm(0);
-  printf("lagscope_stop with a stuck client, a slowloris and a FIFO request: %llu ms (bound %d)\n",
+  printf("lagscope_stop with a stuck client, a slowloris, a FIFO request and a reader that never "
+         "reads: %llu ms (bound %d)\n",
          (unsigned long long)took, STOP_BOUND_MS);
   CHECK_MSG(took <= STOP_BOUND_MS, "lagscope_stop took %llu ms", (unsigned long long)took);
   shutdown(slow, SHUT_RDWR);
@@ -226,6 +246,7 @@ static int case_stop_bound(void) {
   close(stuck);
   close(slow);
   close(fifo_client);
+  close(reader);
   printf("stop bound: ok\n");
   return 0;
 }
