@@ -160,7 +160,7 @@ int lagscope__folder_open(const char *dir, int create, int *out, char *why, size
     }
     if (problem != NULL) {
       lagscope__explain(why, why_size, "%s the report folder %s: %s: %s",
-                        rc == LAGSCOPE_ENOENT ? "no" : "refusing", dir, path, problem);
+                        rc == LAGSCOPE_ENOENT ? "cannot open" : "refusing", dir, path, problem);
       *end = saved;
       if (fd >= 0) close(fd);
       return rc;
