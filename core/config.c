@@ -41,6 +41,12 @@ void lagscope__report_dir(const lagscope_config *config, const char *app_name, c
     snprintf(out, size, "%s", config->report_dir);
     return;
   }
+  char root[400];
+  lagscope__state_root(root, sizeof(root));
+  if (root[0] != '\0') {
+    snprintf(out, size, "%s/%s", root, app_name);
+    return;
+  }
   const char *tmp = getenv("TMPDIR");
   snprintf(out, size, "%s/lagscope-%ld/%s", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp",
            (long)lagscope__user_id(), app_name);

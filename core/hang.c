@@ -16,6 +16,7 @@
 #define SAMPLES_MAX 6000            /* 60 s at 10 ms; later samples are counted, not kept */
 #define THREAD_ANSWER_NS (20u * 1000u * 1000u) /* a thread that blocks the signal costs this */
 #define MAIN_ANSWER_NS (50u * 1000u * 1000u)
+#define RETRY_EVERY_NS (5000ull * 1000u * 1000u) /* a final report the disk had no room for */
 
 struct lagscope__hang_recorder {
   lagscope_config config;
@@ -35,6 +36,12 @@ struct lagscope__hang_recorder {
   lagscope__process_sample *thread_info;        /* at the hang's start */
   lagscope__process_sample *thread_info_before; /* the sampler's last, before it */
   char path[512];
+
+  /* The final report of the last hang whose end could not be written (a full disk): its file
+   * is marked ended meanwhile, and the write is tried again until the disk has room. */
+  char *unsaved;
+  char unsaved_id[64];
+  uint64_t unsaved_hang_id, unsaved_retry_ns;
 };
 
 /* ---- set-up ---- */
@@ -109,6 +116,9 @@ static void release_hang_buffers(lagscope__hang_recorder *h) {
 
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   if (h == NULL) return;
+  h->unsaved_retry_ns = 0;
+  lagscope__hang_recorder_retry(h); /* a last try: the file is marked ended either way */
+  lagscope__dealloc(h->unsaved);
   release_hang_buffers(h);
   lagscope__symbols_free(h->symbols);
   lagscope__store_close(h->store);
@@ -131,6 +141,42 @@ static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_
   return lagscope__symbols_resolve(h->symbols, address, is_return, out);
 }
 
+/* The final write failed: the file (of the first write) is marked ended, which needs no room,
+ * and the text is kept to be written once there is room again. */
+static void keep_unsaved(lagscope__hang_recorder *h, const char *json) {
+  int64_t now_ms = lagscope__wall_ms();
+  int rc = lagscope__store_mark_ended(h->store, h->record.id, now_ms);
+  if (rc != LAGSCOPE_OK && rc != LAGSCOPE_ENOENT) /* ENOENT: no first write either */
+    lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: its report could not be marked as "
+                            "ended either: the next start will call it ended by termination",
+                            (unsigned long long)h->record.hang_id);
+  size_t size = strlen(json) + 1;
+  char *copy = lagscope__alloc(size);
+  if (copy == NULL) return;
+  memcpy(copy, json, size);
+  lagscope__dealloc(h->unsaved); /* an older one stays marked ended on disk */
+  h->unsaved = copy;
+  snprintf(h->unsaved_id, sizeof(h->unsaved_id), "%s", h->record.id);
+  h->unsaved_hang_id = h->record.hang_id;
+  h->unsaved_retry_ns = lagscope__now_ns() + RETRY_EVERY_NS;
+}
+
+void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {
+  if (h == NULL || h->unsaved == NULL || h->store == NULL) return;
+  uint64_t now = lagscope__now_ns();
+  if (now < h->unsaved_retry_ns) return;
+  char why[512];
+  if (lagscope__store_write(h->store, h->unsaved_id, h->unsaved, NULL, 0, why, sizeof(why)) !=
+      LAGSCOPE_OK) {
+    h->unsaved_retry_ns = now + RETRY_EVERY_NS;
+    return;
+  }
+  lagscope__log("hang %llu: its final report is stored now that the disk has room",
+                (unsigned long long)h->unsaved_hang_id);
+  lagscope__dealloc(h->unsaved);
+  h->unsaved = NULL;
+}
+
 /* Builds the report's JSON and writes it; returns the public report for events (or NULL). */
 static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_payload) {
   char *json = NULL, *heaviest = NULL;
@@ -145,8 +191,11 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
       lagscope__store_write(h->store, h->record.id, json, h->path, sizeof(h->path), why,
                             sizeof(why)) != LAGSCOPE_OK) {
     h->path[0] = '\0';
-    lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored: %s",
-                            (unsigned long long)h->record.hang_id, why);
+    int final = h->record.state == LAGSCOPE__REPORT_ENDED;
+    lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored: %s%s",
+                            (unsigned long long)h->record.hang_id, why,
+                            final ? "; it is kept and written again when the disk has room" : "");
+    if (final) keep_unsaved(h, json);
   }
   if (!want_payload) {
     lagscope_free(json);

@@ -30,7 +30,9 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
 /* ---- configuration (core/config.c) ------------------------------------------------------------ */
 /* config.app_name, or the program's name. F */
 void lagscope__app_name(const lagscope_config *config, char *out, size_t size);
-/* config.report_dir, or "$TMPDIR/lagscope-<uid>/<app_name>" ("/tmp" without TMPDIR). F */
+/* config.report_dir, or "<lagscope__state_root>/<app_name>", or, without one,
+ * "$TMPDIR/lagscope-<uid>/<app_name>" ("/tmp" without TMPDIR); the store checks whichever it
+ * is (lagscope__folder_open). F */
 void lagscope__report_dir(const lagscope_config *config, const char *app_name, char *out,
                           size_t size);
 
@@ -118,6 +120,11 @@ int lagscope__process_sample_read(lagscope__process_sample *out, char *why, size
 void lagscope__process_name(char *out, size_t size);
 int32_t lagscope__process_id(void); /* F */
 long lagscope__user_id(void);       /* F */
+/* Where this user's state lives by the platform's convention, for the default report folder
+ * (Linux: "$XDG_STATE_HOME/lagscope", else "$HOME/.local/state/lagscope"); "" when the
+ * platform has none or the environment names none (Darwin: $TMPDIR is per user, and per app
+ * in a sandbox). F */
+void lagscope__state_root(char *out, size_t size);
 /* Tests only: read from this folder instead of /proc/self (NULL: back to /proc/self). */
 void lagscope__process_set_root(const char *path);
 
@@ -516,7 +523,8 @@ const char *lagscope__hang_report_cause(const lagscope_hang_report *report);
 
 /* ---- store (core/store.c): reports on disk, never lost ------------------------------------------- */
 typedef struct lagscope__store lagscope__store;
-/* Opens (creating with its parents) the folder. A */
+/* Opens (creating with its parents, 0700) the folder, refused unless it is ours and nobody else
+ * can write it or a folder above it (see lagscope__folder_open). A */
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
                          lagscope__store **out, char *why, size_t why_size);
 void lagscope__store_close(lagscope__store *s);
@@ -535,19 +543,44 @@ int lagscope__store_recover(lagscope__store *s,
                             void (*corrupt)(void *ctx, const char *path, const char *why),
                             void *ctx);
 
-/* mkdir -p, each missing folder with mode 0700. A */
-int lagscope__make_dirs(const char *path, char *why, size_t why_size);
+/* A report whose final write failed (a full disk): marks <id>.json, without needing space, as
+ * ended at ended_wall_ms, so that the next start does not call it ended by termination. F */
+int lagscope__store_mark_ended(lagscope__store *s, const char *id, int64_t ended_wall_ms);
+
+/* Opens the folder dir component by component (openat), creating missing ones with mode 0700
+ * when create is set, and returns its fd in *out (O_CLOEXEC). Refused (ESYS, with why) unless
+ * the folder belongs to this user and nobody else can write it, and every folder above it
+ * belongs to root or this user and is not writable by others unless sticky (as /tmp); a
+ * symbolic link on the way is followed only when root or this user made it. ENOENT when it
+ * is missing and create is not set. F */
+int lagscope__folder_open(const char *dir, int create, int *out, char *why, size_t why_size);
+/* A regular file of the folder dirfd (never a link, FIFO or device: EPARSE), of at most limit
+ * bytes (ELIMIT); *text NUL-terminated, free with lagscope__dealloc. ENOENT, ESYS. A */
+int lagscope__folder_read(int dirfd, const char *name, size_t limit, char **text, size_t *len);
+
+/* Why text is not a report the store would keep as <id>.json (a sentence to follow "the
+ * file"), or NULL when it is one. A */
+const char *lagscope__store_check(const char *text, size_t len, const char *id, char *why,
+                                  size_t why_size);
+/* What recovery makes of <id>.json's text: EPARSE with *problem when it is no report; else
+ * *updated is the rewritten text (lagscope__dealloc), or NULL when the report is final
+ * already. ended_wall_ms >= 0: the file was marked ended (lagscope__store_mark_ended). A */
+int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
+                                   int64_t ended_wall_ms, char **updated, char *why,
+                                   size_t why_size, const char **problem);
 
 /* Reading while the monitor writes (the viewer): no store needed. */
 typedef struct lagscope__store_entry {
   char id[64];
   uint64_t bytes;
 } lagscope__store_entry;
-/* The reports in dir, newest first (ids begin with their UTC start time); a missing folder is
- * an empty list. Free *entries with lagscope__dealloc. A */
+/* The reports in dir (regular files of the store's name that begin as its reports do), newest
+ * first (ids begin with their UTC start time); a missing folder is an empty list. Free *entries with lagscope__dealloc. A */
 int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_t *count);
-/* One report's text (free with lagscope__dealloc). ENOENT for an id of no report or not of
- * the id's form, ELIMIT for a file past the store's size bound, ESYS otherwise. A */
+/* One report's text (free with lagscope__dealloc), read with the store's checks: ENOENT for an
+ * id of no file or not of the id's form, EPARSE for a file that is not a report the store
+ * would keep (a link, a FIFO, another document), ELIMIT for a file past the store's size
+ * bound, ESYS otherwise (a folder that lagscope__folder_open refuses). A */
 int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len);
 
 /* ---- hangs (core/hang.c): one hang recorded, on the monitor thread --------------------------- */
@@ -556,6 +589,8 @@ typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
 const char *lagscope__hang_recorder_dir(const lagscope__hang_recorder *h);
+/* Writes again a final report the disk had no room for, every few seconds at most. A */
+void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
 /* Publishes hang_recovered for reports an earlier run left in progress. A */
 void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
 /* The hang began: captures the main thread, then every thread, and writes the report. A */

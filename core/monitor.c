@@ -460,6 +460,7 @@ static void publish_metrics(instance *in, uint64_t now) {
     lagscope__hang_recorder_during(in->hang_recorder, m);
   else
     in->last_metrics = *m, in->have_last_metrics = 1;
+  lagscope__hang_recorder_retry(in->hang_recorder);
 
   pthread_mutex_lock(&latest_lock);
   latest_metrics = *m;

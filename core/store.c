@@ -8,6 +8,8 @@
  *
  * Not thread-safe: one caller at a time (the dispatcher). */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* UTIME_OMIT on older glibc */
+#define _DARWIN_C_SOURCE /* O_DIRECTORY, O_NOFOLLOW beside _POSIX_C_SOURCE */
 
 #include "internal.h"
 
@@ -28,9 +30,13 @@
 #define STORE_MAX_FILE_BYTES (16u * 1024u * 1024u)
 #define STORE_MAX_ID 128
 #define STORE_PATH_MAX 1024
+/* A report whose final write failed (a full disk) is marked by its mode, which needs no space:
+ * the store writes reports 0600. */
+#define STORE_MODE_ENDED 0400
 
 struct lagscope__store {
   char dir[STORE_PATH_MAX];
+  int dirfd;            /* the folder, checked once: every file is opened relative to it */
   uint32_t max_reports; /* 0: no limit */
   uint64_t max_bytes;   /* 0: no limit */
 };
@@ -46,32 +52,145 @@ static int path_join(char *out, size_t size, const char *format, ...) {
   return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* ---- open ------------------------------------------------------------------------------------ */
+/* ---- the folder -------------------------------------------------------------------------------- */
 
-/* mkdir -p: each missing component with mode 0700. */
-static int make_dirs(char *path, char *why, size_t why_size) {
-  for (char *p = path + 1;; p++) {
-    if (*p != '/' && *p != '\0') continue;
-    char saved = *p;
-    *p = '\0';
-    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-      int err = errno;
-      lagscope__explain(why, why_size, "cannot create the report folder %s: %s", path, strerror(err));
-      *p = saved;
-      return LAGSCOPE_ESYS;
-    }
-    *p = saved;
-    if (saved == '\0') return 0;
+/* A folder on the way to the report folder may belong to root or to us; one that others can
+ * write must be sticky (as /tmp is), so that nobody else can rename our entries in it. */
+static const char *unsafe_parent(const struct stat *st, char *why, size_t why_size) {
+  if (!S_ISDIR(st->st_mode)) return strerror(ENOTDIR);
+  if (st->st_uid != 0 && st->st_uid != geteuid()) {
+    lagscope__explain(why, why_size, "belongs to another user (uid %ld)", (long)st->st_uid);
+    return why;
   }
+  if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st->st_mode & S_ISVTX) == 0) {
+    lagscope__explain(why, why_size, "can be written by other users (mode %03o, not sticky)",
+                      (unsigned)(st->st_mode & 07777));
+    return why;
+  }
+  return NULL;
 }
 
-int lagscope__make_dirs(const char *path, char *why, size_t why_size) {
-  char copy[STORE_PATH_MAX];
-  if (path_join(copy, sizeof(copy), "%s", path) != 0 || copy[0] == '\0') {
-    lagscope__explain(why, why_size, "the folder path is empty or too long: %.80s", path);
+/* The report folder itself: ours, and nobody else may write in it. */
+static const char *unsafe_folder(const struct stat *st, char *why, size_t why_size) {
+  if (!S_ISDIR(st->st_mode)) return strerror(ENOTDIR);
+  if (st->st_uid != geteuid()) {
+    lagscope__explain(why, why_size, "belongs to another user (uid %ld, not %ld)",
+                      (long)st->st_uid, (long)geteuid());
+    return why;
+  }
+  if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    lagscope__explain(why, why_size, "can be written by other users (mode %03o; chmod go-w)",
+                      (unsigned)(st->st_mode & 07777));
+    return why;
+  }
+  return NULL;
+}
+
+/* Opens component name of the folder at, creating it (0700) when asked; a symbolic link is
+ * followed only when root or we made it. Returns the fd or -1 with errno. */
+static int open_component(int at, const char *name, int create, int *was_link) {
+  struct stat st;
+  *was_link = 0;
+  if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno != ENOENT || !create) return -1;
+    if (mkdirat(at, name, 0700) != 0 && errno != EEXIST) return -1;
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  }
+  int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW;
+  if (S_ISLNK(st.st_mode)) {
+    *was_link = 1;
+    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+      errno = EPERM;
+      return -1;
+    }
+    flags &= ~O_NOFOLLOW;
+  }
+  return openat(at, name, flags);
+}
+
+int lagscope__folder_open(const char *dir, int create, int *out, char *why, size_t why_size) {
+  *out = -1;
+  char path[STORE_PATH_MAX], reason[160];
+  if (dir == NULL || path_join(path, sizeof(path), "%s", dir) != 0 || path[0] == '\0') {
+    lagscope__explain(why, why_size, "the folder path is empty or too long: %.80s",
+                      dir != NULL ? dir : "(null)");
     return LAGSCOPE_EINVAL;
   }
-  return make_dirs(copy, why, why_size);
+  int fd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    lagscope__explain(why, why_size, "cannot open the folder %s: %s", path, strerror(errno));
+    return LAGSCOPE_ESYS;
+  }
+  /* Each component relative to the one before: nothing can swap a folder on the way. */
+  char *p = path;
+  while (*p == '/') p++;
+  for (;;) {
+    char *end = p + strcspn(p, "/");
+    char *next = end;
+    while (*next == '/') next++;
+    int last = *next == '\0';
+    char saved = *end;
+    *end = '\0';
+    const char *problem = NULL;
+    int rc = LAGSCOPE_ESYS;
+    if (*p != '\0' && strcmp(p, ".") != 0) {
+      int was_link = 0;
+      int child = open_component(fd, p, create, &was_link);
+      struct stat st;
+      if (child < 0) {
+        int err = errno;
+        if (err == ENOENT) rc = LAGSCOPE_ENOENT;
+        if (err == EPERM && was_link)
+          problem = "is a symbolic link made by another user";
+        else if (err == EACCES && fstatat(fd, p, &st, 0) == 0) /* say whose it is */
+          problem = last ? unsafe_folder(&st, reason, sizeof(reason))
+                         : unsafe_parent(&st, reason, sizeof(reason));
+        if (problem == NULL) problem = strerror(err == ELOOP ? ENOTDIR : err);
+      } else if (fstat(child, &st) != 0) {
+        problem = strerror(errno);
+      } else {
+        problem = last ? unsafe_folder(&st, reason, sizeof(reason))
+                       : unsafe_parent(&st, reason, sizeof(reason));
+      }
+      close(fd);
+      fd = child;
+    } else if (last) {
+      struct stat st;
+      problem = fstat(fd, &st) != 0 ? strerror(errno) : unsafe_folder(&st, reason, sizeof(reason));
+    }
+    if (problem != NULL) {
+      lagscope__explain(why, why_size, "%s the report folder %s: %s: %s",
+                        rc == LAGSCOPE_ENOENT ? "cannot open" : "refusing", dir, path, problem);
+      *end = saved;
+      if (fd >= 0) close(fd);
+      return rc;
+    }
+    *end = saved;
+    if (last) break;
+    p = next;
+  }
+  *out = fd;
+  return LAGSCOPE_OK;
+}
+
+/* ---- open ------------------------------------------------------------------------------------ */
+
+/* A probe file shows that the folder is writable (access() says yes to root on a read-only
+ * mount). O_EXCL: a planted file or link of that name is removed, never written through. */
+static int probe_writable(const lagscope__store *s, char *why, size_t why_size) {
+  char probe[64];
+  snprintf(probe, sizeof(probe), ".lagscope-probe-%ld", (long)getpid());
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  int fd = openat(s->dirfd, probe, flags, 0600);
+  if (fd < 0 && errno == EEXIST && unlinkat(s->dirfd, probe, 0) == 0)
+    fd = openat(s->dirfd, probe, flags, 0600);
+  if (fd < 0) {
+    lagscope__explain(why, why_size, "cannot write in the report folder %s: %s", s->dir, strerror(errno));
+    return LAGSCOPE_ESYS;
+  }
+  close(fd);
+  unlinkat(s->dirfd, probe, 0);
+  return LAGSCOPE_OK;
 }
 
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
@@ -98,28 +217,11 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
   s->max_reports = max_reports;
   s->max_bytes = max_bytes;
 
-  int rc = make_dirs(s->dir, why, why_size);
-  struct stat st;
-  if (rc == 0 && stat(s->dir, &st) != 0) {
-    lagscope__explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(errno));
-    rc = LAGSCOPE_ESYS;
-  } else if (rc == 0 && !S_ISDIR(st.st_mode)) {
-    lagscope__explain(why, why_size, "cannot use the report folder %s: %s", s->dir, strerror(ENOTDIR));
-    rc = LAGSCOPE_ESYS;
-  }
-  if (rc == 0) { /* writable? access() says yes to root on a read-only mount: try it */
-    char probe[STORE_PATH_MAX];
-    path_join(probe, sizeof(probe), "%s/.lagscope-probe-%ld", s->dir, (long)getpid());
-    int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      lagscope__explain(why, why_size, "cannot write in the report folder %s: %s", s->dir, strerror(errno));
-      rc = LAGSCOPE_ESYS;
-    } else {
-      close(fd);
-      unlink(probe);
-    }
-  }
+  int rc = lagscope__folder_open(s->dir, 1, &s->dirfd, why, why_size);
+  if (rc == LAGSCOPE_ENOENT) rc = LAGSCOPE_ESYS;
+  if (rc == 0) rc = probe_writable(s, why, why_size);
   if (rc != 0) {
+    if (s->dirfd >= 0) close(s->dirfd);
     lagscope__dealloc(s);
     return rc;
   }
@@ -127,7 +229,77 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
   return 0;
 }
 
-void lagscope__store_close(lagscope__store *s) { lagscope__dealloc(s); }
+void lagscope__store_close(lagscope__store *s) {
+  if (s == NULL) return;
+  close(s->dirfd);
+  lagscope__dealloc(s);
+}
+
+/* ---- reading one file -------------------------------------------------------------------------- */
+
+/* Reads the regular file name in the folder dirfd, never following a link nor waiting on a
+ * FIFO or device: at most limit bytes (*text NUL-terminated, lagscope__alloc). Returns 0;
+ * LAGSCOPE_ENOENT; LAGSCOPE_EPARSE when it is not a regular file; LAGSCOPE_ELIMIT when larger
+ * than limit (with whole) or, without whole, reads the first limit bytes only; LAGSCOPE_ESYS
+ * (errno set). */
+static int read_at(int dirfd, const char *name, size_t limit, int whole, char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  struct stat before, st;
+  if (fstatat(dirfd, name, &before, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
+  if (!S_ISREG(before.st_mode)) return LAGSCOPE_EPARSE;
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return errno == ENOENT ? LAGSCOPE_ENOENT : errno == ELOOP ? LAGSCOPE_EPARSE : LAGSCOPE_ESYS;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return LAGSCOPE_ESYS;
+  }
+  if (!S_ISREG(st.st_mode)) { /* swapped since the fstatat */
+    close(fd);
+    return LAGSCOPE_EPARSE;
+  }
+  if (whole && (uint64_t)st.st_size > limit) {
+    close(fd);
+    return LAGSCOPE_ELIMIT;
+  }
+  size_t capacity = (uint64_t)st.st_size < limit ? (size_t)st.st_size + 1 : limit + (whole ? 1 : 0);
+  char *buf = lagscope__alloc(capacity + 1);
+  if (buf == NULL) {
+    close(fd);
+    errno = ENOMEM;
+    return LAGSCOPE_ENOMEM;
+  }
+  size_t used = 0;
+  while (used < capacity) {
+    ssize_t n = read(fd, buf + used, capacity - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      lagscope__dealloc(buf);
+      errno = err;
+      return LAGSCOPE_ESYS;
+    }
+    if (n == 0) break;
+    used += (size_t)n;
+  }
+  close(fd);
+  if (whole && used > limit) { /* it grew meanwhile */
+    lagscope__dealloc(buf);
+    return LAGSCOPE_ELIMIT;
+  }
+  buf[used] = '\0';
+  *text = buf;
+  *len = used;
+  return 0;
+}
+
+int lagscope__folder_read(int dirfd, const char *name, size_t limit, char **text, size_t *len) {
+  return read_at(dirfd, name, limit, 1, text, len);
+}
 
 /* ---- listing ----------------------------------------------------------------------------------- */
 
@@ -147,12 +319,27 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+static int valid_id(const char *id);
+
+/* "<id>.json" with a valid id: the store's own name pattern. */
 static int is_report_name(const char *name) {
-  return name[0] != '.' && ends_with(name, ".json") && strlen(name) < sizeof(((listed *)0)->name);
+  size_t len = strlen(name);
+  if (len >= sizeof(((listed *)0)->name) || !ends_with(name, ".json")) return 0;
+  char stem[STORE_MAX_ID + 8];
+  memcpy(stem, name, len - 5);
+  stem[len - 5] = '\0';
+  return valid_id(stem);
 }
 
+/* ".<id>.json.tmp": a write of the store that did not finish. */
 static int is_temp_name(const char *name) {
-  return name[0] == '.' && ends_with(name, ".json.tmp");
+  size_t len = strlen(name);
+  if (name[0] != '.' || !ends_with(name, ".json.tmp") || len - 5 >= sizeof(((listed *)0)->name))
+    return 0;
+  char report[STORE_MAX_ID + 8];
+  memcpy(report, name + 1, len - 5);
+  report[len - 5] = '\0';
+  return is_report_name(report);
 }
 
 static int listing_push(listing *l, const listed *item) {
@@ -169,28 +356,50 @@ static int listing_push(listing *l, const listed *item) {
   return 0;
 }
 
-/* The reports in the folder (regular files named *.json). With remove_temps, stale temporary
- * files are deleted on the way. */
-static int list_dir(const char *dir, listing *l, int remove_temps, char *why, size_t why_size) {
-  DIR *d = opendir(dir);
+/* How every report the store writes begins (core/report.c puts these members first, and a
+ * recovery's rewrite keeps every byte before them): a cheap sign that a file is one of ours. */
+static int has_report_header(int dirfd, const char *name) {
+  char expected[STORE_MAX_ID + 64];
+  size_t stem = strlen(name) - strlen(".json");
+  int n = snprintf(expected, sizeof(expected), "{\"schema_version\":%d,\"id\":\"%.*s\"",
+                   LAGSCOPE__REPORT_SCHEMA_VERSION, (int)stem, name);
+  char *text = NULL;
+  size_t len = 0;
+  if (n <= 0 || read_at(dirfd, name, (size_t)n, 0, &text, &len) != 0) return 0;
+  int ours = len == (size_t)n && memcmp(text, expected, len) == 0;
+  lagscope__dealloc(text);
+  return ours;
+}
+
+/* The files with the store's name pattern in the folder: regular files (not followed), within
+ * the size bound; with own_only, only those that begin as a report does. With remove_temps,
+ * the store's stale temporary files are deleted on the way. */
+static int list_dir(int dirfd, const char *dir, listing *l, int remove_temps, int own_only,
+                    char *why, size_t why_size) {
+  int copy = dup(dirfd); /* closedir closes it; rewinddir: dirfd's offset is shared */
+  DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
   if (d == NULL) {
     int err = errno;
+    if (copy >= 0) close(copy);
     lagscope__explain(why, why_size, "cannot list the report folder %s: %s", dir, strerror(err));
-    return err == ENOENT ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
+    return LAGSCOPE_ESYS;
   }
+  rewinddir(d);
   int rc = 0;
   struct dirent *entry;
   while (rc == 0 && (entry = readdir(d)) != NULL) {
     const char *name = entry->d_name;
-    char path[STORE_PATH_MAX];
-    if (path_join(path, sizeof(path), "%s/%s", dir, name) != 0) continue;
     if (remove_temps && is_temp_name(name)) {
-      unlink(path);
+      struct stat st;
+      if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+        unlinkat(dirfd, name, 0);
       continue;
     }
     if (!is_report_name(name)) continue;
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (own_only && ((uint64_t)st.st_size > STORE_MAX_FILE_BYTES || !has_report_header(dirfd, name)))
+      continue;
     listed item = {.mtime = st.st_mtime, .size = (uint64_t)st.st_size};
     memcpy(item.name, name, strlen(name) + 1); /* is_report_name checked the length */
     rc = listing_push(l, &item);
@@ -198,11 +407,6 @@ static int list_dir(const char *dir, listing *l, int remove_temps, char *why, si
   closedir(d);
   if (rc != 0) lagscope__explain(why, why_size, "out of memory listing the report folder %s", dir);
   return rc;
-}
-
-static int list_reports(const lagscope__store *s, listing *l, int remove_temps, char *why,
-                        size_t why_size) {
-  return list_dir(s->dir, l, remove_temps, why, why_size);
 }
 
 static int by_age(const void *a, const void *b) { /* oldest first; ties: by name */
@@ -215,12 +419,33 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const listed *)a)->name, ((const listed *)b)->name);
 }
 
+static const char *check_report(const char *text, size_t len, const char *stem, cJSON **doc,
+                                char *why, size_t why_size);
+
+/* 1 when the file holds a whole, valid report of its name: checked before a file is deleted,
+ * so that one that merely begins like a report stays. */
+static int holds_report(int dirfd, const char *name) {
+  char *text = NULL, stem[STORE_MAX_ID + 8], why[256];
+  size_t len = 0;
+  if (read_at(dirfd, name, STORE_MAX_FILE_BYTES, 1, &text, &len) != 0) return 0;
+  size_t stem_len = strlen(name) - strlen(".json");
+  memcpy(stem, name, stem_len);
+  stem[stem_len] = '\0';
+  cJSON *doc = NULL;
+  int valid = check_report(text, len, stem, &doc, why, sizeof(why)) == NULL;
+  cJSON_Delete(doc);
+  lagscope__dealloc(text);
+  return valid;
+}
+
 /* Deletes the oldest reports while there are more than max_reports or more than max_bytes,
- * never keep (the file just written). Best effort: the write itself has succeeded. */
+ * never keep (the file just written). Only the store's own reports count or go: files of
+ * another name, links, special files and files that are not whole reports stay untouched.
+ * Best effort: the write itself has succeeded. */
 static void enforce_bounds(const lagscope__store *s, const char *keep) {
   if (s->max_reports == 0 && s->max_bytes == 0) return;
   listing l = {0};
-  if (list_reports(s, &l, 0, NULL, 0) != 0) {
+  if (list_dir(s->dirfd, s->dir, &l, 0, 1, NULL, 0) != 0) {
     lagscope__dealloc(l.items);
     return;
   }
@@ -232,10 +457,10 @@ static void enforce_bounds(const lagscope__store *s, const char *keep) {
                (s->max_bytes != 0 && bytes > s->max_bytes);
     if (!over) break;
     if (strcmp(l.items[i].name, keep) == 0) continue;
-    char path[STORE_PATH_MAX];
-    if (path_join(path, sizeof(path), "%s/%s", s->dir, l.items[i].name) != 0) continue;
-    if (unlink(path) != 0 && errno != ENOENT) continue;
-    count--;
+    if (holds_report(s->dirfd, l.items[i].name) &&
+        unlinkat(s->dirfd, l.items[i].name, 0) != 0 && errno != ENOENT)
+      continue;
+    count--; /* deleted, or not a report: not counted either way */
     bytes -= l.items[i].size;
   }
   lagscope__dealloc(l.items);
@@ -292,20 +517,26 @@ int lagscope__store_write(lagscope__store *s, const char *id, const char *json, 
             STORE_MAX_ID, id, STORE_MAX_ID);
     return LAGSCOPE_EINVAL;
   }
-  char final_path[STORE_PATH_MAX], temp_path[STORE_PATH_MAX], name[STORE_MAX_ID + 8];
+  char final_path[STORE_PATH_MAX], name[STORE_MAX_ID + 8], temp[STORE_MAX_ID + 16];
   path_join(name, sizeof(name), "%s.json", id);
+  path_join(temp, sizeof(temp), ".%s.tmp", name);
   /* open() checked the folder's length against the longest id. */
   path_join(final_path, sizeof(final_path), "%s/%s", s->dir, name);
-  path_join(temp_path, sizeof(temp_path), "%s/.%s.tmp", s->dir, name);
   if (path_out != NULL && strlen(final_path) >= path_size) {
     lagscope__explain(why, why_size, "no room for the report's path (%zu bytes) in the caller's buffer",
             strlen(final_path) + 1);
     return LAGSCOPE_EINVAL;
   }
 
+  /* O_EXCL and O_NOFOLLOW: a stale or planted temporary file (a link, a FIFO) is removed,
+   * never written through. */
   const char *step = "create";
-  int fd = open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  int fd = openat(s->dirfd, temp, flags, 0600);
+  if (fd < 0 && errno == EEXIST && unlinkat(s->dirfd, temp, 0) == 0)
+    fd = openat(s->dirfd, temp, flags, 0600);
   int failed = fd < 0;
+  if (!failed) failed = fchmod(fd, 0600) != 0; /* whatever the umask: 0400 is the ended mark */
   if (!failed) {
     step = "write";
     failed = write_all(fd, json, strlen(json)) != 0;
@@ -314,85 +545,41 @@ int lagscope__store_write(lagscope__store *s, const char *id, const char *json, 
     if (close(fd) != 0 && !failed) step = "close", failed = 1, err = errno;
     errno = err;
   }
-  if (!failed) step = "rename", failed = rename(temp_path, final_path) != 0;
+  if (!failed) step = "rename", failed = renameat(s->dirfd, temp, s->dirfd, name) != 0;
   if (failed) {
     int err = errno;
-    if (fd >= 0) unlink(temp_path);
-    lagscope__explain(why, why_size, "cannot %s the report %s (%s): %s; the previous file, if any, is intact",
-            step, final_path, strcmp(step, "create") == 0 ? temp_path : "through a temporary file",
-            strerror(err));
+    if (fd >= 0) unlinkat(s->dirfd, temp, 0);
+    lagscope__explain(why, why_size, "cannot %s the report %s (%s/%s): %s; the previous file, if any, is intact",
+            step, final_path, s->dir, temp, strerror(err));
     return LAGSCOPE_ESYS;
   }
   /* The rename is durable once the folder is synced. Some file systems cannot sync a folder
    * (EINVAL, ENOTSUP): the file is there; nothing more can be done. */
-  int dfd = open(s->dir, O_RDONLY | O_CLOEXEC);
-  if (dfd >= 0) {
-    int r = fsync_retry(dfd);
-    int err = errno;
-    close(dfd);
-    if (r != 0 && err != EINVAL && err != ENOTSUP && err != EBADF) {
-      lagscope__explain(why, why_size, "the report %s is written but its folder could not be synced: %s",
-              final_path, strerror(err));
-      enforce_bounds(s, name);
-      if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
-      return LAGSCOPE_ESYS;
-    }
+  if (fsync_retry(s->dirfd) != 0 && errno != EINVAL && errno != ENOTSUP && errno != EBADF) {
+    lagscope__explain(why, why_size, "the report %s is written but its folder could not be synced: %s",
+            final_path, strerror(errno));
+    enforce_bounds(s, name);
+    if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
+    return LAGSCOPE_ESYS;
   }
   enforce_bounds(s, name);
   if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
   return 0;
 }
 
-/* ---- recover ----------------------------------------------------------------------------------- */
-
-/* Reads a whole file of at most STORE_MAX_FILE_BYTES; *text is NUL-terminated (lagscope__alloc).
- * Returns 0, -1 (errno set), or 1 when the file is too large. */
-static int read_file(const char *path, char **text, size_t *len) {
-  *text = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    errno = err;
-    return -1;
-  }
-  if (st.st_size > (off_t)STORE_MAX_FILE_BYTES) {
-    close(fd);
-    return 1;
-  }
-  size_t capacity = (size_t)st.st_size + 1; /* one more byte: sees a file that grew */
-  char *buf = lagscope__alloc(capacity + 1);
-  if (buf == NULL) {
-    close(fd);
-    errno = ENOMEM;
-    return -1;
-  }
-  size_t used = 0;
-  while (used < capacity) {
-    ssize_t n = read(fd, buf + used, capacity - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      lagscope__dealloc(buf);
-      errno = err;
-      return -1;
-    }
-    if (n == 0) break;
-    used += (size_t)n;
-  }
-  close(fd);
-  if (used > STORE_MAX_FILE_BYTES) {
-    lagscope__dealloc(buf);
-    return 1;
-  }
-  buf[used] = '\0';
-  *text = buf;
-  *len = used;
-  return 0;
+int lagscope__store_mark_ended(lagscope__store *s, const char *id, int64_t ended_wall_ms) {
+  char name[STORE_MAX_ID + 8];
+  if (s == NULL || !valid_id(id) || path_join(name, sizeof(name), "%s.json", id) != 0)
+    return LAGSCOPE_EINVAL;
+  struct timespec times[2] = {{.tv_nsec = UTIME_OMIT},
+                              {(time_t)(ended_wall_ms / 1000), (long)(ended_wall_ms % 1000) * 1000000L}};
+  if (utimensat(s->dirfd, name, times, AT_SYMLINK_NOFOLLOW) != 0 ||
+      fchmodat(s->dirfd, name, STORE_MODE_ENDED, 0) != 0)
+    return errno == ENOENT ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
+  return LAGSCOPE_OK;
 }
+
+/* ---- recover ----------------------------------------------------------------------------------- */
 
 /* ---- reading, for the viewer ------------------------------------------------------------------- */
 
@@ -403,8 +590,12 @@ int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_
   *count = 0;
   listing l = {0};
   char why[256];
-  int rc = list_dir(dir, &l, 0, why, sizeof(why));
-  if (rc == LAGSCOPE_ENOENT) rc = 0; /* no folder yet: no report yet */
+  int dirfd = -1;
+  int rc = lagscope__folder_open(dir, 0, &dirfd, why, sizeof(why));
+  if (rc == LAGSCOPE_ENOENT) return 0; /* no folder yet: no report yet */
+  if (rc != 0) return rc;
+  rc = list_dir(dirfd, dir, &l, 0, 1, why, sizeof(why));
+  close(dirfd);
   if (rc != 0 || l.len == 0) {
     lagscope__dealloc(l.items);
     return rc;
@@ -431,13 +622,19 @@ int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_
 int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len) {
   *text = NULL;
   *len = 0;
-  if (!valid_id(id)) return LAGSCOPE_ENOENT;
-  char path[STORE_PATH_MAX];
-  if (path_join(path, sizeof(path), "%s/%s.json", dir, id) != 0) return LAGSCOPE_ENOENT;
-  int rc = read_file(path, text, len);
-  if (rc > 0) return LAGSCOPE_ELIMIT;
-  if (rc < 0) return errno == ENOENT ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
-  return 0;
+  char name[STORE_MAX_ID + 8], why[256];
+  if (!valid_id(id) || path_join(name, sizeof(name), "%s.json", id) != 0) return LAGSCOPE_ENOENT;
+  int dirfd = -1;
+  int rc = lagscope__folder_open(dir, 0, &dirfd, why, sizeof(why));
+  if (rc != 0) return rc;
+  rc = read_at(dirfd, name, STORE_MAX_FILE_BYTES, 1, text, len);
+  close(dirfd);
+  if (rc != 0) return rc;
+  if (lagscope__store_check(*text, *len, id, why, sizeof(why)) == NULL) return LAGSCOPE_OK;
+  lagscope__dealloc(*text); /* not a report: the viewer serves only what the store would keep */
+  *text = NULL;
+  *len = 0;
+  return LAGSCOPE_EPARSE;
 }
 
 /* Text a JSON parser should see: no NUL and no control characters outside strings' escapes
@@ -512,7 +709,7 @@ static int find_member(const char *s, size_t n, const char *key, span *value, si
     if (i >= n || s[i] != ':') return -1;
     i = skip_ws(s, i + 1, n);
     size_t end = skip_value(s, i, n);
-    if (match) *value = (span){i, end};
+    if (match && value->end == 0) *value = (span){i, end}; /* the first, as cJSON reads it */
     *empty = 0;
     i = skip_ws(s, end, n);
     if (i < n && s[i] == ',') i = skip_ws(s, i + 1, n);
@@ -635,6 +832,61 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
   return NULL;
 }
 
+const char *lagscope__store_check(const char *text, size_t len, const char *id, char *why,
+                                 size_t why_size) {
+  cJSON *doc = NULL;
+  const char *problem = valid_id(id) ? check_report(text, len, id, &doc, why, why_size)
+                                     : "has a name that is not a report id";
+  cJSON_Delete(doc);
+  return problem;
+}
+
+/* A report the hang's end could not rewrite (a full disk) but marked: it ended. */
+static char *ended_text(const char *text, int64_t ended_wall_ms) {
+  char wall[24], ended[24];
+  snprintf(wall, sizeof(wall), "%" PRId64, lagscope__wall_ms());
+  snprintf(ended, sizeof(ended), "%" PRId64, ended_wall_ms);
+  char *a = set_member(text, "state", "\"ended\"");
+  char *b = a != NULL ? set_member(a, "final_write_failed", "true") : NULL;
+  char *c = b != NULL ? set_member(b, "ended_at_wall_ms", ended) : NULL;
+  char *d = c != NULL ? set_member(c, "recovered_at_wall_ms", wall) : NULL;
+  lagscope__dealloc(a);
+  lagscope__dealloc(b);
+  lagscope__dealloc(c);
+  return d;
+}
+
+int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
+                                   int64_t ended_wall_ms, char **updated, char *why,
+                                   size_t why_size, const char **problem) {
+  *updated = NULL;
+  cJSON *doc = NULL;
+  *problem = valid_id(id) ? check_report(text, len, id, &doc, why, why_size)
+                          : "has a name that is not a report id";
+  if (*problem != NULL) return LAGSCOPE_EPARSE;
+  const cJSON *state = cJSON_GetObjectItemCaseSensitive(doc, "state");
+  int in_progress = strcmp(state->valuestring, "in_progress") == 0;
+  cJSON_Delete(doc);
+  doc = NULL;
+  if (!in_progress) return LAGSCOPE_OK;
+  *updated = ended_wall_ms >= 0 ? ended_text(text, ended_wall_ms) : terminated_text(text);
+  if (*updated == NULL) return LAGSCOPE_ENOMEM;
+  /* The rewrite works on the bytes; cJSON decodes keys: they disagree on a key written with
+   * escapes ("st\u0061te"), and then the rewrite would not be final. */
+  *problem = check_report(*updated, strlen(*updated), id, &doc, why, why_size);
+  state = *problem == NULL ? cJSON_GetObjectItemCaseSensitive(doc, "state") : NULL;
+  int final = state != NULL && strcmp(state->valuestring, "in_progress") != 0;
+  cJSON_Delete(doc);
+  if (!final) {
+    lagscope__dealloc(*updated);
+    *updated = NULL;
+    *problem = "is a report in progress whose state the store cannot rewrite (its keys are "
+               "written with escapes)";
+    return LAGSCOPE_EPARSE;
+  }
+  return LAGSCOPE_OK;
+}
+
 int lagscope__store_recover(lagscope__store *s,
                             void (*found)(void *ctx, const char *id, const char *path,
                                           const char *json),
@@ -642,60 +894,58 @@ int lagscope__store_recover(lagscope__store *s,
                             void *ctx) {
   if (s == NULL) return LAGSCOPE_EINVAL;
   listing l = {0};
-  int rc = list_reports(s, &l, 1, NULL, 0);
+  int rc = list_dir(s->dirfd, s->dir, &l, 1, 0, NULL, 0);
   if (rc != 0) {
     lagscope__dealloc(l.items);
     return rc;
   }
   if (l.len > 1) qsort(l.items, l.len, sizeof(listed), by_name);
   for (size_t i = 0; i < l.len; i++) {
+    const char *name = l.items[i].name;
     char path[STORE_PATH_MAX], stem[sizeof(l.items[i].name)], why[256], sentence[300];
-    if (path_join(path, sizeof(path), "%s/%s", s->dir, l.items[i].name) != 0) continue;
-    size_t stem_len = strlen(l.items[i].name) - strlen(".json");
-    memcpy(stem, l.items[i].name, stem_len);
+    if (path_join(path, sizeof(path), "%s/%s", s->dir, name) != 0) continue;
+    size_t stem_len = strlen(name) - strlen(".json");
+    memcpy(stem, name, stem_len);
     stem[stem_len] = '\0';
 
-    char *text = NULL;
+    /* Marked when the hang's final write failed: it ended, it was not terminated. */
+    struct stat st;
+    int64_t ended_wall_ms = -1;
+    if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (st.st_mode & 0777) == STORE_MODE_ENDED)
+      ended_wall_ms = (int64_t)st.st_mtime * 1000;
+
+    char *text = NULL, *updated = NULL;
     size_t len = 0;
     const char *problem = NULL;
-    int r = read_file(path, &text, &len);
-    if (r < 0 && errno == ENOENT) continue; /* removed meanwhile (bounds of a rewrite) */
-    if (r < 0) {
-      lagscope__explain(why, sizeof(why), "cannot be read: %s", strerror(errno));
-      problem = why;
-    } else if (r > 0) {
+    int r = read_at(s->dirfd, name, STORE_MAX_FILE_BYTES, 1, &text, &len);
+    if (r == LAGSCOPE_ENOENT) continue; /* removed meanwhile (bounds of a rewrite) */
+    if (r == LAGSCOPE_ELIMIT) {
       lagscope__explain(why, sizeof(why), "is too large to be a report (over %u MiB)",
               STORE_MAX_FILE_BYTES / (1024u * 1024u));
       problem = why;
+    } else if (r == LAGSCOPE_EPARSE) {
+      problem = "is not a regular file";
+    } else if (r != 0) {
+      lagscope__explain(why, sizeof(why), "cannot be read: %s", strerror(errno));
+      problem = why;
+    } else {
+      r = lagscope__store_recovered_text(text, len, stem, ended_wall_ms, &updated, why,
+                                         sizeof(why), &problem);
     }
-    cJSON *doc = NULL;
-    if (problem == NULL && !valid_id(stem))
-      problem = "has a name that is not a report id";
-    if (problem == NULL) problem = check_report(text, len, stem, &doc, why, sizeof(why));
+    lagscope__dealloc(text);
     if (problem != NULL) {
       if (corrupt != NULL) {
         lagscope__explain(sentence, sizeof(sentence), "the file %s", problem);
         corrupt(ctx, path, sentence);
       }
-      lagscope__dealloc(text);
       continue;
     }
-    const cJSON *state = cJSON_GetObjectItemCaseSensitive(doc, "state");
-    int in_progress = strcmp(state->valuestring, "in_progress") == 0;
-    cJSON_Delete(doc);
-    if (!in_progress) {
-      lagscope__dealloc(text);
-      continue;
-    }
-    char *updated = terminated_text(text);
-    lagscope__dealloc(text);
-    if (updated == NULL) {
-      rc = LAGSCOPE_ENOMEM;
-      continue;
-    }
+    if (r == LAGSCOPE_ENOMEM) rc = LAGSCOPE_ENOMEM;
+    if (updated == NULL) continue; /* final already */
     char written[STORE_PATH_MAX];
     if (lagscope__store_write(s, stem, updated, written, sizeof(written), why, sizeof(why)) != 0) {
-      /* Still handed over, so the hang is not lost; the file stays in progress on disk and is
+      /* Still handed over, so the hang is not lost; the file stays as it was on disk and is
        * found again at the next start. */
       rc = LAGSCOPE_ESYS;
     }

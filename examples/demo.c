@@ -113,7 +113,7 @@ static void demo_usage(FILE *out) {
           "  --threshold-ms N     lagscope's hang threshold (default: lagscope's, 250)\n"
           "  --refresh-hz N       the display rate lagscope measures against (default 60)\n"
           "  --report-dir DIR     where lagscope stores hang reports (default: lagscope's,\n"
-          "                       $TMPDIR/lagscope-<uid>/lagscope-demo)\n"
+          "                       ~/.local/state/lagscope/lagscope-demo)\n"
           "  --heartbeat          call lagscope_heartbeat() each loop instead of post_main\n"
           "  --headless           no window, no HUD: the main loop only (also what a build\n"
           "                       without SDL2, or a run without a display, falls back to)\n"

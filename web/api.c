@@ -234,7 +234,9 @@ int lagscope__api_hang(lagscope__request *req) {
   char *text = NULL;
   size_t len = 0;
   int rc = lagscope__store_read(req->web->report_dir, req->route.id, &text, &len);
-  if (rc == LAGSCOPE_ENOENT) return lagscope__reply_error(req, 404, "not_found", "no such report");
+  /* A file the store would not keep (a link, a FIFO, another document) is no report either. */
+  if (rc == LAGSCOPE_ENOENT || rc == LAGSCOPE_EPARSE)
+    return lagscope__reply_error(req, 404, "not_found", "no such report");
   if (rc != LAGSCOPE_OK)
     return lagscope__reply_error(req, 500, "internal", "the report could not be read");
   if (req->route.kind == LAGSCOPE__ROUTE_HANG) {

@@ -31,24 +31,26 @@ static int is_token(const char *text) {
   return 1;
 }
 
-/* The previous launch's token, if the file holds exactly one (and a newline at most). */
-static void read_previous(const char *path, char previous[LAGSCOPE__TOKEN_HEX + 1]) {
+/* The previous launch's token, if the file is a regular file of ours (never a link, FIFO or
+ * device: opened relative to the checked folder, without following or waiting) that holds
+ * exactly one (and a newline at most). */
+static void read_previous(int dirfd, char previous[LAGSCOPE__TOKEN_HEX + 1]) {
   previous[0] = '\0';
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return;
-  char text[LAGSCOPE__TOKEN_HEX + 4];
-  ssize_t n = read(fd, text, sizeof(text) - 1);
-  close(fd);
-  if (n <= 0) return;
-  text[n] = '\0';
+  char *text = NULL;
+  size_t len = 0;
+  if (lagscope__folder_read(dirfd, TOKEN_FILE, LAGSCOPE__TOKEN_HEX + 2, &text, &len) != LAGSCOPE_OK)
+    return;
   text[strcspn(text, "\n")] = '\0';
   if (is_token(text)) memcpy(previous, text, LAGSCOPE__TOKEN_HEX + 1);
+  lagscope__dealloc(text);
 }
 
-static int save(const char *dir, const char *path, const char *token, char *why, size_t why_size) {
-  char temp[600];
-  snprintf(temp, sizeof(temp), "%s/." TOKEN_FILE ".%d.tmp", dir, (int)lagscope__process_id());
-  int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+static int save(int dirfd, const char *dir, const char *token, char *why, size_t why_size) {
+  char temp[64];
+  snprintf(temp, sizeof(temp), "." TOKEN_FILE ".%d.tmp", (int)lagscope__process_id());
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  int fd = openat(dirfd, temp, flags, 0600);
+  if (fd < 0 && errno == EEXIST && unlinkat(dirfd, temp, 0) == 0) fd = openat(dirfd, temp, flags, 0600);
   if (fd < 0) {
     lagscope__explain(why, why_size, "cannot save the viewer token in %s: %s", dir, strerror(errno));
     return LAGSCOPE_ESYS;
@@ -57,9 +59,9 @@ static int save(const char *dir, const char *path, const char *token, char *why,
   snprintf(line, sizeof(line), "%s\n", token);
   ssize_t n = write(fd, line, strlen(line));
   int failed = n != (ssize_t)strlen(line) || close(fd) != 0;
-  if (failed || rename(temp, path) != 0) {
+  if (failed || renameat(dirfd, temp, dirfd, TOKEN_FILE) != 0) {
     lagscope__explain(why, why_size, "cannot save the viewer token in %s: %s", dir, strerror(errno));
-    unlink(temp);
+    unlinkat(dirfd, temp, 0);
     return LAGSCOPE_ESYS;
   }
   return LAGSCOPE_OK;
@@ -68,18 +70,24 @@ static int save(const char *dir, const char *path, const char *token, char *why,
 int lagscope__token_make(const char *dir, char current[LAGSCOPE__TOKEN_HEX + 1],
                          char previous[LAGSCOPE__TOKEN_HEX + 1], char *why, size_t why_size) {
   unsigned char bytes[LAGSCOPE__TOKEN_HEX / 2];
+  previous[0] = '\0';
   if (lagscope__random_bytes(bytes, sizeof(bytes)) != LAGSCOPE_OK) {
     lagscope__explain(why, why_size, "the OS gave no random bytes for the viewer's token");
     return LAGSCOPE_ESYS;
   }
   to_hex(bytes, sizeof(bytes), current);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/" TOKEN_FILE, dir);
-  read_previous(path, previous);
-  /* Without the file the token still works for this launch: only the roll-over is lost. */
-  char failure[256];
-  if (lagscope__make_dirs(dir, failure, sizeof(failure)) != LAGSCOPE_OK ||
-      save(dir, path, current, failure, sizeof(failure)) != LAGSCOPE_OK)
+  /* Without the file the token still works for this launch: only the roll-over is lost. A
+   * folder that others could have written is not trusted with it either way. */
+  char failure[512];
+  int dirfd = -1;
+  if (lagscope__folder_open(dir, 1, &dirfd, failure, sizeof(failure)) != LAGSCOPE_OK) {
+    lagscope__log("viewer token not kept: %s; an open viewer will need the new URL after a "
+                  "restart", failure);
+    return LAGSCOPE_OK;
+  }
+  read_previous(dirfd, previous);
+  if (save(dirfd, dir, current, failure, sizeof(failure)) != LAGSCOPE_OK)
     lagscope__log("%s: an open viewer will need the new URL after a restart", failure);
+  close(dirfd);
   return LAGSCOPE_OK;
 }

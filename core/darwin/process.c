@@ -137,3 +137,6 @@ void lagscope__process_name(char *out, size_t size) {
 int32_t lagscope__process_id(void) { return (int32_t)getpid(); }
 
 long lagscope__user_id(void) { return (long)getuid(); }
+
+/* $TMPDIR is per user on macOS and inside the app's container on iOS: the default uses it. */
+void lagscope__state_root(char *out, size_t size) { snprintf(out, size, "%s", ""); }

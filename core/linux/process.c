@@ -160,3 +160,14 @@ void lagscope__process_name(char *out, size_t size) {
 int32_t lagscope__process_id(void) { return (int32_t)getpid(); }
 
 long lagscope__user_id(void) { return (long)getuid(); }
+
+/* The XDG base directory spec: a relative $XDG_STATE_HOME is invalid and ignored. */
+void lagscope__state_root(char *out, size_t size) {
+  const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  if (state != NULL && state[0] == '/')
+    snprintf(out, size, "%s/lagscope", state);
+  else if (home != NULL && home[0] == '/' && home[1] != '\0')
+    snprintf(out, size, "%s/.local/state/lagscope", home);
+  else
+    snprintf(out, size, "%s", "");
+}
