@@ -116,6 +116,9 @@ typedef struct lagscope__process_sample {
  * fields it could read are still filled. A thread that exits mid-read is skipped. No allocation
  * (the sample is the caller's), no lock. */
 int lagscope__process_sample_read(lagscope__process_sample *out, char *why, size_t why_size);
+/* How long the calling thread has waited, runnable, for a CPU since it started (Linux:
+ * /proc/thread-self/schedstat). LAGSCOPE_ENOENT where the OS does not say. No allocation. */
+int lagscope__thread_queued_ns(uint64_t *out);
 /* The program's short name (Linux: /proc/self/comm). F */
 void lagscope__process_name(char *out, size_t size);
 int32_t lagscope__process_id(void); /* F */
@@ -263,6 +266,10 @@ typedef struct lagscope__watchdog {
   uint64_t hang_start_ns;
   uint64_t hang_suspended_ns; /* time the process was stopped during this hang */
   uint64_t expected_wake_ns;  /* when the monitor planned to wake */
+  /* Set by the caller before a run: of the monitor's lateness, the time it waited for a CPU
+   * (runnable, not run). A monitor starved by a loaded machine is late without the process
+   * having been stopped: that lateness is the hang's, not a suspension. 0 when unknown. */
+  uint64_t starved_ns;
   uint32_t post_failures;
 } lagscope__watchdog;
 

@@ -94,6 +94,7 @@ typedef struct instance {
 
   /* Monitor thread only. */
   lagscope__watchdog watchdog;
+  uint64_t queued_before_ns; /* the monitor's run-queue wait before its last sleep in a hang */
   lagscope__frame_meter frames;
   lagscope__process_sample samples[2];
   int sample_current;
@@ -472,6 +473,16 @@ static void publish_metrics(instance *in, uint64_t now) {
   lagscope__publish(&e);
 }
 
+/* How much of the monitor's lateness it spent waiting for a CPU (for the watchdog). */
+static void note_starvation(instance *in, uint64_t now) {
+  in->watchdog.starved_ns = 0;
+  uint64_t queued;
+  if (in->queued_before_ns == 0 || now < in->watchdog.expected_wake_ns + in->watchdog.threshold_ns ||
+      lagscope__thread_queued_ns(&queued) != 0 || queued < in->queued_before_ns)
+    return;
+  in->watchdog.starved_ns = queued - in->queued_before_ns;
+}
+
 static void monitor_main(void *arg) {
   instance *in = arg;
   uint64_t sample_interval = (uint64_t)in->config.sample_interval_ms * NS_PER_MS;
@@ -484,6 +495,7 @@ static void monitor_main(void *arg) {
     lagscope__watchdog_step step;
     int was_hung = in->watchdog.hang_active;
     if (app_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
+    note_starvation(in, now);
     lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
     if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL) {
       lagscope__hang_recorder_sample(in->hang_recorder);
@@ -506,6 +518,11 @@ static void monitor_main(void *arg) {
     }
     uint64_t wake = step.wake_at_ns < next_sample ? step.wake_at_ns : next_sample;
     in->watchdog.expected_wake_ns = wake > now ? wake : now;
+    /* While a hang lasts, how long the monitor waits for a CPU is noted before each sleep,
+     * so a late wake-up can be told apart from a stop (one small /proc read per sample). */
+    in->queued_before_ns = 0;
+    if (in->watchdog.hang_active && lagscope__thread_queued_ns(&in->queued_before_ns) != 0)
+      in->queued_before_ns = 0;
     lagscope__wakeup_wait_until(in->monitor_wakeup, in->watchdog.expected_wake_ns);
   }
   /* A hang still open at stop is ended here: its report says how long it had lasted. */

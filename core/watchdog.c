@@ -31,13 +31,17 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* The monitor woke a whole threshold after it meant to: the process was stopped (SIGSTOP, a
- * debugger, the OS suspending it), so that time says nothing about the main thread. */
+/* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU:
+ * the process was stopped (SIGSTOP, a debugger, the OS suspending it), so that time says
+ * nothing about the main thread. */
 static void notice_suspension(lagscope__watchdog *w, uint64_t now_ns,
                               lagscope__watchdog_step *step) {
-  if (now_ns <= w->expected_wake_ns || now_ns - w->expected_wake_ns < w->threshold_ns) return;
+  if (now_ns <= w->expected_wake_ns) return;
+  uint64_t late = now_ns - w->expected_wake_ns;
+  uint64_t stopped = late > w->starved_ns ? late - w->starved_ns : 0;
+  if (stopped < w->threshold_ns) return;
   step->resumed = 1;
-  if (w->hang_active) w->hang_suspended_ns += now_ns - w->expected_wake_ns;
+  if (w->hang_active) w->hang_suspended_ns += stopped;
   w->not_before_ns = now_ns;
 }
 

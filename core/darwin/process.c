@@ -140,3 +140,9 @@ long lagscope__user_id(void) { return (long)getuid(); }
 
 /* $TMPDIR is per user on macOS and inside the app's container on iOS: the default uses it. */
 void lagscope__state_root(char *out, size_t size) { snprintf(out, size, "%s", ""); }
+
+/* Mach keeps no run-queue wait per thread that we read: a late monitor counts as stopped. */
+int lagscope__thread_queued_ns(uint64_t *out) {
+  (void)out;
+  return LAGSCOPE_ENOENT;
+}

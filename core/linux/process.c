@@ -171,3 +171,12 @@ void lagscope__state_root(char *out, size_t size) {
   else
     snprintf(out, size, "%s", "");
 }
+
+int lagscope__thread_queued_ns(uint64_t *out) {
+  char buf[PROC_READ_MAX];
+  if (read_small_file("/proc/thread-self/schedstat", buf) < 0) return LAGSCOPE_ENOENT;
+  unsigned long long on_cpu, queued;
+  if (sscanf(buf, "%llu %llu", &on_cpu, &queued) != 2) return LAGSCOPE_ENOENT;
+  *out = queued;
+  return LAGSCOPE_OK;
+}

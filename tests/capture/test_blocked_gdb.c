@@ -118,8 +118,10 @@ int main(void) {
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* let gdb, our child, attach */
   victims_prepare();
   pthread_t threads[VICTIM_KINDS];
-  for (intptr_t k = 0; k < VICTIM_KINDS; k++)
+  for (intptr_t k = 0; k < VICTIM_KINDS; k++) { /* detached: the process exits under them */
     CHECK(pthread_create(&threads[k], NULL, start, (void *)k) == 0);
+    pthread_detach(threads[k]);
+  }
   for (int k = 0; k < VICTIM_KINDS; k++) {
     while (atomic_load(&tids[k]) == 0) usleep(1000);
     await_blocked(atomic_load(&tids[k]));

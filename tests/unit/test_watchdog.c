@@ -131,6 +131,27 @@ static void suspension_inside_a_hang(void) {
   CHECK_EQ_INT(s.duration_ns, late + 100 * MS - t0 - stopped);
 }
 
+/* The same lateness inside a hang, but the monitor was runnable the whole time (a loaded
+ * machine starved it): nothing was stopped, the hang keeps every millisecond. */
+static void starvation_inside_a_hang(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t t0 = 1000 * MS;
+  step_at(&w, t0, &s);
+  uint64_t now = s.wake_at_ns;
+  while (!w.hang_active) step_at(&w, now, &s), now = s.wake_at_ns;
+  uint64_t late = now + 2000 * MS;
+  w.starved_ns = 2000 * MS - 5 * MS; /* queued for the CPU nearly all of it */
+  step_at(&w, late, &s);
+  w.starved_ns = 0;
+  CHECK(!s.resumed && w.hang_active);
+  answer(w.ping_seq, late + 100 * MS);
+  step_at(&w, late + 110 * MS, &s);
+  CHECK(s.hang_ended);
+  CHECK_EQ_INT(s.duration_ns, late + 100 * MS - t0);
+}
+
 static void heartbeat_mode(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
@@ -202,6 +223,7 @@ int main(void) {
   frames_move_the_start();
   suspension_is_not_a_hang();
   suspension_inside_a_hang();
+  starvation_inside_a_hang();
   heartbeat_mode();
   stale_ping();
   excused_is_not_a_hang();
