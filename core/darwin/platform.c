@@ -18,6 +18,7 @@
 
 #include "../internal.h"
 
+#include <CoreFoundation/CoreFoundation.h>
 #include <dispatch/dispatch.h>
 #include <math.h>
 #include <objc/message.h>
@@ -27,9 +28,11 @@
 #include <unistd.h>
 
 #define TARGET_CLASS_NAME "LagscopeMainThreadTarget"
-/* The values of NSRunLoopCommonModes and of UIApplication's notification names, as Apple
- * documents them: each constant's string is its own name. */
-#define COMMON_MODES "kCFRunLoopCommonModes"
+/* UIApplication's notification names, as Apple documents them: each constant's string is its
+ * own name, and NSNotificationCenter compares names with isEqual:. The run loop's common modes
+ * are different: CFRunLoop recognises them by the address of kCFRunLoopCommonModes (a mode made
+ * from the same string is a custom mode the main run loop never runs), so the constant itself
+ * is used, from CoreFoundation (linked; toll-free bridged to NSRunLoopCommonModes). */
 #define DID_ENTER_BACKGROUND "UIApplicationDidEnterBackgroundNotification"
 #define WILL_ENTER_FOREGROUND "UIApplicationWillEnterForegroundNotification"
 #define UI_APPLICATION_STATE_BACKGROUND 2 /* UIApplicationStateBackground */
@@ -148,7 +151,7 @@ static id make_display_link(void) {
 static void start_display_link(void) {
   id link = make_display_link();
   id run_loop_class = (id)objc_getClass("NSRunLoop");
-  id modes = ns_string(COMMON_MODES);
+  id modes = (id)kCFRunLoopCommonModes;
   if (link == nil || run_loop_class == nil || modes == nil) {
     lagscope__log("no display link (CADisplayLink, or NSScreen's on macOS 14+): call "
                   "lagscope_frame() once per frame for frame metrics");
@@ -219,6 +222,7 @@ int lagscope__platform_start(const lagscope_config *config) {
   (void)config;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&started, &expected, 1)) return LAGSCOPE_EALREADY;
+  lagscope__platform_images_register();
   dispatch_async_f(dispatch_get_main_queue(), NULL, start_on_main);
   return LAGSCOPE_OK;
 }

@@ -37,6 +37,11 @@ int lagscope__platform_in_background(void);
  * One sysctl. F */
 int lagscope__platform_debugger_attached(void);
 
+/* Registers, once per process, the image table of core/darwin/symbols.c with dyld (which takes
+ * dyld's lock): called by lagscope__platform_start on lagscope_start's thread, so that the
+ * monitor thread, which symbolicates, never waits for dyld. A */
+void lagscope__platform_images_register(void);
+
 /* The display's refresh rate as the display link last measured it (1 / (targetTimestamp -
  * timestamp), rounded), 0 before the first frame. Changes at will under ProMotion. F */
 uint32_t lagscope__platform_refresh_hz(void);
