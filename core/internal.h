@@ -488,6 +488,11 @@ uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now_ns);
 void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url);
 void lagscope__hud_request_expanded(lagscope__hud *h, int expanded); /* F, any thread */
 int lagscope__hud_take(lagscope__hud *h, lagscope_hud_image *out);   /* F, main thread */
+/* lagscope_hud_take for a reader that may race lagscope_stop on another thread (the Darwin
+ * overlay's main-queue timer): on LAGSCOPE_OK the pixels stay valid, stop or not, until
+ * lagscope__hud_release, which must follow promptly (stop waits for it). F */
+int lagscope__hud_hold(lagscope_hud_image *out);
+void lagscope__hud_release(void);
 /* Marks the HUD as shown by a host; 1 the first time (then wake the dispatcher to draw). F */
 int lagscope__hud_want(lagscope__hud *h);
 

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NS_PER_MS 1000000u
 #define IDLE_WAIT_NS (10u * 1000u * NS_PER_MS) /* consumers are woken; this is a backstop */
@@ -516,6 +517,7 @@ static void monitor_main(void *arg) {
 }
 
 static void web_stop(instance *in);
+static void wait_for_hud_readers(void);
 static subscriber *subscriber_unlink(instance *in, lagscope_subscription id);
 
 /* ---- 7. lifecycle ------------------------------------------------------------------------------ */
@@ -704,6 +706,7 @@ int lagscope_stop(void) {
   /* Joined without the lock, so that a callback calling into lagscope meanwhile does not
    * deadlock; it finds lagscope stopping. */
   pthread_mutex_unlock(&lifecycle_lock);
+  wait_for_hud_readers(); /* the main queue's overlay may be copying the pixels */
   instance_shutdown(in);
   instance_free(in);
   pthread_mutex_lock(&lifecycle_lock);
@@ -760,6 +763,28 @@ int lagscope_metrics_latest(lagscope_metrics *out) {
 }
 
 /* ---- the HUD: the host's side ---- */
+
+/* Readers between lagscope__hud_hold and lagscope__hud_release: stop frees the HUD only when
+ * none is left. A reader counts itself before it looks at the lifecycle and stop marks STOPPING
+ * before it looks at the count (both sequentially consistent), so either the reader sees
+ * STOPPING and reads nothing, or stop sees the reader and waits for it. */
+static _Atomic int hud_readers;
+
+int lagscope__hud_hold(lagscope_hud_image *out) {
+  atomic_fetch_add(&hud_readers, 1);
+  int rc = lagscope_hud_take(out);
+  if (rc != LAGSCOPE_OK) atomic_fetch_sub(&hud_readers, 1);
+  return rc;
+}
+
+void lagscope__hud_release(void) { atomic_fetch_sub(&hud_readers, 1); }
+
+/* A held image is copied within microseconds (the overlay's CFDataCreate); the main thread
+ * holds none while it is hung elsewhere, so this ends. F */
+static void wait_for_hud_readers(void) {
+  struct timespec pause = {0, 100 * 1000};
+  while (atomic_load(&hud_readers) > 0) nanosleep(&pause, NULL);
+}
 
 int lagscope_hud_take(lagscope_hud_image *out) {
   if (out == NULL) return LAGSCOPE_EINVAL;
