@@ -1,6 +1,6 @@
 /*
  * The Darwin-only hooks (platform.h): the main queue as post_main, the display link as the
- * frame clock, and whether the app is in the background or under a debugger.
+ * frame clock, and whether the app is in the background.
  *
  * Objective-C from C: classes are looked up by name at run time (objc_getClass), so that the
  * library links only libobjc, never Foundation, QuartzCore, UIKit or AppKit: an app that has
@@ -23,9 +23,6 @@
 #include <math.h>
 #include <objc/message.h>
 #include <objc/runtime.h>
-#include <sys/sysctl.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 #define TARGET_CLASS_NAME "LagscopeMainThreadTarget"
 /* UIApplication's notification names, as Apple documents them: each constant's string is its
@@ -237,12 +234,3 @@ void lagscope__platform_stop(void) {
 int lagscope__platform_in_background(void) { return atomic_load(&in_background); }
 
 uint32_t lagscope__platform_refresh_hz(void) { return atomic_load(&refresh_hz); }
-
-int lagscope__platform_debugger_attached(void) {
-  int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)getpid()};
-  struct kinfo_proc info;
-  size_t size = sizeof(info);
-  info.kp_proc.p_flag = 0;
-  if (sysctl(mib, 4, &info, &size, NULL, 0) != 0) return 0;
-  return (info.kp_proc.p_flag & P_TRACED) != 0;
-}
