@@ -319,6 +319,25 @@ typedef struct lagscope__stack {
   uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
 } lagscope__stack;
 
+/* ---- frame walk (core/frame_walk.c): the frame-pointer walk over a copied stack -------------- */
+typedef struct lagscope__stack_copy {
+  const uint8_t *bytes; /* the copy of [base, base + len) */
+  uintptr_t base;       /* the stack pointer it was copied from */
+  size_t len;
+  int cut;              /* the stack goes on past the copy: a record above it means truncated */
+  uintptr_t (*strip)(uintptr_t); /* pointer authentication off a code address; NULL: none */
+} lagscope__stack_copy;
+typedef struct lagscope__frame_regs {
+  uintptr_t pc, lr, fp;
+  int has_lr; /* arm64: the link register is a frame candidate */
+} lagscope__frame_regs;
+/* Fills out->frames (the pc, the link register, each record's return address) and out->walk
+ * (complete, truncated: deeper than the copy or than LAGSCOPE__MAX_FRAMES, bad_frame). A saved
+ * fp with bit 60 set (a Swift async frame record) is stripped and followed. F */
+void lagscope__frame_walk(const lagscope__stack_copy *c, const lagscope__frame_regs *r,
+                          lagscope__stack *out);
+uintptr_t lagscope__frame_strip_async(uintptr_t fp); /* F: bit 60 off */
+
 int lagscope__capture_init(void);      /* A: installs the handler once per process */
 /* Captures tid's stack into *out, waiting at most timeout_ns for the thread to answer. Sets
  * out->walk for every outcome; returns 0 when frames were captured. One capture at a time
