@@ -427,8 +427,9 @@ static void poke_listener(void *arg) {
   }
 }
 
-void lagscope__web_stop(lagscope__web *web) {
-  if (web == NULL) return;
+/* Stops civetweb (its threads joined); web->ctx is NULL after. */
+static void stop_civetweb(lagscope__web *web) {
+  if (web->ctx == NULL) return;
   lagscope__stream_close(web->stream); /* streams return, so that their threads can join */
   stop_poke poke = {.web = web};
   lagscope__thread *poker = NULL;
@@ -436,8 +437,28 @@ void lagscope__web_stop(lagscope__web *web) {
   mg_stop(web->ctx);
   atomic_store(&poke.done, 1);
   if (poker != NULL) lagscope__thread_join(poker);
+  web->ctx = NULL;
+}
+
+void lagscope__web_stop(lagscope__web *web) {
+  if (web == NULL) return;
+  stop_civetweb(web);
   mg_exit_library();
   web_free(web);
+}
+
+/* The listener again, on the port it had (so the URL stays) and with the token it had: iOS
+ * closes a suspended app's listening sockets, and civetweb never reopens one. */
+int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size) {
+  stop_civetweb(web);
+  lagscope__stream_reopen(web->stream);
+  uint16_t asked = web->config.server_port;
+  web->config.server_port = web->port;
+  int rc = start_civetweb(web, why, why_size);
+  web->config.server_port = asked;
+  if (rc != LAGSCOPE_OK && web->ctx != NULL) mg_stop(web->ctx);
+  if (rc != LAGSCOPE_OK) web->ctx = NULL;
+  return rc;
 }
 
 const char *lagscope__web_url(const lagscope__web *web) { return web->url; }
