@@ -319,6 +319,11 @@ typedef struct lagscope__stack {
   uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
 } lagscope__stack;
 
+/* Restarts the viewer's listener soon, on lagscope's dispatcher thread, same URL and token:
+ * iOS closes a suspended app's listening sockets (Darwin calls this on
+ * UIApplicationWillEnterForegroundNotification). Any thread; nothing when the viewer is off. F */
+void lagscope__viewer_restart_soon(void);
+
 /* ---- frame walk (core/frame_walk.c): the frame-pointer walk over a copied stack -------------- */
 typedef struct lagscope__stack_copy {
   const uint8_t *bytes; /* the copy of [base, base + len) */

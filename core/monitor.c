@@ -105,6 +105,8 @@ typedef struct instance {
   /* Made, drawn and freed by the dispatcher thread; NULL with config.hud off. The main thread
    * only takes images from it. */
   _Atomic(lagscope__hud *) hud;
+  /* The viewer's listener restart (dispatcher thread) against web_stop (stopping thread). */
+  pthread_mutex_t web_lock;
   lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
   int have_last_metrics;
   uint64_t next_hang_sample_event_ns;
@@ -263,6 +265,22 @@ static lagscope__hud *make_hud(instance *in) {
   return hud;
 }
 
+/* Set from any thread (Darwin: the main thread, on return to the foreground); the dispatcher
+ * restarts the viewer's listener when it next wakes (each metrics tick at the latest), since
+ * the restart joins civetweb's threads: never on the main thread. */
+static _Atomic int viewer_restart_wanted;
+
+void lagscope__viewer_restart_soon(void) { atomic_store(&viewer_restart_wanted, 1); }
+
+static void restart_viewer(instance *in) {
+  if (!atomic_exchange(&viewer_restart_wanted, 0)) return;
+  char why[256] = "";
+  pthread_mutex_lock(&in->web_lock);
+  int rc = in->web != NULL ? lagscope__web_restart(in->web, why, sizeof(why)) : LAGSCOPE_OK;
+  pthread_mutex_unlock(&in->web_lock);
+  if (rc != LAGSCOPE_OK) lagscope__publish_error(rc, "viewer not restarted: %s", why);
+}
+
 static void dispatcher_main(void *arg) {
   instance *in = arg;
   lagscope__hud *hud = make_hud(in);
@@ -276,6 +294,7 @@ static void dispatcher_main(void *arg) {
       lagscope_release(e.payload.any);
     }
     if (atomic_load_explicit(&in->dispatcher_stopping, memory_order_acquire)) break;
+    restart_viewer(in);
     uint64_t now = lagscope__now_ns(), wake = now + IDLE_WAIT_NS;
     if (hud != NULL) {
       uint64_t hud_wake = lagscope__hud_tick(hud, now); /* redraws here, off the main thread */
@@ -533,6 +552,7 @@ static void instance_free(instance *in) {
   lagscope__wakeup_free(in->capture_done);
   pthread_mutex_destroy(&in->subscribers_lock);
   pthread_mutex_destroy(&in->capture_serial);
+  pthread_mutex_destroy(&in->web_lock);
   pthread_mutex_destroy(&in->capture_lock);
   lagscope__dealloc(in);
 }
@@ -543,6 +563,7 @@ static int instance_new(const lagscope_config *config, instance **out) {
   in->config = *config;
   pthread_mutex_init(&in->subscribers_lock, NULL);
   pthread_mutex_init(&in->capture_serial, NULL);
+  pthread_mutex_init(&in->web_lock, NULL);
   pthread_mutex_init(&in->capture_lock, NULL);
   int rc = lagscope__bus_init(&in->bus, config->bus_capacity);
   in->monitor_wakeup = lagscope__wakeup_new();
@@ -590,6 +611,7 @@ static void web_start(instance *in) {
   lagscope__app_name(&in->config, app_name, sizeof(app_name));
   lagscope__report_dir(&in->config, app_name, report_dir, sizeof(report_dir));
   lagscope__web_host host = {&in->config, report_dir, app_name, capture_now};
+  pthread_mutex_lock(&in->web_lock); /* the dispatcher may be about to restart it */
   int rc = lagscope__web_start(&host, &in->web, why, sizeof(why));
   if (rc == LAGSCOPE_OK)
     rc = subscriber_add(in, lagscope__web_on_event, in->web, &in->web_subscription);
@@ -597,6 +619,9 @@ static void web_start(instance *in) {
     if (in->web == NULL) snprintf(why, sizeof(why), "%s", lagscope_strerror(rc));
     lagscope__web_stop(in->web);
     in->web = NULL;
+  }
+  pthread_mutex_unlock(&in->web_lock);
+  if (rc != LAGSCOPE_OK) {
     lagscope__publish_error(rc, "viewer not started: %s", why);
     return;
   }
@@ -617,8 +642,10 @@ static void web_stop(instance *in) {
   if (in->web == NULL) return;
   subscriber *s = subscriber_unlink(in, in->web_subscription);
   if (s != NULL) subscriber_stop(s, 1);
+  pthread_mutex_lock(&in->web_lock);
   lagscope__web_stop(in->web);
   in->web = NULL;
+  pthread_mutex_unlock(&in->web_lock);
 }
 
 int lagscope_viewer_url(char *out, size_t size) {

@@ -110,6 +110,7 @@ static void did_enter_background(id self, SEL cmd, id notification) {
 static void will_enter_foreground(id self, SEL cmd, id notification) {
   (void)self, (void)cmd, (void)notification;
   atomic_store(&in_background, 0);
+  lagscope__viewer_restart_soon(); /* iOS closed the listening socket while suspended */
 }
 
 /* Made once per process (a class cannot be unmade while instances may live). */
