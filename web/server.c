@@ -273,24 +273,6 @@ static int quiet(const struct mg_connection *conn, const char *message) {
 
 /* ---- 5. lifecycle --------------------------------------------------------------------------------- */
 
-/* The address a laptop on the LAN reaches: the bound one, or with every interface bound the
- * first IPv4 address of an interface that is up and not loopback. */
-static void lan_address(const char *bind, char *out, size_t size) {
-  snprintf(out, size, "%s", bind);
-  if (strcmp(bind, "0.0.0.0") != 0) return;
-  snprintf(out, size, "127.0.0.1");
-  struct ifaddrs *list;
-  if (getifaddrs(&list) != 0) return;
-  for (struct ifaddrs *i = list; i != NULL; i = i->ifa_next) {
-    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET) continue;
-    if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) continue;
-    inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, out,
-              (socklen_t)size);
-    break;
-  }
-  freeifaddrs(list);
-}
-
 static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   char ports[96], threads[16];
   snprintf(ports, sizeof(ports), "%s:%u", web->bind, (unsigned)web->config.server_port);
@@ -380,7 +362,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
     return rc;
   }
   char address[64];
-  lan_address(web->bind, address, sizeof(address));
+  lagscope__lan_address_pick(web->bind, address, sizeof(address)); /* address.c */
   snprintf(web->url, sizeof(web->url), "http://%s:%u/?token=%s", address, (unsigned)web->port,
            web->token);
   *out = web;
