@@ -117,6 +117,10 @@ typedef struct lagscope_config {
   /* While a hang lasts, the main thread's stack is sampled this often. Default 10. Range
    * 1..1000 ms. */
   uint32_t hang_sample_interval_ms;
+  /* Darwin: how much of a stopped thread's stack each capture copies, from its stack pointer
+   * up, in KiB. A deeper stack (SwiftUI, AttributeGraph) keeps its innermost frames and says
+   * "truncated". Default 64. Range 16..1024. Linux walks the live stack and ignores it. */
+  uint32_t stack_copy_kib;
   /* The display's refresh rate, the frame budget's source. Default 60. Range 1..1000 Hz. */
   uint32_t refresh_hz;
   /* Slots in the central event queue; a full queue drops (counted). Default 1024. A power of

@@ -561,6 +561,9 @@ static int instance_new(const lagscope_config *config, instance **out) {
   instance *in = lagscope__alloc(sizeof(*in));
   if (in == NULL) return LAGSCOPE_ENOMEM;
   in->config = *config;
+#if defined(__APPLE__)
+  lagscope__capture_set_copy_bytes((size_t)config->stack_copy_kib * 1024u); /* no monitor yet */
+#endif
   pthread_mutex_init(&in->subscribers_lock, NULL);
   pthread_mutex_init(&in->capture_serial, NULL);
   pthread_mutex_init(&in->web_lock, NULL);

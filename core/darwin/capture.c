@@ -33,7 +33,8 @@
 #include <string.h>
 
 /* Copied from the stack pointer up: enough for ~100 ordinary frames; a deeper stack ends with
- * LAGSCOPE__WALK_TRUNCATED. 64 KiB copies in a few microseconds. */
+ * LAGSCOPE__WALK_TRUNCATED. 64 KiB copies in a few microseconds; config.stack_copy_kib asks
+ * for more (lagscope__capture_set_copy_bytes). */
 #define STACK_COPY_BYTES (64u * 1024u)
 #define MIN_COPY_BYTES 4096u
 
@@ -43,10 +44,31 @@ typedef struct snapshot {
   uintptr_t stack_base;     /* = sp */
   size_t stack_len;         /* bytes copied from stack_base */
   int stack_cut;            /* the stack goes on past the copy */
-  uint8_t stack[STACK_COPY_BYTES];
+  uint8_t *stack;           /* copy_bytes bytes */
+  size_t copy_bytes;
 } snapshot;
 
-static snapshot the_snapshot; /* one capture at a time per process (the callers serialise) */
+static uint8_t default_stack[STACK_COPY_BYTES];
+/* One capture at a time per process (the callers serialise). */
+static snapshot the_snapshot = {.stack = default_stack, .copy_bytes = STACK_COPY_BYTES};
+
+/* Before the monitor starts (no capture runs). A larger buffer is kept for the process's life,
+ * so that a later start never frees one a capture could hold. */
+void lagscope__capture_set_copy_bytes(size_t bytes) {
+  static uint8_t *large;
+  static size_t large_bytes;
+  if (bytes <= STACK_COPY_BYTES) {
+    the_snapshot.stack = default_stack, the_snapshot.copy_bytes = bytes;
+    return;
+  }
+  if (bytes > large_bytes) {
+    uint8_t *grown = lagscope__alloc(bytes);
+    if (grown == NULL) return; /* the copy stays as it was */
+    lagscope__dealloc(large);
+    large = grown, large_bytes = bytes;
+  }
+  the_snapshot.stack = large, the_snapshot.copy_bytes = bytes;
+}
 static _Atomic int32_t main_tid;
 
 /* ---- registers ---- */
@@ -130,7 +152,7 @@ static stack_bounds thread_stack_bounds(thread_act_t thread) {
 /* Copies [sp, end) or less, with the kernel's checked read. Without known bounds, halves the
  * length until the read succeeds (the pages above may be unmapped). */
 static void copy_stack(snapshot *s, stack_bounds bounds) {
-  size_t want = STACK_COPY_BYTES;
+  size_t want = s->copy_bytes;
   int bounded = bounds.high != 0 && s->sp >= bounds.low && s->sp < bounds.high;
   if (bounded && bounds.high - s->sp < want) want = bounds.high - s->sp;
   s->stack_base = s->sp;

@@ -36,6 +36,10 @@ void lagscope__platform_stop(void);
  * while this says 1: the main thread of a backgrounded app may legitimately not run. F */
 int lagscope__platform_in_background(void);
 
+/* The bytes each capture copies of a stopped thread's stack (config.stack_copy_kib), set by
+ * lagscope_start before the monitor starts (core/darwin/capture.c). A */
+void lagscope__capture_set_copy_bytes(size_t bytes);
+
 /* Registers, once per process, the image table of core/darwin/symbols.c with dyld (which takes
  * dyld's lock): called by lagscope__platform_start on lagscope_start's thread, so that the
  * monitor thread, which symbolicates, never waits for dyld. A */
