@@ -537,6 +537,8 @@ static void monitor_main(void *arg) {
 
 static void web_stop(instance *in);
 static void wait_for_hud_readers(void);
+/* running, for lagscope_hud_take, which takes no lock: set before RUNNING, cleared at STOPPING. */
+static _Atomic(instance *) hud_instance;
 static subscriber *subscriber_unlink(instance *in, lagscope_subscription id);
 
 /* ---- 7. lifecycle ------------------------------------------------------------------------------ */
@@ -714,6 +716,7 @@ int lagscope_start(const lagscope_config *config) {
     }
   }
   if (rc == LAGSCOPE_OK) {
+    atomic_store(&hud_instance, running);
     atomic_store(&lifecycle, RUNNING);
     log_started(&c);
     platform_start(&c);
@@ -731,6 +734,7 @@ int lagscope_stop(void) {
     return LAGSCOPE_ENOTRUNNING;
   }
   atomic_store(&lifecycle, STOPPING);
+  atomic_store(&hud_instance, NULL);
   platform_stop();
   instance *in = running;
   /* Joined without the lock, so that a callback calling into lagscope meanwhile does not
@@ -818,8 +822,9 @@ static void wait_for_hud_readers(void) {
 
 int lagscope_hud_take(lagscope_hud_image *out) {
   if (out == NULL) return LAGSCOPE_EINVAL;
-  /* No lock: the main thread calls this, and stop too; the contract says not at once. */
-  instance *in = running;
+  /* No lock: the main thread calls this; a stop on another thread is waited out by
+   * lagscope__hud_hold's readers count, and the instance is read through an atomic. */
+  instance *in = atomic_load(&hud_instance);
   if (atomic_load(&lifecycle) != RUNNING || in == NULL) return LAGSCOPE_ENOTRUNNING;
   lagscope__hud *hud = atomic_load_explicit(&in->hud, memory_order_acquire);
   if (hud == NULL) return in->config.hud ? LAGSCOPE_ENODATA : LAGSCOPE_ENOTRUNNING;
