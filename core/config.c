@@ -13,6 +13,7 @@ lagscope_config lagscope_config_default(void) {
   c.ping_interval_ms = 50;
   c.sample_interval_ms = 500;
   c.hang_sample_interval_ms = 10;
+  c.stack_copy_kib = 64;
   c.refresh_hz = 60;
   c.report_max_count = 50;
   c.report_max_bytes = 32u * 1024u * 1024u;
@@ -98,6 +99,7 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
   if (config->capture_signal > 64)
     return reject(why, why_size, "capture_signal", config->capture_signal,
                   "0 (the first free real-time signal) or a real-time signal's number");
+  LAGSCOPE_CHECK_RANGE_(stack_copy_kib, 16, 1024, "16..1024 KiB");
   LAGSCOPE_CHECK_RANGE_(refresh_hz, 1, 1000, "1..1000 Hz");
   LAGSCOPE_CHECK_RANGE_(report_max_count, 1, 100000, "1..100000");
   if (config->report_max_bytes < 64u * 1024u) {

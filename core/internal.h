@@ -363,6 +363,30 @@ typedef struct lagscope__stack {
   uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
 } lagscope__stack;
 
+/* Restarts the viewer's listener soon, on lagscope's dispatcher thread, same URL and token:
+ * iOS closes a suspended app's listening sockets (Darwin calls this on
+ * UIApplicationWillEnterForegroundNotification). Any thread; nothing when the viewer is off. F */
+void lagscope__viewer_restart_soon(void);
+
+/* ---- frame walk (core/frame_walk.c): the frame-pointer walk over a copied stack -------------- */
+typedef struct lagscope__stack_copy {
+  const uint8_t *bytes; /* the copy of [base, base + len) */
+  uintptr_t base;       /* the stack pointer it was copied from */
+  size_t len;
+  int cut;              /* the stack goes on past the copy: a record above it means truncated */
+  uintptr_t (*strip)(uintptr_t); /* pointer authentication off a code address; NULL: none */
+} lagscope__stack_copy;
+typedef struct lagscope__frame_regs {
+  uintptr_t pc, lr, fp;
+  int has_lr; /* arm64: the link register is a frame candidate */
+} lagscope__frame_regs;
+/* Fills out->frames (the pc, the link register, each record's return address) and out->walk
+ * (complete, truncated: deeper than the copy or than LAGSCOPE__MAX_FRAMES, bad_frame). A saved
+ * fp with bit 60 set (a Swift async frame record) is stripped and followed. F */
+void lagscope__frame_walk(const lagscope__stack_copy *c, const lagscope__frame_regs *r,
+                          lagscope__stack *out);
+uintptr_t lagscope__frame_strip_async(uintptr_t fp); /* F: bit 60 off */
+
 /* A system call's name ("nanosleep", "futex", ...) from its number; NULL when the port does
  * not know it (Darwin: the innermost frame names it). F */
 const char *lagscope__syscall_name(int32_t nr);
@@ -629,6 +653,11 @@ uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now_ns);
 void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url);
 void lagscope__hud_request_expanded(lagscope__hud *h, int expanded); /* F, any thread */
 int lagscope__hud_take(lagscope__hud *h, lagscope_hud_image *out);   /* F, main thread */
+/* lagscope_hud_take for a reader that may race lagscope_stop on another thread (the Darwin
+ * overlay's main-queue timer): on LAGSCOPE_OK the pixels stay valid, stop or not, until
+ * lagscope__hud_release, which must follow promptly (stop waits for it). F */
+int lagscope__hud_hold(lagscope_hud_image *out);
+void lagscope__hud_release(void);
 /* Marks the HUD as shown by a host; 1 the first time (then wake the dispatcher to draw). F */
 int lagscope__hud_want(lagscope__hud *h);
 

@@ -123,6 +123,10 @@ typedef struct lagscope_config {
    * app does not handle, chosen at start. A number in SIGRTMIN..SIGRTMAX: that one; if the app
    * handles it, running threads are not captured (an error event says so). Ignored on Darwin. */
   uint32_t capture_signal;
+  /* Darwin: how much of a stopped thread's stack each capture copies, from its stack pointer
+   * up, in KiB. A deeper stack (SwiftUI, AttributeGraph) keeps its innermost frames and says
+   * "truncated". Default 64. Range 16..1024. Linux walks the live stack and ignores it. */
+  uint32_t stack_copy_kib;
   /* The display's refresh rate, the frame budget's source. Default 60. Range 1..1000 Hz. */
   uint32_t refresh_hz;
   /* Slots in the central event queue; a full queue drops (counted). Default 1024. A power of

@@ -56,13 +56,15 @@ typedef struct layout {
   size_t mapped_size;
   uintptr_t slide;
   lagscope__mach_header_64 mh;
-  int have_text, have_linkedit, have_symtab, have_uuid;
+  int have_text, have_linkedit, have_symtab, have_uuid, have_starts;
   lagscope__segment_command_64 text, linkedit;
   lagscope__symtab_command symtab;
+  lagscope__linkedit_data_command starts; /* LC_FUNCTION_STARTS */
   uint8_t uuid[16];
   section_info sections[MAX_SECTIONS]; /* ordinal n at [n - 1] */
   uint32_t section_count;
   const unsigned char *symbols, *strings; /* proven: nsyms records, strsize bytes */
+  const unsigned char *starts_data;       /* proven: datasize bytes; NULL when none */
 } layout;
 
 /* Is [offset, offset + size) inside [0, limit)? Written so that nothing overflows. */
@@ -146,13 +148,15 @@ static int read_segment(layout *l, const unsigned char *command, uint32_t cmdsiz
   return 0;
 }
 
-/* LC_SYMTAB and LC_UUID: a fixed size each. */
+/* LC_SYMTAB, LC_UUID and LC_FUNCTION_STARTS: a fixed size each. */
 static int read_fixed(layout *l, const unsigned char *command, uint32_t cmd, uint32_t cmdsize,
                       char *why, size_t why_size) {
-  const char *name = cmd == LAGSCOPE__LC_SYMTAB ? "LC_SYMTAB" : "LC_UUID";
-  size_t need = cmd == LAGSCOPE__LC_SYMTAB ? sizeof(lagscope__symtab_command)
-                                           : sizeof(lagscope__uuid_command);
-  int *have = cmd == LAGSCOPE__LC_SYMTAB ? &l->have_symtab : &l->have_uuid;
+  int symtab = cmd == LAGSCOPE__LC_SYMTAB, starts = cmd == LAGSCOPE__LC_FUNCTION_STARTS;
+  const char *name = symtab ? "LC_SYMTAB" : starts ? "LC_FUNCTION_STARTS" : "LC_UUID";
+  size_t need = symtab ? sizeof(lagscope__symtab_command)
+                : starts ? sizeof(lagscope__linkedit_data_command)
+                         : sizeof(lagscope__uuid_command);
+  int *have = symtab ? &l->have_symtab : starts ? &l->have_starts : &l->have_uuid;
   if (*have) {
     lagscope__explain(why, why_size, "two %s commands", name);
     return -1;
@@ -163,8 +167,10 @@ static int read_fixed(layout *l, const unsigned char *command, uint32_t cmd, uin
     return -1;
   }
   *have = 1;
-  if (cmd == LAGSCOPE__LC_SYMTAB) {
+  if (symtab) {
     memcpy(&l->symtab, command, sizeof(l->symtab));
+  } else if (starts) {
+    memcpy(&l->starts, command, sizeof(l->starts));
   } else {
     lagscope__uuid_command u;
     memcpy(&u, command, sizeof(u));
@@ -198,7 +204,8 @@ static int read_commands(layout *l, char *why, size_t why_size) {
     int rc = 0;
     if (lc.cmd == LAGSCOPE__LC_SEGMENT_64)
       rc = read_segment(l, commands + offset, lc.cmdsize, i, why, why_size);
-    else if (lc.cmd == LAGSCOPE__LC_SYMTAB || lc.cmd == LAGSCOPE__LC_UUID)
+    else if (lc.cmd == LAGSCOPE__LC_SYMTAB || lc.cmd == LAGSCOPE__LC_UUID ||
+             lc.cmd == LAGSCOPE__LC_FUNCTION_STARTS)
       rc = read_fixed(l, commands + offset, lc.cmd, lc.cmdsize, why, why_size);
     if (rc != 0) return -1;
     offset += lc.cmdsize;
@@ -206,7 +213,10 @@ static int read_commands(layout *l, char *why, size_t why_size) {
   return 0;
 }
 
-/* __TEXT holds the header and the load commands, and the header is where vmaddr + slide says. */
+/* __TEXT holds the header and the load commands, and the header is where vmaddr + slide says.
+ * __TEXT's fileoff is not checked: in the dyld shared cache, where every system library lives,
+ * it is the image's offset in the cache file, and every other file offset (__LINKEDIT's, the
+ * tables') counts from the cache file's start too; the header's place in memory is the proof. */
 static int check_text(const layout *l, char *why, size_t why_size) {
   const lagscope__segment_command_64 *t = &l->text;
   if (!l->have_text) {
@@ -219,7 +229,7 @@ static int check_text(const layout *l, char *why, size_t why_size) {
                       (unsigned long long)l->slide);
     return -1;
   }
-  if (t->fileoff != 0 || t->filesize > t->vmsize || t->vmsize > UINT32_MAX ||
+  if (t->filesize > t->vmsize || t->vmsize > UINT32_MAX ||
       !inside(0, sizeof(lagscope__mach_header_64) + (uint64_t)l->mh.sizeofcmds, t->filesize)) {
     lagscope__explain(why, why_size, "__TEXT (fileoff %llu, filesize %llu, vmsize %llu) does not "
                       "hold the header and load commands, or is larger than 4 GB",
@@ -257,11 +267,23 @@ static const unsigned char *linkedit_bytes(const layout *l, char *why, size_t wh
   return (const unsigned char *)start;
 }
 
+/* The function starts, when the image has them inside __LINKEDIT: they end each symbol at the
+ * next function even where that function's own symbol is gone (a shared-cache image keeps only
+ * its exported symbols in memory). Outside __LINKEDIT they are ignored: symbols still work. */
+static void find_starts(layout *l, const unsigned char *bytes) {
+  const lagscope__linkedit_data_command *fs = &l->starts;
+  uint64_t fileoff = l->linkedit.fileoff, filesize = l->linkedit.filesize;
+  if (l->have_starts && fs->dataoff >= fileoff &&
+      inside(fs->dataoff - fileoff, fs->datasize, filesize))
+    l->starts_data = bytes + (fs->dataoff - fileoff);
+}
+
 /* Finds both tables, proven to lie inside __LINKEDIT's file bytes. */
 static int find_tables(layout *l, char *why, size_t why_size) {
   if (!l->have_symtab) return 0;
   const unsigned char *bytes = linkedit_bytes(l, why, why_size);
   if (bytes == NULL) return -1;
+  find_starts(l, bytes);
   const lagscope__symtab_command *st = &l->symtab;
   uint64_t fileoff = l->linkedit.fileoff, filesize = l->linkedit.filesize;
   uint64_t symbols_size = (uint64_t)st->nsyms * sizeof(lagscope__nlist_64);
@@ -324,20 +346,54 @@ static int compare_candidates(const void *a, const void *b) {
   return (x->index > y->index) - (x->index < y->index);
 }
 
+/* One ULEB128 number from [*p, end): 0 and *p moved on, or -1 when it runs past end or 64 bits. */
+static int read_uleb(const unsigned char **p, const unsigned char *end, uint64_t *value) {
+  *value = 0;
+  for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+    unsigned char byte = *(*p)++;
+    *value |= (uint64_t)(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return 0;
+  }
+  return -1;
+}
+
+/* The function starts as nameless candidates (each only ends the one before), into list when
+ * it is not NULL; returns how many. Starts outside __TEXT's code sections are skipped. */
+static size_t read_starts(const layout *l, candidate *list, size_t room) {
+  if (l->starts_data == NULL) return 0;
+  const unsigned char *p = l->starts_data, *end = p + l->starts.datasize;
+  uint64_t address = l->text.vmaddr, delta;
+  size_t n = 0;
+  while (read_uleb(&p, end, &delta) == 0 && delta != 0 && delta <= l->text.vmsize &&
+         address - l->text.vmaddr <= l->text.vmsize - delta) {
+    address += delta;
+    for (uint32_t s = 0; s < l->section_count; s++) {
+      const section_info *info = &l->sections[s];
+      if (!info->is_code || address < info->addr || address >= info->end) continue;
+      if (list != NULL && n < room)
+        list[n] = (candidate){address, info->end, NULL, UINT32_MAX, 0};
+      n++;
+      break;
+    }
+  }
+  return n < room || list == NULL ? n : room;
+}
+
 /* The candidates, sorted; NULL with *count 0 when there are none or memory ran out (*oom). */
 static candidate *collect(const layout *l, size_t *count, int *oom) {
-  size_t n = 0;
+  size_t n = 0, starts = read_starts(l, NULL, 0);
   candidate c;
   for (uint32_t i = 0; i < l->symtab.nsyms; i++) n += (size_t)read_candidate(l, i, &c);
   *count = 0;
-  if (n == 0) return NULL;
-  candidate *list = lagscope__alloc(n * sizeof(candidate));
+  if (n + starts == 0) return NULL;
+  candidate *list = lagscope__alloc((n + starts) * sizeof(candidate));
   if (list == NULL) {
     *oom = 1;
     return NULL;
   }
   for (uint32_t i = 0; i < l->symtab.nsyms && *count < n; i++)
     *count += (size_t)read_candidate(l, i, &list[*count]);
+  *count += read_starts(l, list + *count, starts);
   qsort(list, *count, sizeof(candidate), compare_candidates);
   return list;
 }

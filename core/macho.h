@@ -42,6 +42,7 @@
 #define LAGSCOPE__LC_SYMTAB 0x2u
 #define LAGSCOPE__LC_SEGMENT_64 0x19u
 #define LAGSCOPE__LC_UUID 0x1bu
+#define LAGSCOPE__LC_FUNCTION_STARTS 0x26u /* a linkedit_data_command: ULEB128 deltas */
 
 #define LAGSCOPE__S_ATTR_PURE_INSTRUCTIONS 0x80000000u
 #define LAGSCOPE__S_ATTR_SOME_INSTRUCTIONS 0x00000400u
@@ -56,6 +57,11 @@
 #define LAGSCOPE__CPU_TYPE_ARM64 0x0100000c
 #define LAGSCOPE__CPU_SUBTYPE_MASK 0xff000000u /* capability bits above the subtype */
 #define LAGSCOPE__CPU_SUBTYPE_ARM64E 2
+
+typedef struct lagscope__linkedit_data_command {
+  uint32_t cmd, cmdsize;
+  uint32_t dataoff, datasize; /* file offsets, inside __LINKEDIT */
+} lagscope__linkedit_data_command;
 
 typedef struct lagscope__mach_header_64 {
   uint32_t magic;
@@ -136,7 +142,9 @@ void lagscope__macho_image_free(lagscope__macho_image *img); /* A; NULL is fine 
 
 /* The function holding a run-time address: 0 with its name (valid until the image is freed)
  * and run-time start, or LAGSCOPE_ENOENT when the address is outside __TEXT's instruction
- * sections, before the first symbol, or in a symbol whose name the image garbles. Reads only
+ * sections, before the first symbol, in a symbol whose name the image garbles, or in a function
+ * LC_FUNCTION_STARTS lists whose symbol is gone (a shared-cache image keeps only its exported
+ * ones in memory: the caller names the image, UUID and offset). Reads only
  * the index, never the image: safe after the image was unloaded. Either out may be NULL. F */
 int lagscope__macho_image_lookup(const lagscope__macho_image *img, uintptr_t address,
                                  const char **symbol, uintptr_t *symbol_address);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NS_PER_MS 1000000u
 #define IDLE_WAIT_NS (10u * 1000u * NS_PER_MS) /* consumers are woken; this is a backstop */
@@ -105,6 +106,8 @@ typedef struct instance {
   /* Made, drawn and freed by the dispatcher thread; NULL with config.hud off. The main thread
    * only takes images from it. */
   _Atomic(lagscope__hud *) hud;
+  /* The viewer's listener restart (dispatcher thread) against web_stop (stopping thread). */
+  pthread_mutex_t web_lock;
   lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
   int have_last_metrics;
   uint64_t next_hang_sample_event_ns;
@@ -263,6 +266,22 @@ static lagscope__hud *make_hud(instance *in) {
   return hud;
 }
 
+/* Set from any thread (Darwin: the main thread, on return to the foreground); the dispatcher
+ * restarts the viewer's listener when it next wakes (each metrics tick at the latest), since
+ * the restart joins civetweb's threads: never on the main thread. */
+static _Atomic int viewer_restart_wanted;
+
+void lagscope__viewer_restart_soon(void) { atomic_store(&viewer_restart_wanted, 1); }
+
+static void restart_viewer(instance *in) {
+  if (!atomic_exchange(&viewer_restart_wanted, 0)) return;
+  char why[256] = "";
+  pthread_mutex_lock(&in->web_lock);
+  int rc = in->web != NULL ? lagscope__web_restart(in->web, why, sizeof(why)) : LAGSCOPE_OK;
+  pthread_mutex_unlock(&in->web_lock);
+  if (rc != LAGSCOPE_OK) lagscope__publish_error(rc, "viewer not restarted: %s", why);
+}
+
 static void dispatcher_main(void *arg) {
   instance *in = arg;
   lagscope__hud *hud = make_hud(in);
@@ -276,6 +295,7 @@ static void dispatcher_main(void *arg) {
       lagscope_release(e.payload.any);
     }
     if (atomic_load_explicit(&in->dispatcher_stopping, memory_order_acquire)) break;
+    restart_viewer(in);
     uint64_t now = lagscope__now_ns(), wake = now + IDLE_WAIT_NS;
     if (hud != NULL) {
       uint64_t hud_wake = lagscope__hud_tick(hud, now); /* redraws here, off the main thread */
@@ -534,6 +554,9 @@ static void monitor_main(void *arg) {
 }
 
 static void web_stop(instance *in);
+static void wait_for_hud_readers(void);
+/* running, for lagscope_hud_take, which takes no lock: set before RUNNING, cleared at STOPPING. */
+static _Atomic(instance *) hud_instance;
 static subscriber *subscriber_unlink(instance *in, lagscope_subscription id);
 
 /* ---- 7. lifecycle ------------------------------------------------------------------------------ */
@@ -549,6 +572,7 @@ static void instance_free(instance *in) {
   lagscope__wakeup_free(in->capture_done);
   pthread_mutex_destroy(&in->subscribers_lock);
   pthread_mutex_destroy(&in->capture_serial);
+  pthread_mutex_destroy(&in->web_lock);
   pthread_mutex_destroy(&in->capture_lock);
   lagscope__dealloc(in);
 }
@@ -557,8 +581,12 @@ static int instance_new(const lagscope_config *config, instance **out) {
   instance *in = lagscope__alloc(sizeof(*in));
   if (in == NULL) return LAGSCOPE_ENOMEM;
   in->config = *config;
+#if defined(__APPLE__)
+  lagscope__capture_set_copy_bytes((size_t)config->stack_copy_kib * 1024u); /* no monitor yet */
+#endif
   pthread_mutex_init(&in->subscribers_lock, NULL);
   pthread_mutex_init(&in->capture_serial, NULL);
+  pthread_mutex_init(&in->web_lock, NULL);
   pthread_mutex_init(&in->capture_lock, NULL);
   int rc = lagscope__bus_init(&in->bus, config->bus_capacity);
   in->monitor_wakeup = lagscope__wakeup_new();
@@ -606,6 +634,7 @@ static void web_start(instance *in) {
   lagscope__app_name(&in->config, app_name, sizeof(app_name));
   lagscope__report_dir(&in->config, app_name, report_dir, sizeof(report_dir));
   lagscope__web_host host = {&in->config, report_dir, app_name, capture_now};
+  pthread_mutex_lock(&in->web_lock); /* the dispatcher may be about to restart it */
   int rc = lagscope__web_start(&host, &in->web, why, sizeof(why));
   if (rc == LAGSCOPE_OK)
     rc = subscriber_add(in, lagscope__web_on_event, in->web, &in->web_subscription);
@@ -613,6 +642,9 @@ static void web_start(instance *in) {
     if (in->web == NULL) snprintf(why, sizeof(why), "%s", lagscope_strerror(rc));
     lagscope__web_stop(in->web);
     in->web = NULL;
+  }
+  pthread_mutex_unlock(&in->web_lock);
+  if (rc != LAGSCOPE_OK) {
     lagscope__publish_error(rc, "viewer not started: %s", why);
     return;
   }
@@ -633,8 +665,10 @@ static void web_stop(instance *in) {
   if (in->web == NULL) return;
   subscriber *s = subscriber_unlink(in, in->web_subscription);
   if (s != NULL) subscriber_stop(s, 1);
+  pthread_mutex_lock(&in->web_lock);
   lagscope__web_stop(in->web);
   in->web = NULL;
+  pthread_mutex_unlock(&in->web_lock);
 }
 
 int lagscope_viewer_url(char *out, size_t size) {
@@ -700,6 +734,7 @@ int lagscope_start(const lagscope_config *config) {
     }
   }
   if (rc == LAGSCOPE_OK) {
+    atomic_store(&hud_instance, running);
     atomic_store(&lifecycle, RUNNING);
     log_started(&c);
     platform_start(&c);
@@ -717,11 +752,13 @@ int lagscope_stop(void) {
     return LAGSCOPE_ENOTRUNNING;
   }
   atomic_store(&lifecycle, STOPPING);
+  atomic_store(&hud_instance, NULL);
   platform_stop();
   instance *in = running;
   /* Joined without the lock, so that a callback calling into lagscope meanwhile does not
    * deadlock; it finds lagscope stopping. */
   pthread_mutex_unlock(&lifecycle_lock);
+  wait_for_hud_readers(); /* the main queue's overlay may be copying the pixels */
   instance_shutdown(in);
   instance_free(in);
   pthread_mutex_lock(&lifecycle_lock);
@@ -779,10 +816,33 @@ int lagscope_metrics_latest(lagscope_metrics *out) {
 
 /* ---- the HUD: the host's side ---- */
 
+/* Readers between lagscope__hud_hold and lagscope__hud_release: stop frees the HUD only when
+ * none is left. A reader counts itself before it looks at the lifecycle and stop marks STOPPING
+ * before it looks at the count (both sequentially consistent), so either the reader sees
+ * STOPPING and reads nothing, or stop sees the reader and waits for it. */
+static _Atomic int hud_readers;
+
+int lagscope__hud_hold(lagscope_hud_image *out) {
+  atomic_fetch_add(&hud_readers, 1);
+  int rc = lagscope_hud_take(out);
+  if (rc != LAGSCOPE_OK) atomic_fetch_sub(&hud_readers, 1);
+  return rc;
+}
+
+void lagscope__hud_release(void) { atomic_fetch_sub(&hud_readers, 1); }
+
+/* A held image is copied within microseconds (the overlay's CFDataCreate); the main thread
+ * holds none while it is hung elsewhere, so this ends. F */
+static void wait_for_hud_readers(void) {
+  struct timespec pause = {0, 100 * 1000};
+  while (atomic_load(&hud_readers) > 0) nanosleep(&pause, NULL);
+}
+
 int lagscope_hud_take(lagscope_hud_image *out) {
   if (out == NULL) return LAGSCOPE_EINVAL;
-  /* No lock: the main thread calls this, and stop too; the contract says not at once. */
-  instance *in = running;
+  /* No lock: the main thread calls this; a stop on another thread is waited out by
+   * lagscope__hud_hold's readers count, and the instance is read through an atomic. */
+  instance *in = atomic_load(&hud_instance);
   if (atomic_load(&lifecycle) != RUNNING || in == NULL) return LAGSCOPE_ENOTRUNNING;
   lagscope__hud *hud = atomic_load_explicit(&in->hud, memory_order_acquire);
   if (hud == NULL) return in->config.hud ? LAGSCOPE_ENODATA : LAGSCOPE_ENOTRUNNING;

@@ -42,6 +42,19 @@ static void add_config(cJSON *o, const lagscope__web *web) {
   cJSON_AddNumberToObject(o, "server_max_stream_clients", c->server_max_stream_clients);
 }
 
+/* Every address the viewer may be reached at (the URL names one: web/address.c). */
+static void add_addresses(cJSON *array) {
+  lagscope__lan_address all[LAGSCOPE__LAN_ADDRESSES_MAX];
+  int n = lagscope__lan_addresses(all, LAGSCOPE__LAN_ADDRESSES_MAX);
+  for (int i = 0; i < n && array != NULL; i++) {
+    cJSON *a = cJSON_CreateObject();
+    if (a == NULL) return;
+    cJSON_AddStringToObject(a, "interface", all[i].interface);
+    cJSON_AddStringToObject(a, "address", all[i].address);
+    cJSON_AddItemToArray(array, a);
+  }
+}
+
 static void add_server(cJSON *o, lagscope__web *web) {
   lagscope__stream_counts counts;
   lagscope__stream_counts_read(web->stream, &counts);
@@ -70,6 +83,7 @@ int lagscope__api_status(lagscope__request *req) {
   cJSON_AddBoolToObject(doc, "hang_in_progress", atomic_load(&web->hang_in_progress));
   add_config(cJSON_AddObjectToObject(doc, "config"), web);
   add_server(cJSON_AddObjectToObject(doc, "server"), web);
+  add_addresses(cJSON_AddArrayToObject(doc, "addresses"));
   return lagscope__reply_json(req, 200, print(doc));
 }
 

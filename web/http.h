@@ -20,6 +20,8 @@ lagscope__stream *lagscope__stream_new(uint32_t max_clients); /* A */
 void lagscope__stream_free(lagscope__stream *s);
 /* Wakes every client so that it returns (server stopping). L */
 void lagscope__stream_close(lagscope__stream *s);
+/* Lets clients join again after a close, once civetweb's threads are joined (restart). L */
+void lagscope__stream_reopen(lagscope__stream *s);
 /* Formats one event as a Server-Sent Event and keeps it for the clients. A, L */
 void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
                               const char *json);

@@ -273,24 +273,6 @@ static int quiet(const struct mg_connection *conn, const char *message) {
 
 /* ---- 5. lifecycle --------------------------------------------------------------------------------- */
 
-/* The address a laptop on the LAN reaches: the bound one, or with every interface bound the
- * first IPv4 address of an interface that is up and not loopback. */
-static void lan_address(const char *bind, char *out, size_t size) {
-  snprintf(out, size, "%s", bind);
-  if (strcmp(bind, "0.0.0.0") != 0) return;
-  snprintf(out, size, "127.0.0.1");
-  struct ifaddrs *list;
-  if (getifaddrs(&list) != 0) return;
-  for (struct ifaddrs *i = list; i != NULL; i = i->ifa_next) {
-    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET) continue;
-    if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) continue;
-    inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, out,
-              (socklen_t)size);
-    break;
-  }
-  freeifaddrs(list);
-}
-
 static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   char ports[96], threads[16];
   snprintf(ports, sizeof(ports), "%s:%u", web->bind, (unsigned)web->config.server_port);
@@ -380,7 +362,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
     return rc;
   }
   char address[64];
-  lan_address(web->bind, address, sizeof(address));
+  lagscope__lan_address_pick(web->bind, address, sizeof(address)); /* address.c */
   snprintf(web->url, sizeof(web->url), "http://%s:%u/?token=%s", address, (unsigned)web->port,
            web->token);
   *out = web;
@@ -427,8 +409,9 @@ static void poke_listener(void *arg) {
   }
 }
 
-void lagscope__web_stop(lagscope__web *web) {
-  if (web == NULL) return;
+/* Stops civetweb (its threads joined); web->ctx is NULL after. */
+static void stop_civetweb(lagscope__web *web) {
+  if (web->ctx == NULL) return;
   lagscope__stream_close(web->stream); /* streams return, so that their threads can join */
   stop_poke poke = {.web = web};
   lagscope__thread *poker = NULL;
@@ -436,8 +419,28 @@ void lagscope__web_stop(lagscope__web *web) {
   mg_stop(web->ctx);
   atomic_store(&poke.done, 1);
   if (poker != NULL) lagscope__thread_join(poker);
+  web->ctx = NULL;
+}
+
+void lagscope__web_stop(lagscope__web *web) {
+  if (web == NULL) return;
+  stop_civetweb(web);
   mg_exit_library();
   web_free(web);
+}
+
+/* The listener again, on the port it had (so the URL stays) and with the token it had: iOS
+ * closes a suspended app's listening sockets, and civetweb never reopens one. */
+int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size) {
+  stop_civetweb(web);
+  lagscope__stream_reopen(web->stream);
+  uint16_t asked = web->config.server_port;
+  web->config.server_port = web->port;
+  int rc = start_civetweb(web, why, why_size);
+  web->config.server_port = asked;
+  if (rc != LAGSCOPE_OK && web->ctx != NULL) mg_stop(web->ctx);
+  if (rc != LAGSCOPE_OK) web->ctx = NULL;
+  return rc;
 }
 
 const char *lagscope__web_url(const lagscope__web *web) { return web->url; }

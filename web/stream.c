@@ -56,6 +56,12 @@ void lagscope__stream_close(lagscope__stream *s) {
   pthread_mutex_unlock(&s->lock);
 }
 
+void lagscope__stream_reopen(lagscope__stream *s) {
+  pthread_mutex_lock(&s->lock);
+  s->closing = 0;
+  pthread_mutex_unlock(&s->lock);
+}
+
 void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
                               const char *json) {
   size_t size = strlen(json) + strlen(type) + 64;

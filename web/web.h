@@ -37,6 +37,26 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
 void lagscope__web_on_event(const lagscope_event *event, void *web);
 /* Closes every connection and joins civetweb's threads. A */
 void lagscope__web_stop(lagscope__web *web);
+/* Closes the listener and every connection and listens again on the same port with the same
+ * token, so the URL stays valid (iOS closes a suspended app's listening sockets: the Darwin
+ * port calls this on return to the foreground, off the main thread). Not from a civetweb
+ * thread, nor at once with lagscope__web_stop. 0, or a code and why (port taken meanwhile):
+ * the viewer is then off until the next restart. A */
+int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size);
+/* ---- addresses (address.c) ---- */
+#define LAGSCOPE__LAN_ADDRESSES_MAX 16
+typedef struct lagscope__lan_address {
+  char interface[16]; /* IF_NAMESIZE */
+  char address[16];   /* dotted IPv4 */
+} lagscope__lan_address;
+/* Every IPv4 address of an interface that is up and not loopback, in the system's order, at
+ * most max; returns how many. A (getifaddrs) */
+int lagscope__lan_addresses(lagscope__lan_address *out, int max);
+/* The address the viewer's URL names: bind itself, or with every interface bound (0.0.0.0) the
+ * preferred interface's (Apple: en0; Linux: the default route's), else the first listed, else
+ * 127.0.0.1. A */
+void lagscope__lan_address_pick(const char *bind, char *out, size_t size);
+
 /* The viewer URL with the token, "http://<ip>:<port>/?token=<hex>". F */
 const char *lagscope__web_url(const lagscope__web *web);
 uint16_t lagscope__web_port(const lagscope__web *web); /* F: the port bound (config 0: chosen) */

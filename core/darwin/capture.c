@@ -34,7 +34,8 @@
 #include <string.h>
 
 /* Copied from the stack pointer up: enough for ~100 ordinary frames; a deeper stack ends with
- * LAGSCOPE__WALK_TRUNCATED. 64 KiB copies in a few microseconds. */
+ * LAGSCOPE__WALK_TRUNCATED. 64 KiB copies in a few microseconds; config.stack_copy_kib asks
+ * for more (lagscope__capture_set_copy_bytes). */
 #define STACK_COPY_BYTES (64u * 1024u)
 #define MIN_COPY_BYTES 4096u
 
@@ -45,10 +46,31 @@ typedef struct snapshot {
   size_t stack_len;         /* bytes copied from stack_base */
   int stack_cut;            /* the stack goes on past the copy */
   int run_state;            /* lagscope__run_state, from THREAD_BASIC_INFO while suspended */
-  uint8_t stack[STACK_COPY_BYTES];
+  uint8_t *stack;           /* copy_bytes bytes */
+  size_t copy_bytes;
 } snapshot;
 
-static snapshot the_snapshot; /* one capture at a time per process (the callers serialise) */
+static uint8_t default_stack[STACK_COPY_BYTES];
+/* One capture at a time per process (the callers serialise). */
+static snapshot the_snapshot = {.stack = default_stack, .copy_bytes = STACK_COPY_BYTES};
+
+/* Before the monitor starts (no capture runs). A larger buffer is kept for the process's life,
+ * so that a later start never frees one a capture could hold. */
+void lagscope__capture_set_copy_bytes(size_t bytes) {
+  static uint8_t *large;
+  static size_t large_bytes;
+  if (bytes <= STACK_COPY_BYTES) {
+    the_snapshot.stack = default_stack, the_snapshot.copy_bytes = bytes;
+    return;
+  }
+  if (bytes > large_bytes) {
+    uint8_t *grown = lagscope__alloc(bytes);
+    if (grown == NULL) return; /* the copy stays as it was */
+    lagscope__dealloc(large);
+    large = grown, large_bytes = bytes;
+  }
+  the_snapshot.stack = large, the_snapshot.copy_bytes = bytes;
+}
 static _Atomic int32_t main_tid;
 
 /* ---- registers ---- */
@@ -132,7 +154,7 @@ static stack_bounds thread_stack_bounds(thread_act_t thread) {
 /* Copies [sp, end) or less, with the kernel's checked read. Without known bounds, halves the
  * length until the read succeeds (the pages above may be unmapped). */
 static void copy_stack(snapshot *s, stack_bounds bounds) {
-  size_t want = STACK_COPY_BYTES;
+  size_t want = s->copy_bytes;
   int bounded = bounds.high != 0 && s->sp >= bounds.low && s->sp < bounds.high;
   if (bounded && bounds.high - s->sp < want) want = bounds.high - s->sp;
   s->stack_base = s->sp;
@@ -184,65 +206,12 @@ static int take_snapshot(thread_act_t thread, stack_bounds bounds, snapshot *s) 
   return rc;
 }
 
-/* ---- the walk, after the thread runs again ---- */
-
-static int within(uintptr_t address, size_t bytes, uintptr_t start, size_t len) {
-  return address >= start && len >= bytes && address - start <= len - bytes;
-}
-
-static uintptr_t copy_word(const snapshot *s, uintptr_t address) {
-  uintptr_t value;
-  memcpy(&value, s->stack + (address - s->stack_base), sizeof(value));
-  return value;
-}
-
-static int push(lagscope__stack *out, uintptr_t frame) {
-  if (out->depth == LAGSCOPE__MAX_FRAMES) {
-    out->walk = LAGSCOPE__WALK_TRUNCATED;
-    return 0;
-  }
-  out->frames[out->depth++] = frame;
-  return 1;
-}
-
-/* The frame record at fp: 1 with the caller's fp and the return address; 0 when fp is outside
- * the copy (out->walk says why). */
-static int read_record(const snapshot *s, uintptr_t fp, uintptr_t *caller_fp, uintptr_t *ret,
-                       lagscope__stack *out) {
-  if (fp % sizeof(uintptr_t) != 0 || !within(fp, 2 * sizeof(uintptr_t), s->stack_base, s->stack_len)) {
-    /* Above the copy of a stack that goes on: deeper than we copied, not corrupt. */
-    out->walk = s->stack_cut && fp >= s->stack_base + s->stack_len ? LAGSCOPE__WALK_TRUNCATED
-                                                                    : LAGSCOPE__WALK_BAD_FRAME;
-    return 0;
-  }
-  *caller_fp = copy_word(s, fp);
-  *ret = strip_pac(copy_word(s, fp + sizeof(uintptr_t)));
-  return 1;
-}
+/* ---- the walk, after the thread runs again: core/frame_walk.c (Swift async records too) ---- */
 
 static void walk_snapshot(const snapshot *s, lagscope__stack *out) {
-  out->depth = 0;
-  out->walk = LAGSCOPE__WALK_BAD_FRAME;
-  if (s->pc == 0) return;
-  push(out, strip_pac(s->pc));
-  uintptr_t fp = s->fp, caller_fp = 0, ret = 0;
-  int have_record = fp != 0 && read_record(s, fp, &caller_fp, &ret, out);
-  int unreadable = fp != 0 && !have_record; /* read_record said why in out->walk */
-  uintptr_t lr = strip_pac(s->lr);
-  if (s->has_lr && lr != 0 && (!have_record || lr != ret) && !push(out, lr)) return;
-  if (unreadable) return;
-  while (have_record) {
-    if (ret == 0) break;              /* the outermost record (thread_start, start) */
-    if (!push(out, ret)) return;
-    if (caller_fp == 0) break;
-    if (caller_fp <= fp) {            /* records go up the stack, always */
-      out->walk = LAGSCOPE__WALK_BAD_FRAME;
-      return;
-    }
-    fp = caller_fp;
-    if (!read_record(s, fp, &caller_fp, &ret, out)) return;
-  }
-  out->walk = LAGSCOPE__WALK_COMPLETE;
+  lagscope__stack_copy copy = {s->stack, s->stack_base, s->stack_len, s->stack_cut, strip_pac};
+  lagscope__frame_regs regs = {s->pc, s->lr, s->fp, s->has_lr};
+  lagscope__frame_walk(&copy, &regs, out);
 }
 
 /* ---- the contract ---- */

@@ -1,6 +1,6 @@
 /*
  * The Darwin-only hooks (platform.h): the main queue as post_main, the display link as the
- * frame clock, and whether the app is in the background or under a debugger.
+ * frame clock, and whether the app is in the background.
  *
  * Objective-C from C: classes are looked up by name at run time (objc_getClass), so that the
  * library links only libobjc, never Foundation, QuartzCore, UIKit or AppKit: an app that has
@@ -18,18 +18,18 @@
 
 #include "../internal.h"
 
+#include <CoreFoundation/CoreFoundation.h>
 #include <dispatch/dispatch.h>
 #include <math.h>
 #include <objc/message.h>
 #include <objc/runtime.h>
-#include <sys/sysctl.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 #define TARGET_CLASS_NAME "LagscopeMainThreadTarget"
-/* The values of NSRunLoopCommonModes and of UIApplication's notification names, as Apple
- * documents them: each constant's string is its own name. */
-#define COMMON_MODES "kCFRunLoopCommonModes"
+/* UIApplication's notification names, as Apple documents them: each constant's string is its
+ * own name, and NSNotificationCenter compares names with isEqual:. The run loop's common modes
+ * are different: CFRunLoop recognises them by the address of kCFRunLoopCommonModes (a mode made
+ * from the same string is a custom mode the main run loop never runs), so the constant itself
+ * is used, from CoreFoundation (linked; toll-free bridged to NSRunLoopCommonModes). */
 #define DID_ENTER_BACKGROUND "UIApplicationDidEnterBackgroundNotification"
 #define WILL_ENTER_FOREGROUND "UIApplicationWillEnterForegroundNotification"
 #define UI_APPLICATION_STATE_BACKGROUND 2 /* UIApplicationStateBackground */
@@ -110,6 +110,7 @@ static void did_enter_background(id self, SEL cmd, id notification) {
 static void will_enter_foreground(id self, SEL cmd, id notification) {
   (void)self, (void)cmd, (void)notification;
   atomic_store(&in_background, 0);
+  lagscope__viewer_restart_soon(); /* iOS closed the listening socket while suspended */
 }
 
 /* Made once per process (a class cannot be unmade while instances may live). */
@@ -148,7 +149,7 @@ static id make_display_link(void) {
 static void start_display_link(void) {
   id link = make_display_link();
   id run_loop_class = (id)objc_getClass("NSRunLoop");
-  id modes = ns_string(COMMON_MODES);
+  id modes = (id)kCFRunLoopCommonModes;
   if (link == nil || run_loop_class == nil || modes == nil) {
     lagscope__log("no display link (CADisplayLink, or NSScreen's on macOS 14+): call "
                   "lagscope_frame() once per frame for frame metrics");
@@ -219,6 +220,7 @@ int lagscope__platform_start(const lagscope_config *config) {
   (void)config;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&started, &expected, 1)) return LAGSCOPE_EALREADY;
+  lagscope__platform_images_register();
   dispatch_async_f(dispatch_get_main_queue(), NULL, start_on_main);
   return LAGSCOPE_OK;
 }
@@ -233,12 +235,3 @@ void lagscope__platform_stop(void) {
 int lagscope__platform_in_background(void) { return atomic_load(&in_background); }
 
 uint32_t lagscope__platform_refresh_hz(void) { return atomic_load(&refresh_hz); }
-
-int lagscope__platform_debugger_attached(void) {
-  int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)getpid()};
-  struct kinfo_proc info;
-  size_t size = sizeof(info);
-  info.kp_proc.p_flag = 0;
-  if (sysctl(mib, 4, &info, &size, NULL, 0) != 0) return 0;
-  return (info.kp_proc.p_flag & P_TRACED) != 0;
-}

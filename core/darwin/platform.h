@@ -2,7 +2,7 @@
  * The Darwin-only hooks (core/darwin/platform.c), for core/monitor.c on Apple builds. Linux has
  * no counterpart: there the host supplies post_main and calls lagscope_frame() itself.
  *
- * Threads: post_main and in_background/debugger_attached are called on the monitor thread;
+ * Threads: post_main and in_background are called on the monitor thread;
  * start and stop from lagscope_start/lagscope_stop (any thread: the work that must run on the
  * main thread is sent there with dispatch_async_f, never waited for).
  */
@@ -27,15 +27,23 @@ int lagscope__platform_start(const lagscope_config *config);
  * waited for). Idempotent. */
 void lagscope__platform_stop(void);
 
+/* No debugger check excuses hangs: a hang in a Debug run under Xcode is still a hang worth
+ * reporting, and a breakpoint stops every thread, the monitor's too, which then wakes a
+ * threshold late and knows the whole process was stopped (core/watchdog.c), not hung. */
+
 /* 1 while the app is in the background (iOS: between UIApplicationDidEnterBackground and
  * UIApplicationWillEnterForeground; never on macOS), 0 otherwise. A hang is never declared
  * while this says 1: the main thread of a backgrounded app may legitimately not run. F */
 int lagscope__platform_in_background(void);
 
-/* 1 when a debugger is attached (P_TRACED): a main thread stopped at a breakpoint is not hung;
- * the monitor also notices that the whole process was stopped when it wakes a threshold late.
- * One sysctl. F */
-int lagscope__platform_debugger_attached(void);
+/* The bytes each capture copies of a stopped thread's stack (config.stack_copy_kib), set by
+ * lagscope_start before the monitor starts (core/darwin/capture.c). A */
+void lagscope__capture_set_copy_bytes(size_t bytes);
+
+/* Registers, once per process, the image table of core/darwin/symbols.c with dyld (which takes
+ * dyld's lock): called by lagscope__platform_start on lagscope_start's thread, so that the
+ * monitor thread, which symbolicates, never waits for dyld. A */
+void lagscope__platform_images_register(void);
 
 /* The display's refresh rate as the display link last measured it (1 / (targetTimestamp -
  * timestamp), rounded), 0 before the first frame. Changes at will under ProMotion. F */

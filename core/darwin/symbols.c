@@ -19,6 +19,7 @@
  */
 #include "../internal.h"
 #include "../macho.h"
+#include "platform.h"
 
 #include <dlfcn.h>
 #include <mach-o/dyld.h>
@@ -34,6 +35,7 @@
 
 typedef struct image_slot {
   uintptr_t header, slide;
+  const char *path; /* LC_ID_DYLIB's name in the image, the executable's path, or NULL */
   uintptr_t text_start, text_end;
   _Atomic int unloaded;
 } image_slot;
@@ -41,6 +43,34 @@ typedef struct image_slot {
 static image_slot image_slots[IMAGES_MAX];
 static _Atomic uint32_t image_count; /* slots filled; a slot is complete before it is counted */
 static pthread_once_t images_once = PTHREAD_ONCE_INIT;
+static char executable_path[1024]; /* written once, before dyld reports the executable */
+static void *found_cxa, *found_swift; /* the demanglers, looked up once with the images */
+
+#define IMAGE_EXECUTABLE 0x2u /* MH_EXECUTE */
+#define IMAGE_ID_DYLIB 0xdu   /* LC_ID_DYLIB */
+
+/* A dylib's install name from its LC_ID_DYLIB (a dylib_command: cmd, cmdsize, name offset,
+ * ...), NUL-terminated within the command; the executable's saved path; else NULL. Reads
+ * memory only, never asks dyld (no dladdr): the monitor must not wait for dyld's lock, which a
+ * main thread hung in dlopen or an initializer holds, and this runs in dyld's callback. */
+static const char *image_path(const lagscope__mach_header_64 *h) {
+  if (h->filetype == IMAGE_EXECUTABLE) return executable_path[0] != '\0' ? executable_path : NULL;
+  const unsigned char *cmd = (const unsigned char *)(h + 1);
+  const unsigned char *cmds_end = cmd + h->sizeofcmds;
+  for (uint32_t i = 0; i < h->ncmds && cmd + sizeof(lagscope__load_command) <= cmds_end; i++) {
+    const lagscope__load_command *lc = (const void *)cmd;
+    if (lc->cmdsize < sizeof(*lc) || lc->cmdsize > (size_t)(cmds_end - cmd)) return NULL;
+    uint32_t offset;
+    if (lc->cmd == IMAGE_ID_DYLIB && lc->cmdsize >= 12) {
+      memcpy(&offset, cmd + 8, sizeof(offset));
+      if (offset >= lc->cmdsize || memchr(cmd + offset, '\0', lc->cmdsize - offset) == NULL)
+        return NULL;
+      return (const char *)cmd + offset;
+    }
+    cmd += lc->cmdsize;
+  }
+  return NULL;
+}
 
 /* __TEXT's run-time range from the load commands dyld already checked. Reads memory only: this
  * runs inside dyld's callback, with dyld's lock held. */
@@ -70,7 +100,8 @@ static void on_image_added(const struct mach_header *mh, intptr_t slide) {
   uint32_t n = atomic_load_explicit(&image_count, memory_order_relaxed); /* dyld serialises us */
   uintptr_t start, end;
   if (n >= IMAGES_MAX || !text_range(mh, slide, &start, &end)) return;
-  image_slots[n] = (image_slot){(uintptr_t)mh, (uintptr_t)slide, start, end, 0};
+  image_slots[n] = (image_slot){(uintptr_t)mh, (uintptr_t)slide, image_path((const void *)mh),
+                                start, end, 0};
   atomic_store_explicit(&image_count, n + 1, memory_order_release);
 }
 
@@ -81,8 +112,15 @@ static void on_image_removed(const struct mach_header *mh, intptr_t slide) {
     if (image_slots[i].header == (uintptr_t)mh) atomic_store(&image_slots[i].unloaded, 1);
 }
 
-/* Once per process: dyld has no way to unregister, so the table outlives every lagscope_stop. */
+/* Once per process: dyld has no way to unregister, so the table outlives every lagscope_stop.
+ * Registering takes dyld's lock: lagscope__platform_start does it on lagscope_start's thread,
+ * so that the monitor thread never does. */
 static void register_with_dyld(void) {
+  uint32_t size = sizeof(executable_path);
+  if (_NSGetExecutablePath(executable_path, &size) != 0) executable_path[0] = '\0';
+  /* dlsym's names lack the C underscore: "__cxa_demangle" is the symbol ___cxa_demangle. */
+  found_cxa = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+  found_swift = dlsym(RTLD_DEFAULT, "swift_demangle");
   _dyld_register_func_for_remove_image(on_image_removed);
   _dyld_register_func_for_add_image(on_image_added); /* calls back for every image loaded so far */
 }
@@ -134,21 +172,18 @@ static lagscope__macho_image *image_at(lagscope__symbols *s, int32_t slot) {
   if (c->tried) return c->image;
   c->tried = 1;
   const image_slot *img = &image_slots[slot];
-  Dl_info info;
-  const char *path = dladdr((const void *)img->header, &info) != 0 ? info.dli_fname : NULL;
   char why[256];
   if (lagscope__macho_image_index((const void *)img->header, LAGSCOPE__MACHO_SIZE_UNKNOWN,
-                                  img->slide, path, &c->image, why, sizeof(why)) != LAGSCOPE_OK)
+                                  img->slide, img->path, &c->image, why, sizeof(why)) != LAGSCOPE_OK)
     c->image = NULL;
   return c->image;
 }
 
 /* ---- 3. names ------------------------------------------------------------------------------- */
 
+/* Found at registration (dlsym, like dladdr, may wait for dyld's lock: not on the monitor). */
 static void find_demanglers(lagscope__symbols *s) {
-  /* dlsym's names lack the C underscore: "__cxa_demangle" is the symbol ___cxa_demangle. */
-  void *cxa = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-  void *swift = dlsym(RTLD_DEFAULT, "swift_demangle");
+  void *cxa = found_cxa, *swift = found_swift;
   /* A data pointer to a function pointer: POSIX guarantees dlsym's results convert. */
   memcpy(&s->demanglers.cxa, &cxa, sizeof(cxa));
   memcpy(&s->demanglers.swift, &swift, sizeof(swift));
@@ -222,8 +257,10 @@ static const char *function_name(lagscope__symbols *s, const char *symbol) {
 
 /* ---- 4. the contract ------------------------------------------------------------------------ */
 
+void lagscope__platform_images_register(void) { pthread_once(&images_once, register_with_dyld); }
+
 lagscope__symbols *lagscope__symbols_new(void) {
-  pthread_once(&images_once, register_with_dyld);
+  lagscope__platform_images_register(); /* done already when lagscope_start ran */
   lagscope__symbols *s = lagscope__alloc(sizeof(lagscope__symbols));
   if (s == NULL) return NULL;
   if (pthread_mutex_init(&s->lock, NULL) != 0) {

@@ -19,6 +19,7 @@
  */
 #include "overlay.h"
 
+#include "internal.h" /* lagscope__hud_hold */
 #include "lagscope.h"
 
 #include <CoreFoundation/CoreFoundation.h>
@@ -401,10 +402,14 @@ static void hide_window(id window) { send_void_id(window, "orderOut:", nil); }
 static void tick(void *context) {
   overlay *o = context;
   lagscope_hud_image hud;
-  /* Ask every tick: the first take is what makes the renderer start drawing. */
-  if (lagscope_hud_take(&hud) != LAGSCOPE_OK) return;
-  if (o->window == nil && !make_window(o)) return;
-  if (hud.sequence != o->shown) show_image(o, &hud);
+  /* Ask every tick: the first take is what makes the renderer start drawing. Held, because
+   * lagscope_stop on another thread would otherwise free the pixels while CFDataCreate copies
+   * them; stop waits for the release. */
+  if (lagscope__hud_hold(&hud) != LAGSCOPE_OK) return;
+  int have_window = o->window != nil || make_window(o);
+  if (have_window && hud.sequence != o->shown) show_image(o, &hud);
+  lagscope__hud_release();
+  if (!have_window) return;
   CGSize size = {(CGFloat)hud.width / hud.scale, (CGFloat)hud.height / hud.scale};
   place(o, size, hud.corner);
 }

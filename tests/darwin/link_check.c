@@ -32,7 +32,7 @@ int main(void) {
   lagscope_viewer_url(url, sizeof(url));
   lagscope__platform_post_main(on_main, NULL, NULL);
   lagscope__platform_start(&config);
-  printf("%d %d %u\n", lagscope__platform_in_background(), lagscope__platform_debugger_attached(),
+  printf("%d %u\n", lagscope__platform_in_background(),
          lagscope__platform_refresh_hz());
   lagscope__platform_stop();
   lagscope_unsubscribe(subscription);

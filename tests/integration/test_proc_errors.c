@@ -63,6 +63,7 @@ static void expect_error(const char *root, int code, const char *mentions) {
   c.sample_interval_ms = 50;
   c.on_event = on_event, c.on_event_user = &x;
   c.log = NULL;
+  c.server_port = 0, c.server_bind = "127.0.0.1"; /* never a fixed port: 8080 may be taken */
   CHECK_EQ_INT(lagscope_start(&c), 0);
   CHECK(host_loop_run(loop, NULL, got_error, &x, 5));
   /* Five more samples with the same fault: said once, not every time. */

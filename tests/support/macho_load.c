@@ -32,28 +32,37 @@ unsigned char *macho_read_file(const char *path, size_t *size, char *why, size_t
 /* Calls fn for each LC_SEGMENT_64 but __PAGEZERO (no access, no bytes: dyld only reserves it). */
 typedef void segment_fn(const lagscope__segment_command_64 *seg, void *ctx);
 
-static int each_segment(const unsigned char *file, size_t size, segment_fn *fn, void *ctx,
-                        char *why, size_t why_size) {
+/* The header is at file + at (0, or an image's offset in a shared-cache file); segment file
+ * offsets count from the file's start either way. */
+static int each_segment(const unsigned char *file, size_t size, size_t at, segment_fn *fn,
+                        void *ctx, char *why, size_t why_size) {
   lagscope__mach_header_64 mh;
-  if (size < sizeof(mh) || (memcpy(&mh, file, sizeof(mh)), mh.magic != LAGSCOPE__MH_MAGIC_64)) {
+  if (at > size) {
+    snprintf(why, why_size, "the image's offset %zu is past the file's %zu bytes", at, size);
+    return -1;
+  }
+  const unsigned char *image = file + at;
+  size_t image_size = size - at;
+  if (image_size < sizeof(mh) ||
+      (memcpy(&mh, image, sizeof(mh)), mh.magic != LAGSCOPE__MH_MAGIC_64)) {
     snprintf(why, why_size, "not a 64-bit Mach-O file (a fat file needs a slice: lipo -thin)");
     return -1;
   }
   size_t offset = sizeof(mh), end = sizeof(mh) + (size_t)mh.sizeofcmds;
-  if (end > size) {
+  if (end > image_size) {
     snprintf(why, why_size, "the load commands run past the end of the file");
     return -1;
   }
   for (uint32_t i = 0; i < mh.ncmds; i++) {
     lagscope__load_command lc = {0, 0};
-    if (end - offset >= sizeof(lc)) memcpy(&lc, file + offset, sizeof(lc));
+    if (end - offset >= sizeof(lc)) memcpy(&lc, image + offset, sizeof(lc));
     if (lc.cmdsize < sizeof(lc) || lc.cmdsize > end - offset) {
       snprintf(why, why_size, "load command %u is outside the load commands", i);
       return -1;
     }
     lagscope__segment_command_64 seg;
     if (lc.cmd == LAGSCOPE__LC_SEGMENT_64 && lc.cmdsize >= sizeof(seg)) {
-      memcpy(&seg, file + offset, sizeof(seg));
+      memcpy(&seg, image + offset, sizeof(seg));
       if (seg.filesize > seg.vmsize || seg.fileoff > size || seg.filesize > size - seg.fileoff) {
         snprintf(why, why_size, "segment %.16s is outside the file", seg.segname);
         return -1;
@@ -91,9 +100,14 @@ static void copy_segment(const lagscope__segment_command_64 *seg, void *ctx) {
 
 int macho_load_bytes(const unsigned char *file, size_t size, macho_loaded *out, char *why,
                      size_t why_size) {
+  return macho_load_cached_bytes(file, size, 0, out, why, why_size);
+}
+
+int macho_load_cached_bytes(const unsigned char *file, size_t size, size_t at, macho_loaded *out,
+                            char *why, size_t why_size) {
   memset(out, 0, sizeof(*out));
   span s = {UINT64_MAX, 0, UINT64_MAX, 0};
-  if (each_segment(file, size, measure, &s, why, why_size) != 0) return -1;
+  if (each_segment(file, size, at, measure, &s, why, why_size) != 0) return -1;
   if (s.overflow || s.text == UINT64_MAX || s.highest - s.lowest > MAX_SPAN) {
     snprintf(why, why_size, "no __TEXT segment, or segments spread over more than 1 GB");
     return -1;
@@ -109,7 +123,7 @@ int macho_load_bytes(const unsigned char *file, size_t size, macho_loaded *out, 
     return -1;
   }
   copy_context c = {file, mapping + page, s.lowest};
-  each_segment(file, size, copy_segment, &c, why, why_size);
+  each_segment(file, size, at, copy_segment, &c, why, why_size);
   out->slide = (uintptr_t)c.region - (uintptr_t)s.lowest; /* modulo 2^64: may be "negative" */
   out->header = c.region + (s.text - s.lowest);
   out->mapped_size = length - (size_t)(s.text - s.lowest);
@@ -120,10 +134,15 @@ int macho_load_bytes(const unsigned char *file, size_t size, macho_loaded *out, 
 }
 
 int macho_load(const char *path, macho_loaded *out, char *why, size_t why_size) {
+  return macho_load_cached(path, 0, out, why, why_size);
+}
+
+int macho_load_cached(const char *path, size_t at, macho_loaded *out, char *why,
+                      size_t why_size) {
   size_t size = 0;
   unsigned char *file = macho_read_file(path, &size, why, why_size);
   if (file == NULL) return -1;
-  int rc = macho_load_bytes(file, size, out, why, why_size);
+  int rc = macho_load_cached_bytes(file, size, at, out, why, why_size);
   free(file);
   return rc;
 }

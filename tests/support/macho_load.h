@@ -23,6 +23,12 @@ int macho_load(const char *path, macho_loaded *out, char *why, size_t why_size);
 /* The same from the file's bytes. */
 int macho_load_bytes(const unsigned char *file, size_t size, macho_loaded *out, char *why,
                      size_t why_size);
+/* The same for an image whose header starts at byte `at` of the file while every file offset
+ * in its load commands counts from the file's start, as in a dyld shared cache. */
+int macho_load_cached(const char *path, size_t at, macho_loaded *out, char *why,
+                      size_t why_size);
+int macho_load_cached_bytes(const unsigned char *file, size_t size, size_t at, macho_loaded *out,
+                            char *why, size_t why_size);
 void macho_unload(macho_loaded *m);
 
 /* The file's bytes (malloc'ed, freed with free), or NULL with why. */

@@ -49,6 +49,9 @@ int main(void) {
   c = ok, c.sample_interval_ms = 60001, refused(c, "sample_interval_ms");
   c = ok, c.hang_sample_interval_ms = 0, refused(c, "hang_sample_interval_ms");
   c = ok, c.hang_sample_interval_ms = 1001, refused(c, "hang_sample_interval_ms");
+  c = ok, c.stack_copy_kib = 15, refused(c, "stack_copy_kib");
+  c = ok, c.stack_copy_kib = 1025, refused(c, "stack_copy_kib");
+  CHECK_EQ_INT((int)lagscope_config_default().stack_copy_kib, 64);
   c = ok, c.report_max_count = 0, refused(c, "report_max_count");
   c = ok, c.report_max_bytes = 1000, refused(c, "report_max_bytes");
   c = ok, c.hud_scale = 0.4f, refused(c, "hud_scale");

@@ -28,6 +28,9 @@ typedef UInt32 CFStringEncoding;
 
 extern const CFAllocatorRef kCFAllocatorDefault;
 
+/* CFRunLoop.h: the common modes, recognised by this constant's address. */
+extern const CFStringRef kCFRunLoopCommonModes;
+
 void CFRelease(CFTypeRef cf);
 
 /* CFString. */

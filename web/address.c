@@ -1,0 +1,78 @@
+/*
+ * Which address the viewer's URL names when every interface is bound (web.h, "addresses").
+ * The first non-loopback IPv4 interface is often the wrong one: on an iPhone with cellular data
+ * it is pdp_ip0, on a Linux machine a container bridge or VPN. So: the preferred interface's
+ * address (Apple: en0, Wi-Fi on an iPhone, the first Ethernet or Wi-Fi on a Mac; Linux: the
+ * interface of the default route), else the first one up; /api/v1/status lists them all.
+ */
+#define _GNU_SOURCE /* IFF_UP, IFF_LOOPBACK in net/if.h */
+#include "web.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The interface to prefer, "" when none is known. */
+static void preferred_interface(char *out, size_t size) {
+  out[0] = '\0';
+#if defined(__APPLE__)
+  snprintf(out, size, "en0");
+#else
+  /* /proc/net/route: "Iface Destination Gateway Flags RefCnt Use Metric ...", hex fields; the
+   * default route has destination 0; the lowest metric wins, as the kernel's choice does. */
+  FILE *f = fopen("/proc/net/route", "re");
+  if (f == NULL) return;
+  char line[256], name[IF_NAMESIZE];
+  long best = -1;
+  if (fgets(line, sizeof(line), f) != NULL) { /* the header */
+    while (fgets(line, sizeof(line), f) != NULL) {
+      unsigned long destination, gateway;
+      unsigned flags;
+      long metric;
+      if (sscanf(line, "%15s %lx %lx %x %*d %*d %ld", name, &destination, &gateway, &flags,
+                 &metric) != 5)
+        continue;
+      if (destination != 0 || (flags & 1u) == 0 || (best >= 0 && metric >= best)) continue;
+      best = metric; /* flag 1: RTF_UP */
+      snprintf(out, size, "%s", name);
+    }
+  }
+  fclose(f);
+#endif
+}
+
+int lagscope__lan_addresses(lagscope__lan_address *out, int max) {
+  struct ifaddrs *list;
+  if (getifaddrs(&list) != 0) return 0;
+  int n = 0;
+  for (struct ifaddrs *i = list; i != NULL && n < max; i = i->ifa_next) {
+    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET) continue;
+    if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) continue;
+    snprintf(out[n].interface, sizeof(out[n].interface), "%s", i->ifa_name);
+    inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, out[n].address,
+              (socklen_t)sizeof(out[n].address));
+    n++;
+  }
+  freeifaddrs(list);
+  return n;
+}
+
+void lagscope__lan_address_pick(const char *bind, char *out, size_t size) {
+  snprintf(out, size, "%s", bind);
+  if (strcmp(bind, "0.0.0.0") != 0) return;
+  snprintf(out, size, "127.0.0.1");
+  lagscope__lan_address all[LAGSCOPE__LAN_ADDRESSES_MAX];
+  int n = lagscope__lan_addresses(all, LAGSCOPE__LAN_ADDRESSES_MAX);
+  char preferred[IF_NAMESIZE];
+  preferred_interface(preferred, sizeof(preferred));
+  int pick = n > 0 ? 0 : -1;
+  for (int i = 0; i < n; i++)
+    if (preferred[0] != '\0' && strcmp(all[i].interface, preferred) == 0) {
+      pick = i;
+      break;
+    }
+  if (pick >= 0) snprintf(out, size, "%s", all[pick].address);
+}
