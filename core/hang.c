@@ -234,7 +234,8 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__pr
     lagscope__thread_sample *t = &info->threads[i];
     lagscope__stack *s = &stacks[kept];
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
-    note_capture(h, lagscope__capture_stack(t->tid, s, wait));
+    note_capture(h, t->tid == main_tid ? lagscope__capture_stack(t->tid, s, wait)
+                                       : lagscope__capture_stack_patient(t->tid, s, wait));
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
     info->threads[kept++] = *t;
   }

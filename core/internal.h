@@ -423,6 +423,10 @@ int lagscope__capture_signal(void);
  * One capture at a time per process (the callers serialise); no allocation, no lock in the
  * target. L: none the target can hold. */
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
+/* The same for a thread that is not being sampled (every thread at a hang's start): one that
+ * looks running is first given up to 20 ms to get a CPU and is looked at again, so that a
+ * thread on its way out of a timed-out call (runnable in the kernel) is not handed an EINTR. */
+int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
 int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
 /* The first half alone, for benchmarks: the thread's registers and stack copied into the
  * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls

@@ -537,7 +537,10 @@ static void monitor_main(void *arg) {
       if (next_sample <= now) next_sample = now + sample_interval; /* after a suspension */
     }
     uint64_t wake = step.wake_at_ns < next_sample ? step.wake_at_ns : next_sample;
-    in->watchdog.expected_wake_ns = wake > now ? wake : now;
+    /* Not `now`: this step's own work (a hang's first report, symbolicated) can take longer
+     * than a threshold, and a wake-up late by that much is not a suspension. */
+    uint64_t done = lagscope__now_ns();
+    in->watchdog.expected_wake_ns = wake > done ? wake : done;
     /* While a hang lasts, how long the monitor waits for a CPU is noted before each sleep,
      * so a late wake-up can be told apart from a stop (one small /proc read per sample). */
     in->queued_before_ns = 0;

@@ -290,6 +290,10 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
+int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  return lagscope__capture_stack(tid, out, timeout_ns); /* suspension interrupts no call */
+}
+
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
   (void)timeout_ns;
   *method = LAGSCOPE__METHOD_NONE;

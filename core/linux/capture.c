@@ -599,6 +599,10 @@ static int is_own_thread(int32_t tid) {
 
 /* How often the state is read again when the thread moved during a blocked copy. */
 #define BLOCKED_ATTEMPTS 3
+/* A patient capture waits this many times this long, at most, for a thread that looks running
+ * to be given a CPU (20 ms in all: a loaded machine's scheduling latency). */
+#define PATIENT_LOOKS 40
+#define PATIENT_PAUSE_NS (500u * 1000u)
 
 enum take_result { TAKEN, TAKE_BY_SIGNAL, TAKE_GONE };
 
@@ -665,6 +669,24 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
   return TAKE_BY_SIGNAL;
 }
 
+/* "Running" also covers a thread woken in the kernel (its timeout expired) that waits for a
+ * CPU to return to user space: a signal then turns its timeout into EINTR (select, poll and
+ * nanosleep check for one on the way out). So a patient capture waits until the thread has
+ * been on a CPU since it was seen running (its run count moves), then looks again: by then it
+ * has returned, and is either blocked again (read without a signal) or really running. */
+static enum take_result wait_until_it_ran(int32_t tid, lagscope__stack *out) {
+  uint64_t runs_seen, runs;
+  if (lagscope__linux_read_run_count(tid, &runs_seen) != LAGSCOPE_OK) return TAKE_BY_SIGNAL;
+  for (int look = 0; look < PATIENT_LOOKS; look++) {
+    struct timespec pause = {0, PATIENT_PAUSE_NS};
+    nanosleep(&pause, NULL);
+    int rc = lagscope__linux_read_run_count(tid, &runs);
+    if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
+    if (rc != LAGSCOPE_OK || runs != runs_seen) return take_blocked(tid, out);
+  }
+  return take_blocked(tid, out);
+}
+
 static void reset_stack(int32_t tid, lagscope__stack *out) {
   out->tid = tid;
   out->depth = 0;
@@ -680,8 +702,10 @@ static void reset_stack(int32_t tid, lagscope__stack *out) {
 /* The raw stack in the_snapshot, by whichever way the thread's state allows: LAGSCOPE_OK;
  * LAGSCOPE_ENOENT when it could not be taken (out->walk says why); LAGSCOPE_ESIGNAL when a
  * running thread could not be signalled because the app took the signal over. */
-static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
-  switch (force_signal ? TAKE_BY_SIGNAL : take_blocked(tid, out)) {
+static int take_any(int32_t tid, uint64_t timeout_ns, int patient, lagscope__stack *out) {
+  enum take_result how = force_signal ? TAKE_BY_SIGNAL : take_blocked(tid, out);
+  if (patient && how == TAKE_BY_SIGNAL) how = wait_until_it_ran(tid, out);
+  switch (how) {
     case TAKEN: return LAGSCOPE_OK;
     case TAKE_GONE: out->walk = LAGSCOPE__WALK_EXITED; return LAGSCOPE_ENOENT;
     case TAKE_BY_SIGNAL: break;
@@ -695,16 +719,24 @@ static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
   return LAGSCOPE_OK;
 }
 
-int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+static int capture(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
   reset_stack(tid, out);
   if (is_own_thread(tid)) {
     out->walk = LAGSCOPE__WALK_OWN;
     return LAGSCOPE_EINVAL;
   }
-  int rc = take_any(tid, timeout_ns, out);
+  int rc = take_any(tid, timeout_ns, patient, out);
   if (rc != LAGSCOPE_OK) return rc;
   unwind_snapshot(&the_snapshot, out, out->method == LAGSCOPE__METHOD_SIGNAL);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
+}
+
+int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  return capture(tid, out, timeout_ns, 0);
+}
+
+int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  return capture(tid, out, timeout_ns, 1);
 }
 
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
@@ -712,7 +744,7 @@ int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
   *method = LAGSCOPE__METHOD_NONE;
   if (is_own_thread(tid)) return LAGSCOPE_EINVAL;
   reset_stack(tid, &unused);
-  int rc = take_any(tid, timeout_ns, &unused);
+  int rc = take_any(tid, timeout_ns, 0, &unused);
   if (rc != LAGSCOPE_OK) return rc;
   *method = unused.method;
   return LAGSCOPE_OK;
