@@ -126,6 +126,38 @@ if(LAGSCOPE_ENABLE)
       ${lagscope_civetweb_src_SOURCE_DIR}/include)
     target_link_libraries(lagscope_civetweb INTERFACE civetweb-c-library)
     set(lagscope_apple_fetched_dependencies ON)
+    set(lagscope_civetweb_fetched ON)
     message(STATUS "lagscope: civetweb v1.16 fetched (C library only, no SSL)")
+  endif()
+
+  # Private names for what was fetched and merged into lagscope's library: every cJSON_ and
+  # mg_ function becomes lagscope__cJSON_... / lagscope__mg_... in cJSON, civetweb and
+  # lagscope alike (a force-included header made from their own headers), so that an app or
+  # SDK that bundles either links without a clash and without mixing versions. A system copy
+  # keeps its names: it is linked, not merged.
+  set(lagscope_private_headers "")
+  if(lagscope_cjson_SOURCE_DIR)
+    list(APPEND lagscope_private_headers ${lagscope_cjson_SOURCE_DIR}/cJSON.h)
+  endif()
+  if(lagscope_civetweb_fetched)
+    list(APPEND lagscope_private_headers ${lagscope_civetweb_src_SOURCE_DIR}/include/civetweb.h)
+  endif()
+  if(lagscope_private_headers)
+    set(LAGSCOPE_PRIVATE_NAMES_HEADER
+      ${CMAKE_CURRENT_BINARY_DIR}/lagscope-deps/include/lagscope_private_names.h)
+    execute_process(
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scripts/private-names ${lagscope_private_headers}
+      OUTPUT_FILE ${LAGSCOPE_PRIVATE_NAMES_HEADER} RESULT_VARIABLE lagscope_private_rc)
+    if(NOT lagscope_private_rc EQUAL 0)
+      message(FATAL_ERROR "lagscope: scripts/private-names failed on ${lagscope_private_headers}")
+    endif()
+    foreach(target cjson civetweb-c-library)
+      if(TARGET ${target})
+        get_target_property(lagscope_imported ${target} IMPORTED)
+        if(NOT lagscope_imported)
+          target_compile_options(${target} PRIVATE "SHELL:-include ${LAGSCOPE_PRIVATE_NAMES_HEADER}")
+        endif()
+      endif()
+    endforeach()
   endif()
 endif()
