@@ -6,20 +6,24 @@
  * Contents
  *   1. answers: the headers every answer carries
  *   2. access: the token from the query, a bearer header or the cookie
- *   3. the request handler: limits, access, route, dispatch
- *   4. connections: counted, bounded
- *   5. lifecycle: options, the URL, start, events, stop
+ *   3. request checks: framing, Host, Origin, the path's escapes
+ *   4. the request handler: limits, access, route, dispatch
+ *   5. connections: counted, bounded
+ *   6. lifecycle: options, the URL, start, events, stop
  */
 #define _GNU_SOURCE
 #include "http.h"
 
 #include <arpa/inet.h>
 #include <civetweb.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -28,6 +32,7 @@
 
 #define BODY_MAX 4096            /* a request body larger than this is refused with 413 */
 #define HEADERS_MAX "16384"      /* civetweb's request buffer: request line and headers */
+#define HEADERS_MAX_BYTES 16384
 #define REQUEST_TIMEOUT_MS "10000" /* a request must arrive whole within this; writes too */
 #define KEEP_ALIVE_MS "2000"     /* an idle keep-alive connection gives its thread back */
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
@@ -102,6 +107,7 @@ static const char *error_kind(int status) {
   switch (status) {
     case 400: return "bad_request";
     case 401: return "unauthorized";
+    case 403: return "forbidden";
     case 404: return "not_found";
     case 405: return "method_not_allowed";
     case 413: return "too_large";
@@ -122,7 +128,8 @@ static int token_kind(const lagscope__web *web, const char *candidate) {
   return 0;
 }
 
-/* The best of the three places a token may be; a previous launch's is exchanged by a cookie. */
+/* The best of the three places a token may be; a previous launch's, in the cookie only, is
+ * exchanged for a new cookie. */
 static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
   const lagscope__web *web = req->web;
   char from_cookie[LAGSCOPE__TOKEN_HEX + 8] = "";
@@ -133,10 +140,11 @@ static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
     bearer += 7;
   else
     bearer = NULL;
-  int best = token_kind(web, req->route.has_token ? req->route.token : NULL);
-  int kind = token_kind(web, bearer);
-  if (kind > best) best = kind;
-  kind = token_kind(web, from_cookie);
+  /* The previous launch's token only ever came in the cookie the viewer was given: there it
+   * is exchanged for this launch's; as a query or bearer token it is refused. */
+  int best = token_kind(web, req->route.has_token ? req->route.token : NULL) == 2 ? 2 : 0;
+  if (token_kind(web, bearer) == 2) best = 2;
+  int kind = token_kind(web, from_cookie);
   if (kind > best) best = kind;
   if (best == 1 || (best == 2 && req->route.has_token)) {
     snprintf(cookie, cookie_size,
@@ -147,7 +155,87 @@ static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
   return best > 0;
 }
 
-/* ---- 3. the request handler ----------------------------------------------------------------------- */
+/* ---- 3. request checks ------------------------------------------------------------------------- */
+
+/* Two Content-Length headers that disagree leave the body's end to be guessed: a proxy in
+ * front and this server could guess differently (request smuggling). */
+static int content_length_conflict(const struct mg_request_info *info) {
+  const char *first = NULL;
+  for (int i = 0; i < info->num_headers; i++) {
+    if (strcasecmp(info->http_headers[i].name, "Content-Length") != 0) continue;
+    if (first == NULL) first = info->http_headers[i].value;
+    else if (strcmp(first, info->http_headers[i].value) != 0) return 1;
+  }
+  return 0;
+}
+
+/* An IP literal of this device: loopback, the bound address, or an interface's. F */
+static int is_own_address(const lagscope__web *web, const char *host) {
+  unsigned char want[16], have[16];
+  int family = strchr(host, ':') != NULL ? AF_INET6 : AF_INET;
+  if (inet_pton(family, host, want) != 1) return -1; /* not an IP literal */
+  if (family == AF_INET && want[0] == 127) return 1;
+  if (family == AF_INET6 && IN6_IS_ADDR_LOOPBACK((struct in6_addr *)(void *)want)) return 1;
+  if (family == AF_INET && inet_pton(AF_INET, web->bind, have) == 1 && memcmp(want, have, 4) == 0)
+    return 1;
+  struct ifaddrs *list;
+  if (getifaddrs(&list) != 0) return 0;
+  int found = 0;
+  for (struct ifaddrs *i = list; i != NULL && !found; i = i->ifa_next) {
+    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family) continue;
+    const void *a = family == AF_INET
+                        ? (const void *)&((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr
+                        : (const void *)&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr;
+    found = memcmp(a, want, family == AF_INET ? 4 : 16) == 0;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+/* This device's names: "localhost", its host name, and that name in mDNS's ".local". F */
+static int is_own_name(const char *host) {
+  if (strcmp(host, "localhost") == 0) return 1;
+  char name[256] = "";
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return 0;
+  size_t n = strlen(name);
+  if (strncasecmp(host, name, n) != 0) return 0;
+  return host[n] == '\0' || strcasecmp(host + n, ".local") == 0;
+}
+
+/* A page on another site that a DNS name of its own points at this device (DNS rebinding)
+ * sends that name as Host: only this device's addresses and names are served. No Host at
+ * all (HTTP/1.0) is left to the token. F */
+static int host_allowed(const lagscope__web *web, const char *header) {
+  if (header == NULL) return 1;
+  char host[256];
+  if (!lagscope__host_of(header, host, sizeof(host))) return 0;
+  int own = is_own_address(web, host);
+  return own >= 0 ? own : is_own_name(host);
+}
+
+/* The checks made before access: 0, or the status that refuses the request. F */
+static int request_refusal(lagscope__request *req, const struct mg_request_info *info,
+                           const char **message) {
+  if (content_length_conflict(info)) {
+    *message = "the request has Content-Length headers that disagree";
+    return 400;
+  }
+  const char *host = mg_get_header(req->conn, "Host");
+  if (!host_allowed(req->web, host)) {
+    *message = "the Host header names neither an address nor a name of this device";
+    return 403;
+  }
+  /* A POST from a page of another origin (a form, a fetch) must not reach the capture route,
+   * token or not: the viewer's own page sends its own origin or none. */
+  const char *origin = mg_get_header(req->conn, "Origin");
+  if (strcmp(info->request_method, "POST") == 0 && origin != NULL && !lagscope__origin_is_host(origin, host)) {
+    *message = "a request from another site's page";
+    return 403;
+  }
+  return 0;
+}
+
+/* ---- 4. the request handler ----------------------------------------------------------------------- */
 
 static int serve_asset(lagscope__request *req) {
   const lagscope__asset *asset = lagscope__asset_find(req->route.asset);
@@ -205,7 +293,14 @@ static int handle_request(struct mg_connection *conn, void *data) {
     atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
     return lagscope__reply_error(&req, 503, "busy", "too many connections; try again");
   }
-  lagscope__route_parse(info->request_method, path, info->query_string, &req.route);
+  const char *message = NULL;
+  int refused = request_refusal(&req, info, &message);
+  if (refused != 0) return lagscope__reply_error(&req, refused, error_kind(refused), message);
+  /* civetweb's decoding is off (it would cut "/api/v1/status%00" to "/api/v1/status"). */
+  char decoded[HEADERS_MAX_BYTES + 1]; /* the request line fits in the headers' bound */
+  int path_ok = lagscope__path_decode(path, decoded, sizeof(decoded));
+  if (!path_ok) decoded[0] = '\0'; /* no route: 404 once access is proven */
+  lagscope__route_parse(info->request_method, decoded, info->query_string, &req.route);
   if (req.route.status == 413)
     return lagscope__reply_error(&req, 413, "too_large", req.route.error);
   char cookie[128];
@@ -218,10 +313,10 @@ static int handle_request(struct mg_connection *conn, void *data) {
                                  req.route.error);
   if (req.content_length > BODY_MAX || !drain_body(conn))
     return lagscope__reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
-  return dispatch(&req, path);
+  return dispatch(&req, decoded);
 }
 
-/* ---- 4. connections ------------------------------------------------------------------------------- */
+/* ---- 5. connections ------------------------------------------------------------------------------- */
 
 static lagscope__web *web_of(const struct mg_connection *conn) {
   return mg_get_user_data(mg_get_context(conn));
@@ -271,7 +366,7 @@ static int quiet(const struct mg_connection *conn, const char *message) {
   return 1;
 }
 
-/* ---- 5. lifecycle --------------------------------------------------------------------------------- */
+/* ---- 6. lifecycle --------------------------------------------------------------------------------- */
 
 /* The address a laptop on the LAN reaches: the bound one, or with every interface bound the
  * first IPv4 address of an interface that is up and not loopback. */
@@ -291,6 +386,33 @@ static void lan_address(const char *bind, char *out, size_t size) {
   freeifaddrs(list);
 }
 
+/* A connection that sends nothing is never handed to civetweb (Linux TCP_DEFER_ACCEPT): it
+ * takes no worker, however many there are (civetweb has a worker per connection, and a
+ * connection that is silent would hold its worker for the whole request timeout). civetweb
+ * hands out no socket: the listening one is found among the process's by its port. A */
+static void defer_accept(lagscope__web *web) {
+#ifdef TCP_DEFER_ACCEPT
+  DIR *fds = opendir("/proc/self/fd");
+  if (fds == NULL) return;
+  for (struct dirent *e; (e = readdir(fds)) != NULL;) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    int fd = atoi(e->d_name), listening = 0;
+    socklen_t n = sizeof(listening);
+    struct sockaddr_in a;
+    socklen_t a_n = sizeof(a);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) != 0 || !listening) continue;
+    if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
+        ntohs(a.sin_port) != web->port)
+      continue;
+    int seconds = atoi(REQUEST_TIMEOUT_MS) / 1000;
+    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
+  }
+  closedir(fds);
+#else
+  (void)web;
+#endif
+}
+
 static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   char ports[96], threads[16];
   snprintf(ports, sizeof(ports), "%s:%u", web->bind, (unsigned)web->config.server_port);
@@ -305,6 +427,7 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
        * client's delayed ACK (bench_web: 1.4 k requests/s instead of tens of thousands). */
       "tcp_nodelay", "1",
       "max_request_size", HEADERS_MAX,
+      "decode_url", "no", /* the handler decodes, and refuses an encoded NUL */
       "enable_directory_listing", "no",
       "access_control_allow_origin", "",
       "access_control_allow_methods", "",
@@ -330,6 +453,7 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
     return LAGSCOPE_ESYS;
   }
   web->port = (uint16_t)bound[0].port;
+  defer_accept(web);
   /* Last: the handler's registration (under civetweb's lock) publishes what is above to the
    * worker threads; until then civetweb answers 404 by itself. */
   mg_set_request_handler(web->ctx, "/", handle_request, web);
