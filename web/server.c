@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <civetweb.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -36,6 +37,7 @@
 #define REQUEST_TIMEOUT_MS "10000" /* a request must arrive whole within this; writes too */
 #define KEEP_ALIVE_MS "2000"     /* an idle keep-alive connection gives its thread back */
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
+#define PORT_TRIES 10            /* the configured port and the next nine (8080: 8081-8089) */
 #define COOKIE_NAME "lagscope_token"
 #define COOKIE_MAX_AGE "604800"  /* a week: a browser keeps viewing across launches */
 
@@ -413,9 +415,55 @@ static void defer_accept(lagscope__web *web) {
 #endif
 }
 
+/* 0 when port can be bound on address now, else bind's errno (SO_REUSEADDR as civetweb's own
+ * socket, so that a port in TIME_WAIT counts as free). F */
+static int port_bind_error(const char *address, unsigned port) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  if (inet_pton(AF_INET, address, &a.sin_addr) != 1) return EINVAL;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return errno;
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  int error = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : errno;
+  close(fd);
+  return error;
+}
+
+/* The configured port, or when another program has it the first free of the next ones (two
+ * instrumented apps on one machine both get a viewer); 0 stays 0 (the OS picks). Says which
+ * port was taken and why, or why none could be. F */
+static int choose_port(lagscope__web *web, unsigned *out, char *why, size_t why_size) {
+  unsigned first = web->config.server_port, last = first + PORT_TRIES - 1;
+  if (last > 65535) last = 65535;
+  *out = first;
+  if (first == 0) return LAGSCOPE_OK;
+  for (unsigned port = first; port <= last; port++) {
+    int error = port_bind_error(web->bind, port);
+    if (error == 0) {
+      *out = port;
+      if (port != first)
+        lagscope__log("viewer: port %u on %s is in use (EADDRINUSE): using port %u", first,
+                      web->bind, port);
+      return LAGSCOPE_OK;
+    }
+    if (error != EADDRINUSE) {
+      lagscope__explain(why, why_size, "cannot listen on %s port %u: %s (errno %d)", web->bind,
+                        port, strerror(error), error);
+      return LAGSCOPE_ESYS;
+    }
+  }
+  lagscope__explain(why, why_size, "ports %u to %u on %s are all in use (EADDRINUSE)", first,
+                    last, web->bind);
+  return LAGSCOPE_ESYS;
+}
+
 static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   char ports[96], threads[16];
-  snprintf(ports, sizeof(ports), "%s:%u", web->bind, (unsigned)web->config.server_port);
+  unsigned port;
+  int rc = choose_port(web, &port, why, why_size);
+  if (rc != LAGSCOPE_OK) return rc;
+  snprintf(ports, sizeof(ports), "%s:%u", web->bind, port);
   snprintf(threads, sizeof(threads), "%u", web->config.server_max_clients + SPARE_THREADS);
   const char *options[] = {
       "listening_ports", ports,
@@ -446,7 +494,14 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
                               .configuration_options = options};
   struct mg_error_data error = {.text = why, .text_buffer_size = why_size};
   web->ctx = mg_start2(&init, &error);
-  if (web->ctx == NULL) return LAGSCOPE_ESYS;
+  if (web->ctx == NULL) {
+    /* The port was free a moment ago: another program took it since, or civetweb failed. */
+    char civetweb_said[160];
+    snprintf(civetweb_said, sizeof(civetweb_said), "%s", why);
+    lagscope__explain(why, why_size, "cannot listen on %s port %u: %s", web->bind, port,
+                      civetweb_said[0] != '\0' ? civetweb_said : "civetweb did not start");
+    return LAGSCOPE_ESYS;
+  }
   struct mg_server_port bound[1];
   if (mg_get_server_ports(web->ctx, 1, bound) < 1) {
     lagscope__explain(why, why_size, "civetweb started but reports no port");
