@@ -33,7 +33,7 @@
 
 #define BODY_MAX 4096            /* a request body larger than this is refused with 413 */
 #define HEADERS_MAX "16384"      /* civetweb's request buffer: request line and headers */
-#define HEADERS_MAX_BYTES 16384
+#define HEADERS_MAX_BYTES 16384   /* the same, as a number */
 #define REQUEST_TIMEOUT_MS "10000" /* a request must arrive whole within this; writes too */
 #define KEEP_ALIVE_MS "2000"     /* an idle keep-alive connection gives its thread back */
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
@@ -230,7 +230,8 @@ static int request_refusal(lagscope__request *req, const struct mg_request_info 
   /* A POST from a page of another origin (a form, a fetch) must not reach the capture route,
    * token or not: the viewer's own page sends its own origin or none. */
   const char *origin = mg_get_header(req->conn, "Origin");
-  if (strcmp(info->request_method, "POST") == 0 && origin != NULL && !lagscope__origin_is_host(origin, host)) {
+  if (strcmp(info->request_method, "POST") == 0 && origin != NULL &&
+      !lagscope__origin_is_host(origin, host)) {
     *message = "a request from another site's page";
     return 403;
   }

@@ -1,6 +1,7 @@
 /* libFuzzer target for what the server feeds untrusted bytes to: the router, the cookie parser,
- * the token comparison, and the Host, Origin and path checks. The input is "method\npath\nquery" (no second newline: no query);
- * the same bytes also serve as a Cookie header and as two tokens. Besides the sanitizers'
+ * the token comparison, and the Host, Origin and path checks. The input is
+ * "method\npath\nquery" (no second newline: no query); the same bytes also serve as a Cookie
+ * header, a Host header, a path, and as two tokens. Besides the sanitizers'
  * checks, every answer must keep the router's promises (web/web.h, docs/viewer-api.md).
  * Build and run: tests/fuzz/run-fuzz BUILD_DIR [SECONDS]. */
 #include "web.h"
