@@ -37,6 +37,7 @@
 #define REQUEST_TIMEOUT_MS "10000" /* a request must arrive whole within this; writes too */
 #define KEEP_ALIVE_MS "2000"     /* an idle keep-alive connection gives its thread back */
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
+#define DEFER_ACCEPT_S 3600       /* a connection that sends nothing waits in the kernel */
 #define PORT_TRIES 10            /* the configured port and the next nine (8080: 8081-8089) */
 #define COOKIE_NAME "lagscope_token"
 #define COOKIE_MAX_AGE "604800"  /* a week: a browser keeps viewing across launches */
@@ -389,10 +390,13 @@ static void lan_address(const char *bind, char *out, size_t size) {
   freeifaddrs(list);
 }
 
-/* A connection that sends nothing is never handed to civetweb (Linux TCP_DEFER_ACCEPT): it
+/* A connection that sends nothing is not handed to civetweb (Linux TCP_DEFER_ACCEPT): it
  * takes no worker, however many there are (civetweb has a worker per connection, and a
- * connection that is silent would hold its worker for the whole request timeout). civetweb
- * hands out no socket: the listening one is found among the process's by its port. A */
+ * connection that is silent would hold its worker for the whole request timeout). The kernel
+ * keeps it for DEFER_ACCEPT_S, then hands it over if the client still answers: a short
+ * period would only postpone the attack (with 10 s, 60 idle connections took every worker
+ * after ~15 s). civetweb hands out no socket: the listening one is found among the process's
+ * by its port. A */
 static void defer_accept(lagscope__web *web) {
 #ifdef TCP_DEFER_ACCEPT
   DIR *fds = opendir("/proc/self/fd");
@@ -407,7 +411,7 @@ static void defer_accept(lagscope__web *web) {
     if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
         ntohs(a.sin_port) != web->port)
       continue;
-    int seconds = atoi(REQUEST_TIMEOUT_MS) / 1000;
+    int seconds = DEFER_ACCEPT_S;
     setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
   }
   closedir(fds);
