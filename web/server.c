@@ -8,7 +8,7 @@
  *   2. access: the token from the query, a bearer header or the cookie
  *   3. request checks: framing, Host, Origin, the path's escapes
  *   4. the request handler: limits, access, route, dispatch
- *   5. connections: counted, bounded
+ *   5. connections: counted, bounded in all and per client address
  *   6. lifecycle: options, the URL, start, events, stop
  */
 #define _GNU_SOURCE
@@ -38,6 +38,7 @@
 #define KEEP_ALIVE_MS "2000"     /* an idle keep-alive connection gives its thread back */
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
 #define DEFER_ACCEPT_S 3600       /* a connection that sends nothing waits in the kernel */
+#define PEER_SCAN_MAX 1024       /* connections looked at for the bound per address */
 #define PORT_TRIES 10            /* the configured port and the next nine (8080: 8081-8089) */
 #define COOKIE_NAME "lagscope_token"
 #define COOKIE_MAX_AGE "604800"  /* a week: a browser keeps viewing across launches */
@@ -326,9 +327,82 @@ static lagscope__web *web_of(const struct mg_connection *conn) {
   return mg_get_user_data(mg_get_context(conn));
 }
 
+#if defined(__linux__) && defined(TCP_INFO)
+/* One accepted connection of the viewer's port, live (not yet shut down by either side). */
+typedef struct peer_socket {
+  int fd;
+  unsigned char address[4]; /* the server listens on IPv4 only */
+} peer_socket;
+
+/* 1 with its peer's address when fd is a live connection accepted on port. F */
+static int viewer_connection(int fd, uint16_t port, peer_socket *out) {
+  struct sockaddr_storage a;
+  socklen_t n = sizeof(a);
+  if (getsockname(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET ||
+      ntohs(((struct sockaddr_in *)&a)->sin_port) != port)
+    return 0;
+  struct tcp_info info;
+  socklen_t info_n = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &info_n) != 0 ||
+      (info.tcpi_state != TCP_ESTABLISHED && info.tcpi_state != TCP_CLOSE_WAIT))
+    return 0; /* the listening socket, or one already shut down */
+  n = sizeof(a);
+  if (getpeername(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET) return 0;
+  out->fd = fd;
+  memcpy(out->address, &((struct sockaddr_in *)&a)->sin_addr, sizeof(out->address));
+  return 1;
+}
+
+/* Connections one client address may hold: half the bound in all, and at least what one
+ * browser needs (every stream and a request). F */
+static uint32_t peer_bound(const lagscope__web *web) {
+  uint32_t half = web->config.server_max_clients / 2;
+  uint32_t browser = web->config.server_max_stream_clients + 1;
+  return half > browser ? half : browser;
+}
+
+/* Every connection of an address past its bound is shut down, so that the worker reading it
+ * gets its end at once instead of waiting out a client that sends a byte now and then.
+ * civetweb tells a callback neither the socket nor (before the request) the peer: the
+ * process's sockets on the viewer's port are the truth, found by /proc/self/fd. A */
+static void bound_peers(lagscope__web *web) {
+  static pthread_mutex_t scanning = PTHREAD_MUTEX_INITIALIZER;
+  if (pthread_mutex_trylock(&scanning) != 0) return; /* another worker is at it */
+  DIR *fds = opendir("/proc/self/fd");
+  peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
+  size_t n = 0;
+  for (struct dirent *e; fds != NULL && found != NULL && n < PEER_SCAN_MAX &&
+                         (e = readdir(fds)) != NULL;) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != dirfd(fds) &&
+        viewer_connection(fd, web->port, &found[n]))
+      n++;
+  }
+  uint32_t bound = peer_bound(web);
+  for (size_t i = 0; i < n; i++) {
+    uint32_t same = 0; /* connections of this address met before this one */
+    for (size_t j = 0; j < i; j++)
+      same += memcmp(found[j].address, found[i].address, sizeof(found[i].address)) == 0;
+    if (same < bound) continue;
+    shutdown(found[i].fd, SHUT_RDWR);
+    atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
+  }
+  lagscope__dealloc(found);
+  if (fds != NULL) closedir(fds);
+  pthread_mutex_unlock(&scanning);
+}
+#endif
+
 static int connection_opened(const struct mg_connection *conn, void **data) {
   (void)data;
-  atomic_fetch_add_explicit(&web_of(conn)->clients, 1, memory_order_relaxed);
+  lagscope__web *web = web_of(conn);
+  int open = atomic_fetch_add_explicit(&web->clients, 1, memory_order_relaxed) + 1;
+#if defined(__linux__) && defined(TCP_INFO)
+  /* With no more connections in all than one address may hold, none can be over: no look. */
+  if ((uint32_t)open > peer_bound(web)) bound_peers(web);
+#else
+  (void)open; /* Darwin: no bound per address (no /proc, no TCP_INFO states) */
+#endif
   return 0;
 }
 
