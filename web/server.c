@@ -384,8 +384,17 @@ static void bound_peers(lagscope__web *web) {
     for (size_t j = 0; j < i; j++)
       same += memcmp(found[j].address, found[i].address, sizeof(found[i].address)) == 0;
     if (same < bound) continue;
-    shutdown(found[i].fd, SHUT_RDWR);
-    atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
+    /* The number may have been closed and reused by the app since it was looked at: a
+     * duplicate holds the socket itself, which is checked again before it is shut down. */
+    int own = fcntl(found[i].fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) continue;
+    peer_socket again;
+    if (viewer_connection(own, web->port, &again) &&
+        memcmp(again.address, found[i].address, sizeof(again.address)) == 0) {
+      shutdown(own, SHUT_RDWR);
+      atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
+    }
+    close(own);
   }
   lagscope__dealloc(found);
   if (fds != NULL) closedir(fds);
