@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define ANSWER_NS (20u * 1000u * 1000u)
+#define MANY_ANSWER_NS (2000ull * 1000u * 1000u)
 
 static _Atomic int stop_all;
 
@@ -47,12 +48,12 @@ static size_t list_tids(int32_t *out, size_t max) {
 
 static int counts[8];
 
-static void capture_everyone(void) {
+static void capture_everyone(uint64_t answer_ns) {
   static int32_t tids[1024];
   static lagscope__stack stack;
   size_t n = list_tids(tids, 1024);
   for (size_t i = 0; i < n; i++) {
-    lagscope__capture_stack(tids[i], &stack, ANSWER_NS);
+    lagscope__capture_stack(tids[i], &stack, answer_ns);
     CHECK(stack.walk <= LAGSCOPE__WALK_OWN);
     CHECK(stack.depth <= LAGSCOPE__MAX_FRAMES);
     counts[stack.walk]++;
@@ -69,7 +70,7 @@ static void exiting(void) {
   pthread_t s[2];
   for (int i = 0; i < 2; i++) pthread_create(&s[i], NULL, spawner, NULL);
   uint64_t end = test_now_ns() + 10ull * 1000000000u;
-  while (test_now_ns() < end) capture_everyone();
+  while (test_now_ns() < end) capture_everyone(ANSWER_NS);
   atomic_store(&stop_all, 1);
   for (int i = 0; i < 2; i++) pthread_join(s[i], NULL);
   report("threads exiting for 10 s");
@@ -91,7 +92,10 @@ static void many(void) {
   for (int i = 0; i < N; i++) CHECK(pthread_create(&t[i], NULL, parked, NULL) == 0);
   pthread_barrier_wait(&parked_barrier);
   uint64_t start = test_now_ns();
-  capture_everyone();
+  /* What is checked is that each of 200 threads is captured whole, not how soon it runs: on
+   * a loaded machine (two CPU hogs on two cores) a parked thread waited over 20 ms for a CPU
+   * in 4 runs of 30 and counted as no_reply. */
+  capture_everyone(MANY_ANSWER_NS);
   double ms = (double)(test_now_ns() - start) / 1e6;
   atomic_store(&stop_all, 1);
   for (int i = 0; i < N; i++) pthread_join(t[i], NULL);
