@@ -633,7 +633,7 @@ static void instance_shutdown(instance *in) {
  * holds lifecycle_lock, with the threads running. */
 static void web_start(instance *in) {
   if (!in->config.server) return;
-  char app_name[64], report_dir[512], why[256];
+  char app_name[64], report_dir[512], why[256] = "";
   lagscope__app_name(&in->config, app_name, sizeof(app_name));
   lagscope__report_dir(&in->config, app_name, report_dir, sizeof(report_dir));
   lagscope__web_host host = {&in->config, report_dir, app_name, capture_now};
@@ -642,7 +642,7 @@ static void web_start(instance *in) {
   if (rc == LAGSCOPE_OK)
     rc = subscriber_add(in, lagscope__web_on_event, in->web, &in->web_subscription);
   if (rc != LAGSCOPE_OK) {
-    if (in->web == NULL) snprintf(why, sizeof(why), "%s", lagscope_strerror(rc));
+    if (in->web != NULL || why[0] == '\0') snprintf(why, sizeof(why), "%s", lagscope_strerror(rc));
     lagscope__web_stop(in->web);
     in->web = NULL;
   }

@@ -1,11 +1,13 @@
 /*
  * The viewer's access checks that need no server: comparing a token without leaking, through
- * timing, how much of it was right, and finding the token's cookie in a Cookie header.
+ * timing, how much of it was right, finding the token's cookie in a Cookie header, and reading
+ * the Host, Origin and request target that the server checks before any route.
  */
 #include "web.h"
 
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 /* Every byte of the longer string is compared, and the loop never stops early: a guess that
  * shares a longer prefix with the token takes no longer to refuse. A string past its end
@@ -65,4 +67,75 @@ int lagscope__cookie_find(const char *header, const char *name, char *out, size_
     if (pair[n] == '\0') return ENOENT;
     pair += n + 1;
   }
+}
+
+/* ---- Host, Origin, the request target ---- */
+
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+static int port_valid(const char *p) {
+  if (*p == '\0') return 1; /* no port */
+  if (*p != ':') return 0;
+  size_t n = strspn(p + 1, "0123456789");
+  return n >= 1 && n <= 5 && p[1 + n] == '\0';
+}
+
+int lagscope__host_of(const char *header, char *out, size_t out_size) {
+  if (out == NULL || out_size == 0) return 0;
+  out[0] = '\0';
+  if (header == NULL) return 0;
+  const char *start = header, *end;
+  if (*header == '[') { /* an IPv6 literal */
+    start = header + 1;
+    end = strchr(start, ']');
+    if (end == NULL || !port_valid(end + 1)) return 0;
+  } else {
+    end = header + strcspn(header, ":");
+    if (!port_valid(end)) return 0;
+  }
+  size_t n = (size_t)(end - start);
+  if (n > 0 && start[n - 1] == '.' && *header != '[') n--; /* "host." is "host" */
+  if (n == 0 || n >= out_size) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = lower(start[i]);
+    int ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+             (*header == '[' && c == ':');
+    if (!ok) {
+      out[0] = '\0';
+      return 0;
+    }
+    out[i] = c;
+  }
+  out[n] = '\0';
+  return 1;
+}
+
+int lagscope__origin_is_host(const char *origin, const char *host_header) {
+  if (origin == NULL || host_header == NULL || host_header[0] == '\0') return 0;
+  if (strncasecmp(origin, "http://", 7) != 0) return 0;
+  return strcasecmp(origin + 7, host_header) == 0;
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = lower(c);
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int lagscope__path_decode(const char *raw, char *out, size_t out_size) {
+  if (raw == NULL || out == NULL || out_size == 0) return 0;
+  size_t j = 0;
+  for (size_t i = 0; raw[i] != '\0'; i++) {
+    if (j + 1 >= out_size) return 0;
+    char c = raw[i];
+    if (c == '%') {
+      int hi = hex_value(raw[i + 1]), lo = hi < 0 ? -1 : hex_value(raw[i + 2]);
+      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) return 0;
+      c = (char)(hi * 16 + lo);
+      i += 2;
+    }
+    out[j++] = c;
+  }
+  out[j] = '\0';
+  return 1;
 }

@@ -6,20 +6,25 @@
  * Contents
  *   1. answers: the headers every answer carries
  *   2. access: the token from the query, a bearer header or the cookie
- *   3. the request handler: limits, access, route, dispatch
- *   4. connections: counted, bounded
- *   5. lifecycle: options, the URL, start, events, stop
+ *   3. request checks: framing, Host, Origin, the path's escapes
+ *   4. the request handler: limits, access, route, dispatch
+ *   5. connections: counted, bounded in all and per client address
+ *   6. lifecycle: options, the URL, start, events, stop
  */
 #define _GNU_SOURCE
 #include "http.h"
 
 #include <arpa/inet.h>
 #include <civetweb.h>
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -28,9 +33,13 @@
 
 #define BODY_MAX 4096            /* a request body larger than this is refused with 413 */
 #define HEADERS_MAX "16384"      /* civetweb's request buffer: request line and headers */
+#define HEADERS_MAX_BYTES 16384   /* the same, as a number */
 #define REQUEST_TIMEOUT_MS "10000" /* a request must arrive whole within this; writes too */
 #define KEEP_ALIVE_MS "2000"     /* an idle keep-alive connection gives its thread back */
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
+#define DEFER_ACCEPT_S 3600       /* a connection that sends nothing waits in the kernel */
+#define PEER_SCAN_MAX 1024       /* connections looked at for the bound per address */
+#define PORT_TRIES 10            /* the configured port and the next nine (8080: 8081-8089) */
 #define COOKIE_NAME "lagscope_token"
 #define COOKIE_MAX_AGE "604800"  /* a week: a browser keeps viewing across launches */
 
@@ -102,6 +111,7 @@ static const char *error_kind(int status) {
   switch (status) {
     case 400: return "bad_request";
     case 401: return "unauthorized";
+    case 403: return "forbidden";
     case 404: return "not_found";
     case 405: return "method_not_allowed";
     case 413: return "too_large";
@@ -122,7 +132,8 @@ static int token_kind(const lagscope__web *web, const char *candidate) {
   return 0;
 }
 
-/* The best of the three places a token may be; a previous launch's is exchanged by a cookie. */
+/* The best of the three places a token may be; a previous launch's, in the cookie only, is
+ * exchanged for a new cookie. */
 static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
   const lagscope__web *web = req->web;
   char from_cookie[LAGSCOPE__TOKEN_HEX + 8] = "";
@@ -133,10 +144,11 @@ static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
     bearer += 7;
   else
     bearer = NULL;
-  int best = token_kind(web, req->route.has_token ? req->route.token : NULL);
-  int kind = token_kind(web, bearer);
-  if (kind > best) best = kind;
-  kind = token_kind(web, from_cookie);
+  /* The previous launch's token only ever came in the cookie the viewer was given: there it
+   * is exchanged for this launch's; as a query or bearer token it is refused. */
+  int best = token_kind(web, req->route.has_token ? req->route.token : NULL) == 2 ? 2 : 0;
+  if (token_kind(web, bearer) == 2) best = 2;
+  int kind = token_kind(web, from_cookie);
   if (kind > best) best = kind;
   if (best == 1 || (best == 2 && req->route.has_token)) {
     snprintf(cookie, cookie_size,
@@ -147,7 +159,88 @@ static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
   return best > 0;
 }
 
-/* ---- 3. the request handler ----------------------------------------------------------------------- */
+/* ---- 3. request checks ------------------------------------------------------------------------- */
+
+/* Two Content-Length headers that disagree leave the body's end to be guessed: a proxy in
+ * front and this server could guess differently (request smuggling). */
+static int content_length_conflict(const struct mg_request_info *info) {
+  const char *first = NULL;
+  for (int i = 0; i < info->num_headers; i++) {
+    if (strcasecmp(info->http_headers[i].name, "Content-Length") != 0) continue;
+    if (first == NULL) first = info->http_headers[i].value;
+    else if (strcmp(first, info->http_headers[i].value) != 0) return 1;
+  }
+  return 0;
+}
+
+/* An IP literal of this device: loopback, the bound address, or an interface's. F */
+static int is_own_address(const lagscope__web *web, const char *host) {
+  unsigned char want[16], have[16];
+  int family = strchr(host, ':') != NULL ? AF_INET6 : AF_INET;
+  if (inet_pton(family, host, want) != 1) return -1; /* not an IP literal */
+  if (family == AF_INET && want[0] == 127) return 1;
+  if (family == AF_INET6 && IN6_IS_ADDR_LOOPBACK((struct in6_addr *)(void *)want)) return 1;
+  if (family == AF_INET && inet_pton(AF_INET, web->bind, have) == 1 && memcmp(want, have, 4) == 0)
+    return 1;
+  struct ifaddrs *list;
+  if (getifaddrs(&list) != 0) return 0;
+  int found = 0;
+  for (struct ifaddrs *i = list; i != NULL && !found; i = i->ifa_next) {
+    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family) continue;
+    const void *a = family == AF_INET
+                        ? (const void *)&((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr
+                        : (const void *)&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr;
+    found = memcmp(a, want, family == AF_INET ? 4 : 16) == 0;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+/* This device's names: "localhost", its host name, and that name in mDNS's ".local". F */
+static int is_own_name(const char *host) {
+  if (strcmp(host, "localhost") == 0) return 1;
+  char name[256] = "";
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return 0;
+  size_t n = strlen(name);
+  if (strncasecmp(host, name, n) != 0) return 0;
+  return host[n] == '\0' || strcasecmp(host + n, ".local") == 0;
+}
+
+/* A page on another site that a DNS name of its own points at this device (DNS rebinding)
+ * sends that name as Host: only this device's addresses and names are served. No Host at
+ * all (HTTP/1.0) is left to the token. F */
+static int host_allowed(const lagscope__web *web, const char *header) {
+  if (header == NULL) return 1;
+  char host[256];
+  if (!lagscope__host_of(header, host, sizeof(host))) return 0;
+  int own = is_own_address(web, host);
+  return own >= 0 ? own : is_own_name(host);
+}
+
+/* The checks made before access: 0, or the status that refuses the request. F */
+static int request_refusal(lagscope__request *req, const struct mg_request_info *info,
+                           const char **message) {
+  if (content_length_conflict(info)) {
+    *message = "the request has Content-Length headers that disagree";
+    return 400;
+  }
+  const char *host = mg_get_header(req->conn, "Host");
+  if (!host_allowed(req->web, host)) {
+    *message = "the Host header names neither an address nor a name of this device";
+    return 403;
+  }
+  /* A POST from a page of another origin (a form, a fetch) must not reach the capture route,
+   * token or not: the viewer's own page sends its own origin or none. */
+  const char *origin = mg_get_header(req->conn, "Origin");
+  if (strcmp(info->request_method, "POST") == 0 && origin != NULL &&
+      !lagscope__origin_is_host(origin, host)) {
+    *message = "a request from another site's page";
+    return 403;
+  }
+  return 0;
+}
+
+/* ---- 4. the request handler ----------------------------------------------------------------------- */
 
 static int serve_asset(lagscope__request *req) {
   const lagscope__asset *asset = lagscope__asset_find(req->route.asset);
@@ -205,7 +298,14 @@ static int handle_request(struct mg_connection *conn, void *data) {
     atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
     return lagscope__reply_error(&req, 503, "busy", "too many connections; try again");
   }
-  lagscope__route_parse(info->request_method, path, info->query_string, &req.route);
+  const char *message = NULL;
+  int refused = request_refusal(&req, info, &message);
+  if (refused != 0) return lagscope__reply_error(&req, refused, error_kind(refused), message);
+  /* civetweb's decoding is off (it would cut "/api/v1/status%00" to "/api/v1/status"). */
+  char decoded[HEADERS_MAX_BYTES + 1]; /* the request line fits in the headers' bound */
+  int path_ok = lagscope__path_decode(path, decoded, sizeof(decoded));
+  if (!path_ok) decoded[0] = '\0'; /* no route: 404 once access is proven */
+  lagscope__route_parse(info->request_method, decoded, info->query_string, &req.route);
   if (req.route.status == 413)
     return lagscope__reply_error(&req, 413, "too_large", req.route.error);
   char cookie[128];
@@ -218,18 +318,100 @@ static int handle_request(struct mg_connection *conn, void *data) {
                                  req.route.error);
   if (req.content_length > BODY_MAX || !drain_body(conn))
     return lagscope__reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
-  return dispatch(&req, path);
+  return dispatch(&req, decoded);
 }
 
-/* ---- 4. connections ------------------------------------------------------------------------------- */
+/* ---- 5. connections ------------------------------------------------------------------------------- */
 
 static lagscope__web *web_of(const struct mg_connection *conn) {
   return mg_get_user_data(mg_get_context(conn));
 }
 
+#if defined(__linux__) && defined(TCP_INFO)
+/* One accepted connection of the viewer's port, live (not yet shut down by either side). */
+typedef struct peer_socket {
+  int fd;
+  unsigned char address[4]; /* the server listens on IPv4 only */
+} peer_socket;
+
+/* 1 with its peer's address when fd is a live connection accepted on port. F */
+static int viewer_connection(int fd, uint16_t port, peer_socket *out) {
+  struct sockaddr_storage a;
+  socklen_t n = sizeof(a);
+  if (getsockname(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET ||
+      ntohs(((struct sockaddr_in *)&a)->sin_port) != port)
+    return 0;
+  struct tcp_info info;
+  socklen_t info_n = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &info_n) != 0 ||
+      (info.tcpi_state != TCP_ESTABLISHED && info.tcpi_state != TCP_CLOSE_WAIT))
+    return 0; /* the listening socket, or one already shut down */
+  n = sizeof(a);
+  if (getpeername(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET) return 0;
+  out->fd = fd;
+  memcpy(out->address, &((struct sockaddr_in *)&a)->sin_addr, sizeof(out->address));
+  return 1;
+}
+
+/* Connections one client address may hold: half the bound in all, and at least what one
+ * browser needs (every stream and a request). F */
+static uint32_t peer_bound(const lagscope__web *web) {
+  uint32_t half = web->config.server_max_clients / 2;
+  uint32_t browser = web->config.server_max_stream_clients + 1;
+  return half > browser ? half : browser;
+}
+
+/* Every connection of an address past its bound is shut down, so that the worker reading it
+ * gets its end at once instead of waiting out a client that sends a byte now and then.
+ * civetweb tells a callback neither the socket nor (before the request) the peer: the
+ * process's sockets on the viewer's port are the truth, found by /proc/self/fd. A */
+static void bound_peers(lagscope__web *web) {
+  static pthread_mutex_t scanning = PTHREAD_MUTEX_INITIALIZER;
+  if (pthread_mutex_trylock(&scanning) != 0) return; /* another worker is at it */
+  DIR *fds = opendir("/proc/self/fd");
+  peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
+  size_t n = 0;
+  for (struct dirent *e; fds != NULL && found != NULL && n < PEER_SCAN_MAX &&
+                         (e = readdir(fds)) != NULL;) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != dirfd(fds) &&
+        viewer_connection(fd, web->port, &found[n]))
+      n++;
+  }
+  uint32_t bound = peer_bound(web);
+  for (size_t i = 0; i < n; i++) {
+    uint32_t same = 0; /* connections of this address met before this one */
+    for (size_t j = 0; j < i; j++)
+      same += memcmp(found[j].address, found[i].address, sizeof(found[i].address)) == 0;
+    if (same < bound) continue;
+    /* The number may have been closed and reused by the app since it was looked at: a
+     * duplicate holds the socket itself, which is checked again before it is shut down. */
+    int own = fcntl(found[i].fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) continue;
+    peer_socket again;
+    if (viewer_connection(own, web->port, &again) &&
+        memcmp(again.address, found[i].address, sizeof(again.address)) == 0) {
+      shutdown(own, SHUT_RDWR);
+      atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
+    }
+    close(own);
+  }
+  lagscope__dealloc(found);
+  if (fds != NULL) closedir(fds);
+  pthread_mutex_unlock(&scanning);
+}
+#endif
+
 static int connection_opened(const struct mg_connection *conn, void **data) {
   (void)data;
-  atomic_fetch_add_explicit(&web_of(conn)->clients, 1, memory_order_relaxed);
+  lagscope__web *web = web_of(conn);
+  int open = atomic_fetch_add_explicit(&web->clients, 1, memory_order_relaxed) + 1;
+#if defined(__linux__) && defined(TCP_INFO)
+  /* With no more connections in all than one address may hold, none can be over: no look. */
+  if ((uint32_t)open > peer_bound(web)) bound_peers(web);
+#else
+  (void)open; /* Darwin: no bound per address (no /proc, no TCP_INFO states) */
+#endif
   return 0;
 }
 
@@ -271,11 +453,87 @@ static int quiet(const struct mg_connection *conn, const char *message) {
   return 1;
 }
 
-/* ---- 5. lifecycle --------------------------------------------------------------------------------- */
+/* ---- 6. lifecycle --------------------------------------------------------------------------------- */
+
+/* A connection that sends nothing is not handed to civetweb (Linux TCP_DEFER_ACCEPT): it
+ * takes no worker, however many there are (civetweb has a worker per connection, and a
+ * connection that is silent would hold its worker for the whole request timeout). The kernel
+ * keeps it for DEFER_ACCEPT_S, then hands it over if the client still answers: a short
+ * period would only postpone the attack (with 10 s, 60 idle connections took every worker
+ * after ~15 s). civetweb hands out no socket: the listening one is found among the process's
+ * by its port. A */
+static void defer_accept(lagscope__web *web) {
+#ifdef TCP_DEFER_ACCEPT
+  DIR *fds = opendir("/proc/self/fd");
+  if (fds == NULL) return;
+  for (struct dirent *e; (e = readdir(fds)) != NULL;) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    int fd = atoi(e->d_name), listening = 0;
+    socklen_t n = sizeof(listening);
+    struct sockaddr_in a;
+    socklen_t a_n = sizeof(a);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) != 0 || !listening) continue;
+    if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
+        ntohs(a.sin_port) != web->port)
+      continue;
+    int seconds = DEFER_ACCEPT_S;
+    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
+  }
+  closedir(fds);
+#else
+  (void)web;
+#endif
+}
+
+/* 0 when port can be bound on address now, else bind's errno (SO_REUSEADDR as civetweb's own
+ * socket, so that a port in TIME_WAIT counts as free). F */
+static int port_bind_error(const char *address, unsigned port) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  if (inet_pton(AF_INET, address, &a.sin_addr) != 1) return EINVAL;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return errno;
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  int error = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : errno;
+  close(fd);
+  return error;
+}
+
+/* The configured port, or when another program has it the first free of the next ones (two
+ * instrumented apps on one machine both get a viewer); 0 stays 0 (the OS picks). Says which
+ * port was taken and why, or why none could be. F */
+static int choose_port(lagscope__web *web, unsigned *out, char *why, size_t why_size) {
+  unsigned first = web->config.server_port, last = first + PORT_TRIES - 1;
+  if (last > 65535) last = 65535;
+  *out = first;
+  if (first == 0) return LAGSCOPE_OK;
+  for (unsigned port = first; port <= last; port++) {
+    int error = port_bind_error(web->bind, port);
+    if (error == 0) {
+      *out = port;
+      if (port != first)
+        lagscope__log("viewer: port %u on %s is in use (EADDRINUSE): using port %u", first,
+                      web->bind, port);
+      return LAGSCOPE_OK;
+    }
+    if (error != EADDRINUSE) {
+      lagscope__explain(why, why_size, "cannot listen on %s port %u: %s (errno %d)", web->bind,
+                        port, strerror(error), error);
+      return LAGSCOPE_ESYS;
+    }
+  }
+  lagscope__explain(why, why_size, "ports %u to %u on %s are all in use (EADDRINUSE)", first,
+                    last, web->bind);
+  return LAGSCOPE_ESYS;
+}
 
 static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   char ports[96], threads[16];
-  snprintf(ports, sizeof(ports), "%s:%u", web->bind, (unsigned)web->config.server_port);
+  unsigned port;
+  int rc = choose_port(web, &port, why, why_size);
+  if (rc != LAGSCOPE_OK) return rc;
+  snprintf(ports, sizeof(ports), "%s:%u", web->bind, port);
   snprintf(threads, sizeof(threads), "%u", web->config.server_max_clients + SPARE_THREADS);
   const char *options[] = {
       "listening_ports", ports,
@@ -287,6 +545,7 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
        * client's delayed ACK (bench_web: 1.4 k requests/s instead of tens of thousands). */
       "tcp_nodelay", "1",
       "max_request_size", HEADERS_MAX,
+      "decode_url", "no", /* the handler decodes, and refuses an encoded NUL */
       "enable_directory_listing", "no",
       "access_control_allow_origin", "",
       "access_control_allow_methods", "",
@@ -305,13 +564,21 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
                               .configuration_options = options};
   struct mg_error_data error = {.text = why, .text_buffer_size = why_size};
   web->ctx = mg_start2(&init, &error);
-  if (web->ctx == NULL) return LAGSCOPE_ESYS;
+  if (web->ctx == NULL) {
+    /* The port was free a moment ago: another program took it since, or civetweb failed. */
+    char civetweb_said[160];
+    snprintf(civetweb_said, sizeof(civetweb_said), "%s", why);
+    lagscope__explain(why, why_size, "cannot listen on %s port %u: %s", web->bind, port,
+                      civetweb_said[0] != '\0' ? civetweb_said : "civetweb did not start");
+    return LAGSCOPE_ESYS;
+  }
   struct mg_server_port bound[1];
   if (mg_get_server_ports(web->ctx, 1, bound) < 1) {
     lagscope__explain(why, why_size, "civetweb started but reports no port");
     return LAGSCOPE_ESYS;
   }
   web->port = (uint16_t)bound[0].port;
+  defer_accept(web);
   /* Last: the handler's registration (under civetweb's lock) publishes what is above to the
    * worker threads; until then civetweb answers 404 by itself. */
   mg_set_request_handler(web->ctx, "/", handle_request, web);

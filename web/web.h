@@ -108,6 +108,16 @@ int lagscope__token_equal(const char *a, const char *b);
 /* The value of cookie name (exact, case-sensitive) in a Cookie header (may be NULL), copied
  * into out; 0, or ENOENT (errno's) with out "" when absent or too long for out. F */
 int lagscope__cookie_find(const char *header, const char *name, char *out, size_t out_size);
+/* The host of a Host header ("name", "name:port", "[v6]:port") lower-cased into out, without
+ * the port, the brackets or a final dot; 0 when the header is malformed or too long. F */
+int lagscope__host_of(const char *header, char *out, size_t out_size);
+/* 1 when an Origin header names the viewer's own page: "http://" and exactly the Host header
+ * (case-insensitive). "null", another scheme, host or port: 0. F */
+int lagscope__origin_is_host(const char *origin, const char *host_header);
+/* The path as sent (civetweb's decoding is off) percent-decoded into out, which holds at
+ * least strlen(raw) + 1 bytes; 0 when it encodes a NUL ("%00", which a C string would cut
+ * short) or has a malformed escape. F */
+int lagscope__path_decode(const char *raw, char *out, size_t out_size);
 
 /* ---- exports (export.c): portable, from a stored report's JSON ---------------------------------- */
 /* The report's main-thread samples as a speedscope file (one "sampled" profile in time order,

@@ -172,6 +172,7 @@ int main(int argc, char **argv) {
   unsigned calls = bench_arg_uint(argc, argv, "--calls", 100000, 1);
 
   lagscope_config config = lagscope_config_default();
+  config.server_port = 0, config.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   config.post_main = capture_post;
   int rc = lagscope_start(&config);
   if (rc == LAGSCOPE_DISABLED) {

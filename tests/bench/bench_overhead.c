@@ -106,6 +106,7 @@ static uint64_t status_kib(const char *field) {
 
 static int start_lagscope(void) {
   lagscope_config config = lagscope_config_default();
+  config.server_port = 0, config.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   config.post_main = bench_post_main; /* everything else at its default */
   int rc = lagscope_start(&config);
   if (rc == LAGSCOPE_DISABLED) return BENCH_SKIP;

@@ -2,6 +2,7 @@
  * linker proves that every symbol the library imports exists in libSystem's export list or in
  * the project's stubs. It calls the public API and the Darwin hooks so that the objects that
  * hold them are pulled in (the check also force-loads the whole archive). */
+/* check-test-viewers: compiled and linked for Darwin, never run. */
 #include "lagscope.h"
 #include "darwin/platform.h"
 

@@ -39,7 +39,8 @@ int main(int argc, char **argv) {
   CHECK(argc == 2);
   char dir[64];
   demo_temp_dir(dir, sizeof(dir));
-  char *args[] = {argv[1], "--headless", "--events", "jsonl", "--stall-kind", "busy", "--stall-ms", "3000",
+  char *args[] = {argv[1], "--headless", "--port", "0", "--bind", "127.0.0.1",
+                  "--events", "jsonl", "--stall-kind", "busy", "--stall-ms", "3000",
                   "--stall-every", "0.5", "--duration", "4", "--report-dir", dir, NULL};
   static spawn_proc p;
   CHECK(spawn_start(&p, argv[1], args, SPAWN_INHERIT_STDERR) == 0);

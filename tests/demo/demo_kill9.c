@@ -36,7 +36,8 @@ static int find_in_progress(const char *dir, char *out, size_t size, int timeout
 
 static void run_and_expect_recovered(const char *demo, const char *dir, const char *path,
                                      int expect) {
-  char *args[] = {(char *)demo, "--headless", "--events", "jsonl", "--duration", "1.5", "--report-dir",
+  char *args[] = {(char *)demo, "--headless", "--port", "0", "--bind", "127.0.0.1",
+                  "--events", "jsonl", "--duration", "1.5", "--report-dir",
                   (char *)dir, NULL};
   static spawn_proc p;
   CHECK(spawn_start(&p, demo, args, SPAWN_INHERIT_STDERR) == 0);
@@ -57,7 +58,8 @@ int main(int argc, char **argv) {
   CHECK(argc == 2);
   char dir[64], path[512];
   demo_temp_dir(dir, sizeof(dir));
-  char *args[] = {argv[1], "--headless", "--events", "jsonl", "--stall-ms", "20000", "--stall-every", "0.3",
+  char *args[] = {argv[1], "--headless", "--port", "0", "--bind", "127.0.0.1",
+                  "--events", "jsonl", "--stall-ms", "20000", "--stall-every", "0.3",
                   "--report-dir", dir, NULL};
   static spawn_proc p;
   CHECK(spawn_start(&p, argv[1], args, SPAWN_INHERIT_STDERR) == 0);

@@ -47,7 +47,8 @@ static void read_until_eof(spawn_proc *p) {
 
 int main(int argc, char **argv) {
   CHECK_MSG(argc == 2, "usage: %s path/to/lagscope-demo", argv[0]);
-  char *args[] = {argv[1], "--headless", "--events", "jsonl", NULL};
+  char *args[] = {argv[1], "--headless", "--port", "0", "--bind", "127.0.0.1",
+                  "--events", "jsonl", NULL};
   spawn_proc *p = calloc(1, sizeof *p);
   CHECK(p != NULL);
   CHECK(spawn_start(p, argv[1], args, SPAWN_INHERIT_STDERR) == 0);

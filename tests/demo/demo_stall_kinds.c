@@ -63,7 +63,8 @@ static void on_line(run_result *r, const cJSON *json, const char *line) {
 
 static void run_kind(const char *demo, const char *kind) {
   printf("--- stall kind %s\n", kind);
-  char *args[] = {(char *)demo, "--headless", "--events", "jsonl", "--stall-kind", (char *)kind, "--stall-ms",
+  char *args[] = {(char *)demo, "--headless", "--port", "0", "--bind", "127.0.0.1",
+                  "--events", "jsonl", "--stall-kind", (char *)kind, "--stall-ms",
                   "600", "--stall-every", "1", "--duration", "3", NULL};
   static spawn_proc p;
   static char line[SPAWN_BUFFER];

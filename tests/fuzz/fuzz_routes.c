@@ -1,6 +1,7 @@
-/* libFuzzer target for what the server feeds untrusted bytes to: the router, the cookie parser
- * and the token comparison. The input is "method\npath\nquery" (no second newline: no query);
- * the same bytes also serve as a Cookie header and as two tokens. Besides the sanitizers'
+/* libFuzzer target for what the server feeds untrusted bytes to: the router, the cookie parser,
+ * the token comparison, and the Host, Origin and path checks. The input is
+ * "method\npath\nquery" (no second newline: no query); the same bytes also serve as a Cookie
+ * header, a Host header, a path, and as two tokens. Besides the sanitizers'
  * checks, every answer must keep the router's promises (web/web.h, docs/viewer-api.md).
  * Build and run: tests/fuzz/run-fuzz BUILD_DIR [SECONDS]. */
 #include "web.h"
@@ -97,8 +98,32 @@ static void fuzz_tokens(const uint8_t *data, size_t size) {
   free(b);
 }
 
+/* The Host header's host: lower case, only a host name's or an address's characters, and
+ * never longer than the header; the path decoder: never longer than its input, never a NUL. */
+static void fuzz_request_checks(const char *text) {
+  char host[64];
+  memset(host, 0x5a, sizeof host);
+  if (lagscope__host_of(text, host, sizeof host)) {
+    INVARIANT(host[0] != '\0' && strlen(host) <= strlen(text));
+    INVARIANT(strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789-.:") == strlen(host));
+  } else {
+    INVARIANT(host[0] == '\0');
+  }
+  size_t n = strlen(text);
+  char *path = malloc(n + 1);
+  if (path == NULL) abort();
+  if (lagscope__path_decode(text, path, n + 1)) {
+    INVARIANT(strlen(path) <= n);
+    INVARIANT(strstr(text, "%00") == NULL);
+  }
+  free(path);
+  int same = lagscope__origin_is_host(text, text + n / 2);
+  INVARIANT(same == 0 || same == 1);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = copy_text(data, size);
+  fuzz_request_checks(text);
   fuzz_cookie(text);
   fuzz_router(text); /* last: it cuts text at its newlines */
   free(text);

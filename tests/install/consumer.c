@@ -7,7 +7,9 @@
 
 int main(int argc, char **argv) {
   int expect_enabled = argc > 1 && strcmp(argv[1], "enabled") == 0;
-  int rc = lagscope_start(NULL);
+  lagscope_config c = lagscope_config_default();
+  c.server_port = 0, c.server_bind = "127.0.0.1"; /* a test: never the LAN port */
+  int rc = lagscope_start(&c);
   lagscope_frame();
   int stop_rc = lagscope_stop();
   printf("consumer: lagscope %s, start: %s, stop: %s\n", LAGSCOPE_VERSION_STRING,

@@ -1,6 +1,7 @@
 /* The release library: every call is a no-op returning LAGSCOPE_DISABLED, and nothing
  * exists afterwards that it could have made: no thread, no socket or other descriptor, no
  * signal handler. Linked against lagscope_disabled, the library a Release build installs. */
+/* check-test-viewers: the disabled library starts nothing (that is what it checks). */
 #define _GNU_SOURCE
 #include "check.h"
 #include "host_loop.h"

@@ -38,6 +38,7 @@ static int hang_over_and_settled(void *user) {
 static void run(scenario *s, double max_seconds, host_done_fn done) {
   host_loop *loop = host_loop_new(60);
   lagscope_config c = lagscope_config_default();
+  c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   if (!s->heartbeat) c.post_main = host_loop_post, c.post_main_user = loop;
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
   c.sample_interval_ms = 100; /* more metrics events: proof the monitor kept running */

@@ -23,6 +23,7 @@ static double own_cpu_after(int take_every_frame) {
   taken_once = 0;
   host_loop *loop = host_loop_new(60);
   lagscope_config c = lagscope_config_default();
+  c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   c.post_main = host_loop_post, c.post_main_user = loop;
   c.on_event = recorder_on_event, c.on_event_user = &rec;
   CHECK_EQ_INT(lagscope_start(&c), 0);

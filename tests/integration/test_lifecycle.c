@@ -57,7 +57,9 @@ static void *stop_from_thread(void *arg) {
 
 /* Eight threads stop at once: exactly one does it, the others find it stopped. */
 static void concurrent_stops(void) {
-  CHECK_EQ_INT(lagscope_start(NULL), 0); /* heartbeat mode, defaults */
+  lagscope_config c = lagscope_config_default(); /* heartbeat mode, defaults */
+  c.server_port = 0, c.server_bind = "127.0.0.1"; /* but the viewer: loopback, any free port */
+  CHECK_EQ_INT(lagscope_start(&c), 0);
   pthread_t t[8];
   for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, stop_from_thread, NULL);
   int ok = 0, not_running = 0;
@@ -89,6 +91,7 @@ static int callback_done(void *user) {
 
 static void calls_from_callbacks(void) {
   lagscope_config c = lagscope_config_default();
+  c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   c.sample_interval_ms = 50;
   CHECK_EQ_INT(lagscope_start(&c), 0);
   CHECK_EQ_INT(lagscope_subscribe(misbehaving_callback, NULL, &self_id), 0);

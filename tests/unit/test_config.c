@@ -1,5 +1,6 @@
 /* Config validation: the defaults pass; each bad field is refused with a message naming it,
  * and lagscope_start with it starts nothing. */
+/* check-test-viewers: every lagscope_start here is refused by validation, before any viewer. */
 #include "check.h"
 #include "lagscope.h"
 

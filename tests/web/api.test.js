@@ -498,6 +498,7 @@ async function phaseRoutes() {
   await tokenChecks(demo, ids);
   await routeChecks(demo, ids);
   await errorChecks(demo, ids);
+  await requestChecks(demo);
   await demo.stop('routes');
   return { dir, token: demo.token, ids };
 }
@@ -604,7 +605,7 @@ async function routeChecks(demo, ids) {
   // HEAD by hand: Node's client would hide a body sent after a HEAD answer.
   await check('HEAD: the GET answer\'s headers and no body', async () => {
     for (const p of ['/', '/viewer.js', '/api/v1/status', '/api/v1/hangs', `/api/v1/hangs/${ids[0]}`]) {
-      const ex = await rawExchange(demo.port, `HEAD ${p} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${T}\r\n` +
+      const ex = await rawExchange(demo.port, `HEAD ${p} HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${T}\r\n` +
         'Connection: close\r\n\r\n');
       const head = parseRaw(ex.raw);
       expect(head, `HEAD ${p}: no HTTP answer (${JSON.stringify(ex.raw.slice(0, 100))})`);
@@ -776,9 +777,9 @@ async function errorChecks(demo, ids) {
   // if the server closes without reading the body.
   await check('413: a body over 4 KiB to POST /api/v1/capture (with a length, and chunked)', async () => {
     const body = 'x'.repeat(5000);
-    const sized = await rawExchange(demo.port, `POST /api/v1/capture HTTP/1.1\r\nHost: x\r\n` +
+    const sized = await rawExchange(demo.port, `POST /api/v1/capture HTTP/1.1\r\nHost: ${HOST}\r\n` +
       `Authorization: Bearer ${T}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
-    const chunked = await rawExchange(demo.port, `POST /api/v1/capture HTTP/1.1\r\nHost: x\r\n` +
+    const chunked = await rawExchange(demo.port, `POST /api/v1/capture HTTP/1.1\r\nHost: ${HOST}\r\n` +
       `Authorization: Bearer ${T}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n` +
       `${(2500).toString(16)}\r\n${'y'.repeat(2500)}\r\n${(2500).toString(16)}\r\n${'y'.repeat(2500)}\r\n0\r\n\r\n`);
     for (const [what, ex] of [['Content-Length 5000', sized], ['chunked 5000', chunked]]) {
@@ -796,7 +797,7 @@ async function errorChecks(demo, ids) {
   });
 
   await check('headers over 16 KiB: refused (400, 413 or 431) and closed; never served', async () => {
-    const ex = await rawExchange(demo.port, `GET /api/v1/status HTTP/1.1\r\nHost: x\r\n` +
+    const ex = await rawExchange(demo.port, `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\n` +
       `Authorization: Bearer ${T}\r\nX-Padding: ${'p'.repeat(17 * 1024)}\r\n\r\n`);
     expect(ex.closed, 'the connection was left open');
     const head = parseRaw(ex.raw);
@@ -823,13 +824,70 @@ async function errorChecks(demo, ids) {
   });
 }
 
+// Checks made before any route, token or not (docs/viewer-api.md "Request checks").
+async function requestChecks(demo) {
+  const T = demo.token;
+  const withHost = (host) => request(demo.port, { path: '/api/v1/status', headers: { Host: host, ...bearer(T) } });
+  await check('Host: this device\'s addresses and names are served, any other name or address 403', async () => {
+    const own = [`${HOST}:${demo.port}`, HOST, `localhost:${demo.port}`, `LOCALHOST.:${demo.port}`,
+      `127.0.0.2:${demo.port}`, `[::1]:${demo.port}`, `${os.hostname()}:${demo.port}`];
+    for (const host of own) {
+      const res = await withHost(host);
+      equal(res.status, 200, `Host ${host}: status (body ${res.body.slice(0, 200)})`);
+    }
+    const foreign = [`evil.example:${demo.port}`, 'evil.example', `${HOST}.evil.example:${demo.port}`,
+      `192.0.2.1:${demo.port}`, `${os.hostname()}.evil.example`, `${HOST}:${demo.port}@evil.example`,
+      `[::2]:${demo.port}`, `${HOST}:port`];
+    for (const host of foreign) {
+      const res = await withHost(host);
+      res.what += ` (Host ${JSON.stringify(host)})`;
+      expectError(res, 403, 'forbidden');
+    }
+    const noToken = await request(demo.port, { path: '/', headers: { Host: 'evil.example' } });
+    expectError(noToken, 403, 'forbidden');
+  });
+
+  await check('POST /api/v1/capture with another site\'s Origin: 403, token or not', async () => {
+    for (const origin of ['http://evil.example', 'null', `https://${HOST}:${demo.port}`,
+      `http://${HOST}:${demo.port + 1}`, `http://localhost:${demo.port}`]) {
+      const res = await request(demo.port, { method: 'POST', path: '/api/v1/capture',
+        headers: { Origin: origin, ...bearer(T) } });
+      res.what += ` (Origin ${origin})`;
+      expectError(res, 403, 'forbidden');
+    }
+    // Its own origin is served (200, or 429 when a capture ran less than a second ago).
+    const own = await request(demo.port, { method: 'POST', path: '/api/v1/capture',
+      headers: { Origin: `http://${HOST}:${demo.port}`, ...bearer(T) } });
+    expect(own.status === 200 || own.status === 429, `own Origin: status ${own.status} ${own.body.slice(0, 200)}`);
+  });
+
+  await check('an encoded NUL or a malformed escape in the path: 404; other escapes decoded', async () => {
+    for (const p of ['/api/v1/status%00', '/viewer.js%00.html', '/api/v1/status%00?x=1', '/%00',
+      '/api/v1/status%2', '/api/v1/status%zz']) {
+      const res = await request(demo.port, { path: p, headers: bearer(T) });
+      expectError(res, 404, 'not_found');
+    }
+    const res = await request(demo.port, { path: '/api/v1/stat%75s', headers: bearer(T) });
+    equal(res.status, 200, `${res.what}: status`);
+  });
+
+  await check('Content-Length headers that disagree: 400', async () => {
+    const ex = await rawExchange(demo.port, `POST /api/v1/capture HTTP/1.1\r\nHost: ${HOST}\r\n` +
+      `Authorization: Bearer ${T}\r\nContent-Length: 0\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd`);
+    const head = parseRaw(ex.raw);
+    expect(head, `no HTTP answer (${ex.error || 'closed'})`);
+    Object.assign(head, { what: 'POST with two Content-Length', body: head.rest });
+    expectError(head, 400, 'bad_request');
+  });
+}
+
 // ---- phase B: the token across restarts -----------------------------------------------------------------
 
 async function phaseRollover(prev) {
   const dir = prev.dir;
   const T1 = prev.token;
   let T2;
-  await check('second launch, same report folder: a new token; the previous one works and gets the new cookie', async () => {
+  await check('second launch, same report folder: a new token; the previous one in the cookie gets the new cookie', async () => {
     const demo = await Demo.start(dir);
     try {
       T2 = demo.token;
@@ -838,11 +896,15 @@ async function phaseRollover(prev) {
         .filter((f) => fs.statSync(f).isFile() && fs.readFileSync(f, 'utf8').trim() === T2);
       equal(saved.length, 1, 'files in the report folder holding the new token');
       equal(fs.statSync(saved[0]).mode & 0o777, 0o600, `mode of ${saved[0]}`);
-      for (const t of [{ headers: bearer(T1) }, { headers: { Cookie: `lagscope_token=${T1}` } },
-        { path: `/api/v1/status?token=${T1}` }]) {
-        const res = await request(demo.port, { path: '/api/v1/status', ...t });
-        equal(res.status, 200, `${res.what} with the previous token (${JSON.stringify(t)}): status`);
-        expectTokenCookie(res, T2);
+      const res = await request(demo.port, { path: '/api/v1/status', headers: { Cookie: `lagscope_token=${T1}` } });
+      equal(res.status, 200, `${res.what} with the previous token's cookie: status`);
+      expectTokenCookie(res, T2);
+      // Anywhere else it is no token: the previous launch's only swaps the cookie.
+      for (const t of [{ headers: bearer(T1) }, { path: `/api/v1/status?token=${T1}` }, { path: `/?token=${T1}` }]) {
+        const refused = await request(demo.port, { path: '/api/v1/status', ...t });
+        refused.what += ` with the previous token (${JSON.stringify(t)})`;
+        expectError(refused, 401, 'unauthorized');
+        expect(!refused.headers['set-cookie'], `${refused.what}: sets a cookie`);
       }
       const page = await request(demo.port, { path: '/', headers: { Cookie: `lagscope_token=${T1}` } });
       equal(page.status, 200, 'GET / with the previous token\'s cookie: status');
@@ -866,8 +928,8 @@ async function phaseRollover(prev) {
         expectError(res, 401, 'unauthorized');
         expect(!res.headers['set-cookie'], `${res.what}: sets a cookie`);
       }
-      const res = await request(demo.port, { path: '/api/v1/status', headers: bearer(T2) });
-      equal(res.status, 200, 'the previous launch\'s token: status');
+      const res = await request(demo.port, { path: '/api/v1/status', headers: { Cookie: `lagscope_token=${T2}` } });
+      equal(res.status, 200, 'the previous launch\'s cookie: status');
       expectTokenCookie(res, T3);
     } finally {
       await demo.stop('rollover 3');
@@ -880,8 +942,8 @@ async function phaseRollover(prev) {
 
 // A connection that sends the start of a request and never finishes it: it holds one of the
 // server's workers until the request timeout.
-function partialRequest(port) {
-  const sock = net.connect(port, HOST, () => sock.write('GET /api/v1/status HTTP/1.1\r\nHost: x\r\n'));
+function partialRequest(port, localAddress = HOST) {
+  const sock = net.connect({ port, host: HOST, localAddress }, () => sock.write(`GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\n`));
   sock.on('error', () => {});
   return sock;
 }
@@ -919,10 +981,11 @@ async function phaseLimits() {
     // What the server does (measured): a connection is counted from accept; past
     // server_max_clients open connections a complete request is answered 503 at once, even
     // while the others are idle half-requests. (With all max_clients + 2 workers taken, a further
-    // connection waits unaccepted until a worker frees at the request timeout.)
+    // connection waits unaccepted until a worker frees at the request timeout.) One address
+    // holds at most max(max_clients / 2, max_streams + 1) = 3: the four come from two others.
     const holders = [];
     await check('--max-clients 4: four half-sent requests held, a further request gets 503 busy at once', async () => {
-      for (let i = 0; i < 4; i++) holders.push(partialRequest(demo.port));
+      for (let i = 0; i < 4; i++) holders.push(partialRequest(demo.port, i < 2 ? '127.0.0.2' : '127.0.0.3'));
       const res = await waitFor('a 503 with four connections held', 3000, async () => {
         const r = await request(demo.port, { path: '/api/v1/status', headers: bearer(T) });
         return r.status === 503 ? r : null;
@@ -949,11 +1012,84 @@ async function phaseLimits() {
   }
 }
 
+// ---- phase E: a denial of service from one address ---------------------------------------------------
+
+// Keeps `count` connections from localAddress open: silent ones (text ''), or slowloris ones
+// that send text one byte a second; one that the server closes is opened again, as an attacker
+// would. stop() ends them all.
+function attackers(port, localAddress, count, text = '') {
+  const state = { opened: 0, closedByServer: 0, socks: new Set(), stopped: false };
+  const open = () => {
+    if (state.stopped) return;
+    let sent = 0;
+    const sock = net.connect({ port, host: HOST, localAddress }, () => { state.opened++; });
+    const timer = text ? setInterval(() => { if (sent < text.length) sock.write(text[sent++]); }, 1000) : null;
+    sock.on('close', () => { if (timer) clearInterval(timer); });
+    state.socks.add(sock);
+    sock.on('error', () => {});
+    sock.on('data', () => {});
+    sock.on('close', () => {
+      state.socks.delete(sock);
+      if (state.stopped) return;
+      state.closedByServer++;
+      setTimeout(open, 50);
+    });
+  };
+  for (let i = 0; i < count; i++) open();
+  state.stop = () => {
+    state.stopped = true;
+    for (const s of state.socks) s.destroy();
+  };
+  return state;
+}
+
+// 60 silent and 20 slowloris connections from one address (the demo's default bounds: 16
+// clients, 8 streams): the silent ones wait in the kernel until they send a byte
+// (TCP_DEFER_ACCEPT), and one address holds at most max(16 / 2, 8 + 1) = 9 connections, so
+// that a client on another address finds a worker. Watched for 25 s: with a short deferral
+// (10 s) the kernel hands the silent ones over after ~15 s and they take every worker.
+async function phaseDenialOfService() {
+  const dir = tempDir('dos');
+  const demo = await Demo.start(dir);
+  const T = demo.token;
+  const idle = attackers(demo.port, '127.0.0.2', 60);
+  const loris = attackers(demo.port, '127.0.0.2', 20,
+    `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${T}\r\n${'x'.repeat(40)}`);
+  try {
+    await check('60 idle and 20 slowloris connections from 127.0.0.2 are open', async () => {
+      await waitFor('the attacker\'s 80 connections', 10000, async () => idle.opened >= 60 && loris.opened >= 20);
+      return `${idle.socks.size} idle, ${loris.socks.size} slowloris open`;
+    });
+    const times = [];
+    await check('meanwhile a client on 127.0.0.1 is answered 200 within 3 s, for 25 s', async () => {
+      const until = Date.now() + 25000;
+      while (Date.now() < until) {
+        const res = await request(demo.port, { path: '/api/v1/status', headers: bearer(T), timeout: 3000 });
+        equal(res.status, 200, `${res.what} during the attack: status (body ${res.body.slice(0, 200)})`);
+        expect(res.ms < 3000, `answered in ${res.ms} ms`);
+        times.push(res.ms);
+        await sleep(250);
+      }
+      return `${times.length} requests, slowest ${Math.max(...times)} ms; the server closed ` +
+        `${idle.closedByServer} idle and ${loris.closedByServer} slowloris connections`;
+    });
+    await check('the slowloris connections past the bound were closed, the silent ones never taken', async () => {
+      expect(loris.closedByServer >= 20 - 9, `only ${loris.closedByServer} slowloris connections closed`);
+      equal(idle.closedByServer, 0, 'silent connections closed by the server');
+    });
+  } finally {
+    idle.stop();
+    loris.stop();
+    await demo.stop('denial of service');
+    removeDir(dir);
+  }
+}
+
 // ---- phase D: slow clients --------------------------------------------------------------------------------
 
 // A slowloris: a valid request sent one byte a second; the request timeout (10 s) must cut it.
 function slowloris(port, token) {
-  const text = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+  const text = `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${token}\r\n` +
     `X-Slow: ${'s'.repeat(60)}\r\n\r\n`;
   const state = { start: Date.now(), sent: 0, received: '', closedAt: null };
   const sock = net.connect(port, HOST);
@@ -976,7 +1112,7 @@ function slowloris(port, token) {
 // A stream client that never reads its socket: the server must drop it once it falls the
 // whole backlog (256 events) behind. No 'data' listener: Node then never reads the socket.
 function stuckStream(port, token) {
-  const sock = net.connect(port, HOST, () => sock.write(`GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n` +
+  const sock = net.connect(port, HOST, () => sock.write(`GET /api/v1/stream HTTP/1.1\r\nHost: ${HOST}\r\n` +
     `Authorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`));
   sock.pause();
   sock.on('error', () => {});
@@ -1068,6 +1204,7 @@ async function main() {
   const routes = await phaseRoutes();
   if (routes) await phaseRollover(routes);
   await phaseLimits();
+  await phaseDenialOfService();
   await phaseSlowClients();
   await check('every demo exited 0 on SIGINT', async () => {
     const bad = exits.filter((e) => e.code !== 0);

@@ -124,10 +124,84 @@ static void test_cookie_bounds(void) {
   CHECK_EQ_INT(find("lagscope_token=a", out, 1), ENOENT);
 }
 
+static int host(const char *header, const char *want) {
+  char out[64] = "x";
+  char *copy = exact_copy(header);
+  int ok = lagscope__host_of(copy, out, sizeof out);
+  free(copy);
+  if (!ok) return want == NULL && out[0] == '\0';
+  return want != NULL && strcmp(out, want) == 0;
+}
+
+/* The Host header's host: lower-cased, without port, brackets or final dot; junk refused. */
+static void test_host_of(void) {
+  CHECK(host("127.0.0.1:8080", "127.0.0.1"));
+  CHECK(host("127.0.0.1", "127.0.0.1"));
+  CHECK(host("LocalHost.:80", "localhost"));
+  CHECK(host("[::1]:8080", "::1"));
+  CHECK(host("[fe80::1]", "fe80::1"));
+  CHECK(host("my-laptop.local", "my-laptop.local"));
+  CHECK(host("", NULL));
+  CHECK(host(":8080", NULL));
+  CHECK(host("127.0.0.1:", NULL));
+  CHECK(host("127.0.0.1:port", NULL));
+  CHECK(host("127.0.0.1:123456", NULL));
+  CHECK(host("127.0.0.1:80@evil.example", NULL));
+  CHECK(host("evil.example/x", NULL));
+  CHECK(host("[::1", NULL));
+  CHECK(host("[::1]x", NULL));
+  CHECK(host("a b", NULL));
+  CHECK(host("[a.b]", NULL) || host("[a.b]", "a.b")); /* not an address: the server refuses it */
+  CHECK(host("0123456789012345678901234567890123456789012345678901234567890123456789", NULL));
+  char out[4];
+  CHECK_EQ_INT(lagscope__host_of(NULL, out, sizeof out), 0);
+  CHECK_EQ_INT(lagscope__host_of("a", NULL, 0), 0);
+}
+
+static void test_origin(void) {
+  CHECK_EQ_INT(lagscope__origin_is_host("http://127.0.0.1:8080", "127.0.0.1:8080"), 1);
+  CHECK_EQ_INT(lagscope__origin_is_host("HTTP://LOCALHOST:8080", "localhost:8080"), 1);
+  CHECK_EQ_INT(lagscope__origin_is_host("http://127.0.0.1:8081", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__origin_is_host("https://127.0.0.1:8080", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__origin_is_host("null", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__origin_is_host("http://evil.example", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__origin_is_host("http://127.0.0.1:8080", NULL), 0);
+  CHECK_EQ_INT(lagscope__origin_is_host("http://", ""), 0);
+  CHECK_EQ_INT(lagscope__origin_is_host(NULL, "127.0.0.1"), 0);
+}
+
+static int decode(const char *raw, const char *want) {
+  char out[64] = "x";
+  int ok = lagscope__path_decode(raw, out, sizeof out);
+  if (!ok) return want == NULL;
+  return want != NULL && strcmp(out, want) == 0;
+}
+
+/* An encoded NUL would cut the path short ("/viewer.js%00.html" served viewer.js): refused. */
+static void test_path_decode(void) {
+  CHECK(decode("/api/v1/status", "/api/v1/status"));
+  CHECK(decode("/api/v1/stat%75s", "/api/v1/status"));
+  CHECK(decode("/viewer%2Ejs", "/viewer.js"));
+  CHECK(decode("/api/v1/status%00", NULL));
+  CHECK(decode("/viewer.js%00.html", NULL));
+  CHECK(decode("/%2", NULL));
+  CHECK(decode("/%", NULL));
+  CHECK(decode("/%zz", NULL));
+  CHECK(decode("/%0g", NULL));
+  CHECK(decode("", ""));
+  char small[4];
+  CHECK_EQ_INT(lagscope__path_decode("/abcd", small, sizeof small), 0); /* never cut short */
+  CHECK_EQ_INT(lagscope__path_decode("/ab", small, sizeof small), 1);
+  CHECK_EQ_INT(lagscope__path_decode(NULL, small, sizeof small), 0);
+}
+
 int main(void) {
   test_token_equal();
   test_cookie_find();
   test_cookie_bounds();
+  test_host_of();
+  test_origin();
+  test_path_decode();
   printf("test_auth: ok\n");
   return 0;
 }

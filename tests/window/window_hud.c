@@ -313,8 +313,9 @@ int main(int argc, char **argv) {
   setenv("SDL_FRAMEBUFFER_ACCELERATION", "0", 1);
 #endif
 
-  char *args[] = {(char *)demo_path, "--events", "jsonl", "--stall-every", "2", "--stall-ms",
-                  "800", "--duration", "6", "--hud-expanded", NULL};
+  char *args[] = {(char *)demo_path, "--port", "0", "--bind", "127.0.0.1", "--events", "jsonl",
+                  "--stall-every", "2", "--stall-ms", "800", "--duration", "6", "--hud-expanded",
+                  NULL};
   CHECK(spawn_start(&demo, demo_path, args, SPAWN_INHERIT_STDERR) == 0);
   run_state st = {0, 0, 0};
   cJSON *started = wait_for(&st, "demo_started", LINE_TIMEOUT_MS);
