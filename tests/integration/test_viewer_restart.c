@@ -24,7 +24,7 @@ static int http_status(uint16_t port, const char *path) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
   int status = -1;
   char request[512], reply[64] = "";
-  snprintf(request, sizeof(request), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+  snprintf(request, sizeof(request), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
   if (connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0 &&
       write(fd, request, strlen(request)) == (ssize_t)strlen(request) &&
       read(fd, reply, sizeof(reply) - 1) > 12)
