@@ -80,7 +80,8 @@ enum request_phase { IDLE = 0, REQUESTED, CLAIMED, DONE, ABANDONED };
 static snapshot the_snapshot;
 static _Atomic uint32_t request_word;
 static uint32_t last_generation;
-static int capture_signal;             /* 0 until the handler is installed */
+/* 0 until the handler is installed; read by the viewer's status too (atomic). */
+static _Atomic int capture_signal;
 static unw_addr_space_t address_space; /* made at the first unwind: ~0.5 MB with its cache */
 
 /* ---- registers: ucontext to libunwind's numbering ---- */
