@@ -623,8 +623,7 @@ _Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0,
  * (the word may be a condition variable's, whose neighbour means nothing). Checked reads. */
 static int32_t mutex_owner(uintptr_t address, uintptr_t op) {
   int32_t words[MUTEX_OWNER_OFFSET / sizeof(int32_t) + 1];
-  struct iovec local = {words, sizeof(words)}, remote = {(void *)address, sizeof(words)};
-  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(words)) return 0;
+  if (lagscope__linux_read_own(address, words, sizeof(words)) != 0) return 0;
   int cmd = (int)(op & FUTEX_CMD_MASK);
   if (cmd == FUTEX_LOCK_PI || cmd == FUTEX_WAIT_REQUEUE_PI)
     return (int32_t)((uint32_t)words[0] & FUTEX_TID_MASK);

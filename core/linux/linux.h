@@ -5,6 +5,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/* ---- process.c: small reads ---- */
+
+/* Reads a small file (/proc) whole into buf, up to size - 1 bytes, NUL-terminated. The
+ * length, or -errno. No allocation. */
+ssize_t lagscope__linux_read_small_file(const char *path, char *buf, size_t size);
+/* A checked read of this process's own memory (process_vm_readv): an unmapped page makes it
+ * fail, never fault. 0 when all size bytes were read, else -1. No allocation; signal-safe. */
+int lagscope__linux_read_own(uintptr_t address, void *out, size_t size);
 
 /* ---- thread_state.c: what /proc/self/task/TID/syscall says ---- */
 

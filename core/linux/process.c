@@ -3,6 +3,7 @@
  * the parsing itself lives in core/sampler.c so that tests can feed it odd text. */
 #define _GNU_SOURCE
 #include "../internal.h"
+#include "linux.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,13 +25,12 @@ void lagscope__process_set_root(const char *path) {
   snprintf(proc_self, sizeof(proc_self), "%s", path != NULL ? path : "/proc/self");
 }
 
-/* Reads up to PROC_READ_MAX - 1 bytes; returns the length, or -errno. */
-static ssize_t read_small_file(const char *path, char *buf) {
+ssize_t lagscope__linux_read_small_file(const char *path, char *buf, size_t size) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
   size_t len = 0;
-  while (len < PROC_READ_MAX - 1) {
-    ssize_t n = read(fd, buf + len, PROC_READ_MAX - 1 - len);
+  while (len < size - 1) {
+    ssize_t n = read(fd, buf + len, size - 1 - len);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int e = errno;
@@ -42,6 +43,16 @@ static ssize_t read_small_file(const char *path, char *buf) {
   close(fd);
   buf[len] = '\0';
   return (ssize_t)len;
+}
+
+/* Reads up to PROC_READ_MAX - 1 bytes; returns the length, or -errno. */
+static ssize_t read_small_file(const char *path, char *buf) {
+  return lagscope__linux_read_small_file(path, buf, PROC_READ_MAX);
+}
+
+int lagscope__linux_read_own(uintptr_t address, void *out, size_t size) {
+  struct iovec local = {out, size}, remote = {(void *)address, size};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? 0 : -1;
 }
 
 static uint64_t ticks_to_ns(uint64_t ticks) {

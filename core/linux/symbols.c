@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "../internal.h"
+#include "linux.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -36,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define NO_PARENT UINT32_MAX
@@ -619,8 +619,7 @@ static Elf *open_object(lagscope__symbols *s, const object *o, int *fd, void **c
   if (o->is_vdso) {
     *copy = hold(s, o->image_size);
     if (*copy == NULL) return NULL;
-    struct iovec local = {*copy, o->image_size}, remote = {(void *)o->image, o->image_size};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)o->image_size) {
+    if (lagscope__linux_read_own((uintptr_t)o->image, *copy, o->image_size) != 0) {
       let_go(s, *copy, o->image_size); /* not all mapped: no symbols rather than a fault */
       *copy = NULL;
       return NULL;

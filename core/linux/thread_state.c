@@ -53,16 +53,9 @@ int lagscope__linux_parse_syscall(const char *text, lagscope__linux_thread_state
 static int read_task_file(int32_t tid, const char *name, char *text, size_t size) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT || errno == ESRCH ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
-  ssize_t n;
-  do n = read(fd, text, size - 1);
-  while (n < 0 && errno == EINTR);
-  int read_errno = errno;
-  close(fd);
-  if (n < 0) return read_errno == ESRCH ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
-  text[n] = '\0';
-  return LAGSCOPE_OK;
+  ssize_t n = lagscope__linux_read_small_file(path, text, size);
+  if (n >= 0) return LAGSCOPE_OK;
+  return n == -ENOENT || n == -ESRCH ? LAGSCOPE_ENOENT : LAGSCOPE_ESYS;
 }
 
 int lagscope__linux_read_thread_state(int32_t tid, lagscope__linux_thread_state *out) {

@@ -5,6 +5,7 @@
  * checked read: they are in our memory, but a bad pointer must not fault). No allocation. */
 #define _GNU_SOURCE
 #include "../internal.h"
+#include "linux.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,16 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define FDS_NAMED_MAX 4 /* a poll over more fds names the first few */
 #define LINE_MAX_LEN 512
-
-static int checked_read(uintptr_t address, void *out, size_t size) {
-  struct iovec local = {out, size}, remote = {(void *)address, size};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? 0 : -1;
-}
 
 /* ---- sockets: the peer from /proc/net, by inode ---- */
 
@@ -147,7 +142,7 @@ static void append(char *out, size_t size, const char *text) {
 static void describe_poll(uintptr_t fds, uintptr_t count, char *out, size_t size) {
   for (uintptr_t i = 0; i < count && i < FDS_NAMED_MAX; i++) {
     struct pollfd p;
-    if (checked_read(fds + i * sizeof(p), &p, sizeof(p)) != 0) return;
+    if (lagscope__linux_read_own(fds + i * sizeof(p), &p, sizeof(p)) != 0) return;
     char one[160];
     describe_fd(p.fd, one, sizeof(one));
     append(out, size, one);
@@ -156,7 +151,7 @@ static void describe_poll(uintptr_t fds, uintptr_t count, char *out, size_t size
 
 static void describe_select(uintptr_t count, uintptr_t read_set, char *out, size_t size) {
   fd_set set;
-  if (read_set == 0 || count > FD_SETSIZE || checked_read(read_set, &set, sizeof(set)) != 0)
+  if (read_set == 0 || count > FD_SETSIZE || lagscope__linux_read_own(read_set, &set, sizeof(set)) != 0)
     return;
   int named = 0;
   for (int fd = 0; fd < (int)count && named < FDS_NAMED_MAX; fd++) {
