@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "internal.h"
+#include "await_blocked.h"
 #include "linux/linux.h"
 #include "victims.h"
 
@@ -97,16 +98,6 @@ static int find(const thread_stack *t, const char *name) {
   for (size_t i = 0; i < t->n; i++)
     if (strcmp(t->names[i], name) == 0) return (int)i;
   return -1;
-}
-
-/* Waits until tid is blocked in the kernel in a system call (bounded). */
-static void await_blocked(int32_t tid) {
-  for (int i = 0; i < 5000; i++) {
-    lagscope__linux_thread_state st;
-    if (lagscope__linux_read_thread_state(tid, &st) == 0 && !st.running && st.nr >= 0) return;
-    usleep(1000);
-  }
-  CHECK_MSG(0, "tid %d never blocked", tid);
 }
 
 int main(void) {

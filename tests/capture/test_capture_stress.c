@@ -6,6 +6,7 @@
 #include "check.h"
 #include "host_loop.h"
 #include "internal.h"
+#include "await_blocked.h"
 #include "linux/linux.h"
 
 #include <dirent.h>
@@ -99,16 +100,6 @@ static void *parked(void *arg) {
   while (!atomic_load(&stop_all)) pthread_cond_wait(&park_cond, &park_mutex);
   pthread_mutex_unlock(&park_mutex);
   return NULL;
-}
-
-/* Waits (bounded) until tid is blocked in a system call. */
-static void await_blocked(int32_t tid) {
-  for (int i = 0; i < 10000; i++) {
-    lagscope__linux_thread_state st;
-    if (lagscope__linux_read_thread_state(tid, &st) == 0 && !st.running && st.nr >= 0) return;
-    usleep(1000);
-  }
-  CHECK_MSG(0, "thread %d never blocked", tid);
 }
 
 static void many(void) {
