@@ -32,6 +32,7 @@
 #include "../internal.h"
 #include "linux.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -67,6 +68,7 @@ typedef struct snapshot {
   uintptr_t stack_pointer;             /* when stopped */
   uintptr_t stack_base;                /* where the copy starts: at or below the stack pointer */
   size_t stack_len;                    /* bytes copied from stack_base */
+  int from_handler;                    /* registers are the handler's own: its frame comes first */
   uint8_t stack[BELOW_STACK_POINTER_BYTES + STACK_COPY_BYTES];
 } snapshot;
 
@@ -83,6 +85,11 @@ static uint32_t last_generation;
 /* 0 until the handler is installed; read by the viewer's status too (atomic). */
 static _Atomic int capture_signal;
 static unw_addr_space_t address_space; /* made at the first unwind: ~0.5 MB with its cache */
+/* Under ThreadSanitizer a signal is not delivered when it arrives: TSan's handler keeps it and
+ * calls ours later, at the thread's next intercepted call, with the context saved at arrival.
+ * By then the stack below that context's sp has been used again, and a walk from it reads
+ * other calls' frames. So there the handler walks from where it runs (found at install). */
+static int signals_deferred;
 
 /* ---- registers: ucontext to libunwind's numbering ---- */
 
@@ -150,7 +157,17 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
                                               REQUEST_WORD(generation, CLAIMED),
                                               memory_order_acq_rel, memory_order_acquire)) {
     snapshot *s = &the_snapshot;
-    copy_registers(context, s);
+    s->from_handler = signals_deferred;
+    if (signals_deferred) {
+      union { /* libunwind's context starts as a ucontext_t (aarch64's is shorter) */
+        unw_context_t unw;
+        ucontext_t uc;
+      } here;
+      unw_getcontext(&here.unw);
+      copy_registers(&here.uc, s);
+    } else {
+      copy_registers(context, s);
+    }
     copy_stack(s);
     if (interrupted_a_syscall(context))
       atomic_fetch_add_explicit(&interrupted_syscalls, 1, memory_order_relaxed);
@@ -516,6 +533,7 @@ static int install_handler(int sig) {
   sa.sa_sigaction = capture_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&sa.sa_mask); /* nothing interrupts the copy */
+  signals_deferred = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
   return sigaction(sig, &sa, NULL) == 0 ? LAGSCOPE_OK : LAGSCOPE_ESYS;
 }
 
@@ -727,7 +745,10 @@ static int capture(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int p
   }
   int rc = take_any(tid, timeout_ns, patient, out);
   if (rc != LAGSCOPE_OK) return rc;
-  unwind_snapshot(&the_snapshot, out, out->method == LAGSCOPE__METHOD_SIGNAL);
+  int by_signal = out->method == LAGSCOPE__METHOD_SIGNAL;
+  unwind_snapshot(&the_snapshot, out, by_signal);
+  if (by_signal && the_snapshot.from_handler && out->depth > 0) /* drop capture_handler */
+    memmove(out->frames, out->frames + 1, --out->depth * sizeof(out->frames[0]));
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
