@@ -7,6 +7,7 @@
  *   - what is written: through a recording canvas, the texts (the short viewer URL, the hang
  *     pill, the counts) and that every clip is reset.
  */
+#include "cases.h"
 #include "check.h"
 #include "hud_states.h"
 
@@ -302,13 +303,16 @@ static void test_texts(void) {
   CHECK(wrote(&r, "1.4 s"));
 }
 
-int main(void) {
-  test_fps_color();
-  test_bounds();
-  test_texts();
-  test_nothing_outside();
+static const test_case cases[] = {
+    TEST_CASE(fps_color),
+    TEST_CASE(bounds),
+    TEST_CASE(texts),
+    TEST_CASE(nothing_outside),
+};
+
+int main(int argc, char **argv) {
+  int rc = run_test_case(argc, argv, cases, CASE_COUNT(cases));
   cairo_debug_reset_static_data();
   FcFini();
-  printf("ok\n");
-  return 0;
+  return rc;
 }

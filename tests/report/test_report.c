@@ -6,6 +6,7 @@
  * `test_report --example` prints a small report, pretty, for docs/hang-report.md. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "cases.h"
 #include "check.h"
 #include "internal.h"
 
@@ -640,12 +641,15 @@ static void test_call_sites_states_and_stop(void) {
   lagscope_free(heaviest);
 }
 
+static const test_case cases[] = {
+    TEST_CASE(tree_and_heaviest),
+    TEST_CASE(call_sites_states_and_stop),
+    TEST_CASE(exact_and_states),
+    TEST_CASE(bad_and_empty),
+    TEST_CASE(big),
+};
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--example") == 0) return print_example();
-  test_tree_and_heaviest();
-  test_call_sites_states_and_stop();
-  test_exact_and_states();
-  test_bad_and_empty();
-  test_big();
-  return 0;
+  return run_test_case(argc, argv, cases, CASE_COUNT(cases));
 }

@@ -4,6 +4,7 @@
  * ids, stale temporary files, and a report from report.c going through the whole cycle. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "cases.h"
 #include "check.h"
 #include "internal.h"
 
@@ -597,20 +598,23 @@ static void test_report_cycle(void) {
   printf("report cycle: ok\n");
 }
 
-int main(void) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
+static const test_case cases[] = {
+    TEST_CASE(open),
+    TEST_CASE(write_and_ids),
+    TEST_CASE(write_failures),
+    TEST_CASE(bounds_by_count),
+    TEST_CASE(bounds_by_bytes),
+    TEST_CASE(recover),
+    TEST_CASE(recover_full_disk),
+    TEST_CASE(report_cycle),
+};
+
+int main(int argc, char **argv) {
   snprintf(root, sizeof(root), "/tmp/lagscope-store-XXXXXX");
   CHECK(mkdtemp(root) != NULL);
   uint64_t memory = lagscope__memory_in_use();
-  test_open();
-  test_write_and_ids();
-  test_write_failures();
-  test_bounds_by_count();
-  test_bounds_by_bytes();
-  test_recover();
-  test_recover_full_disk();
-  test_report_cycle();
+  int rc = run_test_case(argc, argv, cases, CASE_COUNT(cases));
   CHECK_EQ_INT(lagscope__memory_in_use(), memory);
   remove_tree(root);
-  return 0;
+  return rc;
 }

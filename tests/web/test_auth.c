@@ -1,6 +1,7 @@
 /* Access checks (web/auth.c): the token comparison and finding the token's cookie. Headers are
  * copied to heap blocks of their exact size, so that under AddressSanitizer a read past the
  * NUL is an error. */
+#include "cases.h"
 #include "check.h"
 #include "web.h"
 
@@ -195,13 +196,13 @@ static void test_path_decode(void) {
   CHECK_EQ_INT(lagscope__path_decode(NULL, small, sizeof small), 0);
 }
 
-int main(void) {
-  test_token_equal();
-  test_cookie_find();
-  test_cookie_bounds();
-  test_host_of();
-  test_origin();
-  test_path_decode();
-  printf("test_auth: ok\n");
-  return 0;
-}
+static const test_case cases[] = {
+    TEST_CASE(token_equal),
+    TEST_CASE(cookie_find),
+    TEST_CASE(cookie_bounds),
+    TEST_CASE(host_of),
+    TEST_CASE(origin),
+    TEST_CASE(path_decode),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

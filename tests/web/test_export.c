@@ -1,6 +1,7 @@
 /* The exports (web/export.c) from a hand-written report with a clear answer
  * (report-timeline.json): six samples 10 ms apart from t = 250 ms, three in main→a→b→spin,
  * two in main→a→c→(libc+0x2f00)→__poll, one with no frame; the hang lasts 305 ms. */
+#include "cases.h"
 #include "check.h"
 #include "web.h"
 
@@ -354,16 +355,16 @@ static void test_odd_reports(void) {
   }
 }
 
-int main(void) {
-  test_speedscope_timeline();
-  test_speedscope_last_weight();
-  test_speedscope_tree();
-  test_speedscope_frame_identity();
-  test_trace_timeline();
-  test_trace_unmerge();
-  test_trace_tree();
-  test_refusals();
-  test_odd_reports();
-  printf("test_export: ok\n");
-  return 0;
-}
+static const test_case cases[] = {
+    TEST_CASE(speedscope_timeline),
+    TEST_CASE(speedscope_last_weight),
+    TEST_CASE(speedscope_tree),
+    TEST_CASE(speedscope_frame_identity),
+    TEST_CASE(trace_timeline),
+    TEST_CASE(trace_unmerge),
+    TEST_CASE(trace_tree),
+    TEST_CASE(refusals),
+    TEST_CASE(odd_reports),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

@@ -1,5 +1,6 @@
 /* The router (web/routes.c) against docs/viewer-api.md: every route, every method rule, the
  * query's parameters and every refusal with its status. */
+#include "cases.h"
 #include "check.h"
 #include "web.h"
 
@@ -219,14 +220,14 @@ static void test_uri_size(void) {
   expect_refused("GET", path, query, 413, NULL);
 }
 
-int main(void) {
-  test_assets();
-  test_api_routes();
-  test_unknown_paths();
-  test_ids();
-  test_paging();
-  test_tokens();
-  test_uri_size();
-  printf("test_routes: ok\n");
-  return 0;
-}
+static const test_case cases[] = {
+    TEST_CASE(assets),
+    TEST_CASE(api_routes),
+    TEST_CASE(unknown_paths),
+    TEST_CASE(ids),
+    TEST_CASE(paging),
+    TEST_CASE(tokens),
+    TEST_CASE(uri_size),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
