@@ -31,6 +31,14 @@
 extern "C" {
 #endif
 
+/* The library exports exactly the functions this header declares, each marked LAGSCOPE_EXTERN;
+ * everything else is built hidden (tests/exports checks a shared build). */
+#if defined(__GNUC__) || defined(__clang__)
+#define LAGSCOPE_EXTERN __attribute__((visibility("default")))
+#else
+#define LAGSCOPE_EXTERN
+#endif
+
 /* ---- version ------------------------------------------------------------------------------ */
 
 /* Semantic versioning. Before 1.0 the ABI may change with any MINOR release. */
@@ -46,7 +54,7 @@ extern "C" {
   "." LAGSCOPE_STRINGIFY(LAGSCOPE_VERSION_MINOR) "." LAGSCOPE_STRINGIFY(LAGSCOPE_VERSION_PATCH)
 
 /* The version of the library actually linked, as LAGSCOPE_VERSION_HEX. */
-unsigned lagscope_version(void);
+LAGSCOPE_EXTERN unsigned lagscope_version(void);
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
@@ -76,9 +84,9 @@ typedef enum lagscope_error {
 } lagscope_error;
 
 /* A sentence for an error code (never NULL; unknown codes get "unknown error"). */
-const char *lagscope_strerror(int code);
+LAGSCOPE_EXTERN const char *lagscope_strerror(int code);
 /* The code's name without prefix, e.g. "EINVAL" (never NULL). */
-const char *lagscope_error_name(int code);
+LAGSCOPE_EXTERN const char *lagscope_error_name(int code);
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
@@ -183,35 +191,36 @@ typedef struct lagscope_config {
 } lagscope_config;
 
 /* The defaults above. */
-lagscope_config lagscope_config_default(void);
+LAGSCOPE_EXTERN lagscope_config lagscope_config_default(void);
 
 /* 0 if every field is in range; else LAGSCOPE_EINVAL and, if why is not NULL, a sentence
  * naming the first bad field, its value and the allowed range. Takes no lock. */
-int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size);
+LAGSCOPE_EXTERN int lagscope_config_validate(const lagscope_config *config, char *why,
+                                             size_t why_size);
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
 
 /* Validates config (NULL: defaults), then starts the monitor and dispatcher threads.
  * A bad config logs why and returns LAGSCOPE_EINVAL; nothing starts. Returns LAGSCOPE_EALREADY
  * when running. Safe from any thread. */
-int lagscope_start(const lagscope_config *config);
+LAGSCOPE_EXTERN int lagscope_start(const lagscope_config *config);
 
 /* Stops every thread lagscope started and joins them; events published before the call are
  * delivered first. Idempotent: LAGSCOPE_ENOTRUNNING when not running. Safe from any thread
  * except lagscope's own (from a callback it returns LAGSCOPE_EDEADLK). */
-int lagscope_stop(void);
+LAGSCOPE_EXTERN int lagscope_stop(void);
 
 /* 1 while running, 0 otherwise. */
-int lagscope_is_running(void);
+LAGSCOPE_EXTERN int lagscope_is_running(void);
 
 /* ---- main-thread calls (no lock, no allocation) --------------------------------------------- */
 
 /* Call once per frame on the main thread, when the frame is handed to the display. */
-void lagscope_frame(void);
+LAGSCOPE_EXTERN void lagscope_frame(void);
 
 /* Heartbeat mode: call from the main loop, each iteration. A no-op in post_main mode except
  * that it also proves the main thread alive. */
-void lagscope_heartbeat(void);
+LAGSCOPE_EXTERN void lagscope_heartbeat(void);
 
 /* ---- events ------------------------------------------------------------------------------- */
 
@@ -229,7 +238,7 @@ typedef enum lagscope_event_type {
 
 /* "hang_began", "hang_ended", "metrics", "error", "hang_recovered", "hang_sample",
  * "server_started"; "unknown" otherwise. */
-const char *lagscope_event_type_name(int type);
+LAGSCOPE_EXTERN const char *lagscope_event_type_name(int type);
 
 typedef enum lagscope_hitch_band {
   LAGSCOPE_HITCH_GOOD = 0,     /* ≤ 10 ms/s (Apple's bands) */
@@ -239,7 +248,7 @@ typedef enum lagscope_hitch_band {
 } lagscope_hitch_band;
 
 /* "good", "warning", "critical", "bad". */
-const char *lagscope_hitch_band_name(int band);
+LAGSCOPE_EXTERN const char *lagscope_hitch_band_name(int band);
 
 #define LAGSCOPE_RECENT_FRAMES 120       /* frame times kept for the HUD's graph */
 #define LAGSCOPE_FRAME_HISTOGRAM_BUCKETS 10
@@ -294,11 +303,11 @@ typedef struct lagscope_metrics {
 /* A hang report: immutable, reference-counted (lagscope_retain/lagscope_release). */
 typedef struct lagscope_hang_report lagscope_hang_report;
 /* Its id, unique across launches ("<start, UTC>-<pid>-<n>"). */
-const char *lagscope_report_id(const lagscope_hang_report *report);
+LAGSCOPE_EXTERN const char *lagscope_report_id(const lagscope_hang_report *report);
 /* The stored file's path; "" when it could not be stored. */
-const char *lagscope_report_path(const lagscope_hang_report *report);
+LAGSCOPE_EXTERN const char *lagscope_report_path(const lagscope_hang_report *report);
 /* The whole report as JSON (README "Hang reports"). */
-const char *lagscope_report_json(const lagscope_hang_report *report);
+LAGSCOPE_EXTERN const char *lagscope_report_json(const lagscope_hang_report *report);
 
 typedef struct lagscope_event {
   lagscope_event_type type;
@@ -343,24 +352,25 @@ typedef struct lagscope_event {
 } lagscope_event;
 
 /* Keep a payload past the callback (payload.any of an event); lock-free. */
-void lagscope_retain(const void *payload);
+LAGSCOPE_EXTERN void lagscope_retain(const void *payload);
 /* Give it back; the last release frees it. NULL is ignored. */
-void lagscope_release(const void *payload);
+LAGSCOPE_EXTERN void lagscope_release(const void *payload);
 
 typedef uint32_t lagscope_subscription;
 
 /* Calls fn(event, user) on a thread of its own for every event from now on, in bus order.
  * A slow callback delays only itself: past subscriber_capacity queued events it loses events
  * (counted in events_dropped). Writes the id to *out if out is not NULL. Requires running. */
-int lagscope_subscribe(lagscope_event_fn fn, void *user, lagscope_subscription *out);
+LAGSCOPE_EXTERN int lagscope_subscribe(lagscope_event_fn fn, void *user,
+                                       lagscope_subscription *out);
 
 /* After it returns, fn is never called again for that id. From the subscriber's own callback
  * it returns LAGSCOPE_EDEADLK. */
-int lagscope_unsubscribe(lagscope_subscription id);
+LAGSCOPE_EXTERN int lagscope_unsubscribe(lagscope_subscription id);
 
 /* Copies the latest metrics. LAGSCOPE_ENODATA before the first sample. Takes a short lock;
  * not for the main thread's hot path. */
-int lagscope_metrics_latest(lagscope_metrics *out);
+LAGSCOPE_EXTERN int lagscope_metrics_latest(lagscope_metrics *out);
 
 /* ---- the HUD --------------------------------------------------------------------------------- */
 
@@ -380,24 +390,24 @@ typedef struct lagscope_hud_image {
  * lagscope_stop. Nothing is drawn until the first call asks for it (an app that shows no HUD
  * pays nothing): that call returns LAGSCOPE_ENODATA, and the first image follows within
  * milliseconds. LAGSCOPE_ENOTRUNNING when stopped or with config.hud off. */
-int lagscope_hud_take(lagscope_hud_image *out);
+LAGSCOPE_EXTERN int lagscope_hud_take(lagscope_hud_image *out);
 
 /* Any thread: compact (0) or expanded (1); redrawn at once. */
-int lagscope_hud_set_expanded(int expanded);
+LAGSCOPE_EXTERN int lagscope_hud_set_expanded(int expanded);
 
 /* ---- the viewer ------------------------------------------------------------------------------ */
 
 /* Copies the viewer's URL with this launch's token, "http://<lan-ip>:<port>/?token=<hex>", into
  * out. LAGSCOPE_ENOTRUNNING when stopped, LAGSCOPE_ENOENT when the server is off or did not
  * start, LAGSCOPE_ELIMIT when size is too small (out then holds ""). Any thread. */
-int lagscope_viewer_url(char *out, size_t size);
+LAGSCOPE_EXTERN int lagscope_viewer_url(char *out, size_t size);
 
 /* The event as one line of JSON (no newline), with a "type" field: see README "Events".
  * Free with lagscope_free(). NULL when out of memory or disabled. */
-char *lagscope_event_json(const lagscope_event *event);
+LAGSCOPE_EXTERN char *lagscope_event_json(const lagscope_event *event);
 
 /* Frees what lagscope handed out (lagscope_event_json). NULL is ignored. */
-void lagscope_free(void *p);
+LAGSCOPE_EXTERN void lagscope_free(void *p);
 
 #ifdef __cplusplus
 }

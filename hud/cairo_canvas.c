@@ -162,7 +162,7 @@ static int make_faces(cairo_backend *b) {
              : -1;
 }
 
-lagscope_canvas *lagscope_cairo_canvas_new(float width_points, float height_points, float scale) {
+lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_points, float scale) {
   if (!(width_points > 0.0f) || !(height_points > 0.0f) || !(scale > 0.0f)) return NULL;
   double w = ceil((double)width_points * scale), h = ceil((double)height_points * scale);
   if (w > 32767.0 || h > 32767.0) return NULL; /* cairo's image limit */
@@ -173,18 +173,18 @@ lagscope_canvas *lagscope_cairo_canvas_new(float width_points, float height_poin
   b->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)w, (int)h);
   b->cr = cairo_create(b->surface);
   if (cairo_status(b->cr) != CAIRO_STATUS_SUCCESS || make_faces(b) != 0) {
-    lagscope_cairo_canvas_free(&b->canvas);
+    lagscope__hud_canvas_free(&b->canvas);
     return NULL;
   }
   cairo_scale(b->cr, scale, scale);
   cairo_set_line_join(b->cr, CAIRO_LINE_JOIN_ROUND);
   cairo_set_line_cap(b->cr, CAIRO_LINE_CAP_BUTT);
   set_reproducible_font_options(b->cr);
-  lagscope_cairo_canvas_clear(&b->canvas);
+  lagscope__hud_canvas_clear(&b->canvas);
   return &b->canvas;
 }
 
-void lagscope_cairo_canvas_free(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
   if (canvas == NULL) return;
   cairo_backend *b = canvas->backend;
   for (int i = 0; i < 2; i++) {
@@ -195,7 +195,7 @@ void lagscope_cairo_canvas_free(lagscope_canvas *canvas) {
   free(b);
 }
 
-void lagscope_cairo_canvas_clear(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_clear(lagscope_canvas *canvas) {
   cairo_t *cr = context_of(canvas);
   op_reset_clip(canvas);
   cairo_save(cr);
@@ -204,7 +204,7 @@ void lagscope_cairo_canvas_clear(lagscope_canvas *canvas) {
   cairo_restore(cr);
 }
 
-const uint32_t *lagscope_cairo_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
+const uint32_t *lagscope__hud_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
                                              int *stride_bytes) {
   cairo_backend *b = canvas->backend;
   cairo_surface_flush(b->surface);
@@ -214,7 +214,7 @@ const uint32_t *lagscope_cairo_canvas_pixels(lagscope_canvas *canvas, int *width
   return (const uint32_t *)(const void *)cairo_image_surface_get_data(b->surface);
 }
 
-int lagscope_cairo_canvas_write_png(lagscope_canvas *canvas, const char *path) {
+int lagscope__hud_canvas_write_png(lagscope_canvas *canvas, const char *path) {
   cairo_backend *b = canvas->backend;
   cairo_surface_flush(b->surface);
   return cairo_surface_write_to_png(b->surface, path) == CAIRO_STATUS_SUCCESS ? 0 : -1;

@@ -249,7 +249,7 @@ static void set_canvas_coordinates(CGContextRef cg, int height_pixels, float sca
   CGContextSetLineCap(cg, kCGLineCapButt);
 }
 
-void lagscope_cg_canvas_free(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
   if (canvas == NULL) return;
   cg_backend *b = canvas->backend;
   for (int i = 0; i < FONT_CACHE_SIZE; i++) {
@@ -260,7 +260,7 @@ void lagscope_cg_canvas_free(lagscope_canvas *canvas) {
   free(b);
 }
 
-lagscope_canvas *lagscope_cg_canvas_new(float width_points, float height_points, float scale) {
+lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_points, float scale) {
   if (!(width_points > 0.0f) || !(height_points > 0.0f) || !(scale > 0.0f)) return NULL;
   double w = ceil((double)width_points * scale), h = ceil((double)height_points * scale);
   if (w > MAX_PIXELS || h > MAX_PIXELS) return NULL;
@@ -274,7 +274,7 @@ lagscope_canvas *lagscope_cg_canvas_new(float width_points, float height_points,
   b->pixels = calloc((size_t)b->height, (size_t)b->stride); /* zero: transparent */
   if (b->pixels != NULL) b->cg = make_context(b);
   if (b->cg == NULL) {
-    lagscope_cg_canvas_free(&b->canvas);
+    lagscope__hud_canvas_free(&b->canvas);
     return NULL;
   }
   set_canvas_coordinates(b->cg, b->height, scale);
@@ -283,14 +283,14 @@ lagscope_canvas *lagscope_cg_canvas_new(float width_points, float height_points,
 
 /* The buffer is ours and the context draws into it synchronously, so clearing is a memset:
  * exact, and independent of the CTM. */
-void lagscope_cg_canvas_clear(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_clear(lagscope_canvas *canvas) {
   cg_backend *b = canvas->backend;
   op_reset_clip(canvas);
   CGContextFlush(b->cg);
   memset(b->pixels, 0, (size_t)b->height * (size_t)b->stride);
 }
 
-const uint32_t *lagscope_cg_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
+const uint32_t *lagscope__hud_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
                                           int *stride_bytes) {
   cg_backend *b = canvas->backend;
   CGContextFlush(b->cg);

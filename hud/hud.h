@@ -29,49 +29,29 @@ typedef struct lagscope_hud_state {
 
 /* The HUD's size in points for this state (compact or expanded), so that a buffer can be
  * made to fit. F */
-lagscope_rect lagscope_hud_bounds(const lagscope_hud_state *state);
+lagscope_rect lagscope__hud_bounds(const lagscope_hud_state *state);
 
 /* Draws the whole HUD at the origin of the canvas, in points. F (backends may allocate). */
-void lagscope_hud_draw(lagscope_canvas *canvas, const lagscope_hud_state *state);
+void lagscope__hud_draw(lagscope_canvas *canvas, const lagscope_hud_state *state);
 
 /* The colour of an FPS value for a display rate: green near the rate, yellow, then red. F */
-lagscope_color lagscope_hud_fps_color(double fps, double refresh_hz);
+lagscope_color lagscope__hud_fps_color(double fps, double refresh_hz);
 
-/* ---- the cairo backend (hud/cairo_canvas.c, Linux) ---- */
+/* ---- the platform's canvas: hud/cairo_canvas.c (Linux) or hud/coregraphics_canvas.c (iOS,
+ * macOS); CMake builds the one of the platform, so this contract has no #if ---- */
 
 /* A canvas drawing into a new ARGB32 (premultiplied, native-endian) buffer of
- * width_points x height_points at scale pixels per point. NULL when out of memory. A */
-lagscope_canvas *lagscope_cairo_canvas_new(float width_points, float height_points, float scale);
-void lagscope_cairo_canvas_free(lagscope_canvas *canvas);
+ * width_points x height_points at scale pixels per point; CoreGraphics: a CGBitmapContext over
+ * a buffer the canvas owns (kCGImageAlphaPremultipliedFirst | kCGBitmapByteOrder32Host). NULL
+ * when out of memory. A */
+lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_points, float scale);
+void lagscope__hud_canvas_free(lagscope_canvas *canvas);
 /* The pixels and their geometry; valid until the canvas is freed. Flushes drawing first. */
-const uint32_t *lagscope_cairo_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
-                                             int *stride_bytes);
+const uint32_t *lagscope__hud_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
+                                            int *stride_bytes);
 /* Clears every pixel to transparent and drops any clip: call before each redraw. F */
-void lagscope_cairo_canvas_clear(lagscope_canvas *canvas);
-/* Writes the canvas to a PNG file (tests, screenshots). 0 or -1. */
-int lagscope_cairo_canvas_write_png(lagscope_canvas *canvas, const char *path);
-
-/* ---- the CoreGraphics backend (hud/coregraphics_canvas.c, iOS and macOS) ---- */
-
-/* The same contract as the cairo backend's functions above, over a CGBitmapContext drawing
- * into a buffer the canvas owns (kCGImageAlphaPremultipliedFirst | kCGBitmapByteOrder32Host). */
-lagscope_canvas *lagscope_cg_canvas_new(float width_points, float height_points, float scale);
-void lagscope_cg_canvas_free(lagscope_canvas *canvas);
-const uint32_t *lagscope_cg_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
-                                          int *stride_bytes);
-void lagscope_cg_canvas_clear(lagscope_canvas *canvas);
-
-/* ---- the platform's canvas, as the renderer uses it (Linux: cairo; Apple: CoreGraphics) ---- */
-#if !defined(__APPLE__)
-#define lagscope_hud_canvas_new lagscope_cairo_canvas_new
-#define lagscope_hud_canvas_free lagscope_cairo_canvas_free
-#define lagscope_hud_canvas_pixels lagscope_cairo_canvas_pixels
-#define lagscope_hud_canvas_clear lagscope_cairo_canvas_clear
-#else
-#define lagscope_hud_canvas_new lagscope_cg_canvas_new
-#define lagscope_hud_canvas_free lagscope_cg_canvas_free
-#define lagscope_hud_canvas_pixels lagscope_cg_canvas_pixels
-#define lagscope_hud_canvas_clear lagscope_cg_canvas_clear
-#endif
+void lagscope__hud_canvas_clear(lagscope_canvas *canvas);
+/* Writes the canvas to a PNG file: the cairo canvas only (tests, screenshots). 0 or -1. A */
+int lagscope__hud_canvas_write_png(lagscope_canvas *canvas, const char *path);
 
 #endif

@@ -8,10 +8,10 @@
  *   the header: the FPS block (left) and the hang block (right); the whole compact HUD
  *   the frame-time graph (expanded)
  *   the stats rows and the viewer URL (expanded)
- *   lagscope_hud_bounds, lagscope_hud_draw, lagscope_hud_fps_color
+ *   lagscope__hud_bounds, lagscope__hud_draw, lagscope__hud_fps_color
  *
  * Geometry is in points with the origin at the HUD's top left. Nothing is drawn outside
- * lagscope_hud_bounds: strokes are inset by half their width, text is kept inside by the
+ * lagscope__hud_bounds: strokes are inset by half their width, text is kept inside by the
  * layout, and the graph is clipped to its frame.
  */
 #include "hud.h"
@@ -155,7 +155,7 @@ static void shorten_url(char *out, size_t size, const char *url) {
 static void draw_fps_block(lagscope_canvas *c, const lagscope_hud_state *s) {
   char fps[16], rate[32];
   snprintf(fps, sizeof fps, "%.0f", clamp(s->fps, 0.0, 9999.0));
-  lagscope_color color = lagscope_hud_fps_color(s->fps, s->refresh_hz);
+  lagscope_color color = lagscope__hud_fps_color(s->fps, s->refresh_hz);
   text_at(c, PAD, HEADER_BASELINE, fps, FPS_SIZE, LAGSCOPE_FONT_BOLD, color);
   float x = text_at(c, PAD, CAPTION_BASELINE, "FPS", CAPTION_SIZE, LAGSCOPE_FONT_BOLD, TEXT_DIM);
   if (s->refresh_hz > 0.0) {
@@ -352,14 +352,14 @@ static void draw_url(lagscope_canvas *c, const lagscope_hud_state *s) {
 }
 
 /* ---- the entry points ---------------------------------------------------------------------- */
-lagscope_rect lagscope_hud_bounds(const lagscope_hud_state *state) {
+lagscope_rect lagscope__hud_bounds(const lagscope_hud_state *state) {
   if (state != NULL && state->expanded) return (lagscope_rect){0, 0, EXPANDED_WIDTH, EXPANDED_HEIGHT};
   return (lagscope_rect){0, 0, COMPACT_WIDTH, COMPACT_HEIGHT};
 }
 
-void lagscope_hud_draw(lagscope_canvas *canvas, const lagscope_hud_state *state) {
+void lagscope__hud_draw(lagscope_canvas *canvas, const lagscope_hud_state *state) {
   if (canvas == NULL || state == NULL) return;
-  lagscope_rect bounds = lagscope_hud_bounds(state);
+  lagscope_rect bounds = lagscope__hud_bounds(state);
   draw_panel(canvas, bounds, state->hang_in_progress);
   draw_fps_block(canvas, state);
   draw_hang_block(canvas, state, bounds.width - PAD);
@@ -370,7 +370,7 @@ void lagscope_hud_draw(lagscope_canvas *canvas, const lagscope_hud_state *state)
   draw_url(canvas, state);
 }
 
-lagscope_color lagscope_hud_fps_color(double fps, double refresh_hz) {
+lagscope_color lagscope__hud_fps_color(double fps, double refresh_hz) {
   if (!(refresh_hz > 0.0)) refresh_hz = 60.0; /* unknown: judge against the common rate */
   if (!(fps > 0.0)) return BAD;
   if (fps * 10.0 >= refresh_hz * 9.0) return GOOD; /* ≥ 90 % */

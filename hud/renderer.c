@@ -41,7 +41,7 @@ lagscope__hud *lagscope__hud_new(const lagscope_config *config) {
   atomic_init(&h->expanded, config->hud_expanded ? 1 : 0);
   h->state.refresh_hz = config->refresh_hz;
   h->state.expanded = 1; /* the largest layout sizes the buffers */
-  h->largest = lagscope_hud_bounds(&h->state);
+  h->largest = lagscope__hud_bounds(&h->state);
   h->state.expanded = config->hud_expanded ? 1 : 0;
   h->back = 0;
   h->front = 1;
@@ -52,7 +52,7 @@ lagscope__hud *lagscope__hud_new(const lagscope_config *config) {
 
 void lagscope__hud_free(lagscope__hud *h) {
   if (h == NULL) return;
-  for (int i = 0; i < BUFFERS; i++) lagscope_hud_canvas_free(h->canvases[i]);
+  for (int i = 0; i < BUFFERS; i++) lagscope__hud_canvas_free(h->canvases[i]);
   lagscope__dealloc(h);
 }
 
@@ -103,7 +103,7 @@ void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url) {
 static int make_canvases(lagscope__hud *h) {
   for (int i = 0; i < BUFFERS; i++) {
     if (h->canvases[i] == NULL)
-      h->canvases[i] = lagscope_hud_canvas_new(h->largest.width, h->largest.height, h->scale);
+      h->canvases[i] = lagscope__hud_canvas_new(h->largest.width, h->largest.height, h->scale);
     if (h->canvases[i] == NULL) return 0;
   }
   return 1;
@@ -114,12 +114,12 @@ static void render(lagscope__hud *h, uint64_t now) {
   lagscope_canvas *canvas = h->canvases[h->back];
   if (h->state.hang_in_progress)
     h->state.hang_elapsed_ms = now > h->hang_start_ns ? (double)(now - h->hang_start_ns) / 1e6 : 0;
-  lagscope_hud_canvas_clear(canvas);
-  lagscope_hud_draw(canvas, &h->state);
-  lagscope_rect bounds = lagscope_hud_bounds(&h->state);
+  lagscope__hud_canvas_clear(canvas);
+  lagscope__hud_draw(canvas, &h->state);
+  lagscope_rect bounds = lagscope__hud_bounds(&h->state);
   lagscope_hud_image *image = &h->images[h->back];
   int width, height, stride;
-  image->pixels = lagscope_hud_canvas_pixels(canvas, &width, &height, &stride);
+  image->pixels = lagscope__hud_canvas_pixels(canvas, &width, &height, &stride);
   image->width = (int)ceilf(bounds.width * h->scale);
   image->height = (int)ceilf(bounds.height * h->scale);
   if (image->width > width) image->width = width;

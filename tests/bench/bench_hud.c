@@ -1,6 +1,6 @@
 /*
  * bench_hud — the time to render one HUD update on the dispatcher thread: clear the buffer and
- * lagscope_hud_draw (hud/layout.c over hud/cairo_canvas.c) at scale 2, expanded and compact,
+ * lagscope__hud_draw (hud/layout.c over hud/cairo_canvas.c) at scale 2, expanded and compact,
  * beside drawing only the same strings at the same places with cairo alone (cairo_show_text
  * on a surface of the same size, fonts made once, as the canvas does). The difference is what
  * the panel, the graph's bars and the canvas' indirection cost above the text itself. The
@@ -132,22 +132,22 @@ typedef struct timing {
 } timing;
 
 static timing measure(lagscope_hud_state state, unsigned runs) {
-  lagscope_rect bounds = lagscope_hud_bounds(&state);
-  lagscope_canvas *canvas = lagscope_cairo_canvas_new(bounds.width, bounds.height, SCALE);
+  lagscope_rect bounds = lagscope__hud_bounds(&state);
+  lagscope_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, SCALE);
   plain_cairo plain;
   if (canvas == NULL || plain_open(&plain, bounds) != 0) exit(1);
   static recorder rec;
   memset(&rec, 0, sizeof rec);
   rec.canvas = (lagscope_canvas){&recorder_ops, &rec};
   rec.inner = canvas;
-  lagscope_hud_draw(&rec.canvas, &state); /* the strings, and warm font caches */
+  lagscope__hud_draw(&rec.canvas, &state); /* the strings, and warm font caches */
   double *hud = malloc(runs * sizeof *hud), *text = malloc(runs * sizeof *text);
   if (hud == NULL || text == NULL) exit(1);
   for (unsigned i = 0; i < runs; i++) { /* interleaved: both see the same machine */
     uint64_t t0 = bench_now_ns();
-    lagscope_cairo_canvas_clear(canvas);
-    lagscope_hud_draw(canvas, &state);
-    lagscope_cairo_canvas_pixels(canvas, NULL, NULL, NULL); /* flush, as the renderer does */
+    lagscope__hud_canvas_clear(canvas);
+    lagscope__hud_draw(canvas, &state);
+    lagscope__hud_canvas_pixels(canvas, NULL, NULL, NULL); /* flush, as the renderer does */
     uint64_t t1 = bench_now_ns();
     plain_draw(&plain, &rec);
     uint64_t t2 = bench_now_ns();
@@ -158,7 +158,7 @@ static timing measure(lagscope_hud_state state, unsigned runs) {
   free(hud);
   free(text);
   plain_close(&plain);
-  lagscope_cairo_canvas_free(canvas);
+  lagscope__hud_canvas_free(canvas);
   return t;
 }
 

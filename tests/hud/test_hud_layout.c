@@ -1,7 +1,7 @@
 /*
  * The HUD's geometry and contents, without reference images:
- *   - lagscope_hud_fps_color's bands (≥ 90 % of the display rate green, ≥ 60 % amber, red);
- *   - lagscope_hud_bounds: compact and expanded sizes;
+ *   - lagscope__hud_fps_color's bands (≥ 90 % of the display rate green, ≥ 60 % amber, red);
+ *   - lagscope__hud_bounds: compact and expanded sizes;
  *   - nothing drawn outside the bounds: every state drawn through a canvas that shifts it
  *     into the middle of a larger cairo canvas, whose margin must stay fully transparent;
  *   - what is written: through a recording canvas, the texts (the short viewer URL, the hang
@@ -22,40 +22,40 @@ static int same_color(lagscope_color a, lagscope_color b) {
 
 /* ---- fps colour bands ------------------------------------------------------------------- */
 static void test_fps_color(void) {
-  lagscope_color green = lagscope_hud_fps_color(60.0, 60.0);
-  lagscope_color amber = lagscope_hud_fps_color(40.0, 60.0);
-  lagscope_color red = lagscope_hud_fps_color(20.0, 60.0);
+  lagscope_color green = lagscope__hud_fps_color(60.0, 60.0);
+  lagscope_color amber = lagscope__hud_fps_color(40.0, 60.0);
+  lagscope_color red = lagscope__hud_fps_color(20.0, 60.0);
   CHECK(green.g > 0.7f && green.r < 0.5f);
   CHECK(amber.r > 0.9f && amber.g > 0.6f && amber.b < 0.4f);
   CHECK(red.r > 0.9f && red.g < 0.4f);
   CHECK(!same_color(green, amber) && !same_color(amber, red));
-  CHECK(same_color(lagscope_hud_fps_color(54.0, 60.0), green));   /* exactly 90 % */
-  CHECK(same_color(lagscope_hud_fps_color(53.9, 60.0), amber));
-  CHECK(same_color(lagscope_hud_fps_color(36.0, 60.0), amber));   /* exactly 60 % */
-  CHECK(same_color(lagscope_hud_fps_color(35.9, 60.0), red));
-  CHECK(same_color(lagscope_hud_fps_color(119.0, 120.0), green));
-  CHECK(same_color(lagscope_hud_fps_color(100.0, 120.0), amber)); /* fine at 60 Hz, not at 120 */
-  CHECK(same_color(lagscope_hud_fps_color(60.0, 120.0), red));
-  CHECK(same_color(lagscope_hud_fps_color(0.0, 60.0), red));
-  CHECK(same_color(lagscope_hud_fps_color(0.0, 120.0), red));
-  CHECK(same_color(lagscope_hud_fps_color(130.0, 120.0), green)); /* above the rate */
-  CHECK(same_color(lagscope_hud_fps_color(60.0, 0.0), green));    /* unknown rate: 60 */
+  CHECK(same_color(lagscope__hud_fps_color(54.0, 60.0), green));   /* exactly 90 % */
+  CHECK(same_color(lagscope__hud_fps_color(53.9, 60.0), amber));
+  CHECK(same_color(lagscope__hud_fps_color(36.0, 60.0), amber));   /* exactly 60 % */
+  CHECK(same_color(lagscope__hud_fps_color(35.9, 60.0), red));
+  CHECK(same_color(lagscope__hud_fps_color(119.0, 120.0), green));
+  CHECK(same_color(lagscope__hud_fps_color(100.0, 120.0), amber)); /* fine at 60 Hz, not at 120 */
+  CHECK(same_color(lagscope__hud_fps_color(60.0, 120.0), red));
+  CHECK(same_color(lagscope__hud_fps_color(0.0, 60.0), red));
+  CHECK(same_color(lagscope__hud_fps_color(0.0, 120.0), red));
+  CHECK(same_color(lagscope__hud_fps_color(130.0, 120.0), green)); /* above the rate */
+  CHECK(same_color(lagscope__hud_fps_color(60.0, 0.0), green));    /* unknown rate: 60 */
 }
 
 /* ---- bounds ----------------------------------------------------------------------------- */
 static void test_bounds(void) {
   lagscope_hud_state s = hud_test_idle();
-  lagscope_rect compact = lagscope_hud_bounds(&s);
+  lagscope_rect compact = lagscope__hud_bounds(&s);
   CHECK(compact.x == 0.0f && compact.y == 0.0f);
   CHECK_NEAR(compact.width, 150.0, 10.0);
   CHECK_NEAR(compact.height, 56.0, 6.0);
   s.expanded = 1;
-  lagscope_rect expanded = lagscope_hud_bounds(&s);
+  lagscope_rect expanded = lagscope__hud_bounds(&s);
   CHECK(expanded.x == 0.0f && expanded.y == 0.0f);
   CHECK_NEAR(expanded.width, 260.0, 20.0);
   CHECK_NEAR(expanded.height, 170.0, 20.0);
   s.hang_in_progress = 1; /* the state's contents do not change the size */
-  lagscope_rect hung = lagscope_hud_bounds(&s);
+  lagscope_rect hung = lagscope__hud_bounds(&s);
   CHECK(hung.width == expanded.width && hung.height == expanded.height);
 }
 
@@ -127,15 +127,15 @@ static const lagscope_canvas_ops shifted_ops = {
 /* Draws the state shifted by MARGIN into a canvas MARGIN larger on every side, then checks
  * that every pixel outside the bounds is fully transparent and that some inside are not. */
 static void check_inside_bounds(lagscope_hud_state state, float scale, const char *what) {
-  lagscope_rect b = lagscope_hud_bounds(&state);
-  lagscope_canvas *big = lagscope_cairo_canvas_new(b.width + 2 * MARGIN, b.height + 2 * MARGIN,
+  lagscope_rect b = lagscope__hud_bounds(&state);
+  lagscope_canvas *big = lagscope__hud_canvas_new(b.width + 2 * MARGIN, b.height + 2 * MARGIN,
                                                    scale);
   CHECK(big != NULL);
   shifted sh = {{&shifted_ops, NULL}, big, MARGIN, MARGIN};
   sh.canvas.backend = &sh;
-  lagscope_hud_draw(&sh.canvas, &state);
+  lagscope__hud_draw(&sh.canvas, &state);
   int w, h, stride;
-  const uint32_t *px = lagscope_cairo_canvas_pixels(big, &w, &h, &stride);
+  const uint32_t *px = lagscope__hud_canvas_pixels(big, &w, &h, &stride);
   int x0 = (int)(MARGIN * scale), y0 = (int)(MARGIN * scale);
   int x1 = (int)((MARGIN + b.width) * scale + 0.999f), y1 = (int)((MARGIN + b.height) * scale + 0.999f);
   long outside = 0, inside = 0;
@@ -150,7 +150,7 @@ static void check_inside_bounds(lagscope_hud_state state, float scale, const cha
   CHECK_MSG(outside == 0, "%s at scale %g: %ld pixels drawn outside the bounds", what,
             (double)scale, outside);
   CHECK_MSG(inside > (long)((x1 - x0) * (y1 - y0)) / 2, "%s: the panel is missing", what);
-  lagscope_cairo_canvas_free(big);
+  lagscope__hud_canvas_free(big);
 }
 
 static void test_nothing_outside(void) {
@@ -240,7 +240,7 @@ static void record(recorder *r, const lagscope_hud_state *s) {
   memset(r, 0, sizeof *r);
   r->canvas.ops = &recorder_ops;
   r->canvas.backend = r;
-  lagscope_hud_draw(&r->canvas, s);
+  lagscope__hud_draw(&r->canvas, s);
   CHECK_EQ_INT(r->clip_depth, 0);
 }
 

@@ -59,10 +59,10 @@ static const reference_case cases[] = {
 static lagscope_canvas *render(const reference_case *rc) {
   lagscope_hud_state state = rc->state();
   state.expanded = rc->expanded;
-  lagscope_rect bounds = lagscope_hud_bounds(&state);
-  lagscope_canvas *canvas = lagscope_cairo_canvas_new(bounds.width, bounds.height, rc->scale);
+  lagscope_rect bounds = lagscope__hud_bounds(&state);
+  lagscope_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, rc->scale);
   CHECK(canvas != NULL);
-  lagscope_hud_draw(canvas, &state);
+  lagscope__hud_draw(canvas, &state);
   return canvas;
 }
 
@@ -92,7 +92,7 @@ static int compare(lagscope_canvas *canvas, const char *reference_path, const ch
     return -1;
   }
   int w, h, stride;
-  const uint32_t *pixels = lagscope_cairo_canvas_pixels(canvas, &w, &h, &stride);
+  const uint32_t *pixels = lagscope__hud_canvas_pixels(canvas, &w, &h, &stride);
   int rw = cairo_image_surface_get_width(ref), rh = cairo_image_surface_get_height(ref);
   int rc = 0;
   if (rw != w || rh != h) {
@@ -129,7 +129,7 @@ static int check_tolerance_catches_a_change(const char *reference) {
   for (size_t i = 0; i < 2; i++) {
     lagscope_canvas *canvas = render(&changes[i]);
     int rc = compare(canvas, path, changes[i].name);
-    lagscope_cairo_canvas_free(canvas);
+    lagscope__hud_canvas_free(canvas);
     if (rc == 0) {
       printf("%s: the comparison did not notice the change\n", changes[i].name);
       missed++;
@@ -161,17 +161,17 @@ int main(int argc, char **argv) {
     lagscope_canvas *canvas = render(&cases[i]);
     if (out != NULL) {
       png_path(path, sizeof path, out, cases[i].name);
-      CHECK(lagscope_cairo_canvas_write_png(canvas, path) == 0);
+      CHECK(lagscope__hud_canvas_write_png(canvas, path) == 0);
     }
     if (update != NULL) {
       png_path(path, sizeof path, update, cases[i].name);
-      CHECK(lagscope_cairo_canvas_write_png(canvas, path) == 0);
+      CHECK(lagscope__hud_canvas_write_png(canvas, path) == 0);
       printf("wrote %s\n", path);
     } else {
       png_path(path, sizeof path, reference, cases[i].name);
       failures += compare(canvas, path, cases[i].name) != 0;
     }
-    lagscope_cairo_canvas_free(canvas);
+    lagscope__hud_canvas_free(canvas);
   }
   if (update == NULL) failures += check_tolerance_catches_a_change(reference);
   /* cairo and fontconfig keep caches for the process' life; drop them so LSan sees only ours. */
