@@ -271,6 +271,8 @@ typedef struct lagscope__watchdog {
    * having been stopped: that lateness is the hang's, not a suspension. 0 when unknown. */
   uint64_t starved_ns;
   uint32_t post_failures;
+  uint32_t lost_pings;        /* pings the main thread outlived without answering */
+  uint64_t lost_ping_seq;     /* the last of them */
 } lagscope__watchdog;
 
 /* What the main thread wrote; read by the monitor. */
@@ -287,6 +289,8 @@ typedef struct lagscope__watchdog_step {
   int hang_ended;          /* publish hang_ended (hang_id, start, duration_ns) */
   uint64_t duration_ns;
   int resumed;             /* the monitor woke a whole threshold late: the process was stopped */
+  int ping_lost;           /* the outstanding ping was lost (lost_pings counts them); another
+                              is posted in this step */
   uint64_t wake_at_ns;     /* when the monitor should run the next step */
 } lagscope__watchdog_step;
 

@@ -74,7 +74,9 @@ LAGSCOPE_EXTERN unsigned lagscope_version(void);
   XX(ELIMIT, -12, "a configured limit was reached")                                           \
   XX(ENOENT, -13, "no such item")                                                             \
   XX(EPOST, -14, "the host's post_main hook refused the ping")                                 \
-  XX(ESIGNAL, -15, "the capture signal is handled by the app, or none is free")
+  XX(ESIGNAL, -15, "the capture signal is handled by the app, or none is free")                 \
+  XX(ELOST, -16, "the host's queue lost a ping: the main thread ran on without running it")     \
+  XX(ETHREAD, -17, "called on a thread other than the one that started lagscope")
 
 typedef enum lagscope_error {
   LAGSCOPE_OK = 0,

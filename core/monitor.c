@@ -45,21 +45,41 @@ static pthread_mutex_t latest_lock = PTHREAD_MUTEX_INITIALIZER;
 static lagscope_metrics latest_metrics;
 static int have_latest_metrics;
 
+/* The thread whose calls prove the main thread alive: the one that started lagscope. A call
+ * from another thread (a render thread's frame, a hook that runs the ping where it was posted,
+ * as GLib's g_main_context_invoke does when the loop is not running) says nothing about it:
+ * it is ignored, and the monitor reports the thread once. Each thread's id is read once and
+ * kept, so that these calls stay free of system calls. */
+static _Atomic int32_t watched_thread; /* 0 before the first start */
+static _Atomic int32_t wrong_thread;   /* the last other thread that called; 0 once reported */
+static _Thread_local int32_t own_thread;
+
+static int on_watched_thread(void) {
+  if (own_thread == 0) own_thread = lagscope__thread_id();
+  int32_t watched = atomic_load_explicit(&watched_thread, memory_order_relaxed);
+  if (watched == 0 || own_thread == watched) return 1;
+  atomic_store_explicit(&wrong_thread, own_thread, memory_order_relaxed);
+  return 0;
+}
+
 /* ---- 2. main-thread calls: a clock read and atomic stores ------------------------------------ */
 
 void lagscope_frame(void) {
+  if (!on_watched_thread()) return;
   uint64_t now = lagscope__now_ns();
   lagscope__frame_ring_push(&frame_ring, now);
   atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
 }
 
 void lagscope_heartbeat(void) {
+  if (!on_watched_thread()) return;
   atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
 }
 
 /* Runs on the main thread through the host's post_main. arg is the ping's number. */
 static void answer_ping(void *arg) {
   uint64_t seq = (uint64_t)(uintptr_t)arg;
+  if (!on_watched_thread()) return; /* not an answer: the watchdog posts again once it is lost */
   uint64_t now = lagscope__now_ns();
   /* The time first, then the number: a monitor that sees the number sees its time. */
   atomic_store_explicit(&main_signals.answered_ns, now, memory_order_release);
@@ -110,6 +130,7 @@ typedef struct instance {
   pthread_mutex_t web_lock;
   lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
   int have_last_metrics;
+  int wrong_thread_reported; /* ETHREAD said once per start (monitor thread) */
   uint64_t next_hang_sample_event_ns;
 
   /* The viewer, and its requests to capture every thread now, served by the monitor thread
@@ -440,6 +461,31 @@ static void post_ping(instance *in, uint64_t now) {
                             in->watchdog.post_failures);
 }
 
+/* What the watchdog learnt about the host's hooks, said once (then every 100th time). */
+static void report_hook_problems(instance *in, const lagscope__watchdog_step *step) {
+  if (step->ping_lost && in->watchdog.lost_pings % 100 == 1)
+    lagscope__publish_error(LAGSCOPE_ELOST,
+                            "ping %llu was never run although the main thread ran on for %u ms "
+                            "after it was posted (%u lost so far): the host's queue dropped it, "
+                            "as an event loop does that drains posted events it does not know "
+                            "(SDL: while (SDL_PollEvent(&e)); discards them). Another was posted; "
+                            "frames still end hangs. Run every function post_main is given.",
+                            (unsigned long long)in->watchdog.lost_ping_seq,
+                            in->config.hang_threshold_ms, in->watchdog.lost_pings);
+  int32_t wrong = atomic_exchange_explicit(&wrong_thread, 0, memory_order_relaxed);
+  if (wrong != 0 && !in->wrong_thread_reported) {
+    in->wrong_thread_reported = 1;
+    lagscope__publish_error(LAGSCOPE_ETHREAD,
+                            "thread %d called lagscope_frame or lagscope_heartbeat, or ran the "
+                            "ping, but lagscope was started on thread %d, the one it watches: "
+                            "ignored. Call lagscope_start on the main thread, and make post_main "
+                            "run the function on it (GLib: g_idle_add_full, not "
+                            "g_main_context_invoke, which runs it on the caller's thread when "
+                            "the loop is not running).",
+                            (int)wrong, (int)atomic_load(&watched_thread));
+  }
+}
+
 /* Reads the OS's figures; reports a failure once until it changes or goes away. */
 static int sample_process(instance *in, lagscope__process_sample *out) {
   char why[256] = "";
@@ -530,6 +576,7 @@ static void monitor_main(void *arg) {
       in->next_hang_sample_event_ns = 0; /* the first live stack at the next step */
     }
     serve_capture_request(in);
+    report_hook_problems(in, &step);
     if (step.post_ping) post_ping(in, now);
     if (now >= next_sample) {
       publish_metrics(in, now);
@@ -724,6 +771,8 @@ int lagscope_start(const lagscope_config *config) {
   int rc = instance_new(&c, &in);
   if (rc == LAGSCOPE_OK) {
     running = in;
+    atomic_store(&watched_thread, lagscope__thread_id());
+    atomic_store(&wrong_thread, 0);
     rc = lagscope__thread_start(&in->dispatcher_thread, "lagscope-bus", dispatcher_main, in);
     /* The viewer before the monitor, which would see the caller's time in civetweb's start-up
      * as a hang of the main thread. */

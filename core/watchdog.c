@@ -52,6 +52,9 @@ static uint64_t pending_since(const lagscope__watchdog *w, uint64_t alive_ns) {
   return w->heartbeat_mode ? since : max_u64(since, w->ping_posted_ns);
 }
 
+/* Ends a hang at the main thread's first answer, or at any later sign of life: a hang never
+ * outlives a presented frame or a heartbeat, even when its ping was lost. (A frame's end is
+ * the latest sign of life the monitor sees, at most one hang tick after the first.) */
 static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *signals,
                          uint64_t alive_ns, lagscope__watchdog_step *step) {
   uint64_t answered = atomic_load_explicit(&signals->answered_seq, memory_order_acquire);
@@ -59,17 +62,31 @@ static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *si
   if (ping_answered) w->ping_outstanding = 0;
   if (!w->hang_active) return;
   uint64_t end_ns;
-  if (w->heartbeat_mode) {
-    if (alive_ns <= w->hang_start_ns) return;
-    end_ns = alive_ns;
-  } else {
-    if (!ping_answered) return;
+  if (ping_answered)
     end_ns = atomic_load_explicit(&signals->answered_ns, memory_order_acquire);
-  }
+  else if (alive_ns > w->hang_start_ns)
+    end_ns = alive_ns;
+  else
+    return;
   uint64_t length = end_ns > w->hang_start_ns ? end_ns - w->hang_start_ns : 0;
   step->hang_ended = 1;
   step->duration_ns = length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
   w->hang_active = 0;
+}
+
+/* A ping that the main thread outlived by a whole threshold, showing life (frames, or answers
+ * to other pings) without answering it, was lost: the host's queue dropped it (an event loop
+ * that drains posted events it does not know, a full queue that discards). Another is due now. */
+static void check_lost_ping(lagscope__watchdog *w, uint64_t now_ns, uint64_t alive_ns,
+                            lagscope__watchdog_step *step) {
+  if (w->heartbeat_mode || !w->ping_outstanding || alive_ns <= w->ping_posted_ns ||
+      alive_ns - w->ping_posted_ns < w->threshold_ns)
+    return;
+  w->ping_outstanding = 0;
+  w->next_ping_ns = now_ns;
+  w->lost_pings++;
+  w->lost_ping_seq = w->ping_seq;
+  step->ping_lost = 1;
 }
 
 void lagscope__watchdog_excuse(lagscope__watchdog *w, uint64_t now_ns) {
@@ -82,6 +99,7 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   notice_suspension(w, now_ns, step);
   uint64_t alive = atomic_load_explicit(&signals->alive_ns, memory_order_acquire);
   check_answer(w, signals, alive, step);
+  check_lost_ping(w, now_ns, alive, step);
 
   uint64_t since = pending_since(w, alive);
   if (!w->hang_active && since != 0 && now_ns >= since && now_ns - since >= w->threshold_ns) {

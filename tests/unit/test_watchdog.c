@@ -217,7 +217,62 @@ static void excused_is_not_a_hang(void) {
   CHECK_EQ_INT(w.hang_start_ns, last_excuse);
 }
 
+/* The host's queue drops a ping while frames flow: once the main thread has run on for a whole
+ * threshold after the post, the ping is lost; another is posted at once, and no hang began. */
+static void a_lost_ping_is_posted_again(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t now = 1000 * MS;
+  step_at(&w, now, &s);
+  CHECK(s.post_ping);
+  uint64_t dropped = w.ping_seq, posted = now;
+  int lost = 0;
+  for (now += 16 * MS; now < 1600 * MS; now += 16 * MS) { /* 60 Hz frames, the ping not run */
+    atomic_store(&signals.alive_ns, now - MS);
+    step_at(&w, now, &s);
+    CHECK(!s.hang_began);
+    if (s.ping_lost) {
+      lost++;
+      CHECK(now - MS - posted >= 250 * MS); /* not before a whole threshold of frames */
+      CHECK(s.post_ping && w.ping_seq == dropped + 1);
+    }
+    if (s.post_ping && w.ping_seq != dropped) answer(w.ping_seq, now + MS); /* run at once */
+  }
+  CHECK_EQ_INT(lost, 1);
+  CHECK_EQ_INT(w.lost_pings, 1);
+}
+
+/* A stall while the ping is lost: the hang ends at the first frame after it, though the ping
+ * is never answered. (Before, such a hang lasted until stop.) */
+static void no_hang_outlives_a_frame(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t now = 1000 * MS;
+  step_at(&w, now, &s);
+  CHECK(s.post_ping); /* dropped by the host: never answered */
+  atomic_store(&signals.alive_ns, 1010 * MS); /* a frame, then a 700 ms stall */
+  int began = 0, ended = 0;
+  uint64_t duration = 0;
+  for (now = s.wake_at_ns; now < 2500 * MS; now = s.wake_at_ns) {
+    if (ended) /* frames flow, pings are run */
+      atomic_store(&signals.alive_ns, now - MS);
+    else if (now >= 1710 * MS) /* the first frame after the stall */
+      atomic_store(&signals.alive_ns, 1710 * MS);
+    step_at(&w, now, &s);
+    began += s.hang_began;
+    if (s.hang_ended) ended++, duration = s.duration_ns;
+    if (ended && s.post_ping) answer(w.ping_seq, now + MS);
+  }
+  CHECK_EQ_INT(began, 1);
+  CHECK_EQ_INT(ended, 1);
+  CHECK_EQ_INT(duration, 700 * MS);
+}
+
 int main(void) {
+  a_lost_ping_is_posted_again();
+  no_hang_outlives_a_frame();
   prompt_answers_never_hang();
   a_stall_is_one_hang();
   frames_move_the_start();

@@ -1,0 +1,149 @@
+/* Hosts whose hooks go wrong in the ways real loops do, and what the watchdog makes of them:
+ *   lost_ping    the host's queue drops one ping while frames flow (an SDL game's
+ *                `while (SDL_PollEvent(&e));`): one ELOST error event, another ping, no hang;
+ *   wrong_thread post_main runs the ping at once on the posting thread (GLib's
+ *                g_main_context_invoke when the loop is not running) while the main thread
+ *                stalls 1 s: the answer is refused with one ETHREAD error event and the stall is
+ *                a hang (before, it went unreported);
+ *   other_frames lagscope_frame called from another thread while the main thread stalls: the
+ *                frames prove nothing about the main thread, the stall is one hang. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include "cases.h"
+#include "check.h"
+#include "host_loop.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+static _Atomic int errors_lost, errors_thread, hangs_began, hangs_ended;
+static _Atomic uint64_t last_duration_ns;
+
+static void on_event(const lagscope_event *e, void *user) {
+  (void)user;
+  if (e->type == LAGSCOPE_EVENT_ERROR) {
+    if (e->as.error.code == LAGSCOPE_ELOST) atomic_fetch_add(&errors_lost, 1);
+    if (e->as.error.code == LAGSCOPE_ETHREAD) atomic_fetch_add(&errors_thread, 1);
+    printf("error event: %s: %s\n", lagscope_error_name(e->as.error.code), e->payload.message);
+  } else if (e->type == LAGSCOPE_EVENT_HANG_BEGAN) {
+    atomic_fetch_add(&hangs_began, 1);
+  } else if (e->type == LAGSCOPE_EVENT_HANG_ENDED) {
+    atomic_store(&last_duration_ns, e->as.hang_ended.duration_ns);
+    atomic_fetch_add(&hangs_ended, 1);
+  }
+}
+
+static lagscope_config config_with(lagscope_post_main_fn post, void *user) {
+  lagscope_config c = lagscope_config_default();
+  c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
+  c.post_main = post, c.post_main_user = user;
+  c.on_event = on_event;
+  return c;
+}
+
+/* ---- lost_ping ---- */
+
+static _Atomic int pings_seen;
+/* Accepts every ping, and drops the first one: it is never run. */
+static int post_dropping_first(lagscope_main_fn fn, void *arg, void *user) {
+  if (atomic_fetch_add(&pings_seen, 1) == 0) return 0;
+  return host_loop_post(fn, arg, user);
+}
+
+static int lost_reported(void *user) {
+  (void)user;
+  return atomic_load(&errors_lost) >= 1 && atomic_load(&pings_seen) >= 10;
+}
+
+static void test_lost_ping(void) {
+  host_loop *loop = host_loop_new(60);
+  lagscope_config c = config_with(post_dropping_first, loop);
+  CHECK_EQ_INT(lagscope_start(&c), 0);
+  CHECK_MSG(host_loop_run(loop, NULL, lost_reported, NULL, 10), "no ELOST within 10 s");
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  host_loop_free(loop);
+  CHECK_EQ_INT(atomic_load(&errors_lost), 1);
+  CHECK_EQ_INT(atomic_load(&hangs_began), 0);
+}
+
+/* ---- wrong_thread ---- */
+
+/* Runs the function at once, on the thread that posts it (the monitor). */
+static int post_runs_here(lagscope_main_fn fn, void *arg, void *user) {
+  (void)user;
+  fn(arg);
+  return 0;
+}
+
+static int hang_ended(void *user) {
+  (void)user;
+  return atomic_load(&hangs_ended) >= 1;
+}
+
+static void stall_once(host_loop *loop, uint64_t frame, void *user) {
+  (void)loop;
+  if (frame == 30) test_stall_busy(*(uint32_t *)user);
+}
+
+static void test_wrong_thread(void) {
+  host_loop *loop = host_loop_new(60);
+  lagscope_config c = config_with(post_runs_here, NULL);
+  CHECK_EQ_INT(lagscope_start(&c), 0);
+  uint32_t stall_ms = 1000;
+  CHECK_MSG(host_loop_run(loop, stall_once, hang_ended, &stall_ms, 10), "no hang within 10 s");
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  host_loop_free(loop);
+  CHECK_EQ_INT(atomic_load(&errors_thread), 1);
+  CHECK_EQ_INT(atomic_load(&hangs_began), 1);
+  uint64_t duration = atomic_load(&last_duration_ns);
+  CHECK_MSG(duration >= 900000000u && duration <= 1100000000u, "duration %llu ns",
+            (unsigned long long)duration);
+}
+
+/* ---- other_frames ---- */
+
+static _Atomic int framing;
+static void *frames_elsewhere(void *arg) {
+  (void)arg;
+  while (atomic_load(&framing)) {
+    lagscope_frame();
+    struct timespec ts = {0, 16 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+static void test_other_frames(void) {
+  lagscope_config c = config_with(NULL, NULL); /* heartbeat mode: frames are the proof of life */
+  CHECK_EQ_INT(lagscope_start(&c), 0);
+  lagscope_heartbeat();
+  atomic_store(&framing, 1);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, frames_elsewhere, NULL) == 0);
+  test_stall_busy(800);
+  lagscope_heartbeat();
+  uint64_t deadline = test_now_ns() + 5000000000u;
+  while (atomic_load(&hangs_ended) < 1 && test_now_ns() < deadline) {
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    lagscope_heartbeat();
+  }
+  atomic_store(&framing, 0);
+  pthread_join(t, NULL);
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  CHECK_EQ_INT(atomic_load(&hangs_began), 1);
+  CHECK_EQ_INT(atomic_load(&hangs_ended), 1);
+  CHECK_EQ_INT(atomic_load(&errors_thread), 1);
+  uint64_t duration = atomic_load(&last_duration_ns);
+  CHECK_MSG(duration >= 700000000u && duration <= 900000000u, "duration %llu ns",
+            (unsigned long long)duration);
+}
+
+static const test_case cases[] = {
+    TEST_CASE(lost_ping),
+    TEST_CASE(wrong_thread),
+    TEST_CASE(other_frames),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
