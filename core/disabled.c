@@ -24,6 +24,8 @@ int lagscope_stop(void) { return LAGSCOPE_DISABLED; }
 int lagscope_is_running(void) { return 0; }
 void lagscope_frame(void) {}
 void lagscope_heartbeat(void) {}
+void lagscope_idle_begin(void) {}
+void lagscope_idle_end(void) {}
 void lagscope_retain(const void *payload) { (void)payload; }
 void lagscope_release(const void *payload) { (void)payload; }
 

@@ -280,6 +280,7 @@ typedef struct lagscope__main_signals {
   _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t answered_seq; /* last ping answered */
   _Atomic uint64_t answered_ns;  /* when */
   _Atomic uint64_t alive_ns;     /* last sign of life: a ping answer, frame or heartbeat */
+  _Atomic int idle;              /* between lagscope_idle_begin and _end: owes no answer */
 } lagscope__main_signals;
 
 /* What a watchdog step decided. */

@@ -224,6 +224,12 @@ LAGSCOPE_EXTERN void lagscope_frame(void);
  * that it also proves the main thread alive. */
 LAGSCOPE_EXTERN void lagscope_heartbeat(void);
 
+/* Around a wait for input in the main loop (poll, an event queue's wait): between begin and
+ * end the main thread is idle, not hung, however long it waits; a hang in progress ends at
+ * begin. Any loop, heartbeat or post_main mode. A clock read and atomic stores each. */
+LAGSCOPE_EXTERN void lagscope_idle_begin(void);
+LAGSCOPE_EXTERN void lagscope_idle_end(void);
+
 /* ---- events ------------------------------------------------------------------------------- */
 
 typedef enum lagscope_event_type {

@@ -76,6 +76,20 @@ void lagscope_heartbeat(void) {
   atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
 }
 
+/* Idle: alive at begin (which ends a hang), owing nothing until end, alive again at end so
+ * that the threshold counts from there. */
+void lagscope_idle_begin(void) {
+  if (!on_watched_thread()) return;
+  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
+  atomic_store_explicit(&main_signals.idle, 1, memory_order_release);
+}
+
+void lagscope_idle_end(void) {
+  if (!on_watched_thread()) return;
+  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
+  atomic_store_explicit(&main_signals.idle, 0, memory_order_release);
+}
+
 /* Runs on the main thread through the host's post_main. arg is the ping's number. */
 static void answer_ping(void *arg) {
   uint64_t seq = (uint64_t)(uintptr_t)arg;

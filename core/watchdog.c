@@ -102,7 +102,9 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   check_lost_ping(w, now_ns, alive, step);
 
   uint64_t since = pending_since(w, alive);
-  if (!w->hang_active && since != 0 && now_ns >= since && now_ns - since >= w->threshold_ns) {
+  int idle = atomic_load_explicit(&signals->idle, memory_order_acquire); /* waits for input */
+  if (!w->hang_active && !idle && since != 0 && now_ns >= since &&
+      now_ns - since >= w->threshold_ns) {
     w->hang_active = 1;
     w->hang_id++;
     w->hang_start_ns = since;
@@ -129,6 +131,9 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
                                                                  now_ns + w->interval_ns / 2));
   else
     step->wake_at_ns = w->next_ping_ns;
+  /* Idle owes nothing: look again at the ping interval, not at a deadline already past. */
+  if (idle && !w->hang_active)
+    step->wake_at_ns = max_u64(step->wake_at_ns, now_ns + w->interval_ns);
 }
 
 void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns) {

@@ -6,12 +6,15 @@
  *                stalls 1 s: the answer is refused with one ETHREAD error event and the stall is
  *                a hang (before, it went unreported);
  *   other_frames lagscope_frame called from another thread while the main thread stalls: the
- *                frames prove nothing about the main thread, the stall is one hang. */
+ *                frames prove nothing about the main thread, the stall is one hang;
+ *   idle_wait    a heartbeat loop waits 1 s in poll() for input between lagscope_idle_begin
+ *                and _end: no hang; the same wait without them: one hang (the control). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "cases.h"
 #include "check.h"
 #include "host_loop.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -140,10 +143,36 @@ static void test_other_frames(void) {
             (unsigned long long)duration);
 }
 
+/* ---- idle_wait ---- */
+
+static void wait_for_input(int declared) {
+  if (declared) lagscope_idle_begin();
+  poll(NULL, 0, 1000); /* no input comes */
+  if (declared) lagscope_idle_end();
+  for (int i = 0; i < 40; i++) { /* frames again, 0.4 s: a hang would end and be published */
+    lagscope_heartbeat();
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static void test_idle_wait(void) {
+  lagscope_config c = config_with(NULL, NULL);
+  for (int declared = 1; declared >= 0; declared--) {
+    CHECK_EQ_INT(lagscope_start(&c), 0);
+    lagscope_heartbeat();
+    wait_for_input(declared);
+    CHECK_EQ_INT(lagscope_stop(), 0); /* delivers every event published before it */
+    CHECK_EQ_INT(atomic_load(&hangs_began), declared ? 0 : 1);
+  }
+  CHECK_EQ_INT(atomic_load(&errors_thread), 0);
+}
+
 static const test_case cases[] = {
     TEST_CASE(lost_ping),
     TEST_CASE(wrong_thread),
     TEST_CASE(other_frames),
+    TEST_CASE(idle_wait),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

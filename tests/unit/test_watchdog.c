@@ -270,7 +270,32 @@ static void no_hang_outlives_a_frame(void) {
   CHECK_EQ_INT(duration, 700 * MS);
 }
 
+/* Heartbeat mode, the main loop waits 2 s for input between idle_begin and idle_end: no hang,
+ * and the monitor keeps a steady pace (no wake-up in the past); after the end, the threshold
+ * counts from it. */
+static void idle_is_not_a_hang(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 1);
+  atomic_store(&signals.alive_ns, 1000 * MS);
+  atomic_store(&signals.idle, 1);
+  uint64_t now = 1000 * MS;
+  int steps = 0;
+  for (; now < 3000 * MS; now = s.wake_at_ns, steps++) {
+    step_at(&w, now, &s);
+    CHECK(!s.hang_began);
+    CHECK(s.wake_at_ns >= now + 10 * MS);
+  }
+  CHECK(steps < 100);
+  atomic_store(&signals.alive_ns, 3000 * MS); /* idle_end, then a stall */
+  atomic_store(&signals.idle, 0);
+  while (!s.hang_began && now < 4000 * MS) step_at(&w, now, &s), now = s.wake_at_ns;
+  CHECK(s.hang_began);
+  CHECK_EQ_INT(w.hang_start_ns, 3000 * MS);
+}
+
 int main(void) {
+  idle_is_not_a_hang();
   a_lost_ping_is_posted_again();
   no_hang_outlives_a_frame();
   prompt_answers_never_hang();
