@@ -26,6 +26,10 @@ struct lagscope__hang_recorder {
   lagscope__symbols *symbols;
   int signal_lost_reported; /* the app took the capture signal over: said once */
 
+  /* The main thread's samples while it was late, before a hang began: a ring. */
+  lagscope__stack *early;
+  uint32_t early_next, early_count;
+
   /* The hang in progress. */
   int active;
   lagscope__hang_record record;
@@ -120,6 +124,7 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   lagscope__hang_recorder_retry(h); /* a last try: the file is marked ended either way */
   lagscope__dealloc(h->unsaved);
   release_hang_buffers(h);
+  lagscope__dealloc(h->early);
   lagscope__symbols_free(h->symbols);
   lagscope__store_close(h->store);
   lagscope__dealloc(h);
@@ -301,6 +306,38 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
   h->record.sample_count++;
 }
 
+void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h) {
+  if (h->active) return;
+  if (h->early == NULL) {
+    h->early = lagscope__alloc(sizeof(lagscope__stack) * LAGSCOPE__EARLY_SAMPLES);
+    if (h->early == NULL) return; /* the hang's own samples still come */
+  }
+  lagscope__stack *s = &h->early[h->early_next];
+  int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
+  note_capture(h, rc);
+  if (rc != LAGSCOPE_OK) return;
+  h->early_next = (h->early_next + 1) % LAGSCOPE__EARLY_SAMPLES;
+  if (h->early_count < LAGSCOPE__EARLY_SAMPLES) h->early_count++;
+}
+
+void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h) {
+  h->early_next = h->early_count = 0;
+}
+
+/* The ring's samples taken at or after the hang's start, oldest first, become its first. */
+static void take_early_samples(lagscope__hang_recorder *h) {
+  uint32_t first = (h->early_next + LAGSCOPE__EARLY_SAMPLES - h->early_count) %
+                   LAGSCOPE__EARLY_SAMPLES;
+  for (uint32_t i = 0; i < h->early_count; i++) {
+    const lagscope__stack *s = &h->early[(first + i) % LAGSCOPE__EARLY_SAMPLES];
+    if (s->time_ns < h->record.start_ns) continue;
+    if (h->record.sample_count == h->samples_capacity && !grow_samples(h)) break;
+    h->samples[h->record.sample_count++] = *s;
+    note_sample_target(&h->record, s);
+  }
+  lagscope__hang_recorder_forget_early(h);
+}
+
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    uint64_t start_ns, int64_t start_wall_ms,
                                    const lagscope_metrics *before,
@@ -335,6 +372,7 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
     r->thread_info_before = h->thread_info_before->threads;
     r->thread_count_before = sample_before->threads_len;
   }
+  take_early_samples(h);
   lagscope__hang_recorder_sample(h); /* the main thread first: it is what is stuck */
   capture_all_threads(h);
   if (sample_before != NULL) r->thread_cpu_window_ns = h->thread_info->time_ns - sample_before->time_ns;

@@ -255,6 +255,7 @@ void lagscope__log(const char *format, ...)
 typedef struct lagscope__watchdog {
   uint64_t threshold_ns, interval_ns;
   uint64_t hang_tick_ns;    /* how often the monitor runs while a hang lasts */
+  uint64_t late_ns;         /* owing an answer this long, the main thread is late: two frames */
   int heartbeat_mode;
   uint64_t ping_seq;        /* last ping posted (0: none yet) */
   uint64_t ping_posted_ns;  /* when it was posted */
@@ -290,6 +291,7 @@ typedef struct lagscope__watchdog_step {
   int hang_ended;          /* publish hang_ended (hang_id, start, duration_ns) */
   uint64_t duration_ns;
   int resumed;             /* the monitor woke a whole threshold late: the process was stopped */
+  int sample_early;        /* late, not hung yet: sample the main thread (the hang's first) */
   int ping_lost;           /* the outstanding ping was lost (lost_pings counts them); another
                               is posted in this step */
   uint64_t wake_at_ns;     /* when the monitor should run the next step */
@@ -639,6 +641,12 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    const lagscope_metrics *before,
                                    const lagscope__process_sample *sample_before);
 void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thread sample */
+/* The main thread is late but not hung yet: one sample into a ring of the last
+ * LAGSCOPE__EARLY_SAMPLES (allocated at the first), which the next hang's report starts with,
+ * those taken at or after its start. Forget: it answered in time; the ring is emptied. A/F */
+void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h);
+void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h);
+#define LAGSCOPE__EARLY_SAMPLES 64 /* 640 ms at 10 ms: a threshold's worth, at most 1000 ms */
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
 /* While a hang lasts: the main thread's latest sample as a JSON array of frames, in a payload
  * (lagscope__payload_new) for a hang_sample event; NULL when there is none. A */

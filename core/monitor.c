@@ -577,6 +577,10 @@ static void monitor_main(void *arg) {
     if (app_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
     lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
+    if (in->hang_recorder != NULL && step.sample_early)
+      lagscope__hang_recorder_sample_early(in->hang_recorder);
+    else if (in->hang_recorder != NULL && !in->watchdog.hang_active)
+      lagscope__hang_recorder_forget_early(in->hang_recorder);
     if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL) {
       lagscope__hang_recorder_sample(in->hang_recorder);
       if (now >= in->next_hang_sample_event_ns) {

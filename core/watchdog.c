@@ -21,6 +21,9 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
   w->threshold_ns = (uint64_t)c->hang_threshold_ms * NS_PER_MS;
   w->interval_ns = (uint64_t)c->ping_interval_ms * NS_PER_MS;
   w->hang_tick_ns = (uint64_t)c->hang_sample_interval_ms * NS_PER_MS;
+  /* Two frame budgets; never more than half the threshold, so a hang has early samples. */
+  w->late_ns = 2000000000ull / (c->refresh_hz > 0 ? c->refresh_hz : 60);
+  if (w->late_ns > w->threshold_ns / 2) w->late_ns = w->threshold_ns / 2;
   w->heartbeat_mode = c->post_main == NULL;
   w->ping_seq = last_ping_seq;
   w->next_ping_ns = now_ns;
@@ -112,6 +115,12 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
     step->hang_began = 1;
   }
 
+  /* Late, not hung yet: the stall's first samples, so that its report starts near its start. */
+  int late = !w->hang_active && !idle && since != 0 && now_ns >= since &&
+             now_ns - since >= w->late_ns;
+  step->sample_early = late;
+  int was_outstanding = w->ping_outstanding;
+
   if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {
     w->ping_seq++;
     w->ping_posted_ns = now_ns;
@@ -131,6 +140,13 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
                                                                  now_ns + w->interval_ns / 2));
   else
     step->wake_at_ns = w->next_ping_ns;
+  /* Late: look every tick. Owing an answer since before this step: look when it becomes late
+   * (a ping posted now is looked at by the plan above, answered or not). */
+  if (late)
+    step->wake_at_ns = min_u64(step->wake_at_ns, now_ns + w->hang_tick_ns);
+  else if (!w->hang_active && !idle && since != 0 && since + w->late_ns > now_ns &&
+           (w->heartbeat_mode || was_outstanding))
+    step->wake_at_ns = min_u64(step->wake_at_ns, since + w->late_ns);
   /* Idle owes nothing: look again at the ping interval, not at a deadline already past. */
   if (idle && !w->hang_active)
     step->wake_at_ns = max_u64(step->wake_at_ns, now_ns + w->interval_ns);

@@ -160,11 +160,12 @@ static void heartbeat_mode(void) {
   atomic_store(&signals.alive_ns, t0);
   step_at(&w, t0, &s);
   CHECK(!s.post_ping);
-  CHECK_EQ_INT(s.wake_at_ns, t0 + 250 * MS);
+  CHECK_EQ_INT(s.wake_at_ns, t0 + 2000 * MS / 60); /* when it would be late: two frames */
   atomic_store(&signals.alive_ns, t0 + 200 * MS); /* heartbeats came, then stopped */
   step_at(&w, t0 + 250 * MS, &s);
   CHECK(!s.hang_began);
-  CHECK_EQ_INT(s.wake_at_ns, t0 + 450 * MS);
+  CHECK(s.sample_early); /* late by 50 ms: sampled, and again at the next tick */
+  CHECK_EQ_INT(s.wake_at_ns, t0 + 260 * MS);
   step_at(&w, t0 + 450 * MS, &s);
   CHECK(s.hang_began);
   step_at(&w, s.wake_at_ns, &s);
@@ -294,7 +295,33 @@ static void idle_is_not_a_hang(void) {
   CHECK_EQ_INT(w.hang_start_ns, 3000 * MS);
 }
 
+/* Post_main mode, the main thread stalls just after answering: the monitor does not wake more
+ * often while pings are answered, and samples the stall from 50 ms on, every tick, until the
+ * hang begins (its report starts with those samples). */
+static void a_late_main_thread_is_sampled_early(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  memset(&s, 0, sizeof(s));
+  reset(&w, 0);
+  uint64_t now = 1000 * MS, stall = 0, first_early = 0;
+  int wakes = 0, early = 0;
+  for (; now < 3000 * MS && !s.hang_began; now = s.wake_at_ns, wakes++) {
+    step_at(&w, now, &s);
+    if (s.sample_early && first_early == 0) first_early = now;
+    early += s.sample_early;
+    if (s.post_ping && now < 2000 * MS) answer(w.ping_seq, now + MS);
+    else if (s.post_ping && stall == 0) stall = now; /* this ping is never answered */
+    CHECK(!s.sample_early || stall != 0);
+  }
+  CHECK(wakes < 2 + 1000 / 50 + 30); /* a ping each 50 ms while answered, ticks while late */
+  CHECK(s.hang_began);
+  CHECK_EQ_INT(w.hang_start_ns, stall);
+  CHECK(first_early - stall <= 60 * MS);
+  CHECK(early >= 15); /* every 10 ms from then to the threshold */
+}
+
 int main(void) {
+  a_late_main_thread_is_sampled_early();
   idle_is_not_a_hang();
   a_lost_ping_is_posted_again();
   no_hang_outlives_a_frame();
