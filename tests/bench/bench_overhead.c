@@ -13,7 +13,8 @@
  * reads lagscope's own figures (monitor_cpu_percent, monitor_memory_bytes). An idle loop makes
  * the overhead as visible as it can be: anything the app does on top only hides it.
  *
- * Usage: bench_overhead [--seconds N]   (N seconds per child; default 30)
+ * Usage: bench_overhead [--seconds N] [--heartbeat]   (N seconds per child; default 30;
+ * --heartbeat: heartbeat mode, no post_main, the frames proving the main thread alive)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -104,10 +105,12 @@ static uint64_t status_kib(const char *field) {
   return kib;
 }
 
+static bool heartbeat_mode;
+
 static int start_lagscope(void) {
   lagscope_config config = lagscope_config_default();
   config.server_port = 0, config.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
-  config.post_main = bench_post_main; /* everything else at its default */
+  config.post_main = heartbeat_mode ? NULL : bench_post_main; /* the rest at its default */
   int rc = lagscope_start(&config);
   if (rc == LAGSCOPE_DISABLED) return BENCH_SKIP;
   if (rc != 0) fprintf(stderr, "bench_overhead: lagscope_start: %s\n", lagscope_strerror(rc));
@@ -243,6 +246,7 @@ static void print_table(const child_result *base, const child_result *with) {
 
 int main(int argc, char **argv) {
   unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
+  for (int i = 1; i < argc; i++) heartbeat_mode |= strcmp(argv[i], "--heartbeat") == 0;
   child_result base, with;
   printf("bench_overhead: %u s without lagscope, then %u s with it...\n", seconds, seconds);
   if (run_child(seconds, false, &base) != 0) return 1;
