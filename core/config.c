@@ -26,6 +26,7 @@ lagscope_config lagscope_config_default(void) {
   c.server_port = 8080;
   c.server_max_clients = 16;
   c.server_max_stream_clients = 8;
+  c.hitch_report_ms = 50;
   return c;
 }
 
@@ -96,6 +97,9 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
                         "1..hang_threshold_ms ms");
   LAGSCOPE_CHECK_RANGE_(sample_interval_ms, 50, 60000, "50..60000 ms");
   LAGSCOPE_CHECK_RANGE_(hang_sample_interval_ms, 1, 1000, "1..1000 ms");
+  if (config->hitch_report_ms > 60000) /* 0 is off; at or past the threshold, no stall is one */
+    return reject(why, why_size, "hitch_report_ms", config->hitch_report_ms,
+                  "0 (off) ..60000 ms");
   if (config->capture_signal > 64)
     return reject(why, why_size, "capture_signal", config->capture_signal,
                   "0 (the first free real-time signal) or a real-time signal's number");

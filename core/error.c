@@ -37,6 +37,7 @@ const char *lagscope_event_type_name(int type) {
     case LAGSCOPE_EVENT_HANG_RECOVERED: return "hang_recovered";
     case LAGSCOPE_EVENT_HANG_SAMPLE: return "hang_sample";
     case LAGSCOPE_EVENT_SERVER_STARTED: return "server_started";
+    case LAGSCOPE_EVENT_HITCH: return "hitch";
   }
   return "unknown";
 }

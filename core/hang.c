@@ -324,16 +324,66 @@ void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h) {
   h->early_next = h->early_count = 0;
 }
 
-/* The ring's samples taken at or after the hang's start, oldest first, become its first. */
-static void take_early_samples(lagscope__hang_recorder *h) {
+/* The ring's samples from start_ns on, oldest first, copied to out (LAGSCOPE__EARLY_SAMPLES). */
+static uint32_t early_samples_since(const lagscope__hang_recorder *h, uint64_t start_ns,
+                                    lagscope__stack *out) {
   uint32_t first = (h->early_next + LAGSCOPE__EARLY_SAMPLES - h->early_count) %
                    LAGSCOPE__EARLY_SAMPLES;
+  uint32_t n = 0;
   for (uint32_t i = 0; i < h->early_count; i++) {
     const lagscope__stack *s = &h->early[(first + i) % LAGSCOPE__EARLY_SAMPLES];
-    if (s->time_ns < h->record.start_ns) continue;
-    if (h->record.sample_count == h->samples_capacity && !grow_samples(h)) break;
-    h->samples[h->record.sample_count++] = *s;
-    note_sample_target(&h->record, s);
+    if (s->time_ns >= start_ns) out[n++] = *s;
+  }
+  return n;
+}
+
+char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
+                                    uint64_t duration_ns, uint32_t *sample_count,
+                                    const char **cause_json) {
+  *sample_count = 0;
+  *cause_json = NULL;
+  lagscope__stack *samples =
+      h->early_count > 0 ? lagscope__alloc(sizeof(lagscope__stack) * h->early_count) : NULL;
+  lagscope__hang_record r;
+  memset(&r, 0, sizeof(r));
+  r.start_ns = start_ns;
+  r.duration_ns = duration_ns;
+  r.threshold_ms = h->config.hang_threshold_ms;
+  r.sample_interval_ms = h->config.hang_sample_interval_ms;
+  r.main_tid = lagscope__main_thread_id();
+  r.sample_target_syscall = -1;
+  r.samples = samples;
+  r.sample_count = samples != NULL ? early_samples_since(h, start_ns, samples) : 0;
+  for (uint32_t i = 0; i < r.sample_count; i++) note_sample_target(&r, &samples[i]);
+  lagscope__hang_recorder_forget_early(h);
+  char *stack = NULL, *cause = NULL;
+  if (r.sample_count > 0) {
+    lagscope__report_json(&r, resolve, h, NULL, &stack);
+    lagscope__report_cause_json(&r, resolve, h, &cause);
+  }
+  size_t stack_size = strlen(stack != NULL ? stack : "[]") + 1;
+  size_t cause_size = cause != NULL ? strlen(cause) + 1 : 0;
+  char *payload = lagscope__payload_new(stack_size + cause_size, NULL);
+  if (payload != NULL) {
+    memcpy(payload, stack != NULL ? stack : "[]", stack_size);
+    if (cause != NULL) memcpy(payload + stack_size, cause, cause_size);
+    *cause_json = cause != NULL ? payload + stack_size : NULL;
+    *sample_count = r.sample_count;
+  }
+  lagscope_free(stack);
+  lagscope_free(cause);
+  lagscope__dealloc(samples);
+  return payload;
+}
+
+/* The ring's samples taken at or after the hang's start, oldest first, become its first. */
+static void take_early_samples(lagscope__hang_recorder *h) {
+  while (h->samples_capacity < h->early_count && h->samples_capacity < SAMPLES_MAX)
+    if (!grow_samples(h)) break;
+  if (h->samples_capacity >= h->early_count) {
+    h->record.sample_count = early_samples_since(h, h->record.start_ns, h->samples);
+    for (uint32_t i = 0; i < h->record.sample_count; i++)
+      note_sample_target(&h->record, &h->samples[i]);
   }
   lagscope__hang_recorder_forget_early(h);
 }

@@ -256,6 +256,8 @@ typedef struct lagscope__watchdog {
   uint64_t threshold_ns, interval_ns;
   uint64_t hang_tick_ns;    /* how often the monitor runs while a hang lasts */
   uint64_t late_ns;         /* owing an answer this long, the main thread is late: two frames */
+  int late;                 /* it was late at the last step, not hung */
+  uint64_t late_since_ns;   /* since when it owed the answer then */
   int heartbeat_mode;
   uint64_t ping_seq;        /* last ping posted (0: none yet) */
   uint64_t ping_posted_ns;  /* when it was posted */
@@ -292,6 +294,9 @@ typedef struct lagscope__watchdog_step {
   uint64_t duration_ns;
   int resumed;             /* the monitor woke a whole threshold late: the process was stopped */
   int sample_early;        /* late, not hung yet: sample the main thread (the hang's first) */
+  int late_ended;          /* it was late and answered before the threshold: a hitch, from
+                              late_since_ns for late_ns_total (to its first sign of life) */
+  uint64_t late_since_ns, late_duration_ns;
   int ping_lost;           /* the outstanding ping was lost (lost_pings counts them); another
                               is posted in this step */
   uint64_t wake_at_ns;     /* when the monitor should run the next step */
@@ -646,6 +651,12 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thr
  * those taken at or after its start. Forget: it answered in time; the ring is emptied. A/F */
 void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h);
 void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h);
+/* A hitch: the ring's samples from start_ns on, as its heaviest stack, in a payload (for a
+ * hitch event's stack_json) that also holds its cause, *cause_json pointing into it (NULL
+ * without samples). Empties the ring. NULL when out of memory. A */
+char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
+                                    uint64_t duration_ns, uint32_t *sample_count,
+                                    const char **cause_json);
 #define LAGSCOPE__EARLY_SAMPLES 64 /* 640 ms at 10 ms: a threshold's worth, at most 1000 ms */
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
 /* While a hang lasts: the main thread's latest sample as a JSON array of frames, in a payload

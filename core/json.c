@@ -117,6 +117,14 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       lagscope__json_add_measure(o, "elapsed_ms", (double)e->as.hang_sample.elapsed_ns / 1e6);
       if (e->payload.stack_json != NULL) cJSON_AddRawToObject(o, "stack", e->payload.stack_json);
       break;
+    case LAGSCOPE_EVENT_HITCH:
+      lagscope__json_add_u64(o, "start_ns", e->as.hitch.start_ns);
+      lagscope__json_add_measure(o, "duration_ms", (double)e->as.hitch.duration_ns / 1e6);
+      cJSON_AddNumberToObject(o, "sample_count", e->as.hitch.sample_count);
+      cJSON_AddRawToObject(o, "heaviest_stack",
+                           e->payload.stack_json != NULL ? e->payload.stack_json : "[]");
+      if (e->as.hitch.cause_json != NULL) cJSON_AddRawToObject(o, "cause", e->as.hitch.cause_json);
+      break;
     case LAGSCOPE_EVENT_SERVER_STARTED:
       cJSON_AddStringToObject(o, "url", e->payload.message != NULL ? e->payload.message : "");
       cJSON_AddNumberToObject(o, "port", e->as.server_started.port);

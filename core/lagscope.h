@@ -190,6 +190,10 @@ typedef struct lagscope_config {
   /* Of those, live streams (the viewer's event stream) at once. Default 8. Range
    * 1..server_max_clients - 1 (one is always left for the API). */
   uint32_t server_max_stream_clients;
+  /* A stall of the main thread this long (ms) that ends before hang_threshold_ms is a hitch:
+   * a hitch event with its heaviest stack and cause. 0: off (and none at or past the
+   * threshold). Default 50. Range 0..60000. */
+  uint32_t hitch_report_ms;
 } lagscope_config;
 
 /* The defaults above. */
@@ -241,11 +245,13 @@ typedef enum lagscope_event_type {
                                        app was killed while hung): payload.report */
   LAGSCOPE_EVENT_HANG_SAMPLE = 6,    /* while a hang lasts, at most every 100 ms: the main
                                        thread's latest stack, payload.stack_json */
-  LAGSCOPE_EVENT_SERVER_STARTED = 7  /* the viewer listens: payload.message is its URL */
+  LAGSCOPE_EVENT_SERVER_STARTED = 7, /* the viewer listens: payload.message is its URL */
+  LAGSCOPE_EVENT_HITCH = 8           /* a stall of hitch_report_ms or more that ended before
+                                        the threshold: payload.stack_json, its heaviest stack */
 } lagscope_event_type;
 
 /* "hang_began", "hang_ended", "metrics", "error", "hang_recovered", "hang_sample",
- * "server_started"; "unknown" otherwise. */
+ * "server_started", "hitch"; "unknown" otherwise. */
 LAGSCOPE_EXTERN const char *lagscope_event_type_name(int type);
 
 typedef enum lagscope_hitch_band {
@@ -347,13 +353,22 @@ typedef struct lagscope_event {
     struct {
       uint32_t port;          /* the port bound (config 0: the one the OS chose) */
     } server_started;
+    struct {
+      uint64_t start_ns;      /* as a hang's: a lower bound of the stall's start */
+      uint64_t duration_ns;   /* to the main thread's first sign of life seen after it */
+      uint32_t sample_count;  /* main-thread samples taken while it was late */
+      /* {"kind": ..., "summary": ...} as hang_ended's; NULL when no sample. It lives in the
+       * payload's block: valid as long as payload.stack_json is. */
+      const char *cause_json;
+    } hitch;
   } as;
   union {
     const lagscope_metrics *metrics; /* LAGSCOPE_EVENT_METRICS */
     const char *message;             /* ERROR: what failed, in a sentence; SERVER_STARTED: the
                                         viewer's URL with its token */
     const char *stack_json;          /* HANG_SAMPLE: the stack, innermost frame first, as a JSON
-                                        array of frames (docs/hang-report.md, "A frame") */
+                                        array of frames (docs/hang-report.md, "A frame");
+                                        HITCH: its heaviest stack, the same way ("[]": none) */
     const lagscope_hang_report *report; /* HANG_ENDED (NULL if it could not be built), HANG_RECOVERED */
     const void *any;                 /* NULL for the other types */
   } payload;

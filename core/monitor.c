@@ -401,6 +401,21 @@ static void publish_hang_ended(instance *in, uint64_t duration_ns) {
   lagscope__publish(&e);
 }
 
+/* The main thread was late and answered before the threshold: a hitch when it lasted
+ * hitch_report_ms, with the samples taken while it was late. */
+static void publish_hitch(instance *in, const lagscope__watchdog_step *step) {
+  uint64_t min_ns = (uint64_t)in->config.hitch_report_ms * NS_PER_MS;
+  if (in->hang_recorder == NULL || min_ns == 0 || step->late_duration_ns < min_ns) return;
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HITCH};
+  e.as.hitch.start_ns = step->late_since_ns;
+  e.as.hitch.duration_ns = step->late_duration_ns;
+  e.payload.stack_json =
+      lagscope__hang_recorder_hitch(in->hang_recorder, step->late_since_ns,
+                                    step->late_duration_ns, &e.as.hitch.sample_count,
+                                    &e.as.hitch.cause_json);
+  if (e.payload.stack_json != NULL) lagscope__publish(&e);
+}
+
 static void publish_hang_sample(instance *in, uint64_t now) {
   lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_SAMPLE};
   e.payload.stack_json =
@@ -577,6 +592,7 @@ static void monitor_main(void *arg) {
     if (app_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
     lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
+    if (step.late_ended) publish_hitch(in, &step);
     if (in->hang_recorder != NULL && step.sample_early)
       lagscope__hang_recorder_sample_early(in->hang_recorder);
     else if (in->hang_recorder != NULL && !in->watchdog.hang_active)

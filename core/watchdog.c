@@ -115,10 +115,19 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
     step->hang_began = 1;
   }
 
-  /* Late, not hung yet: the stall's first samples, so that its report starts near its start. */
+  /* Late, not hung yet: the stall's first samples, so that its report starts near its start.
+   * Late before and not now, without a hang: the main thread answered in time; that stall was
+   * a hitch, ended at its first sign of life the monitor saw (at most one look after it). */
   int late = !w->hang_active && !idle && since != 0 && now_ns >= since &&
              now_ns - since >= w->late_ns;
   step->sample_early = late;
+  if (w->late && !late && !w->hang_active && alive > w->late_since_ns) {
+    step->late_ended = 1;
+    step->late_since_ns = w->late_since_ns;
+    step->late_duration_ns = alive - w->late_since_ns;
+  }
+  if (late && !w->late) w->late_since_ns = since;
+  w->late = late;
   int was_outstanding = w->ping_outstanding;
 
   if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {

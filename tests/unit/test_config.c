@@ -65,11 +65,12 @@ int main(void) {
   c = ok, c.bus_capacity = 131072, refused(c, "bus_capacity");
   c = ok, c.subscriber_capacity = 100, refused(c, "subscriber_capacity");
   c = ok, c.subscriber_capacity = 0, refused(c, "subscriber_capacity");
+  c = ok, c.hitch_report_ms = 60001, refused(c, "hitch_report_ms");
   int token;
   c = ok, c.post_main_user = &token, refused(c, "post_main");
 
   /* Edges that are allowed. */
-  c = ok, c.hang_threshold_ms = 10, c.ping_interval_ms = 10;
+  c = ok, c.hang_threshold_ms = 10, c.ping_interval_ms = 10; /* hitch_report_ms 50: none */
   CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
   c = ok, c.post_main = post_nothing, c.refresh_hz = 120, c.bus_capacity = 16;
   CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);

@@ -320,7 +320,39 @@ static void a_late_main_thread_is_sampled_early(void) {
   CHECK(early >= 15); /* every 10 ms from then to the threshold */
 }
 
+/* A 120 ms stall that ends before the threshold ends the lateness once: a hitch, from the
+ * unanswered ping's post to the answer; a stall that becomes a hang is no hitch. */
+static void late_then_answered_is_a_hitch(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  memset(&s, 0, sizeof(s));
+  reset(&w, 0);
+  uint64_t now = 1000 * MS, posted = 0;
+  int hitches = 0;
+  for (; now < 2000 * MS; now = s.wake_at_ns) {
+    if (posted != 0 && now >= posted + 120 * MS && atomic_load(&signals.answered_seq) < w.ping_seq)
+      answer(w.ping_seq, posted + 120 * MS);
+    step_at(&w, now, &s);
+    CHECK(!s.hang_began);
+    if (s.late_ended) {
+      hitches++;
+      CHECK_EQ_INT(s.late_since_ns, posted);
+      CHECK_EQ_INT(s.late_duration_ns, 120 * MS);
+    }
+    if (s.post_ping && posted == 0 && now >= 1300 * MS) posted = now; /* this one stalls */
+    else if (s.post_ping) answer(w.ping_seq, now + MS);
+  }
+  CHECK_EQ_INT(hitches, 1);
+  reset(&w, 0); /* the first ping never answered: a hang, and no hitch */
+  for (now = 1000 * MS; now < 2000 * MS; now = s.wake_at_ns) {
+    step_at(&w, now, &s);
+    CHECK(!s.late_ended);
+    if (s.post_ping && now > 1400 * MS) answer(w.ping_seq, now + MS);
+  }
+}
+
 int main(void) {
+  late_then_answered_is_a_hitch();
   a_late_main_thread_is_sampled_early();
   idle_is_not_a_hang();
   a_lost_ping_is_posted_again();
