@@ -134,6 +134,43 @@ void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
   lagscope__dealloc(old_latest);
 }
 
+void lagscope__api_keep_hitch(lagscope__web *web, const char *json) {
+  char *copy = copy_text(json);
+  if (copy == NULL) return;
+  pthread_mutex_lock(&web->metrics_lock);
+  char *old = web->hitches[web->hitches_next];
+  web->hitches[web->hitches_next] = copy;
+  web->hitches_next = (web->hitches_next + 1) % LAGSCOPE__HITCHES_KEPT;
+  if (web->hitches_count < LAGSCOPE__HITCHES_KEPT) web->hitches_count++;
+  pthread_mutex_unlock(&web->metrics_lock);
+  lagscope__dealloc(old);
+}
+
+/* {"hitches": [...]}: the latest hitch events, oldest first, as the stream sent them. */
+int lagscope__api_hitches(lagscope__request *req) {
+  lagscope__web *web = req->web;
+  pthread_mutex_lock(&web->metrics_lock);
+  size_t size = 32;
+  for (uint32_t i = 0; i < LAGSCOPE__HITCHES_KEPT; i++)
+    if (web->hitches[i] != NULL) size += strlen(web->hitches[i]) + 1;
+  char *body = malloc(size); /* freed by reply_json with lagscope_free */
+  if (body != NULL) {
+    size_t used = (size_t)snprintf(body, size, "{\"hitches\":[");
+    uint32_t first = (web->hitches_next + LAGSCOPE__HITCHES_KEPT - web->hitches_count) %
+                     LAGSCOPE__HITCHES_KEPT;
+    for (uint32_t k = 0; k < web->hitches_count; k++) {
+      const char *hitch = web->hitches[(first + k) % LAGSCOPE__HITCHES_KEPT];
+      size_t len = strlen(hitch);
+      if (k > 0) body[used++] = ',';
+      memcpy(body + used, hitch, len);
+      used += len;
+    }
+    memcpy(body + used, "]}", 3);
+  }
+  pthread_mutex_unlock(&web->metrics_lock);
+  return lagscope__reply_json(req, 200, body);
+}
+
 /* The ticks are JSON text already: joined, not parsed again; the newest one whole. */
 int lagscope__api_metrics(lagscope__request *req) {
   lagscope__web *web = req->web;

@@ -38,6 +38,7 @@ static const route_entry route_table[] = {
     {"/api/v1/hangs", LAGSCOPE__ROUTE_HANGS, NULL, 0},
     {"/api/v1/capture", LAGSCOPE__ROUTE_CAPTURE, NULL, 1},
     {"/api/v1/stream", LAGSCOPE__ROUTE_STREAM, NULL, 0},
+    {"/api/v1/hitches", LAGSCOPE__ROUTE_HITCHES, NULL, 0},
 };
 
 /* The sub-resources of one report, after "/api/v1/hangs/{id}". */

@@ -268,6 +268,7 @@ static int dispatch(lagscope__request *req, const char *path) {
     case LAGSCOPE__ROUTE_HANG_TRACE: return lagscope__api_hang(req);
     case LAGSCOPE__ROUTE_CAPTURE: return lagscope__api_capture(req);
     case LAGSCOPE__ROUTE_STREAM: return lagscope__stream_serve(req);
+    case LAGSCOPE__ROUTE_HITCHES: return lagscope__api_hitches(req);
     case LAGSCOPE__ROUTE_NONE: break;
   }
   return lagscope__reply_error(req, 404, "not_found", "no such route");
@@ -588,6 +589,7 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
 static void web_free(lagscope__web *web) {
   lagscope__stream_free(web->stream);
   for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++) lagscope__dealloc(web->metrics[i]);
+  for (uint32_t i = 0; i < LAGSCOPE__HITCHES_KEPT; i++) lagscope__dealloc(web->hitches[i]);
   lagscope__dealloc(web->metrics_latest);
   pthread_mutex_destroy(&web->metrics_lock);
   pthread_mutex_destroy(&web->capture_lock);
@@ -647,6 +649,7 @@ void lagscope__web_on_event(const lagscope_event *event, void *data) {
   char *json = lagscope_event_json(event);
   if (json == NULL) return;
   if (event->type == LAGSCOPE_EVENT_METRICS) lagscope__api_keep_metrics(web, json);
+  if (event->type == LAGSCOPE_EVENT_HITCH) lagscope__api_keep_hitch(web, json);
   lagscope__stream_publish(web->stream, lagscope_event_type_name(event->type), event->sequence,
                            json);
   lagscope_free(json);

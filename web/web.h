@@ -72,7 +72,8 @@ typedef enum lagscope__route_kind {
   LAGSCOPE__ROUTE_HANG_SPEEDSCOPE,
   LAGSCOPE__ROUTE_HANG_TRACE,
   LAGSCOPE__ROUTE_CAPTURE,
-  LAGSCOPE__ROUTE_STREAM
+  LAGSCOPE__ROUTE_STREAM,
+  LAGSCOPE__ROUTE_HITCHES
 } lagscope__route_kind;
 
 #define LAGSCOPE__REPORT_ID_MAX 63 /* bytes of a report id, without the NUL */

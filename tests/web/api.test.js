@@ -510,6 +510,7 @@ async function tokenChecks(demo, ids) {
     ['GET', '/api/v1/status'], ['GET', '/api/v1/metrics'], ['GET', '/api/v1/hangs'],
     ['GET', `/api/v1/hangs/${ids[0]}`], ['GET', `/api/v1/hangs/${ids[0]}/speedscope`],
     ['GET', `/api/v1/hangs/${ids[0]}/trace`], ['POST', '/api/v1/capture'], ['GET', '/api/v1/stream'],
+    ['GET', '/api/v1/hitches'],
     ['GET', '/nope'], ['GET', '/api/v1/nope'], ['GET', '/api/v1/hangs/doesnotexist'],
     ['GET', '/api/v1/hangs?limit=abc'], ['POST', '/api/v1/status'], ['DELETE', '/'],
     ['GET', '/index.html'], ['GET', '/etc/passwd']];
@@ -883,6 +884,32 @@ async function requestChecks(demo) {
 
 // ---- phase B: the token across restarts -----------------------------------------------------------------
 
+// Stalls of 120 ms, under the threshold: hitches, kept in memory and listed.
+async function phaseHitches() {
+  const dir = tempDir('hitches');
+  const demo = await Demo.start(dir, ['--stall-every', '0.4', '--stall-ms', '120']);
+  try {
+    await check('GET /api/v1/hitches: the 120 ms stalls, oldest first, each with demo_busy_spin', async () => {
+      const list = await waitFor('two hitches', 10000, async () => {
+        const { json } = await getJson(demo, '/api/v1/hitches');
+        return json.hitches.length >= 2 && json.hitches;
+      });
+      for (const h of list) {
+        equal(h.type, 'hitch', 'an entry\'s type');
+        expect(h.duration_ms >= 50 && h.duration_ms < 250, `a hitch of ${h.duration_ms} ms`);
+        expect(h.heaviest_stack.some((f) => f.function === 'demo_busy_spin'), 'a hitch without demo_busy_spin');
+        expect(h.cause && h.cause.kind === 'cpu', `a hitch's cause: ${JSON.stringify(h.cause)}`);
+      }
+      expect(list.every((h, i) => i === 0 || h.start_ns > list[i - 1].start_ns), 'not oldest first');
+      const { json } = await getJson(demo, '/api/v1/hangs');
+      equal(json.total, 0, 'hangs listed for stalls under the threshold');
+      return `${list.length} hitches, ${list.map((h) => h.duration_ms.toFixed(0)).join(', ')} ms`;
+    });
+  } finally {
+    await demo.stop('hitches');
+  }
+}
+
 async function phaseRollover(prev) {
   const dir = prev.dir;
   const T1 = prev.token;
@@ -1203,6 +1230,7 @@ async function main() {
   log(`lagscope viewer API test: ${options.demo}`);
   const routes = await phaseRoutes();
   if (routes) await phaseRollover(routes);
+  await phaseHitches();
   await phaseLimits();
   await phaseDenialOfService();
   await phaseSlowClients();

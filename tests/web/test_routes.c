@@ -64,6 +64,7 @@ static void test_api_routes(void) {
                 {"/api/v1/metrics", LAGSCOPE__ROUTE_METRICS},
                 {"/api/v1/hangs", LAGSCOPE__ROUTE_HANGS},
                 {"/api/v1/stream", LAGSCOPE__ROUTE_STREAM},
+                {"/api/v1/hitches", LAGSCOPE__ROUTE_HITCHES},
                 {"/api/v1/hangs/" ID, LAGSCOPE__ROUTE_HANG},
                 {"/api/v1/hangs/" ID "/speedscope", LAGSCOPE__ROUTE_HANG_SPEEDSCOPE},
                 {"/api/v1/hangs/" ID "/trace", LAGSCOPE__ROUTE_HANG_TRACE}};
