@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "internal.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,11 +339,21 @@ static uint32_t early_samples_since(const lagscope__hang_recorder *h, uint64_t s
   return n;
 }
 
+/* The telling frame's function of a JSON stack, copied into out ("" when none). A */
+static void telling_function(const char *stack_json, char *out, size_t size) {
+  out[0] = '\0';
+  cJSON *stack = stack_json != NULL ? cJSON_Parse(stack_json) : NULL;
+  const cJSON *frame = lagscope__report_telling_frame(stack);
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(frame, "function");
+  if (cJSON_IsString(name)) snprintf(out, size, "%s", name->valuestring);
+  cJSON_Delete(stack);
+}
+
 char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
                                     uint64_t duration_ns, uint32_t *sample_count,
-                                    const char **cause_json) {
+                                    const char **cause_json, const char **function) {
   *sample_count = 0;
-  *cause_json = NULL;
+  *cause_json = *function = NULL;
   lagscope__stack *samples =
       h->early_count > 0 ? lagscope__alloc(sizeof(lagscope__stack) * h->early_count) : NULL;
   lagscope__hang_record r;
@@ -356,18 +368,24 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
   r.sample_count = samples != NULL ? early_samples_since(h, start_ns, samples) : 0;
   for (uint32_t i = 0; i < r.sample_count; i++) note_sample_target(&r, &samples[i]);
   lagscope__hang_recorder_forget_early(h);
-  char *stack = NULL, *cause = NULL;
+  char *stack = NULL, *cause = NULL, where[128];
   if (r.sample_count > 0) {
     lagscope__report_json(&r, resolve, h, NULL, &stack);
     lagscope__report_cause_json(&r, resolve, h, &cause);
   }
-  size_t stack_size = strlen(stack != NULL ? stack : "[]") + 1;
+  telling_function(stack, where, sizeof(where));
+  const char *stack_text = stack != NULL ? stack : "[]";
+  size_t stack_size = strlen(stack_text) + 1, where_size = strlen(where) + 1;
   size_t cause_size = cause != NULL ? strlen(cause) + 1 : 0;
-  char *payload = lagscope__payload_new(stack_size + cause_size, NULL);
+  char *payload = lagscope__payload_new(stack_size + where_size + cause_size, NULL);
   if (payload != NULL) {
-    memcpy(payload, stack != NULL ? stack : "[]", stack_size);
-    if (cause != NULL) memcpy(payload + stack_size, cause, cause_size);
-    *cause_json = cause != NULL ? payload + stack_size : NULL;
+    memcpy(payload, stack_text, stack_size);
+    memcpy(payload + stack_size, where, where_size);
+    *function = payload + stack_size;
+    if (cause != NULL) {
+      memcpy(payload + stack_size + where_size, cause, cause_size);
+      *cause_json = payload + stack_size + where_size;
+    }
     *sample_count = r.sample_count;
   }
   lagscope_free(stack);

@@ -557,6 +557,11 @@ int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_
 int lagscope__report_cause_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
                                 void *ctx, char **out);
 
+/* Of a JSON array of frames, the frame that best says where the app was: the innermost in
+ * the app's own code (the module of "main"), else the innermost with a name, else the
+ * innermost; NULL for an empty array. F */
+const struct cJSON *lagscope__report_telling_frame(const struct cJSON *stack);
+
 /* The public, immutable, reference-counted report that events carry. A */
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
                                                 const char *path, char *json,
@@ -652,11 +657,11 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thr
 void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h);
 void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h);
 /* A hitch: the ring's samples from start_ns on, as its heaviest stack, in a payload (for a
- * hitch event's stack_json) that also holds its cause, *cause_json pointing into it (NULL
- * without samples). Empties the ring. NULL when out of memory. A */
+ * hitch event's stack_json) that also holds its cause and telling function, *cause_json
+ * (NULL without samples) and *function ("" when none) pointing into it. Empties the ring. NULL when out of memory. A */
 char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
                                     uint64_t duration_ns, uint32_t *sample_count,
-                                    const char **cause_json);
+                                    const char **cause_json, const char **function);
 #define LAGSCOPE__EARLY_SAMPLES 64 /* 640 ms at 10 ms: a threshold's worth, at most 1000 ms */
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
 /* While a hang lasts: the main thread's latest sample as a JSON array of frames, in a payload

@@ -121,6 +121,8 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       lagscope__json_add_u64(o, "start_ns", e->as.hitch.start_ns);
       lagscope__json_add_measure(o, "duration_ms", (double)e->as.hitch.duration_ns / 1e6);
       cJSON_AddNumberToObject(o, "sample_count", e->as.hitch.sample_count);
+      cJSON_AddStringToObject(o, "function",
+                              e->as.hitch.function != NULL ? e->as.hitch.function : "");
       cJSON_AddRawToObject(o, "heaviest_stack",
                            e->payload.stack_json != NULL ? e->payload.stack_json : "[]");
       if (e->as.hitch.cause_json != NULL) cJSON_AddRawToObject(o, "cause", e->as.hitch.cause_json);

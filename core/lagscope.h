@@ -357,9 +357,12 @@ typedef struct lagscope_event {
       uint64_t start_ns;      /* as a hang's: a lower bound of the stall's start */
       uint64_t duration_ns;   /* to the main thread's first sign of life seen after it */
       uint32_t sample_count;  /* main-thread samples taken while it was late */
-      /* {"kind": ..., "summary": ...} as hang_ended's; NULL when no sample. It lives in the
-       * payload's block: valid as long as payload.stack_json is. */
+      /* {"kind": ..., "summary": ...} as hang_ended's; NULL when no sample. */
       const char *cause_json;
+      /* Where the app was: the heaviest stack's innermost function of the app's own code
+       * (else the innermost named); "" when none. Both live in the payload's block: valid as
+       * long as payload.stack_json is. */
+      const char *function;
     } hitch;
   } as;
   union {

@@ -412,7 +412,7 @@ static void publish_hitch(instance *in, const lagscope__watchdog_step *step) {
   e.payload.stack_json =
       lagscope__hang_recorder_hitch(in->hang_recorder, step->late_since_ns,
                                     step->late_duration_ns, &e.as.hitch.sample_count,
-                                    &e.as.hitch.cause_json);
+                                    &e.as.hitch.cause_json, &e.as.hitch.function);
   if (e.payload.stack_json != NULL) lagscope__publish(&e);
 }
 

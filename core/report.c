@@ -1161,3 +1161,32 @@ int lagscope__report_cause_json(const lagscope__hang_record *r, lagscope__resolv
   ctx_free(&c);
   return *out != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
 }
+
+/* ---- the telling frame of a stack (the hang list, hitches, the HUD) ---- */
+
+static const cJSON *json_member(const cJSON *o, const char *name) {
+  return cJSON_GetObjectItemCaseSensitive(o, name);
+}
+static int is_named(const cJSON *frame) { return cJSON_IsString(json_member(frame, "function")); }
+
+/* The frame that best says where the app was stuck: the innermost one in the app's own code
+ * (the module of "main"), else the innermost with a name (a vDSO or JIT frame has none), else
+ * the innermost. */
+const struct cJSON *lagscope__report_telling_frame(const struct cJSON *stack) {
+  const cJSON *frame, *main_frame = NULL, *named = NULL;
+  cJSON_ArrayForEach(frame, stack) {
+    if (named == NULL && is_named(frame)) named = frame;
+    if (is_named(frame) && strcmp(json_member(frame, "function")->valuestring, "main") == 0)
+      main_frame = frame;
+  }
+  const cJSON *app = main_frame != NULL ? json_member(main_frame, "module") : NULL;
+  if (cJSON_IsString(app)) {
+    cJSON_ArrayForEach(frame, stack) {
+      const cJSON *module = json_member(frame, "module");
+      if (is_named(frame) && cJSON_IsString(module) &&
+          strcmp(module->valuestring, app->valuestring) == 0)
+        return frame;
+    }
+  }
+  return named != NULL ? named : cJSON_GetArrayItem(stack, 0);
+}

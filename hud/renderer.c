@@ -86,6 +86,12 @@ void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
       h->state.last_hang_ms = (double)e->as.hang_ended.duration_ns / 1e6;
       h->dirty = h->urgent = 1;
       break;
+    case LAGSCOPE_EVENT_HITCH:
+      h->state.last_hitch_ms = (double)e->as.hitch.duration_ns / 1e6;
+      snprintf(h->state.last_hitch_function, sizeof(h->state.last_hitch_function), "%s",
+               e->as.hitch.function != NULL ? e->as.hitch.function : "");
+      h->dirty = 1;
+      break;
     default:
       break;
   }

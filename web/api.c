@@ -212,28 +212,6 @@ static void copy_member(cJSON *to, const char *to_name, const cJSON *from, const
   if (copy != NULL) cJSON_AddItemToObject(to, to_name, copy);
 }
 
-static int is_named(const cJSON *frame) { return cJSON_IsString(member(frame, "function")); }
-
-/* The frame that best says where the app was stuck: the innermost one in the app's own code
- * (the module of "main"), else the innermost with a name (a vDSO or JIT frame has none), else
- * the innermost. */
-static const cJSON *telling_frame(const cJSON *stack) {
-  const cJSON *frame, *main_frame = NULL, *named = NULL;
-  cJSON_ArrayForEach(frame, stack) {
-    if (named == NULL && is_named(frame)) named = frame;
-    if (is_named(frame) && strcmp(member(frame, "function")->valuestring, "main") == 0)
-      main_frame = frame;
-  }
-  const cJSON *app = main_frame != NULL ? member(main_frame, "module") : NULL;
-  if (cJSON_IsString(app)) {
-    cJSON_ArrayForEach(frame, stack) {
-      const cJSON *module = member(frame, "module");
-      if (is_named(frame) && cJSON_IsString(module) && strcmp(module->valuestring, app->valuestring) == 0)
-        return frame;
-    }
-  }
-  return named != NULL ? named : cJSON_GetArrayItem(stack, 0);
-}
 
 /* One line of the list, from a stored report; NULL when the file is not a readable report. */
 static cJSON *summary_of(const char *dir, const char *id) {
@@ -255,7 +233,7 @@ static cJSON *summary_of(const char *dir, const char *id) {
   copy_member(s, "start_wall_ms", member(report, "start"), "wall_ms");
   copy_member(s, "duration_ms", report, "duration_ms");
   copy_member(s, "samples", member(report, "samples"), "count");
-  const cJSON *top = telling_frame(member(report, "heaviest_stack"));
+  const cJSON *top = lagscope__report_telling_frame(member(report, "heaviest_stack"));
   copy_member(s, "function", top, "function");
   copy_member(s, "module", top, "module");
   cJSON_Delete(report);

@@ -98,6 +98,8 @@ static inline lagscope_hud_state hud_test_three_hangs(void) {
   s.memory_bytes = 1536 * HUD_TEST_MIB;
   s.hangs = 3;
   s.last_hang_ms = 820.0;
+  s.last_hitch_ms = 103.0; /* and a hitch, with where the app was */
+  snprintf(s.last_hitch_function, sizeof s.last_hitch_function, "image_cache_decode_thumbnail");
   return s;
 }
 

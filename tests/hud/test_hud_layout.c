@@ -297,6 +297,8 @@ static void test_texts(void) {
   s.expanded = 1;
   record(&r, &s);
   CHECK(wrote(&r, "3") && wrote(&r, "820 ms") && wrote(&r, "1.50 GiB"));
+  CHECK(wrote(&r, "LAST HITCH") && wrote(&r, "103 ms") &&
+        wrote(&r, "image_cache_decode_thumbnail"));
   CHECK(!wrote_containing(&r, "HANG #"));
   s.last_hang_ms = 1400.0;
   record(&r, &s);
