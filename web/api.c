@@ -146,27 +146,37 @@ void lagscope__api_keep_hitch(lagscope__web *web, const char *json) {
   lagscope__dealloc(old);
 }
 
+/* A ring of JSON texts (slots, capacity, next free, count), oldest first, joined into
+ * "<head>[a,b,...]}" (malloc'ed: reply_json frees it with lagscope_free); newest, when not
+ * NULL, stands in for the newest slot. NULL when out of memory. A */
+static char *join_ring(const char *head, char *const *slots, uint32_t capacity, uint32_t next,
+                       uint32_t count, const char *newest) {
+  size_t size = strlen(head) + 4 + (newest != NULL ? strlen(newest) : 0);
+  for (uint32_t i = 0; i < capacity; i++)
+    if (slots[i] != NULL) size += strlen(slots[i]) + 1;
+  char *body = malloc(size);
+  if (body == NULL) return NULL;
+  size_t used = strlen(head);
+  memcpy(body, head, used);
+  body[used++] = '[';
+  uint32_t first = (next + capacity - count) % capacity;
+  for (uint32_t k = 0; k < count; k++) {
+    const char *text = k + 1 == count && newest != NULL ? newest : slots[(first + k) % capacity];
+    size_t len = strlen(text);
+    if (k > 0) body[used++] = ',';
+    memcpy(body + used, text, len);
+    used += len;
+  }
+  memcpy(body + used, "]}", 3);
+  return body;
+}
+
 /* {"hitches": [...]}: the latest hitch events, oldest first, as the stream sent them. */
 int lagscope__api_hitches(lagscope__request *req) {
   lagscope__web *web = req->web;
   pthread_mutex_lock(&web->metrics_lock);
-  size_t size = 32;
-  for (uint32_t i = 0; i < LAGSCOPE__HITCHES_KEPT; i++)
-    if (web->hitches[i] != NULL) size += strlen(web->hitches[i]) + 1;
-  char *body = malloc(size); /* freed by reply_json with lagscope_free */
-  if (body != NULL) {
-    size_t used = (size_t)snprintf(body, size, "{\"hitches\":[");
-    uint32_t first = (web->hitches_next + LAGSCOPE__HITCHES_KEPT - web->hitches_count) %
-                     LAGSCOPE__HITCHES_KEPT;
-    for (uint32_t k = 0; k < web->hitches_count; k++) {
-      const char *hitch = web->hitches[(first + k) % LAGSCOPE__HITCHES_KEPT];
-      size_t len = strlen(hitch);
-      if (k > 0) body[used++] = ',';
-      memcpy(body + used, hitch, len);
-      used += len;
-    }
-    memcpy(body + used, "]}", 3);
-  }
+  char *body = join_ring("{\"hitches\":", web->hitches, LAGSCOPE__HITCHES_KEPT,
+                         web->hitches_next, web->hitches_count, NULL);
   pthread_mutex_unlock(&web->metrics_lock);
   return lagscope__reply_json(req, 200, body);
 }
@@ -174,27 +184,12 @@ int lagscope__api_hitches(lagscope__request *req) {
 /* The ticks are JSON text already: joined, not parsed again; the newest one whole. */
 int lagscope__api_metrics(lagscope__request *req) {
   lagscope__web *web = req->web;
+  char head[64];
+  snprintf(head, sizeof(head), "{\"interval_ms\":%u,\"metrics\":",
+           web->config.sample_interval_ms);
   pthread_mutex_lock(&web->metrics_lock);
-  size_t size = 64 + (web->metrics_latest != NULL ? strlen(web->metrics_latest) : 0);
-  for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++)
-    if (web->metrics[i] != NULL) size += strlen(web->metrics[i]) + 1;
-  char *body = malloc(size); /* freed by reply_json with lagscope_free */
-  if (body != NULL) {
-    size_t used = (size_t)snprintf(body, size, "{\"interval_ms\":%u,\"metrics\":[",
-                                   web->config.sample_interval_ms);
-    uint32_t first = (web->metrics_next + LAGSCOPE__METRICS_WINDOW - web->metrics_count) %
-                     LAGSCOPE__METRICS_WINDOW;
-    for (uint32_t k = 0; k < web->metrics_count; k++) {
-      const char *tick = k + 1 == web->metrics_count
-                             ? web->metrics_latest
-                             : web->metrics[(first + k) % LAGSCOPE__METRICS_WINDOW];
-      size_t len = strlen(tick);
-      if (k > 0) body[used++] = ',';
-      memcpy(body + used, tick, len);
-      used += len;
-    }
-    memcpy(body + used, "]}", 3);
-  }
+  char *body = join_ring(head, web->metrics, LAGSCOPE__METRICS_WINDOW, web->metrics_next,
+                         web->metrics_count, web->metrics_latest);
   pthread_mutex_unlock(&web->metrics_lock);
   return lagscope__reply_json(req, 200, body);
 }
