@@ -26,6 +26,7 @@
 static _Atomic int32_t tids[VICTIM_KINDS];
 
 static void *start(void *arg) {
+  free(malloc(64)); /* this thread's malloc arena, before anyone waits for it to block */
   atomic_store(&tids[(intptr_t)arg], lagscope__thread_id());
   return victims_thread(arg);
 }
