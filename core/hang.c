@@ -293,6 +293,13 @@ static int grow_samples(lagscope__hang_recorder *h) {
   return 1;
 }
 
+/* One sample of the main thread into s; 1 when taken. */
+static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
+  int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
+  note_capture(h, rc);
+  return rc == LAGSCOPE_OK;
+}
+
 void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
   if (!h->active) return;
   if (h->record.sample_count == h->samples_capacity &&
@@ -301,9 +308,7 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
     return;
   }
   lagscope__stack *s = &h->samples[h->record.sample_count];
-  int rc = lagscope__capture_stack(h->record.main_tid, s, MAIN_ANSWER_NS);
-  note_capture(h, rc);
-  if (rc != LAGSCOPE_OK) return;
+  if (!capture_main_thread(h, s)) return;
   note_sample_target(&h->record, s);
   h->record.sample_count++;
 }
@@ -314,10 +319,7 @@ void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h) {
     h->early = lagscope__alloc(sizeof(lagscope__stack) * LAGSCOPE__EARLY_SAMPLES);
     if (h->early == NULL) return; /* the hang's own samples still come */
   }
-  lagscope__stack *s = &h->early[h->early_next];
-  int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
-  note_capture(h, rc);
-  if (rc != LAGSCOPE_OK) return;
+  if (!capture_main_thread(h, &h->early[h->early_next])) return;
   h->early_next = (h->early_next + 1) % LAGSCOPE__EARLY_SAMPLES;
   if (h->early_count < LAGSCOPE__EARLY_SAMPLES) h->early_count++;
 }
@@ -326,17 +328,30 @@ void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h) {
   h->early_next = h->early_count = 0;
 }
 
-/* The ring's samples from start_ns on, oldest first, copied to out (LAGSCOPE__EARLY_SAMPLES). */
-static uint32_t early_samples_since(const lagscope__hang_recorder *h, uint64_t start_ns,
-                                    lagscope__stack *out) {
+/* The ring's samples from r's start on, oldest first, become r's samples in out (room for
+ * early_count), their wait targets named. F */
+static void move_early_samples(lagscope__hang_recorder *h, lagscope__hang_record *r,
+                               lagscope__stack *out) {
   uint32_t first = (h->early_next + LAGSCOPE__EARLY_SAMPLES - h->early_count) %
                    LAGSCOPE__EARLY_SAMPLES;
-  uint32_t n = 0;
+  r->sample_count = 0;
   for (uint32_t i = 0; i < h->early_count; i++) {
     const lagscope__stack *s = &h->early[(first + i) % LAGSCOPE__EARLY_SAMPLES];
-    if (s->time_ns >= start_ns) out[n++] = *s;
+    if (s->time_ns < r->start_ns) continue;
+    out[r->sample_count] = *s;
+    note_sample_target(r, &out[r->sample_count++]);
   }
-  return n;
+}
+
+/* What every record of the main thread starts with: its start, the config, the thread. F */
+static void record_init(const lagscope__hang_recorder *h, lagscope__hang_record *r,
+                        uint64_t start_ns) {
+  memset(r, 0, sizeof(*r));
+  r->sample_target_syscall = -1;
+  r->start_ns = start_ns;
+  r->threshold_ms = h->config.hang_threshold_ms;
+  r->sample_interval_ms = h->config.hang_sample_interval_ms;
+  r->main_tid = lagscope__main_thread_id();
 }
 
 /* The telling frame's function of a JSON stack, copied into out ("" when none). A */
@@ -357,16 +372,10 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
   lagscope__stack *samples =
       h->early_count > 0 ? lagscope__alloc(sizeof(lagscope__stack) * h->early_count) : NULL;
   lagscope__hang_record r;
-  memset(&r, 0, sizeof(r));
-  r.start_ns = start_ns;
+  record_init(h, &r, start_ns);
   r.duration_ns = duration_ns;
-  r.threshold_ms = h->config.hang_threshold_ms;
-  r.sample_interval_ms = h->config.hang_sample_interval_ms;
-  r.main_tid = lagscope__main_thread_id();
-  r.sample_target_syscall = -1;
   r.samples = samples;
-  r.sample_count = samples != NULL ? early_samples_since(h, start_ns, samples) : 0;
-  for (uint32_t i = 0; i < r.sample_count; i++) note_sample_target(&r, &samples[i]);
+  if (samples != NULL) move_early_samples(h, &r, samples);
   lagscope__hang_recorder_forget_early(h);
   char *stack = NULL, *cause = NULL, where[128];
   if (r.sample_count > 0) {
@@ -398,11 +407,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
 static void take_early_samples(lagscope__hang_recorder *h) {
   while (h->samples_capacity < h->early_count && h->samples_capacity < SAMPLES_MAX)
     if (!grow_samples(h)) break;
-  if (h->samples_capacity >= h->early_count) {
-    h->record.sample_count = early_samples_since(h, h->record.start_ns, h->samples);
-    for (uint32_t i = 0; i < h->record.sample_count; i++)
-      note_sample_target(&h->record, &h->samples[i]);
-  }
+  if (h->samples_capacity >= h->early_count) move_early_samples(h, &h->record, h->samples);
   lagscope__hang_recorder_forget_early(h);
 }
 
@@ -411,21 +416,16 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    const lagscope_metrics *before,
                                    const lagscope__process_sample *sample_before) {
   release_hang_buffers(h);
-  memset(&h->record, 0, sizeof(h->record));
-  h->record.sample_target_syscall = -1;
+  record_init(h, &h->record, start_ns);
   h->active = 1;
   h->path[0] = '\0';
   lagscope__hang_record *r = &h->record;
   make_id(h, start_wall_ms, hang_id);
   r->hang_id = hang_id;
   r->state = LAGSCOPE__REPORT_IN_PROGRESS;
-  r->start_ns = start_ns;
   r->start_wall_ms = start_wall_ms;
-  r->threshold_ms = h->config.hang_threshold_ms;
-  r->sample_interval_ms = h->config.hang_sample_interval_ms;
   r->app_name = h->app_name;
   r->pid = lagscope__process_id();
-  r->main_tid = lagscope__main_thread_id();
   if (before != NULL) r->before = *before;
   h->thread_info = lagscope__alloc(sizeof(lagscope__process_sample));
   h->thread_info_before = lagscope__alloc(sizeof(lagscope__process_sample));
