@@ -106,8 +106,9 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
 
   uint64_t since = pending_since(w, alive);
   int idle = atomic_load_explicit(&signals->idle, memory_order_acquire); /* waits for input */
-  if (!w->hang_active && !idle && since != 0 && now_ns >= since &&
-      now_ns - since >= w->threshold_ns) {
+  /* How long the main thread has owed an answer: 0 when it owes none, or is idle. */
+  uint64_t owed_ns = !idle && since != 0 && now_ns >= since ? now_ns - since : 0;
+  if (!w->hang_active && owed_ns >= w->threshold_ns) {
     w->hang_active = 1;
     w->hang_id++;
     w->hang_start_ns = since;
@@ -118,8 +119,7 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   /* Late, not hung yet: the stall's first samples, so that its report starts near its start.
    * Late before and not now, without a hang: the main thread answered in time; that stall was
    * a hitch, ended at its first sign of life the monitor saw (at most one look after it). */
-  int late = !w->hang_active && !idle && since != 0 && now_ns >= since &&
-             now_ns - since >= w->late_ns;
+  int late = !w->hang_active && owed_ns >= w->late_ns;
   step->sample_early = late;
   if (w->late && !late && !w->hang_active && alive > w->late_since_ns) {
     step->late_ended = 1;
