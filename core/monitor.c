@@ -78,17 +78,14 @@ void lagscope_heartbeat(void) {
 
 /* Idle: alive at begin (which ends a hang), owing nothing until end, alive again at end so
  * that the threshold counts from there. */
-void lagscope_idle_begin(void) {
+static void set_idle(int idle) {
   if (!on_watched_thread()) return;
   atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
-  atomic_store_explicit(&main_signals.idle, 1, memory_order_release);
+  atomic_store_explicit(&main_signals.idle, idle, memory_order_release);
 }
 
-void lagscope_idle_end(void) {
-  if (!on_watched_thread()) return;
-  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
-  atomic_store_explicit(&main_signals.idle, 0, memory_order_release);
-}
+void lagscope_idle_begin(void) { set_idle(1); }
+void lagscope_idle_end(void) { set_idle(0); }
 
 /* Runs on the main thread through the host's post_main. arg is the ping's number. */
 static void answer_ping(void *arg) {
