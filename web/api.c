@@ -115,6 +115,17 @@ static char *copy_text(const char *text) {
   return copy;
 }
 
+/* Puts text in a ring's next slot (capacity slots, the next free, how many are full); returns
+ * the text it displaced, for the caller to free outside the lock. F */
+static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t *count,
+                       char *text) {
+  char *old = slots[*next];
+  slots[*next] = text;
+  *next = (*next + 1) % capacity;
+  if (*count < capacity) (*count)++;
+  return old;
+}
+
 void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
   char *whole = copy_text(json), *slim = slim_tick(json);
   if (whole == NULL || slim == NULL) {
@@ -123,12 +134,10 @@ void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
     return;
   }
   pthread_mutex_lock(&web->metrics_lock);
-  char **slot = &web->metrics[web->metrics_next];
-  char *old = *slot, *old_latest = web->metrics_latest;
-  *slot = slim;
+  char *old = ring_push(web->metrics, LAGSCOPE__METRICS_WINDOW, &web->metrics_next,
+                        &web->metrics_count, slim);
+  char *old_latest = web->metrics_latest;
   web->metrics_latest = whole;
-  web->metrics_next = (web->metrics_next + 1) % LAGSCOPE__METRICS_WINDOW;
-  if (web->metrics_count < LAGSCOPE__METRICS_WINDOW) web->metrics_count++;
   pthread_mutex_unlock(&web->metrics_lock);
   lagscope__dealloc(old);
   lagscope__dealloc(old_latest);
@@ -138,10 +147,8 @@ void lagscope__api_keep_hitch(lagscope__web *web, const char *json) {
   char *copy = copy_text(json);
   if (copy == NULL) return;
   pthread_mutex_lock(&web->metrics_lock);
-  char *old = web->hitches[web->hitches_next];
-  web->hitches[web->hitches_next] = copy;
-  web->hitches_next = (web->hitches_next + 1) % LAGSCOPE__HITCHES_KEPT;
-  if (web->hitches_count < LAGSCOPE__HITCHES_KEPT) web->hitches_count++;
+  char *old = ring_push(web->hitches, LAGSCOPE__HITCHES_KEPT, &web->hitches_next,
+                        &web->hitches_count, copy);
   pthread_mutex_unlock(&web->metrics_lock);
   lagscope__dealloc(old);
 }
