@@ -19,6 +19,7 @@
 #include "check.h"
 #include "screen.h"
 #include "spawn.h"
+#include "xvfb.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -134,21 +135,10 @@ static cJSON *wait_for(run_state *st, const char *type, int timeout_ms) {
   }
 }
 
-/* Starts Xvfb on a display number it picks itself (-displayfd: it writes the number once it
- * accepts connections) and returns ":N". */
+/* Starts Xvfb and returns ":N". */
 static void start_xvfb(const char *path, char *display, size_t size) {
-  char *args[] = {(char *)path, "-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten",
-                  "tcp", NULL};
-  CHECK_MSG(spawn_start(&xvfb, path, args, SPAWN_CAPTURE_STDERR) == 0, "cannot run %s", path);
-  char line[64];
-  int result = spawn_read_line(&xvfb, line, sizeof line, LINE_TIMEOUT_MS);
-  if (result != SPAWN_LINE) {
-    char err[4096];
-    spawn_wait(&xvfb, 1000);
-    spawn_stderr(&xvfb, err, sizeof err);
-    CHECK_MSG(0, "Xvfb did not report its display (result %d): %s", result, err);
-  }
-  snprintf(display, size, ":%s", line);
+  char why[4096];
+  CHECK_MSG(xvfb_start(&xvfb, path, display, size, LINE_TIMEOUT_MS, why, sizeof why) == 0, "%s", why);
   printf("Xvfb on display %s\n", display);
 }
 
@@ -341,9 +331,7 @@ int main(int argc, char **argv) {
   CHECK_MSG(code == 0, "the demo exited with %d", code);
   spawn_close(&demo);
   XCloseDisplay(d);
-  spawn_signal(&xvfb, SIGTERM);
-  spawn_wait(&xvfb, 5000);
-  spawn_close(&xvfb);
+  xvfb_stop(&xvfb);
   printf("ok\n");
   return 0;
 }

@@ -1,0 +1,264 @@
+/* The functions liblagscope-preload interposes: where an unchanged program's loop shows itself.
+ *
+ * Each hook calls the real function (found once, with dlsym) and, on the main thread only,
+ * tells lagscope what it learnt: a frame (a present or a swap), a wait for input (idle), or a
+ * pass through the loop, where a ping that is waiting is answered. None takes a lock of
+ * lagscope's or allocates; none changes what the real function is given or returns.
+ *
+ * The prototypes are the libraries' ABI written with plain C types (a GLib gboolean is an
+ * int, an SDL_Event * or a GMainLoop * a pointer), so that no toolkit's headers are needed
+ * to build this and nothing of a toolkit is loaded that the program did not load itself. */
+#define _GNU_SOURCE
+#include "preload.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The hooks are the only names the preload exports (the target's visibility is hidden). */
+#define HOOK __attribute__((visibility("default")))
+
+/* ---- the real functions ----------------------------------------------------------------- */
+
+/* The definition the program would have called without the preload: the next one in the
+ * global scope, else the one in soname when that library was loaded with RTLD_LOCAL (a
+ * plugin's or a Python module's dependency); NULL if neither has it. Allocates nothing of
+ * lagscope's; dlsym takes the loader's lock, once per hook. */
+static void *real_symbol(const char *name, const char *soname) {
+  void *found = dlsym(RTLD_NEXT, name);
+  if (found != NULL || soname == NULL) return found;
+  void *library = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == NULL) return NULL;
+  found = dlsym(library, name);
+  dlclose(library);
+  return found;
+}
+
+/* Declares `real` as the cached real definition of name (type type). */
+#define REAL(type, name, soname)                                                          \
+  static _Atomic(type) name##_cache;                                                        \
+  type real = atomic_load_explicit(&name##_cache, memory_order_relaxed);                    \
+  if (real == NULL) {                                                                       \
+    real = (type)real_symbol(#name, soname);                                                \
+    atomic_store_explicit(&name##_cache, real, memory_order_relaxed);                       \
+  }
+
+/* ---- the main thread, the loops seen and the waiting ping ---------------------------------- */
+
+static atomic_uint loops_seen;
+static _Atomic(lagscope_main_fn) ping_fn;
+static _Atomic(void *) ping_arg;
+static atomic_int ping_waiting;
+
+typedef unsigned (*idle_add_fn)(int priority, int (*fn)(void *), void *data, void (*notify)(void *));
+static _Atomic(idle_add_fn) glib_idle_add;
+
+/* 1 on the process's main thread (the one lagscope watches), cached per thread. */
+static __thread int thread_kind __attribute__((tls_model("initial-exec"))); /* 0: not known */
+
+static int on_main_thread(void) {
+  if (thread_kind == 0) thread_kind = syscall(SYS_gettid) == getpid() ? 1 : 2;
+  return thread_kind == 1;
+}
+
+unsigned lagscope__preload_loops(void) { return atomic_load(&loops_seen); }
+
+void lagscope__preload_hooks_arm(void) { lagscope_idle_begin(); }
+
+/* The first loop seen ends the idle that lagscope__preload_hooks_arm began. Main thread. */
+static void loop_seen(unsigned loop) {
+  if (atomic_load_explicit(&loops_seen, memory_order_relaxed) & loop) return;
+  if (atomic_fetch_or(&loops_seen, loop) == 0) lagscope_idle_end();
+}
+
+/* Answers the ping that waits, if one does. Main thread; an atomic load when none waits. */
+static void answer_waiting_ping(void) {
+  if (!atomic_load_explicit(&ping_waiting, memory_order_relaxed)) return;
+  if (!atomic_exchange_explicit(&ping_waiting, 0, memory_order_acquire)) return;
+  lagscope_main_fn fn = atomic_load_explicit(&ping_fn, memory_order_relaxed);
+  fn(atomic_load_explicit(&ping_arg, memory_order_relaxed));
+}
+
+/* Run by GLib's loop on its own thread for each ping queued there: G_SOURCE_REMOVE. */
+static int glib_ping(void *unused) {
+  (void)unused;
+  if (on_main_thread()) answer_waiting_ping();
+  return 0;
+}
+
+int lagscope__preload_post(lagscope_main_fn fn, void *arg, void *user) {
+  (void)user;
+  atomic_store_explicit(&ping_fn, fn, memory_order_relaxed);
+  atomic_store_explicit(&ping_arg, arg, memory_order_relaxed);
+  atomic_store_explicit(&ping_waiting, 1, memory_order_release);
+  /* Queued in GLib's loop only once the main thread was seen iterating it: a program that
+   * links GLib and runs another loop would pile up idle sources it never runs. */
+  if (atomic_load(&loops_seen) & LAGSCOPE__LOOP_GLIB) {
+    idle_add_fn idle_add = atomic_load(&glib_idle_add);
+    if (idle_add != NULL) idle_add(0 /* G_PRIORITY_DEFAULT */, glib_ping, NULL, NULL);
+  }
+  return 0;
+}
+
+/* A pass through the main loop: alive, and the waiting ping answered. */
+static void loop_pass(unsigned loop) {
+  if (!on_main_thread()) return;
+  loop_seen(loop);
+  answer_waiting_ping();
+}
+
+static void frame_presented(unsigned loop) {
+  if (!on_main_thread()) return;
+  loop_seen(loop);
+  lagscope_frame();
+  answer_waiting_ping();
+}
+
+/* ---- GLib: the default main context --------------------------------------------------------- */
+
+typedef void *(*context_default_fn)(void);
+
+/* 1 if context (NULL: the default) is GLib's default main context. */
+static int is_default_context(void *context) {
+  if (context == NULL) return 1;
+  REAL(context_default_fn, g_main_context_default, "libglib-2.0.so.0")
+  return real != NULL && real() == context;
+}
+
+/* The main thread iterates GLib's default context: pings go through it from now on. */
+static void glib_loop_seen(void) {
+  if (!(atomic_load_explicit(&loops_seen, memory_order_relaxed) & LAGSCOPE__LOOP_GLIB)) {
+    REAL(idle_add_fn, g_idle_add_full, "libglib-2.0.so.0")
+    atomic_store(&glib_idle_add, real);
+    if (real == NULL) return;
+  }
+  loop_pass(LAGSCOPE__LOOP_GLIB);
+}
+
+typedef void (*loop_run_fn)(void *loop);
+typedef void *(*loop_context_fn)(void *loop);
+
+HOOK void g_main_loop_run(void *loop) {
+  REAL(loop_run_fn, g_main_loop_run, "libglib-2.0.so.0")
+  if (on_main_thread()) {
+    void *context = NULL;
+    {
+      REAL(loop_context_fn, g_main_loop_get_context, "libglib-2.0.so.0")
+      context = real != NULL ? real(loop) : NULL;
+    }
+    if (is_default_context(context)) glib_loop_seen();
+  }
+  if (real != NULL) real(loop);
+}
+
+typedef int (*iteration_fn)(void *context, int may_block);
+
+HOOK int g_main_context_iteration(void *context, int may_block) {
+  REAL(iteration_fn, g_main_context_iteration, "libglib-2.0.so.0")
+  if (on_main_thread() && is_default_context(context)) glib_loop_seen();
+  return real != NULL ? real(context, may_block) : 0;
+}
+
+/* GApplication runs the app's activate handler before its first iteration. */
+typedef int (*application_run_fn)(void *application, int argc, char **argv);
+
+HOOK int g_application_run(void *application, int argc, char **argv) {
+  REAL(application_run_fn, g_application_run, "libgio-2.0.so.0")
+  if (on_main_thread()) glib_loop_seen();
+  return real != NULL ? real(application, argc, argv) : 1;
+}
+
+/* GTK 3 draws each window's frame between gdk_window_begin_draw_frame and this. */
+typedef void (*end_draw_frame_fn)(void *window, void *context);
+
+HOOK void gdk_window_end_draw_frame(void *window, void *context) {
+  REAL(end_draw_frame_fn, gdk_window_end_draw_frame, "libgdk-3.so.0")
+  if (real != NULL) real(window, context);
+  frame_presented(LAGSCOPE__LOOP_GLIB);
+}
+
+/* ---- SDL2 ----------------------------------------------------------------------------------- */
+
+typedef int (*poll_event_fn)(void *event);
+typedef int (*wait_event_timeout_fn)(void *event, int timeout_ms);
+typedef void (*present_fn)(void *target);
+
+HOOK int SDL_PollEvent(void *event) {
+  REAL(poll_event_fn, SDL_PollEvent, "libSDL2-2.0.so.0")
+  loop_pass(LAGSCOPE__LOOP_SDL);
+  return real != NULL ? real(event) : 0;
+}
+
+/* A wait for input: idle while it lasts, however long. */
+static int sdl_wait(void *event, int timeout_ms, int with_timeout) {
+  int main_thread = on_main_thread();
+  if (main_thread) {
+    loop_pass(LAGSCOPE__LOOP_SDL);
+    lagscope_idle_begin();
+  }
+  int got = 0;
+  if (with_timeout) {
+    REAL(wait_event_timeout_fn, SDL_WaitEventTimeout, "libSDL2-2.0.so.0")
+    got = real != NULL ? real(event, timeout_ms) : 0;
+  } else {
+    REAL(poll_event_fn, SDL_WaitEvent, "libSDL2-2.0.so.0")
+    got = real != NULL ? real(event) : 0;
+  }
+  if (main_thread) {
+    lagscope_idle_end();
+    answer_waiting_ping();
+  }
+  return got;
+}
+
+HOOK int SDL_WaitEvent(void *event) { return sdl_wait(event, -1, 0); }
+HOOK int SDL_WaitEventTimeout(void *event, int timeout_ms) { return sdl_wait(event, timeout_ms, 1); }
+
+HOOK void SDL_RenderPresent(void *renderer) {
+  REAL(present_fn, SDL_RenderPresent, "libSDL2-2.0.so.0")
+  if (real != NULL) real(renderer);
+  frame_presented(LAGSCOPE__LOOP_SDL);
+}
+
+HOOK void SDL_GL_SwapWindow(void *window) {
+  REAL(present_fn, SDL_GL_SwapWindow, "libSDL2-2.0.so.0")
+  if (real != NULL) real(window);
+  frame_presented(LAGSCOPE__LOOP_SDL);
+}
+
+/* ---- OpenGL swaps and Xlib's wait --------------------------------------------------------- */
+
+typedef void (*glx_swap_fn)(void *display, unsigned long drawable);
+typedef unsigned (*egl_swap_fn)(void *display, void *surface);
+typedef int (*next_event_fn)(void *display, void *event);
+
+HOOK void glXSwapBuffers(void *display, unsigned long drawable) {
+  REAL(glx_swap_fn, glXSwapBuffers, "libGLX.so.0")
+  if (real != NULL) real(display, drawable);
+  frame_presented(LAGSCOPE__LOOP_GL);
+}
+
+HOOK unsigned eglSwapBuffers(void *display, void *surface) {
+  REAL(egl_swap_fn, eglSwapBuffers, "libEGL.so.1")
+  unsigned swapped = real != NULL ? real(display, surface) : 0;
+  frame_presented(LAGSCOPE__LOOP_GL);
+  return swapped;
+}
+
+/* Blocks until an X event comes when none is queued: a wait for input. */
+HOOK int XNextEvent(void *display, void *event) {
+  REAL(next_event_fn, XNextEvent, "libX11.so.6")
+  int main_thread = on_main_thread();
+  if (main_thread) {
+    loop_pass(LAGSCOPE__LOOP_X11);
+    lagscope_idle_begin();
+  }
+  int rc = real != NULL ? real(display, event) : 0;
+  if (main_thread) {
+    lagscope_idle_end();
+    answer_waiting_ping();
+  }
+  return rc;
+}

@@ -1,0 +1,169 @@
+/* liblagscope-preload's start and stop: lagscope in a program lagscope-run started.
+ *
+ * The constructor runs on the main thread before main(). It reads lagscope-run's settings
+ * (LAGSCOPE_RUN_*), removes them and its own LD_PRELOAD entry from the environment, so that
+ * the program's children run without lagscope, and starts lagscope in post_main mode with
+ * the hooks' ping (hooks.c). Events go, one JSON line each, to the file of --events and to
+ * lagscope-run's channel file; each write opens, appends and closes, so that no descriptor of
+ * lagscope's can be one the program closes and reuses. */
+#define _GNU_SOURCE
+#include "preload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SETTING_MAX 4096
+
+/* Copies of the settings: the environment's strings go away with unsetenv. */
+static char events_path[SETTING_MAX];
+static char channel_path[SETTING_MAX];
+static char report_dir[SETTING_MAX];
+static char server_bind[64];
+static int quiet;
+static unsigned loops_written = ~0u; /* the loop bits last written to the channel (dispatcher); none yet */
+
+/* Copies the variable's value into out and removes it; 0 if unset (or too long: said). */
+static int take_setting(const char *name, char *out, size_t size) {
+  const char *value = getenv(name);
+  int found = value != NULL && strlen(value) < size;
+  if (value != NULL && !found)
+    fprintf(stderr, "lagscope-preload: %s is longer than %zu bytes: ignored\n", name, size - 1);
+  if (found) memcpy(out, value, strlen(value) + 1);
+  unsetenv(name);
+  return found;
+}
+
+/* A whole number setting in [min, max]; fallback when unset or bad (said). */
+static uint32_t take_number(const char *name, uint32_t min, uint32_t max, uint32_t fallback) {
+  char text[32];
+  if (!take_setting(name, text, sizeof(text))) return fallback;
+  char *end;
+  errno = 0;
+  unsigned long value = strtoul(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < min || value > max) {
+    fprintf(stderr, "lagscope-preload: %s=%s is not a number in %u..%u: ignored\n", name, text,
+            min, max);
+    return fallback;
+  }
+  return (uint32_t)value;
+}
+
+/* Removes own_path from LD_PRELOAD (a list split by spaces or colons), keeping the rest. */
+static void remove_own_preload(const char *own_path) {
+  const char *list = getenv("LD_PRELOAD");
+  if (list == NULL || own_path[0] == '\0') return;
+  char kept[SETTING_MAX] = "";
+  size_t used = 0, own = strlen(own_path);
+  for (const char *p = list; *p != '\0';) {
+    size_t n = strcspn(p, " :");
+    int is_own = n == own && strncmp(p, own_path, n) == 0;
+    if (n > 0 && !is_own && used + n + 2 < sizeof(kept)) {
+      if (used > 0) kept[used++] = ' ';
+      memcpy(kept + used, p, n);
+      used += n;
+      kept[used] = '\0';
+    }
+    p += n;
+    p += strspn(p, " :");
+  }
+  if (used == 0)
+    unsetenv("LD_PRELOAD");
+  else
+    setenv("LD_PRELOAD", kept, 1);
+}
+
+/* Appends line and a newline to path. Dispatcher thread; takes no lock of lagscope's. */
+static void append_line(const char *path, const char *line) {
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0) return;
+  size_t n = strlen(line);
+  char *copy = malloc(n + 1);
+  if (copy != NULL) {
+    memcpy(copy, line, n);
+    copy[n] = '\n';
+    /* One write, so that lines of two writers never interleave (O_APPEND). */
+    ssize_t rc = write(fd, copy, n + 1);
+    (void)rc;
+    free(copy);
+  }
+  close(fd);
+}
+
+/* Tells lagscope-run which loops the program showed, once per change. */
+static void write_loops(void) {
+  unsigned loops = lagscope__preload_loops();
+  if (loops == loops_written || channel_path[0] == '\0') return;
+  loops_written = loops;
+  char line[160];
+  snprintf(line, sizeof(line), "{\"type\":\"run_loops\",\"glib\":%s,\"sdl\":%s,\"gl\":%s,\"x11\":%s}",
+           loops & LAGSCOPE__LOOP_GLIB ? "true" : "false", loops & LAGSCOPE__LOOP_SDL ? "true" : "false",
+           loops & LAGSCOPE__LOOP_GL ? "true" : "false", loops & LAGSCOPE__LOOP_X11 ? "true" : "false");
+  append_line(channel_path, line);
+}
+
+/* Every event to --events; hangs, errors and the loops seen to lagscope-run. Dispatcher. */
+static void on_event(const lagscope_event *event, void *user) {
+  (void)user;
+  write_loops();
+  int to_channel = channel_path[0] != '\0' && (event->type == LAGSCOPE_EVENT_HANG_BEGAN ||
+                                               event->type == LAGSCOPE_EVENT_HANG_ENDED ||
+                                               event->type == LAGSCOPE_EVENT_SERVER_STARTED);
+  if (events_path[0] == '\0' && !to_channel) return;
+  char *json = lagscope_event_json(event);
+  if (json == NULL) return;
+  if (events_path[0] != '\0') append_line(events_path, json);
+  if (to_channel) append_line(channel_path, json);
+  lagscope_free(json);
+}
+
+static void log_nothing(const char *line, void *user) {
+  (void)line;
+  (void)user;
+}
+
+/* At exit, before any library's destructor: the events published so far are delivered. */
+static void stop_at_exit(void) {
+  if (lagscope_is_running()) lagscope_stop();
+  write_loops();
+}
+
+/* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
+static void forget_in_child(void) {
+  events_path[0] = '\0';
+  channel_path[0] = '\0';
+}
+
+__attribute__((constructor)) static void preload_start(void) {
+  char own_path[SETTING_MAX] = "";
+  take_setting("LAGSCOPE_RUN_PRELOAD", own_path, sizeof(own_path));
+  remove_own_preload(own_path);
+  if (own_path[0] == '\0') return; /* not started by lagscope-run: stay inert */
+
+  lagscope_config config = lagscope_config_default();
+  config.post_main = lagscope__preload_post;
+  config.on_event = on_event;
+  config.hud = 0; /* nothing draws it yet in another program's frame */
+  take_setting("LAGSCOPE_RUN_EVENTS", events_path, sizeof(events_path));
+  take_setting("LAGSCOPE_RUN_CHANNEL", channel_path, sizeof(channel_path));
+  if (take_setting("LAGSCOPE_RUN_REPORT_DIR", report_dir, sizeof(report_dir)))
+    config.report_dir = report_dir;
+  if (take_setting("LAGSCOPE_RUN_BIND", server_bind, sizeof(server_bind)))
+    config.server_bind = server_bind;
+  config.server_port = take_number("LAGSCOPE_RUN_PORT", 0, 65535, config.server_port);
+  config.server = (int)take_number("LAGSCOPE_RUN_SERVER", 0, 1, 1);
+  config.hang_threshold_ms =
+      take_number("LAGSCOPE_RUN_THRESHOLD_MS", 10, 60000, config.hang_threshold_ms);
+  quiet = (int)take_number("LAGSCOPE_RUN_QUIET", 0, 1, 0);
+  if (quiet) config.log = log_nothing;
+
+  pthread_atfork(NULL, NULL, forget_in_child);
+  lagscope__preload_hooks_arm();
+  if (lagscope_start(&config) != LAGSCOPE_OK) return; /* logged; the program runs on */
+  atexit(stop_at_exit);
+}

@@ -1,0 +1,34 @@
+/* liblagscope-preload: lagscope inside a program that was not changed for it (lagscope-run).
+ *
+ * preload.c starts lagscope from the library's constructor, on the main thread, from the
+ * settings lagscope-run leaves in the environment. hooks.c interposes the functions through
+ * which a program's loop shows itself (GLib's loop, SDL2's event queue and present, the GL
+ * swaps, Xlib's wait) and answers lagscope's pings from them. */
+#ifndef LAGSCOPE_ATTACH_PRELOAD_H
+#define LAGSCOPE_ATTACH_PRELOAD_H
+
+#include "lagscope.h"
+
+/* The loops a program has shown on its main thread, as bits. */
+enum {
+  LAGSCOPE__LOOP_GLIB = 1, /* GLib's default main context is iterated: pings go through it */
+  LAGSCOPE__LOOP_SDL = 2,  /* SDL2's event queue or present */
+  LAGSCOPE__LOOP_GL = 4,   /* glXSwapBuffers or eglSwapBuffers */
+  LAGSCOPE__LOOP_X11 = 8   /* Xlib's XNextEvent */
+};
+
+/* The bits seen so far (any thread; lock-free). */
+unsigned lagscope__preload_loops(void);
+
+/* The config's post_main: keeps the ping for the next hook that runs on the main thread and,
+ * once GLib's default loop was seen there, also queues it there with g_idle_add_full at
+ * G_PRIORITY_DEFAULT (never g_main_context_invoke, which runs it on the caller). Monitor
+ * thread; no lock, no allocation of lagscope's (GLib allocates its idle source). */
+int lagscope__preload_post(lagscope_main_fn fn, void *arg, void *user);
+
+/* Until a hook fires on the main thread, the main thread counts as idle: a program's start-up,
+ * and a program whose loop lagscope cannot see, are never reported hung. Call before
+ * lagscope_start, on the main thread. */
+void lagscope__preload_hooks_arm(void);
+
+#endif

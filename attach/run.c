@@ -1,0 +1,278 @@
+/* lagscope-run [options] -- PROGRAM [ARGS...]: runs PROGRAM with lagscope preloaded
+ * (liblagscope-preload.so), then tells its hangs and, with --budget-ms, fails CI on one.
+ *
+ * The settings go to the preload through LAGSCOPE_RUN_* variables, which it removes; the
+ * hangs come back through a channel file in a private temporary folder. The exit status is
+ * the program's (128 + N when signal N ended it), 3 with --budget-ms when a hang was longer,
+ * 2 for a bad option, 127 when PROGRAM cannot be run. */
+#define _GNU_SOURCE
+#include "verdict.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PRELOAD_NAME "liblagscope-preload.so"
+
+typedef struct options {
+  const char *events;
+  const char *report_dir;
+  const char *port;
+  const char *bind;
+  const char *threshold_ms;
+  const char *junit;
+  uint32_t budget_ms;
+  int no_server, quiet;
+  char **program; /* PROGRAM and its arguments, NULL-terminated */
+} options;
+
+static void usage(FILE *out) {
+  fputs("usage: lagscope-run [options] -- PROGRAM [ARGS...]\n"
+        "Runs PROGRAM with lagscope preloaded: its GLib, SDL2 or OpenGL loop is watched, hangs\n"
+        "are reported and the viewer's URL is printed.\n"
+        "  --events FILE       append every event to FILE, one JSON object per line\n"
+        "  --report-dir DIR    store hang reports in DIR\n"
+        "  --port N            the viewer's port (default 8080; 0: any free port)\n"
+        "  --bind ADDR         the viewer's address (default every interface)\n"
+        "  --no-server         no viewer\n"
+        "  --threshold-ms N    a hang is no answer for N ms (default 250)\n"
+        "  --budget-ms N       exit 3 if a hang lasted longer than N ms\n"
+        "  --junit FILE        write the hangs as JUnit XML to FILE\n"
+        "  --quiet             no lagscope log lines; the summary only when over budget\n"
+        "  --no-hud            accepted; the preload draws no HUD yet\n"
+        "  --help              this text\n",
+        out);
+}
+
+static int bad_option(const char *why, const char *what) {
+  fprintf(stderr, "lagscope-run: %s: %s (see lagscope-run --help)\n", why, what);
+  return 2;
+}
+
+/* A whole number in [min, max] as text, checked; 0 when good. */
+static int check_number(const char *name, const char *text, unsigned long min, unsigned long max,
+                        unsigned long *value) {
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v < min || v > max) {
+    char what[128];
+    snprintf(what, sizeof(what), "%s %s (a whole number in %lu..%lu)", name, text, min, max);
+    return bad_option("bad value", what);
+  }
+  if (value != NULL) *value = v;
+  return 0;
+}
+
+/* Parses argv into o; 0, 1 for --help (said), or 2 (said). */
+static int parse_options(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof(*o));
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    unsigned long n;
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (a[0] != '-') break; /* PROGRAM, without "--" */
+    if (strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 1;
+    }
+    if (strcmp(a, "--no-server") == 0) { o->no_server = 1; continue; }
+    if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
+    if (strcmp(a, "--no-hud") == 0) continue;
+    const char **slot = strcmp(a, "--events") == 0       ? &o->events
+                        : strcmp(a, "--report-dir") == 0 ? &o->report_dir
+                        : strcmp(a, "--port") == 0       ? &o->port
+                        : strcmp(a, "--bind") == 0       ? &o->bind
+                        : strcmp(a, "--threshold-ms") == 0 ? &o->threshold_ms
+                        : strcmp(a, "--junit") == 0      ? &o->junit
+                                                         : NULL;
+    int is_budget = strcmp(a, "--budget-ms") == 0;
+    if (slot == NULL && !is_budget) return bad_option("unknown option", a);
+    if (value == NULL || value[0] == '\0') return bad_option("option needs a value", a);
+    i++;
+    if (is_budget) {
+      if (check_number(a, value, 1, 3600000, &n)) return 2;
+      o->budget_ms = (uint32_t)n;
+      continue;
+    }
+    if (slot == &o->port && check_number(a, value, 0, 65535, NULL)) return 2;
+    if (slot == &o->threshold_ms && check_number(a, value, 10, 60000, NULL)) return 2;
+    *slot = value;
+  }
+  if (i >= argc) return bad_option("no program to run", "give it after --");
+  o->program = argv + i;
+  return 0;
+}
+
+/* The preload's absolute path: $LAGSCOPE_PRELOAD, else beside this program (the build tree),
+ * else in the library folder of the install this program belongs to. */
+static int find_preload(char *out, size_t size) {
+  const char *given = getenv("LAGSCOPE_PRELOAD");
+  if (given != NULL && given[0] != '\0') {
+    if (realpath(given, out) == NULL || size < PATH_MAX) return -1;
+    return access(out, R_OK);
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return -1;
+  self[n] = '\0';
+  const char *dir = dirname(self);
+  const char *candidates[] = {".", LAGSCOPE_RUN_BIN_TO_LIB};
+  for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+    char path[PATH_MAX * 2];
+    snprintf(path, sizeof(path), "%s/%s/%s", dir, candidates[i], PRELOAD_NAME);
+    if (access(path, R_OK) == 0 && realpath(path, out) != NULL && size >= PATH_MAX) return 0;
+  }
+  return -1;
+}
+
+static int set(const char *name, const char *value) {
+  return value == NULL ? 0 : setenv(name, value, 1);
+}
+
+/* The environment the program starts with: the preload first in LD_PRELOAD, the settings. */
+static int prepare_environment(const options *o, const char *preload, const char *channel) {
+  const char *before = getenv("LD_PRELOAD");
+  char *list = NULL;
+  if (asprintf(&list, "%s%s%s", preload, before && before[0] ? " " : "", before ? before : "") < 0)
+    return -1;
+  int rc = setenv("LD_PRELOAD", list, 1);
+  free(list);
+  rc |= set("LAGSCOPE_RUN_PRELOAD", preload);
+  rc |= set("LAGSCOPE_RUN_CHANNEL", channel);
+  rc |= set("LAGSCOPE_RUN_EVENTS", o->events);
+  rc |= set("LAGSCOPE_RUN_REPORT_DIR", o->report_dir);
+  rc |= set("LAGSCOPE_RUN_PORT", o->port);
+  rc |= set("LAGSCOPE_RUN_BIND", o->bind);
+  rc |= set("LAGSCOPE_RUN_THRESHOLD_MS", o->threshold_ms);
+  rc |= set("LAGSCOPE_RUN_SERVER", o->no_server ? "0" : NULL);
+  rc |= set("LAGSCOPE_RUN_QUIET", o->quiet ? "1" : NULL);
+  return rc;
+}
+
+static pid_t child;
+/* SIGINT's and SIGQUIT's actions before lagscope-run ignored them: the program gets them back. */
+static struct sigaction int_before, quit_before;
+
+/* SIGTERM and SIGHUP go on to the program, which decides; lagscope-run tells afterwards. */
+static void forward_signal(int signo) {
+  if (child > 0) kill(child, signo);
+}
+
+/* Starts the program; its pid, or -1 with errno from exec (the program could not be run). */
+static pid_t start_program(char **program) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigaction(SIGINT, &int_before, NULL);
+    sigaction(SIGQUIT, &quit_before, NULL);
+    execvp(program[0], program);
+    int err = errno;
+    ssize_t rc = write(report[1], &err, sizeof(err));
+    (void)rc;
+    _exit(127);
+  }
+  close(report[1]);
+  int err = 0;
+  ssize_t got = pid > 0 ? read(report[0], &err, sizeof(err)) : 0;
+  close(report[0]);
+  if (pid < 0) return -1;
+  if (got == (ssize_t)sizeof(err)) {
+    waitpid(pid, NULL, 0);
+    errno = err;
+    return -1;
+  }
+  return pid;
+}
+
+/* The program's exit status, the shell's way: 128 + N when signal N ended it. */
+static int wait_program(pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Tells what the channel holds; the exit status. */
+static int tell(const options *o, const char *channel, int status) {
+  lagscope__run_verdict v;
+  const char *program = o->program[0];
+  const char *slash = strrchr(program, '/');
+  if (slash != NULL) program = slash + 1;
+  if (lagscope__run_verdict_read(channel, monotonic_ns(), &v) != 0)
+    fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
+  size_t over = lagscope__run_over_budget(&v, o->budget_ms);
+  if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);
+  if (o->junit != NULL && lagscope__run_junit(o->junit, &v, program, o->budget_ms) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, strerror(errno));
+    if (status == 0) status = 1;
+  }
+  lagscope__run_verdict_free(&v);
+  return over > 0 ? LAGSCOPE_RUN_OVER_BUDGET : status;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int rc = parse_options(argc, argv, &o);
+  if (rc != 0) return rc == 1 ? 0 : rc;
+  char preload[PATH_MAX];
+  if (find_preload(preload, sizeof(preload)) != 0) {
+    fprintf(stderr, "lagscope-run: %s not found beside lagscope-run or in its library folder "
+            "(set LAGSCOPE_PRELOAD to its path)\n", PRELOAD_NAME);
+    return 127;
+  }
+  const char *tmp = getenv("TMPDIR");
+  char folder[PATH_MAX];
+  snprintf(folder, sizeof(folder), "%s/lagscope-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (mkdtemp(folder) == NULL) {
+    fprintf(stderr, "lagscope-run: cannot make a temporary folder in %s: %s\n",
+            tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+    return 1;
+  }
+  char channel[PATH_MAX + 32];
+  snprintf(channel, sizeof(channel), "%s/hangs.jsonl", folder);
+  if (prepare_environment(&o, preload, channel) != 0) {
+    fprintf(stderr, "lagscope-run: cannot set the environment: %s\n", strerror(errno));
+    rmdir(folder);
+    return 1;
+  }
+  /* The terminal's Ctrl-C reaches the program too: lagscope-run outlives it to tell. */
+  struct sigaction ignore = {.sa_handler = SIG_IGN};
+  sigaction(SIGINT, &ignore, &int_before);
+  sigaction(SIGQUIT, &ignore, &quit_before);
+  struct sigaction forward = {.sa_handler = forward_signal};
+  sigaction(SIGTERM, &forward, NULL);
+  sigaction(SIGHUP, &forward, NULL);
+  child = start_program(o.program);
+  if (child < 0) {
+    fprintf(stderr, "lagscope-run: cannot run %s: %s\n", o.program[0], strerror(errno));
+    rmdir(folder);
+    return 127;
+  }
+  int status = wait_program(child);
+  status = tell(&o, channel, status);
+  unlink(channel);
+  rmdir(folder);
+  return status;
+}

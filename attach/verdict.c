@@ -1,0 +1,273 @@
+/* lagscope-run's verdict: reading the channel, the summary, JUnit XML. */
+#define _GNU_SOURCE
+#include "verdict.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OWN_FRAMES_MAX 6
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+static const char *string_member(const cJSON *object, const char *name) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, name);
+  return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+static double number_member(const cJSON *object, const char *name) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, name);
+  return cJSON_IsNumber(item) ? item->valuedouble : -1;
+}
+
+/* The hang with this id, added if new; NULL without memory. Allocates. */
+static lagscope__run_hang *hang_for(lagscope__run_verdict *v, uint64_t id) {
+  for (size_t i = 0; i < v->count; i++)
+    if (v->hangs[i].id == id) return &v->hangs[i];
+  if (v->count == v->capacity) {
+    size_t capacity = v->capacity ? v->capacity * 2 : 8;
+    lagscope__run_hang *grown = realloc(v->hangs, capacity * sizeof(*grown));
+    if (grown == NULL) return NULL;
+    v->hangs = grown;
+    v->capacity = capacity;
+  }
+  lagscope__run_hang *h = &v->hangs[v->count++];
+  memset(h, 0, sizeof(*h));
+  h->id = id;
+  return h;
+}
+
+/* Where a frame's module is a system library's: not the program's own code. */
+static int is_system_module(const char *module) {
+  static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"};
+  if (strncmp(module, "linux-vdso", 10) == 0) return 1;
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+    if (strncmp(module, dirs[i], strlen(dirs[i])) == 0) return 1;
+  return 0;
+}
+
+/* The program's own module: that of the frame named main, else none known. */
+static const char *own_module(const cJSON *stack) {
+  const cJSON *frame;
+  cJSON_ArrayForEach(frame, stack) {
+    const char *function = string_member(frame, "function");
+    if (function != NULL && strcmp(function, "main") == 0) return string_member(frame, "module");
+  }
+  return NULL;
+}
+
+/* "f (file.c:12) <- g" for the stack's frames of the program's own code. Allocates. */
+static char *own_frames(const cJSON *stack) {
+  const char *own = own_module(stack);
+  char *text = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  if (out == NULL) return NULL;
+  int written = 0;
+  const cJSON *frame;
+  cJSON_ArrayForEach(frame, stack) {
+    const char *function = string_member(frame, "function");
+    const char *module = string_member(frame, "module");
+    if (function == NULL || module == NULL || written == OWN_FRAMES_MAX) continue;
+    if (own != NULL ? strcmp(module, own) != 0 : is_system_module(module)) continue;
+    const char *file = string_member(frame, "file");
+    double line = number_member(frame, "line");
+    fprintf(out, "%s%s", written ? " <- " : "", function);
+    if (file != NULL && line > 0) {
+      const char *base = strrchr(file, '/');
+      fprintf(out, " (%s:%.0f)", base ? base + 1 : file, line);
+    }
+    written++;
+  }
+  if (fclose(out) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+static char *cause_text(const cJSON *cause) {
+  const char *kind = string_member(cause, "kind");
+  const char *summary = string_member(cause, "summary");
+  char *text = NULL;
+  if (kind == NULL) return strdup("");
+  if (asprintf(&text, "%s%s%s", kind, summary ? ": " : "", summary ? summary : "") < 0) return NULL;
+  return text;
+}
+
+static int read_loops(lagscope__run_verdict *v, const cJSON *o) {
+  v->loops_known = 1;
+  v->glib = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "glib"));
+  v->sdl = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "sdl"));
+  v->gl = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "gl"));
+  v->x11 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "x11"));
+  return 0;
+}
+
+/* hang_began or hang_ended (ended: 1); 0, 1 when skipped, -1 without memory. Allocates. */
+static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
+  double id = number_member(o, "hang_id");
+  if (id < 1) return 1;
+  lagscope__run_hang *h = hang_for(v, (uint64_t)id);
+  if (h == NULL) return -1;
+  if (number_member(o, "start_ns") > 0) h->start_ns = (uint64_t)number_member(o, "start_ns");
+  if (!ended) return 0;
+  h->ended = 1;
+  h->duration_ms = number_member(o, "duration_ms");
+  free(h->cause);
+  free(h->own_frames);
+  h->cause = cause_text(cJSON_GetObjectItemCaseSensitive(o, "cause"));
+  h->own_frames = own_frames(cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
+  return h->cause != NULL && h->own_frames != NULL ? 0 : -1;
+}
+
+/* One line of the channel; 0 when understood, 1 when skipped, -1 without memory. */
+static int read_line(lagscope__run_verdict *v, const char *line) {
+  cJSON *o = cJSON_Parse(line);
+  const char *type = string_member(o, "type");
+  int rc = 0; /* another event: nothing to tell */
+  if (type == NULL)
+    rc = 1;
+  else if (strcmp(type, "run_loops") == 0)
+    rc = read_loops(v, o);
+  else if (strcmp(type, "hang_began") == 0 || strcmp(type, "hang_ended") == 0)
+    rc = read_hang(v, o, strcmp(type, "hang_ended") == 0);
+  cJSON_Delete(o);
+  return rc;
+}
+
+int lagscope__run_verdict_read(const char *path, uint64_t exit_ns, lagscope__run_verdict *out) {
+  memset(out, 0, sizeof(*out));
+  FILE *in = fopen(path, "re");
+  if (in == NULL) return errno == ENOENT ? 0 : -1;
+  char *line = NULL;
+  size_t size = 0;
+  int rc = 0;
+  while (rc == 0 && getline(&line, &size, in) >= 0) {
+    int got = read_line(out, line);
+    if (got < 0) rc = -1;
+    if (got > 0) out->bad_lines++;
+  }
+  free(line);
+  fclose(in);
+  for (size_t i = 0; i < out->count; i++) {
+    lagscope__run_hang *h = &out->hangs[i];
+    if (!h->ended && exit_ns > h->start_ns) h->duration_ms = (double)(exit_ns - h->start_ns) / 1e6;
+    if (h->cause == NULL) h->cause = strdup("");
+    if (h->own_frames == NULL) h->own_frames = strdup("");
+    if (h->cause == NULL || h->own_frames == NULL) rc = -1;
+  }
+  if (rc < 0) errno = ENOMEM;
+  return rc;
+}
+
+void lagscope__run_verdict_free(lagscope__run_verdict *v) {
+  for (size_t i = 0; i < v->count; i++) {
+    free(v->hangs[i].cause);
+    free(v->hangs[i].own_frames);
+  }
+  free(v->hangs);
+  memset(v, 0, sizeof(*v));
+}
+
+/* ---- telling ------------------------------------------------------------------------------ */
+
+static int is_over(const lagscope__run_hang *h, uint32_t budget_ms) {
+  return budget_ms > 0 && h->duration_ms > budget_ms;
+}
+
+size_t lagscope__run_over_budget(const lagscope__run_verdict *v, uint32_t budget_ms) {
+  size_t over = 0;
+  for (size_t i = 0; i < v->count; i++) over += is_over(&v->hangs[i], budget_ms);
+  return over;
+}
+
+void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char *program,
+                           uint32_t budget_ms) {
+  size_t over = lagscope__run_over_budget(v, budget_ms);
+  if (v->count == 0)
+    fprintf(out, "lagscope-run: %s: no hang\n", program);
+  else if (budget_ms > 0)
+    fprintf(out, "lagscope-run: %s: %zu hang%s, %zu over the budget of %u ms\n", program, v->count,
+            v->count == 1 ? "" : "s", over, budget_ms);
+  else
+    fprintf(out, "lagscope-run: %s: %zu hang%s\n", program, v->count, v->count == 1 ? "" : "s");
+  for (size_t i = 0; i < v->count; i++) {
+    const lagscope__run_hang *h = &v->hangs[i];
+    fprintf(out, "  hang %llu: %.0f ms%s%s%s%s\n", (unsigned long long)h->id, h->duration_ms,
+            h->ended ? "" : " (the program ended during it)", is_over(h, budget_ms) ? ", over budget" : "",
+            h->cause[0] ? ", " : "", h->cause);
+    if (h->own_frames[0]) fprintf(out, "    in %s\n", h->own_frames);
+  }
+  if (v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11)
+    fprintf(out,
+            "lagscope-run: no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in %s: from "
+            "outside, lagscope sees only hangs of such a loop. To watch another loop, start "
+            "lagscope in the program's code (README, \"Your own loop\").\n",
+            program);
+  if (v->bad_lines > 0)
+    fprintf(out, "lagscope-run: %zu line%s of the preload's channel could not be read\n",
+            v->bad_lines, v->bad_lines == 1 ? "" : "s");
+}
+
+/* text with XML's five special characters escaped, and control characters dropped. */
+static void put_xml(FILE *out, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    switch (*p) {
+      case '<': fputs("&lt;", out); break;
+      case '>': fputs("&gt;", out); break;
+      case '&': fputs("&amp;", out); break;
+      case '"': fputs("&quot;", out); break;
+      case '\'': fputs("&apos;", out); break;
+      default:
+        if (*p >= 0x20 || *p == '\n' || *p == '\t') fputc(*p, out);
+    }
+  }
+}
+
+static void put_hang_case(FILE *out, const lagscope__run_hang *h, const char *program,
+                          uint32_t budget_ms) {
+  fputs("    <testcase classname=\"lagscope-run.", out);
+  put_xml(out, program);
+  fprintf(out, "\" name=\"hang %llu: %.0f ms\" time=\"%.3f\">\n", (unsigned long long)h->id,
+          h->duration_ms, h->duration_ms / 1000);
+  if (budget_ms == 0 || is_over(h, budget_ms)) {
+    char message[4096];
+    snprintf(message, sizeof(message), "a hang of %.0f ms%s%s%s%s%s%s", h->duration_ms,
+             budget_ms ? ", over the budget" : "", h->ended ? "" : " (the program ended during it)",
+             h->cause[0] ? "; " : "", h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
+    fputs("      <failure type=\"hang\" message=\"", out);
+    put_xml(out, message);
+    fputs("\">", out);
+    put_xml(out, message);
+    fputs("</failure>\n", out);
+  }
+  fputs("    </testcase>\n", out);
+}
+
+int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const char *program,
+                        uint32_t budget_ms) {
+  FILE *out = fopen(path, "we");
+  if (out == NULL) return -1;
+  size_t failures = budget_ms > 0 ? lagscope__run_over_budget(v, budget_ms) : v->count;
+  size_t tests = v->count + (failures == 0 ? 1 : 0);
+  fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fprintf(out, "<testsuites name=\"lagscope-run\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
+  fputs("  <testsuite name=\"", out);
+  put_xml(out, program);
+  fprintf(out, "\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
+  for (size_t i = 0; i < v->count; i++) put_hang_case(out, &v->hangs[i], program, budget_ms);
+  if (failures == 0) {
+    fputs("    <testcase classname=\"lagscope-run.", out);
+    put_xml(out, program);
+    if (budget_ms > 0)
+      fprintf(out, "\" name=\"no hang over %u ms\"/>\n", budget_ms);
+    else
+      fputs("\" name=\"no hang\"/>\n", out);
+  }
+  fputs("  </testsuite>\n</testsuites>\n", out);
+  int failed = ferror(out);
+  if (fclose(out) != 0 || failed) return -1;
+  return 0;
+}

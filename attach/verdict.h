@@ -1,0 +1,50 @@
+/* lagscope-run's verdict: the hangs its program had, read from the channel file the preload
+ * wrote, told on stderr and as JUnit XML, and the exit status a hang budget gives. */
+#ifndef LAGSCOPE_ATTACH_VERDICT_H
+#define LAGSCOPE_ATTACH_VERDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The exit status when a hang was longer than --budget-ms. */
+#define LAGSCOPE_RUN_OVER_BUDGET 3
+
+typedef struct lagscope__run_hang {
+  uint64_t id;
+  uint64_t start_ns;  /* monotonic */
+  double duration_ms;
+  int ended;          /* 0: the program ended during it; duration_ms runs to the exit */
+  char *cause;        /* "cpu: On the CPU for 703 ms in f", or "" */
+  char *own_frames;   /* the heaviest stack's frames of the program's own code, innermost
+                         first, "f (file.c:12) <- g (file.c:40)"; "" when none */
+} lagscope__run_hang;
+
+typedef struct lagscope__run_verdict {
+  lagscope__run_hang *hangs;
+  size_t count;
+  size_t capacity;
+  int loops_known;    /* a run_loops line was read */
+  int glib, sdl, gl, x11;
+  size_t bad_lines;   /* lines that were not the JSON expected: skipped */
+} lagscope__run_verdict;
+
+/* Reads the channel file at path (a missing file is no hang). A hang still open at the
+ * program's exit (exit_ns, monotonic) lasts until then. Allocates; 0, or -1 with errno
+ * (ENOMEM) and what was read so far. */
+int lagscope__run_verdict_read(const char *path, uint64_t exit_ns, lagscope__run_verdict *out);
+void lagscope__run_verdict_free(lagscope__run_verdict *verdict);
+
+/* Hangs longer than budget_ms (0: no budget; none is over it). */
+size_t lagscope__run_over_budget(const lagscope__run_verdict *verdict, uint32_t budget_ms);
+
+/* The summary lagscope-run prints: each hang's duration, cause and own frames. */
+void lagscope__run_summary(FILE *out, const lagscope__run_verdict *verdict, const char *program,
+                           uint32_t budget_ms);
+
+/* JUnit XML: one testcase per hang, failing when over the budget (every hang without one),
+ * one passing testcase when none fails. 0, or -1 with errno. */
+int lagscope__run_junit(const char *path, const lagscope__run_verdict *verdict,
+                        const char *program, uint32_t budget_ms);
+
+#endif

@@ -1,0 +1,187 @@
+/* lagscope-run's verdict from channel files written here: the hangs and their own frames, a
+ * hang the program's end cut short, the budget, JUnit XML that escapes what it quotes, and
+ * lines that are not what the preload writes (skipped and counted, nothing else lost). */
+#define _GNU_SOURCE
+#include "cases.h"
+#include "check.h"
+#include "verdict.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char folder[256], channel[320], xml_path[320];
+
+static void write_channel(const char *text) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(folder, sizeof folder, "%s/lagscope-verdict-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  CHECK(mkdtemp(folder) != NULL);
+  snprintf(channel, sizeof channel, "%s/hangs.jsonl", folder);
+  snprintf(xml_path, sizeof xml_path, "%s/hangs.xml", folder);
+  FILE *out = fopen(channel, "w");
+  CHECK(out != NULL);
+  fputs(text, out);
+  CHECK(fclose(out) == 0);
+}
+
+static void remove_channel(void) {
+  unlink(channel);
+  unlink(xml_path);
+  rmdir(folder);
+}
+
+static char *read_text(const char *path) {
+  static char text[65536];
+  FILE *in = fopen(path, "r");
+  CHECK(in != NULL);
+  size_t n = fread(text, 1, sizeof text - 1, in);
+  text[n] = '\0';
+  fclose(in);
+  return text;
+}
+
+static char *summary_of(const lagscope__run_verdict *v, uint32_t budget_ms) {
+  static char *text;
+  size_t size;
+  free(text);
+  FILE *out = open_memstream(&text, &size);
+  CHECK(out != NULL);
+  lagscope__run_summary(out, v, "app", budget_ms);
+  CHECK(fclose(out) == 0);
+  return text;
+}
+
+/* The main frame's module is the program's: only its frames are quoted, innermost first. */
+#define STACK                                                                                  \
+  "[{\"function\":\"memcpy\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\"},"                 \
+  "{\"function\":\"load_level\",\"module\":\"/opt/app/bin/app\",\"file\":\"/src/level.c\",\"line\":88}," \
+  "{\"function\":\"g_main_dispatch\",\"module\":\"/lib/x86_64-linux-gnu/libglib-2.0.so.0\"},"  \
+  "{\"function\":\"main\",\"module\":\"/opt/app/bin/app\",\"file\":\"/src/main.c\",\"line\":12}]"
+
+static void test_hangs_and_own_frames(void) {
+  write_channel(
+      "{\"type\":\"server_started\",\"seq\":1}\n"
+      "{\"type\":\"run_loops\",\"glib\":true,\"sdl\":false,\"gl\":false,\"x11\":true}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":1000000000}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":1,\"start_ns\":1000000000,\"duration_ms\":812.4,"
+      "\"cause\":{\"kind\":\"io\",\"summary\":\"Blocked in read() on /data/app.db\"},"
+      "\"heaviest_stack\":" STACK "}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":2,\"start_ns\":5000000000}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":2,\"start_ns\":5000000000,\"duration_ms\":300,"
+      "\"heaviest_stack\":[]}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 9000000000ull, &v), 0);
+  CHECK_EQ_INT(v.count, 2);
+  CHECK_EQ_INT(v.bad_lines, 0);
+  CHECK(v.loops_known && v.glib && !v.sdl && v.x11);
+  CHECK(v.hangs[0].ended);
+  CHECK_NEAR(v.hangs[0].duration_ms, 812.4, 0.01);
+  CHECK(strcmp(v.hangs[0].cause, "io: Blocked in read() on /data/app.db") == 0);
+  CHECK_MSG(strcmp(v.hangs[0].own_frames, "load_level (level.c:88) <- main (main.c:12)") == 0, "%s",
+            v.hangs[0].own_frames);
+  CHECK(strcmp(v.hangs[1].own_frames, "") == 0);
+  CHECK_EQ_INT(lagscope__run_over_budget(&v, 500), 1);
+  CHECK_EQ_INT(lagscope__run_over_budget(&v, 0), 0);
+  CHECK_EQ_INT(lagscope__run_over_budget(&v, 100), 2);
+  const char *text = summary_of(&v, 500);
+  CHECK_MSG(strstr(text, "app: 2 hangs, 1 over the budget of 500 ms\n") != NULL, "%s", text);
+  CHECK_MSG(strstr(text, "  hang 1: 812 ms, over budget, io: Blocked in read() on /data/app.db\n"
+                         "    in load_level (level.c:88) <- main (main.c:12)\n") != NULL, "%s", text);
+  CHECK_MSG(strstr(text, "  hang 2: 300 ms\n") != NULL, "%s", text);
+  CHECK(strstr(text, "no GLib") == NULL);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
+/* A hang the program's exit (or a kill) cut short lasts until the exit. */
+static void test_hang_cut_short_by_exit(void) {
+  write_channel("{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":2000000000}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4500000000ull, &v), 0);
+  CHECK_EQ_INT(v.count, 1);
+  CHECK(!v.hangs[0].ended);
+  CHECK_NEAR(v.hangs[0].duration_ms, 2500, 0.01);
+  CHECK_EQ_INT(lagscope__run_over_budget(&v, 1000), 1);
+  const char *text = summary_of(&v, 1000);
+  CHECK_MSG(strstr(text, "hang 1: 2500 ms (the program ended during it), over budget") != NULL, "%s", text);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
+/* Lines that are not the preload's: skipped, counted, said; the good ones still count. */
+static void test_bad_lines_skipped(void) {
+  write_channel("not json\n"
+                "{\"type\":\"hang_ended\",\"hang_id\":\"one\"}\n"
+                "{\"type\":\"hang_ended\",\"hang_id\":-4,\"duration_ms\":900}\n"
+                "[1,2,3]\n"
+                "{\"hang_id\":3}\n"
+                "{\"type\":\"hang_ended\",\"hang_id\":3,\"duration_ms\":400,\"heaviest_stack\":{\"a\":1},"
+                "\"cause\":\"cpu\"}\n"
+                "{\"type\":\"hang_ended\",\"hang_id\":3\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, &v), 0);
+  CHECK_EQ_INT(v.bad_lines, 6);
+  CHECK_EQ_INT(v.count, 1);
+  CHECK_NEAR(v.hangs[0].duration_ms, 400, 0.01);
+  CHECK(strcmp(v.hangs[0].cause, "") == 0);
+  CHECK(!v.loops_known);
+  const char *text = summary_of(&v, 0);
+  CHECK_MSG(strstr(text, "6 lines of the preload's channel could not be read") != NULL, "%s", text);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
+/* No channel at all (the program never started lagscope): no hang. A program without a loop
+ * the hooks know is told how to integrate by code. */
+static void test_no_channel_and_no_loop(void) {
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read("/nonexistent/hangs.jsonl", 0, &v), 0);
+  CHECK_EQ_INT(v.count, 0);
+  CHECK(strstr(summary_of(&v, 0), "app: no hang\n") != NULL);
+  write_channel("{\"type\":\"run_loops\",\"glib\":false,\"sdl\":false,\"gl\":false,\"x11\":false}\n");
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, &v), 0);
+  CHECK(strstr(summary_of(&v, 0), "no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in app") != NULL);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
+/* What the XML quotes is escaped: a function named like markup stays text. */
+static void test_junit_escapes(void) {
+  write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700,"
+                "\"cause\":{\"kind\":\"cpu\",\"summary\":\"in a<b> & \\\"c\\\" 'd'\"},"
+                "\"heaviest_stack\":[{\"function\":\"</failure><x>\",\"module\":\"/opt/a\"},"
+                "{\"function\":\"main\",\"module\":\"/opt/a\"}]}\n"
+                "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":260}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, &v), 0);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "a&b", 500), 0);
+  const char *xml = read_text(xml_path);
+  CHECK_MSG(strstr(xml, "<testsuite name=\"a&amp;b\" tests=\"2\" failures=\"1\">") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "in a&lt;b&gt; &amp; &quot;c&quot; &apos;d&apos;") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "&lt;/failure&gt;&lt;x&gt; &lt;- main") != NULL, "%s", xml);
+  CHECK(strstr(xml, "<x>") == NULL);
+  /* Within the budget: a passing testcase, no failure element. */
+  CHECK(strstr(xml, "name=\"hang 2: 260 ms\" time=\"0.260\">\n    </testcase>") != NULL);
+  /* Without a budget every hang fails. */
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0), 0);
+  CHECK(strstr(read_text(xml_path), "tests=\"2\" failures=\"2\"") != NULL);
+  lagscope__run_verdict_free(&v);
+  /* No hang: one passing testcase. */
+  lagscope__run_verdict none = {0};
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &none, "app", 500), 0);
+  xml = read_text(xml_path);
+  CHECK(strstr(xml, "tests=\"1\" failures=\"0\"") != NULL);
+  CHECK(strstr(xml, "<testcase classname=\"lagscope-run.app\" name=\"no hang over 500 ms\"/>") != NULL);
+  CHECK_EQ_INT(lagscope__run_junit("/nonexistent/dir/x.xml", &none, "app", 0), -1);
+  remove_channel();
+}
+
+static const test_case cases[] = {
+    TEST_CASE(hangs_and_own_frames),
+    TEST_CASE(hang_cut_short_by_exit),
+    TEST_CASE(bad_lines_skipped),
+    TEST_CASE(no_channel_and_no_loop),
+    TEST_CASE(junit_escapes),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
