@@ -11,6 +11,8 @@
 #define _GNU_SOURCE
 #include "preload.h"
 
+#include "gl_hud.h"
+
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -179,6 +181,8 @@ HOOK void gdk_window_end_draw_frame(void *window, void *context) {
   frame_presented(LAGSCOPE__LOOP_GLIB);
 }
 
+typedef void *(*current_context_fn)(void);
+
 /* ---- SDL2 ----------------------------------------------------------------------------------- */
 
 typedef int (*poll_event_fn)(void *event);
@@ -222,29 +226,122 @@ HOOK void SDL_RenderPresent(void *renderer) {
   frame_presented(LAGSCOPE__LOOP_SDL);
 }
 
+typedef void (*drawable_size_fn)(void *window, int *width, int *height);
+
+static void *sdl_gl_proc(const char *name) {
+  REAL(lagscope__gl_proc_fn, SDL_GL_GetProcAddress, "libSDL2-2.0.so.0")
+  return real != NULL ? real(name) : NULL;
+}
+
+/* SDL calls the GL swap through its own pointer, which no hook sees: the HUD is drawn here. */
+static void sdl_draw_hud(void *window) {
+  void *context;
+  {
+    REAL(current_context_fn, SDL_GL_GetCurrentContext, "libSDL2-2.0.so.0")
+    context = real != NULL ? real() : NULL;
+  }
+  REAL(drawable_size_fn, SDL_GL_GetDrawableSize, "libSDL2-2.0.so.0")
+  int width = 0, height = 0;
+  if (context == NULL || real == NULL) return;
+  real(window, &width, &height);
+  lagscope__gl_hud_draw(context, sdl_gl_proc, width, height);
+}
+
 HOOK void SDL_GL_SwapWindow(void *window) {
   REAL(present_fn, SDL_GL_SwapWindow, "libSDL2-2.0.so.0")
+  if (on_main_thread()) sdl_draw_hud(window);
   if (real != NULL) real(window);
   frame_presented(LAGSCOPE__LOOP_SDL);
 }
 
-/* ---- OpenGL swaps and Xlib's wait --------------------------------------------------------- */
+typedef void (*delete_context_fn)(void *context);
+
+HOOK void SDL_GL_DeleteContext(void *context) {
+  REAL(delete_context_fn, SDL_GL_DeleteContext, "libSDL2-2.0.so.0")
+  lagscope__gl_hud_forget(context);
+  if (real != NULL) real(context);
+}
+
+/* ---- OpenGL swaps (with the HUD drawn into the frame first) and Xlib's wait ------------------ */
 
 typedef void (*glx_swap_fn)(void *display, unsigned long drawable);
 typedef unsigned (*egl_swap_fn)(void *display, void *surface);
+typedef int (*glx_query_drawable_fn)(void *display, unsigned long drawable, int name, unsigned *out);
+typedef unsigned (*egl_query_surface_fn)(void *display, void *surface, int name, int *out);
+typedef void (*glx_destroy_context_fn)(void *display, void *context);
 typedef int (*next_event_fn)(void *display, void *event);
+typedef unsigned (*egl_destroy_context_fn)(void *display, void *context);
+
+#define GLX_WIDTH 0x801D
+#define GLX_HEIGHT 0x801E
+#define EGL_HEIGHT 0x3056
+#define EGL_WIDTH 0x3057
+
+static void *glx_proc(const char *name) {
+  REAL(lagscope__gl_proc_fn, glXGetProcAddressARB, "libGLX.so.0")
+  return real != NULL ? real(name) : NULL;
+}
+
+static void *egl_proc(const char *name) {
+  REAL(lagscope__gl_proc_fn, eglGetProcAddress, "libEGL.so.1")
+  return real != NULL ? real(name) : NULL;
+}
+
+static void glx_draw_hud(void *display, unsigned long drawable) {
+  void *context;
+  {
+    REAL(current_context_fn, glXGetCurrentContext, "libGLX.so.0")
+    context = real != NULL ? real() : NULL;
+  }
+  REAL(glx_query_drawable_fn, glXQueryDrawable, "libGLX.so.0")
+  unsigned width = 0, height = 0;
+  if (context == NULL || real == NULL) return;
+  real(display, drawable, GLX_WIDTH, &width);
+  real(display, drawable, GLX_HEIGHT, &height);
+  lagscope__gl_hud_draw(context, glx_proc, (int)width, (int)height);
+}
+
+static void egl_draw_hud(void *display, void *surface) {
+  void *context;
+  {
+    REAL(current_context_fn, eglGetCurrentContext, "libEGL.so.1")
+    context = real != NULL ? real() : NULL;
+  }
+  REAL(egl_query_surface_fn, eglQuerySurface, "libEGL.so.1")
+  int width = 0, height = 0;
+  if (context == NULL || real == NULL) return;
+  if (!real(display, surface, EGL_WIDTH, &width) || !real(display, surface, EGL_HEIGHT, &height))
+    return;
+  lagscope__gl_hud_draw(context, egl_proc, width, height);
+}
 
 HOOK void glXSwapBuffers(void *display, unsigned long drawable) {
   REAL(glx_swap_fn, glXSwapBuffers, "libGLX.so.0")
+  if (on_main_thread()) glx_draw_hud(display, drawable);
   if (real != NULL) real(display, drawable);
   frame_presented(LAGSCOPE__LOOP_GL);
 }
 
 HOOK unsigned eglSwapBuffers(void *display, void *surface) {
   REAL(egl_swap_fn, eglSwapBuffers, "libEGL.so.1")
+  if (on_main_thread()) egl_draw_hud(display, surface);
   unsigned swapped = real != NULL ? real(display, surface) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;
+}
+
+/* The HUD's objects die with their context: forgotten (on any thread), so that a later context
+ * that happens to get the same address starts afresh. */
+HOOK void glXDestroyContext(void *display, void *context) {
+  REAL(glx_destroy_context_fn, glXDestroyContext, "libGLX.so.0")
+  lagscope__gl_hud_forget(context);
+  if (real != NULL) real(display, context);
+}
+
+HOOK unsigned eglDestroyContext(void *display, void *context) {
+  REAL(egl_destroy_context_fn, eglDestroyContext, "libEGL.so.1")
+  lagscope__gl_hud_forget(context);
+  return real != NULL ? real(display, context) : 0;
 }
 
 /* Blocks until an X event comes when none is queued: a wait for input. */

@@ -148,7 +148,6 @@ __attribute__((constructor)) static void preload_start(void) {
   lagscope_config config = lagscope_config_default();
   config.post_main = lagscope__preload_post;
   config.on_event = on_event;
-  config.hud = 0; /* nothing draws it yet in another program's frame */
   take_setting("LAGSCOPE_RUN_EVENTS", events_path, sizeof(events_path));
   take_setting("LAGSCOPE_RUN_CHANNEL", channel_path, sizeof(channel_path));
   if (take_setting("LAGSCOPE_RUN_REPORT_DIR", report_dir, sizeof(report_dir)))
@@ -159,6 +158,10 @@ __attribute__((constructor)) static void preload_start(void) {
   config.server = (int)take_number("LAGSCOPE_RUN_SERVER", 0, 1, 1);
   config.hang_threshold_ms =
       take_number("LAGSCOPE_RUN_THRESHOLD_MS", 10, 60000, config.hang_threshold_ms);
+  /* Drawn into GL programs' frames (gl_hud.c); a program that never swaps never asks for it,
+   * and lagscope renders nothing until asked. */
+  config.hud = (int)take_number("LAGSCOPE_RUN_HUD", 0, 1, 1);
+  config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0, 3, 0);
   quiet = (int)take_number("LAGSCOPE_RUN_QUIET", 0, 1, 0);
   if (quiet) config.log = log_nothing;
 

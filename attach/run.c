@@ -31,7 +31,8 @@ typedef struct options {
   const char *threshold_ms;
   const char *junit;
   uint32_t budget_ms;
-  int no_server, quiet;
+  int no_server, quiet, no_hud;
+  const char *hud_corner; /* "0".."3", lagscope_hud_corner */
   char **program; /* PROGRAM and its arguments, NULL-terminated */
 } options;
 
@@ -48,7 +49,8 @@ static void usage(FILE *out) {
         "  --budget-ms N       exit 3 if a hang lasted longer than N ms\n"
         "  --junit FILE        write the hangs as JUnit XML to FILE\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
-        "  --no-hud            accepted; the preload draws no HUD yet\n"
+        "  --no-hud            no HUD drawn into an OpenGL program's frames\n"
+        "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
         "  --help              this text\n",
         out);
 }
@@ -92,7 +94,7 @@ static int parse_options(int argc, char **argv, options *o) {
     }
     if (strcmp(a, "--no-server") == 0) { o->no_server = 1; continue; }
     if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
-    if (strcmp(a, "--no-hud") == 0) continue;
+    if (strcmp(a, "--no-hud") == 0) { o->no_hud = 1; continue; }
     const char **slot = strcmp(a, "--events") == 0       ? &o->events
                         : strcmp(a, "--report-dir") == 0 ? &o->report_dir
                         : strcmp(a, "--port") == 0       ? &o->port
@@ -100,10 +102,19 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--threshold-ms") == 0 ? &o->threshold_ms
                         : strcmp(a, "--junit") == 0      ? &o->junit
                                                          : NULL;
-    int is_budget = strcmp(a, "--budget-ms") == 0;
-    if (slot == NULL && !is_budget) return bad_option("unknown option", a);
+    int is_budget = strcmp(a, "--budget-ms") == 0, is_corner = strcmp(a, "--hud-corner") == 0;
+    if (slot == NULL && !is_budget && !is_corner) return bad_option("unknown option", a);
     if (value == NULL || value[0] == '\0') return bad_option("option needs a value", a);
     i++;
+    if (is_corner) {
+      static const char *const corners[] = {"tl", "tr", "bl", "br"};
+      static const char *const numbers[] = {"0", "1", "2", "3"};
+      o->hud_corner = NULL;
+      for (int c = 0; c < 4; c++)
+        if (strcmp(value, corners[c]) == 0) o->hud_corner = numbers[c];
+      if (o->hud_corner == NULL) return bad_option("bad value (tl, tr, bl or br)", value);
+      continue;
+    }
     if (is_budget) {
       if (check_number(a, value, 1, 3600000, &n)) return 2;
       o->budget_ms = (uint32_t)n;
@@ -161,6 +172,8 @@ static int prepare_environment(const options *o, const char *preload, const char
   rc |= set("LAGSCOPE_RUN_THRESHOLD_MS", o->threshold_ms);
   rc |= set("LAGSCOPE_RUN_SERVER", o->no_server ? "0" : NULL);
   rc |= set("LAGSCOPE_RUN_QUIET", o->quiet ? "1" : NULL);
+  rc |= set("LAGSCOPE_RUN_HUD", o->no_hud ? "0" : NULL);
+  rc |= set("LAGSCOPE_RUN_HUD_CORNER", o->hud_corner);
   return rc;
 }
 

@@ -2,7 +2,8 @@
  * program that stalls 700 ms in a g_timeout_add callback (one hang naming the callback, exit 3
  * over a 500 ms budget, JUnit XML that names it), the same program without a stall (exit 0),
  * the tests' own SDL2 program idle in SDL_WaitEvent around a 600 ms stall (that one hang only),
- * and Debian's own programs: glxgears (frames counted), gtk3-widget-factory (10 s idle, no
+ * and Debian's own programs: glxgears (frames counted, the HUD drawn into its frame and
+ * compared with a reference, none with --no-hud), gtk3-widget-factory (10 s idle, no
  * hang), SDL2's testsprite2 (frames counted); then the exit status, the environment the
  * program's children see, and bad options.
  *
@@ -11,7 +12,10 @@
 #include "cases.h"
 #include "check.h"
 #include "spawn.h"
+#include "screen.h"
 #include "xvfb.h"
+
+#include <cairo.h>
 
 #include <signal.h>
 #include <stdlib.h>
@@ -21,6 +25,10 @@
 
 #define WAIT_MS 30000
 #define SKIP 77
+/* The share of the HUD's pixels, its FPS figure left out, that must match the reference within
+ * 16 levels per channel: measured 100 % with the HUD over black, 98.9 % with a gear's edge
+ * behind it, 1.7 % without it. */
+#define HUD_MATCH 0.90
 
 static spawn_proc xvfb;
 static char folder[256];    /* this case's temporary folder */
@@ -124,12 +132,15 @@ static int run_to_end(char *const extra[], char *const program[], char *err, siz
   return code;
 }
 
-/* Runs a program that does not end by itself until n metrics lines came, then SIGTERM to
- * lagscope-run, which passes it on; returns lagscope-run's exit code. */
-static int run_for_metrics(char *const program[], int n, char *err, size_t size) {
+/* Runs a program that does not end by itself until n metrics lines came, then calls look (if
+ * given) while it still runs, then SIGTERM to lagscope-run, which passes it on; returns
+ * lagscope-run's exit code. */
+static int run_for_metrics(char *const extra[], char *const program[], int n, void (*look)(void),
+                           char *err, size_t size) {
   spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
   await_metrics(n);
+  if (look != NULL) look();
   spawn_signal(&p, SIGTERM);
   int code = spawn_wait(&p, WAIT_MS);
   spawn_stderr(&p, err, size);
@@ -222,18 +233,143 @@ static void test_gtk_clean_within_budget(void) {
   remove_folder();
 }
 
-static void test_glxgears_frames(void) {
+/* ---- the HUD in a GL program's own frame: glxgears (glX), es2gears_x11 (EGL, GLES 2) ------- */
+
+/* The HUD, compact at scale 1, is 150 x 56 px, 8 px from its corner. The reference is a shot
+ * of the top-left corner of glxgears's window, looked at: the HUD at (8, 8) over black. */
+#define HUD_W 150
+#define HUD_H 56
+#define REFERENCE LAGSCOPE_ATTACH_REFERENCE "/glxgears_hud.png"
+/* The FPS figure changes; it is left out of the comparison (in HUD coordinates). */
+static const box fps_figure = {4, 2, 96, 38};
+
+static const char *shot_title;   /* the window to shoot */
+static box shot_area;            /* where, in the window */
+static shot area_shot;
+
+static int is_lit(uint32_t p) { return px_r(p) + px_g(p) + px_b(p) > 24; }
+static int inside(box b, int x, int y) { return x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1; }
+
+static void take_area_shot(void) {
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window w = 0;
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  while ((w = screen_find_window(d, shot_title)) == 0 && spawn_now_ns() < deadline) spawn_sleep_ms(20);
+  CHECK_MSG(w != 0, "no window titled %s", shot_title);
+  CHECK(screen_shot_area(d, w, shot_area, &area_shot) == 0);
+  XCloseDisplay(d);
+}
+
+/* The share of the HUD's pixels (at hud in s), its FPS figure left out, within tolerance per
+ * channel of the reference's. */
+static double reference_match(const shot *s, box hud, int tolerance) {
+  cairo_surface_t *ref = cairo_image_surface_create_from_png(REFERENCE);
+  CHECK_MSG(cairo_surface_status(ref) == CAIRO_STATUS_SUCCESS, "cannot read %s", REFERENCE);
+  CHECK(cairo_image_surface_get_width(ref) >= 8 + HUD_W && cairo_image_surface_get_height(ref) >= 8 + HUD_H);
+  const unsigned char *data = cairo_image_surface_get_data(ref);
+  int stride = cairo_image_surface_get_stride(ref);
+  long same = 0, compared = 0;
+  for (int y = 0; y < HUD_H; y++) {
+    for (int x = 0; x < HUD_W; x++) {
+      if (inside(fps_figure, x, y)) continue;
+      compared++;
+      uint32_t a = s->pixels[(hud.y0 + y) * s->width + hud.x0 + x];
+      uint32_t b = ((const uint32_t *)(data + (8 + y) * stride))[8 + x];
+      same += abs(px_r(a) - px_r(b)) <= tolerance && abs(px_g(a) - px_g(b)) <= tolerance &&
+              abs(px_b(a) - px_b(b)) <= tolerance;
+    }
+  }
+  cairo_surface_destroy(ref);
+  return (double)same / (double)compared;
+}
+
+static void save_artifact(const shot *s, const char *name) {
+  char path[512];
+  mkdir(LAGSCOPE_ATTACH_OUT, 0755);
+  snprintf(path, sizeof path, "%s/%s", LAGSCOPE_ATTACH_OUT, name);
+  CHECK(shot_save_png(s, path) == 0);
+  printf("saved %s\n", path);
+}
+
+/* The HUD is at hud in the shot (shot coordinates), showing what the reference shows. */
+static void check_hud_shown(const shot *s, box hud) {
+  box panel = shot_bounds(s, (box){0, 0, s->width, s->height}, is_lit);
+  printf("HUD expected at %d,%d-%d,%d; lit pixels' bounds %d,%d-%d,%d\n", hud.x0, hud.y0, hud.x1,
+         hud.y1, panel.x0, panel.y0, panel.x1, panel.y1);
+  double match = reference_match(s, hud, 16);
+  printf("the HUD matches the reference at %.1f %% of its pixels\n", match * 100);
+  CHECK_MSG(match >= HUD_MATCH, "the HUD differs from the reference: %.1f %% alike", match * 100);
+}
+
+static void test_glxgears_frames_and_hud(void) {
   skip_without(LAGSCOPE_GLXGEARS_PATH);
   make_folder();
   with_screen();
-  char *program[] = {LAGSCOPE_GLXGEARS_PATH, NULL};
+  /* A window taller than wide keeps the gears (scaled to its width, centred) out of the
+   * top-left corner: the HUD there is over black, as in the reference. */
+  char *program[] = {LAGSCOPE_GLXGEARS_PATH, "-geometry", "300x600", NULL};
+  shot_title = "glxgears";
+  shot_area = (box){0, 0, 180, 80};
   char err[16384];
   /* SIGTERM passed on: glxgears dies of it, and lagscope-run says so the shell's way. */
-  CHECK_EQ_INT(run_for_metrics(program, 4, err, sizeof err), 128 + SIGTERM);
+  CHECK_EQ_INT(run_for_metrics(NULL, program, 4, take_area_shot, err, sizeof err), 128 + SIGTERM);
   cJSON *all = read_events();
   check_no_hang(all);
   CHECK_MSG(frames_counted(all) >= 60, "%.0f glXSwapBuffers frames counted", frames_counted(all));
   cJSON_Delete(all);
+  save_artifact(&area_shot, "glxgears_hud.png");
+  box hud = {8, 8, 8 + HUD_W, 8 + HUD_H};
+  box lit = shot_bounds(&area_shot, shot_area, is_lit);
+  CHECK_MSG(abs(lit.x0 - hud.x0) <= 1 && abs(lit.y0 - hud.y0) <= 1 && abs(lit.x1 - hud.x1) <= 2 &&
+                abs(lit.y1 - hud.y1) <= 2,
+            "the HUD is not where it belongs (8 px from the corner, 150 x 56)");
+  check_hud_shown(&area_shot, hud);
+  shot_free(&area_shot);
+
+  /* --no-hud: nothing drawn in the corner, and the same comparison fails. */
+  char *extra[] = {"--no-hud", NULL};
+  CHECK_EQ_INT(run_for_metrics(extra, program, 2, take_area_shot, err, sizeof err), 128 + SIGTERM);
+  save_artifact(&area_shot, "glxgears_no_hud.png");
+  CHECK_EQ_INT(shot_count(&area_shot, shot_area, is_lit), 0);
+  double match = reference_match(&area_shot, hud, 16);
+  printf("without the HUD: %.1f %% alike\n", match * 100);
+  CHECK(match < HUD_MATCH);
+  shot_free(&area_shot);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
+/* EGL and OpenGL ES 2 (no vertex array objects: vertex attribute 0 saved and restored), the
+ * HUD in the bottom-right corner, where es2gears's 300 x 300 window is black; the gears still
+ * drawn right around it (their colours on screen). */
+static void test_es2gears_egl_hud(void) {
+  skip_without(LAGSCOPE_ES2GEARS_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_ES2GEARS_PATH, NULL};
+  char *extra[] = {"--hud-corner", "br", NULL};
+  shot_title = "es2gears";
+  shot_area = (box){0, 0, 300, 300};
+  char err[16384];
+  CHECK_EQ_INT(run_for_metrics(extra, program, 4, take_area_shot, err, sizeof err), 128 + SIGTERM);
+  cJSON *all = read_events();
+  check_no_hang(all);
+  CHECK_MSG(frames_counted(all) >= 60, "%.0f eglSwapBuffers frames counted", frames_counted(all));
+  cJSON_Delete(all);
+  save_artifact(&area_shot, "es2gears_hud.png");
+  check_hud_shown(&area_shot, (box){300 - 8 - HUD_W, 300 - 8 - HUD_H, 300 - 8, 300 - 8});
+  /* The gears: red, green and blue, lit, each over many pixels. */
+  long red = 0, green = 0, blue = 0;
+  for (int i = 0; i < area_shot.width * area_shot.height; i++) {
+    uint32_t p = area_shot.pixels[i];
+    red += px_r(p) > 120 && px_g(p) < 60 && px_b(p) < 60;
+    green += px_g(p) > 120 && px_r(p) < 60 && px_b(p) < 60;
+    blue += px_b(p) > 120 && px_r(p) < 60 && px_g(p) < 60;
+  }
+  printf("gear pixels: red %ld, green %ld, blue %ld\n", red, green, blue);
+  CHECK(red > 2000 && green > 1000 && blue > 1000);
+  shot_free(&area_shot);
   xvfb_stop(&xvfb);
   remove_folder();
 }
@@ -245,7 +381,7 @@ static void test_widget_factory_idle(void) {
   char *program[] = {LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
   char err[16384];
   /* 20 metrics lines: 10 s of an idle GTK application answering pings through GLib. */
-  CHECK_EQ_INT(run_for_metrics(program, 20, err, sizeof err), 128 + SIGTERM);
+  CHECK_EQ_INT(run_for_metrics(NULL, program, 20, NULL, err, sizeof err), 128 + SIGTERM);
   cJSON *all = read_events();
   check_no_hang(all);
   CHECK(frames_counted(all) >= 1);
@@ -267,7 +403,7 @@ static void test_sdl_testsprite_frames(void) {
   char *program[] = {LAGSCOPE_TESTSPRITE_PATH, NULL};
   char err[16384];
   /* SDL turns SIGTERM into SDL_QUIT: testsprite2 ends cleanly, and that status comes back. */
-  CHECK_EQ_INT(run_for_metrics(program, 4, err, sizeof err), 0);
+  CHECK_EQ_INT(run_for_metrics(NULL, program, 4, NULL, err, sizeof err), 0);
   cJSON *all = read_events();
   check_no_hang(all);
   CHECK_MSG(frames_counted(all) >= 60, "%.0f SDL_RenderPresent frames counted", frames_counted(all));
@@ -326,6 +462,8 @@ static void test_bad_options(void) {
       {{LAGSCOPE_RUN_PATH, "--budget-ms", "abc", "--", "true", NULL}, 2, "bad value: --budget-ms abc"},
       {{LAGSCOPE_RUN_PATH, "--port", "70000", "--", "true", NULL}, 2, "bad value: --port 70000"},
       {{LAGSCOPE_RUN_PATH, "--frobnicate", "--", "true", NULL}, 2, "unknown option: --frobnicate"},
+      {{LAGSCOPE_RUN_PATH, "--hud-corner", "middle", "--", "true", NULL}, 2,
+       "bad value (tl, tr, bl or br): middle"},
       {{LAGSCOPE_RUN_PATH, "--events", NULL}, 2, "option needs a value: --events"},
       {{LAGSCOPE_RUN_PATH, "--no-server", NULL}, 2, "no program to run"},
       {{LAGSCOPE_RUN_PATH, "--no-server", "--", "/nonexistent/program", NULL}, 127,
@@ -348,7 +486,8 @@ static void test_bad_options(void) {
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
-    TEST_CASE(glxgears_frames),
+    TEST_CASE(glxgears_frames_and_hud),
+    TEST_CASE(es2gears_egl_hud),
     TEST_CASE(widget_factory_idle),
     TEST_CASE(sdl_testsprite_frames),
     TEST_CASE(sdl_wait_idle_then_stall),
