@@ -3,7 +3,8 @@
  * over a 500 ms budget, JUnit XML that names it), the same program without a stall (exit 0),
  * the tests' own SDL2 program idle in SDL_WaitEvent around a 600 ms stall (that one hang only),
  * and Debian's own programs: glxgears (frames counted, the HUD drawn into its frame and
- * compared with a reference, none with --no-hud), gtk3-widget-factory (10 s idle, no
+ * compared with a reference, none with --no-hud), es2gears_x11 (the same over EGL), gtk3-demo (a
+ * modal dialog's nested loop for 10 s, then every window unmapped: no hang), gtk3-widget-factory (10 s idle, no
  * hang), SDL2's testsprite2 (frames counted); then the exit status, the environment the
  * program's children see, and bad options.
  *
@@ -92,6 +93,13 @@ static const cJSON *last_of_type(const cJSON *all, const char *type) {
   const cJSON *e, *found = NULL;
   cJSON_ArrayForEach(e, all) if (strcmp(spawn_json_type(e), type) == 0) found = e;
   return found;
+}
+
+static int metrics_count(void) {
+  cJSON *all = read_events();
+  int got = count_type(all, "metrics");
+  cJSON_Delete(all);
+  return got;
 }
 
 /* Waits until the events file holds n metrics lines (at most WAIT_MS). */
@@ -434,6 +442,86 @@ static void test_sdl_wait_idle_then_stall(void) {
 
 /* The program's exit status comes back; its children see neither the preload nor its settings,
  * and an LD_PRELOAD of the user's stays; a program without a loop the hooks know is told. */
+/* ---- gtk3-demo: a modal dialog's nested loop, then every window unmapped ---------------------- */
+
+/* Runs xdotool with args; it must succeed. */
+static void xdotool(char *const args[]) {
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_XDOTOOL_PATH, args, SPAWN_CAPTURE_STDERR) == 0);
+  int code = spawn_wait(&p, WAIT_MS);
+  char err[2048];
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  CHECK_MSG(code == 0, "xdotool %s failed (%d): %s", args[1], code, err);
+}
+
+/* Top-level windows on the screen that can be seen. */
+static int viewable_windows(Display *d) {
+  Window root, parent, *children = NULL;
+  unsigned n = 0;
+  int viewable = 0;
+  XSync(d, False);
+  if (!XQueryTree(d, DefaultRootWindow(d), &root, &parent, &children, &n)) return -1;
+  for (unsigned i = 0; i < n; i++) {
+    XWindowAttributes a;
+    if (XGetWindowAttributes(d, children[i], &a) && a.map_state == IsViewable) viewable++;
+  }
+  XFree(children);
+  return viewable;
+}
+
+static void await_viewable(Display *d, int want) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  int got;
+  while ((got = viewable_windows(d)) != want && spawn_now_ns() < deadline) spawn_sleep_ms(20);
+  CHECK_MSG(got == want, "%d windows can be seen, not %d", got, want);
+}
+
+/* gtk3-demo's "Dialogs and Message Boxes": its first button opens a message box that runs
+ * gtk_dialog_run, a nested main loop, for 10 s; then every window of the program is unmapped
+ * (what minimizing does, with no window manager here) for 5 s. The pings go through both
+ * loops: no hang, no lost ping. */
+static void test_gtk3_demo_modal_and_hidden(void) {
+  skip_without(LAGSCOPE_GTK3_DEMO_PATH);
+  skip_without(LAGSCOPE_XDOTOOL_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_GTK3_DEMO_PATH, "--run=dialog", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  await_metrics(2);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  while (!screen_find_window(d, "Dialogs and Message Boxes") && spawn_now_ns() < deadline)
+    spawn_sleep_ms(20);
+  int before = viewable_windows(d);
+  char *press[] = {LAGSCOPE_XDOTOOL_PATH, "search", "--sync", "--name", "^Dialogs and Message Boxes$",
+                   "windowfocus", "--sync", "key", "space", NULL};
+  xdotool(press);
+  await_viewable(d, before + 1); /* the message box */
+  printf("the modal message box is open\n");
+  await_metrics(metrics_count() + 20);
+  char *unmap[] = {LAGSCOPE_XDOTOOL_PATH, "search", "--class", "gtk3-demo", "windowunmap", "%@", NULL};
+  xdotool(unmap);
+  await_viewable(d, 0);
+  printf("every window unmapped\n");
+  await_metrics(metrics_count() + 10);
+  XCloseDisplay(d);
+  spawn_signal(&p, SIGTERM);
+  int code = spawn_wait(&p, WAIT_MS);
+  char err[16384];
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  CHECK_EQ_INT(code, 128 + SIGTERM);
+  cJSON *all = read_events();
+  check_no_hang(all);
+  cJSON_Delete(all);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 static void test_exit_status_and_environment(void) {
   make_folder();
   char env_out[320];
@@ -489,6 +577,7 @@ static const test_case cases[] = {
     TEST_CASE(glxgears_frames_and_hud),
     TEST_CASE(es2gears_egl_hud),
     TEST_CASE(widget_factory_idle),
+    TEST_CASE(gtk3_demo_modal_and_hidden),
     TEST_CASE(sdl_testsprite_frames),
     TEST_CASE(sdl_wait_idle_then_stall),
     TEST_CASE(exit_status_and_environment),
