@@ -1,0 +1,155 @@
+/*
+ * bench_preload: what lagscope-run costs an idle GTK application. Debian's gtk3-widget-factory
+ * runs under Xvfb for --seconds (after 3 s of start-up, not counted), alone (the baseline) and
+ * under lagscope-run with its defaults (the viewer on, on 127.0.0.1 port 0), --runs times each,
+ * alternating; the table gives the medians: the process's CPU (% of one core, from
+ * /proc/PID/stat), its resident memory and its threads at the end.
+ *
+ * Usage: bench_preload [--seconds N] [--runs N]. Exits 77 without Xvfb or the program.
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+#include "spawn.h"
+#include "xvfb.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#define WARM_UP_MS 3000
+
+typedef struct sample {
+  double cpu_percent; /* of one core */
+  double rss_kib;
+  double threads;
+} sample;
+
+/* utime + stime of pid, in clock ticks; -1 when it is gone. */
+static long long cpu_ticks(pid_t pid) {
+  char path[64], text[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *in = fopen(path, "r");
+  if (in == NULL) return -1;
+  size_t n = fread(text, 1, sizeof text - 1, in);
+  fclose(in);
+  text[n] = '\0';
+  const char *p = strrchr(text, ')'); /* the name may hold spaces */
+  unsigned long long utime, stime;
+  if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                          &stime) != 2)
+    return -1;
+  return (long long)(utime + stime);
+}
+
+/* A "Name: value" line of /proc/PID/status as a number (VmRSS in kB, Threads). */
+static double status_number(pid_t pid, const char *name) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *in = fopen(path, "r");
+  double value = -1;
+  size_t len = strlen(name);
+  while (in != NULL && fgets(line, sizeof line, in) != NULL)
+    if (strncmp(line, name, len) == 0 && line[len] == ':') value = strtod(line + len + 1, NULL);
+  if (in != NULL) fclose(in);
+  return value;
+}
+
+/* The program's pid: the child lagscope-run started (its first child), or pid itself. */
+static pid_t program_pid(pid_t pid, int through_launcher) {
+  if (!through_launcher) return pid;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+  for (int tries = 0; tries < 500; tries++) {
+    FILE *in = fopen(path, "r");
+    int child = 0;
+    if (in != NULL) {
+      if (fscanf(in, "%d", &child) != 1) child = 0;
+      fclose(in);
+    }
+    if (child > 0) return child;
+    usleep(10000);
+  }
+  return -1;
+}
+
+/* One run: the program alone or under lagscope-run, measured for seconds after the warm-up. */
+static int measure(int with_lagscope, unsigned seconds, sample *out) {
+  char *alone[] = {LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
+  char *launched[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1", "--",
+                      LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
+  char **argv = with_lagscope ? launched : alone;
+  spawn_proc p;
+  if (spawn_start(&p, argv[0], argv, SPAWN_CAPTURE_STDERR) != 0) return -1;
+  pid_t pid = program_pid(p.pid, with_lagscope);
+  spawn_sleep_ms(WARM_UP_MS);
+  long long ticks0 = pid > 0 ? cpu_ticks(pid) : -1;
+  uint64_t t0 = bench_now_ns();
+  spawn_sleep_ms((int)seconds * 1000);
+  long long ticks1 = pid > 0 ? cpu_ticks(pid) : -1;
+  uint64_t t1 = bench_now_ns();
+  out->rss_kib = status_number(pid, "VmRSS");
+  out->threads = status_number(pid, "Threads");
+  spawn_signal(&p, SIGTERM);
+  spawn_wait(&p, 10000);
+  spawn_close(&p);
+  if (ticks0 < 0 || ticks1 < 0) return -1;
+  double cpu_s = (double)(ticks1 - ticks0) / (double)sysconf(_SC_CLK_TCK);
+  out->cpu_percent = 100.0 * cpu_s / ((double)(t1 - t0) / 1e9);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
+  unsigned runs = bench_arg_uint(argc, argv, "--runs", 3, 1);
+  if (access(LAGSCOPE_WIDGET_FACTORY_PATH, X_OK) != 0 || access(LAGSCOPE_XVFB_PATH, X_OK) != 0) {
+    printf("bench_preload: skipped: needs gtk3-widget-factory (gtk-3-examples) and Xvfb\n");
+    return BENCH_SKIP;
+  }
+  spawn_proc xvfb;
+  char display[32], why[4096];
+  if (xvfb_start(&xvfb, LAGSCOPE_XVFB_PATH, display, sizeof display, 10000, why, sizeof why) != 0) {
+    fprintf(stderr, "bench_preload: %s\n", why);
+    return 1;
+  }
+  setenv("DISPLAY", display, 1);
+  printf("bench_preload: gtk3-widget-factory idle, %u s measured after %d s of start-up, %u "
+         "runs alone and %u under lagscope-run, alternating...\n",
+         seconds, WARM_UP_MS / 1000, runs, runs);
+  double cpu[2][64], rss[2][64], threads[2][64];
+  if (runs > 64) runs = 64;
+  for (unsigned r = 0; r < runs; r++) {
+    for (int with = 0; with < 2; with++) {
+      sample s;
+      if (measure(with, seconds, &s) != 0) {
+        fprintf(stderr, "bench_preload: a run %s lagscope failed\n", with ? "with" : "without");
+        xvfb_stop(&xvfb);
+        return 1;
+      }
+      cpu[with][r] = s.cpu_percent;
+      rss[with][r] = s.rss_kib;
+      threads[with][r] = s.threads;
+    }
+  }
+  xvfb_stop(&xvfb);
+  double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
+  double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
+  double th0 = bench_median(threads[0], runs), th1 = bench_median(threads[1], runs);
+  char v[64], b[64], ratio[32];
+  bench_table_begin("lagscope-run on gtk3-widget-factory, idle (medians)");
+  snprintf(v, sizeof v, "%.3f %%", cpu1);
+  snprintf(b, sizeof b, "%.3f %% alone", cpu0);
+  bench_row("process CPU, % of one core", v, b, bench_ratio(ratio, sizeof ratio, cpu1, cpu0), "-");
+  snprintf(v, sizeof v, "%+.3f %%", cpu1 - cpu0);
+  bench_row("lagscope's share (the difference)", v, "-", "-", "≤ 0.2 % of a core");
+  snprintf(v, sizeof v, "%.0f KiB", rss1);
+  snprintf(b, sizeof b, "%.0f KiB alone", rss0);
+  bench_row("resident memory at the end", v, b, bench_ratio(ratio, sizeof ratio, rss1, rss0), "-");
+  snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss0);
+  bench_row("lagscope's memory (the difference)", v, "-", "-", "≤ 1 MiB");
+  snprintf(v, sizeof v, "%.0f", th1);
+  snprintf(b, sizeof b, "%.0f alone", th0);
+  bench_row("threads", v, b, "-", "-");
+  printf("note: idle, the program draws its spinner at 60 Hz; lagscope pings it 20 times a\n"
+         "second through GLib and samples every 500 ms, with the viewer listening.\n");
+  return 0;
+}
