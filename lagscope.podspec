@@ -18,4 +18,8 @@ Pod::Spec.new do |s|
   s.frameworks = 'CoreFoundation', 'CoreGraphics', 'CoreText', 'QuartzCore'
   s.ios.frameworks = 'UIKit'
   s.osx.frameworks = 'AppKit'
+  # The auto-start: the linker takes core/darwin/autostart.c from the static library although
+  # the app calls nothing of lagscope (CocoaPods writes this into the configurations that
+  # include the pod only: Debug).
+  s.user_target_xcconfig = { 'OTHER_LDFLAGS' => '$(inherited) -Wl,-u,_lagscope__autostart_link' }
 end

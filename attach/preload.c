@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include "preload.h"
 
+#include "internal.h" /* lagscope__autostart_wanted */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -144,6 +146,12 @@ __attribute__((constructor)) static void preload_start(void) {
   take_setting("LAGSCOPE_RUN_PRELOAD", own_path, sizeof(own_path));
   remove_own_preload(own_path);
   if (own_path[0] == '\0') return; /* not started by lagscope-run: stay inert */
+  /* The auto-start's rule, as on Apple: LAGSCOPE_AUTOSTART=0 keeps lagscope out of this run. */
+  char why[200];
+  if (!lagscope__autostart_wanted(getenv("LAGSCOPE_AUTOSTART"), -1, why, sizeof(why))) {
+    fprintf(stderr, "lagscope-preload: not started: %s\n", why);
+    return;
+  }
 
   lagscope_config config = lagscope_config_default();
   config.post_main = lagscope__preload_post;

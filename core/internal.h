@@ -237,6 +237,17 @@ void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t valu
 /* A measurement rounded to 0.001 (finer than any is accurate); null when not finite. A */
 void lagscope__json_add_measure(struct cJSON *object, const char *name, double value);
 
+/* ---- autostart (core/autostart.c): starting without the app's code ---------------------------- */
+/* A setting's text: 0 for "0", "no", "false", "off"; 1 for "1", "yes", "true", "on" (any case);
+ * -1 for NULL or anything else. F */
+int lagscope__autostart_setting(const char *text);
+/* Whether lagscope starts itself: the environment's LAGSCOPE_AUTOSTART (environment, NULL when
+ * unset) decides when it is a setting, else the app's own (app_setting: Info.plist's
+ * LagscopeAutoStart on Apple, 0 or 1; -1 when it has none), else yes. why gets the reason (""
+ * for the default; a setting that is not one is said and ignored). F */
+int lagscope__autostart_wanted(const char *environment, int app_setting, char *why,
+                               size_t why_size);
+
 /* ---- events (core/monitor.c) ----------------------------------------------------------------- */
 /* Publishes an error event with a formatted message to the running instance's bus. A */
 void lagscope__publish_error(int code, const char *format, ...)

@@ -33,6 +33,8 @@
 #define DID_ENTER_BACKGROUND "UIApplicationDidEnterBackgroundNotification"
 #define WILL_ENTER_FOREGROUND "UIApplicationWillEnterForegroundNotification"
 #define UI_APPLICATION_STATE_BACKGROUND 2 /* UIApplicationStateBackground */
+#define UI_DID_FINISH_LAUNCHING "UIApplicationDidFinishLaunchingNotification"
+#define NS_DID_FINISH_LAUNCHING "NSApplicationDidFinishLaunchingNotification"
 
 static _Atomic int in_background;
 static _Atomic uint32_t refresh_hz;
@@ -41,6 +43,8 @@ static _Atomic int started; /* between start and stop, on the caller's side */
 /* Main thread only. */
 static id target;       /* our object: the display link's target and the observer */
 static id display_link;
+static id launch_observer;              /* waits for the end of the launch (autostart) */
+static void (*_Atomic when_launched)(void);
 
 /* ---- messages, each with its exact type ---- */
 
@@ -113,6 +117,26 @@ static void will_enter_foreground(id self, SEL cmd, id notification) {
   lagscope__viewer_restart_soon(); /* iOS closed the listening socket while suspended */
 }
 
+/* The launch is over: the function waiting for it runs next on the main queue, after the other
+ * observers and the rest of the launch (an app delegate's own lagscope_start comes first). */
+static void run_when_launched(void *arg) {
+  (void)arg;
+  if (launch_observer != nil) {
+    id center_class = (id)objc_getClass("NSNotificationCenter");
+    ((msg_void_id)objc_msgSend)(send(center_class, "defaultCenter"),
+                                sel_registerName("removeObserver:"), launch_observer);
+    send_void(launch_observer, "release");
+    launch_observer = nil;
+  }
+  void (*fn)(void) = atomic_exchange(&when_launched, NULL);
+  if (fn != NULL) fn();
+}
+
+static void did_finish_launching(id self, SEL cmd, id notification) {
+  (void)self, (void)cmd, (void)notification;
+  dispatch_async_f(dispatch_get_main_queue(), NULL, run_when_launched);
+}
+
 /* Made once per process (a class cannot be unmade while instances may live). */
 static Class target_class(void) {
   Class existing = objc_getClass(TARGET_CLASS_NAME);
@@ -125,6 +149,7 @@ static Class target_class(void) {
   class_addMethod(c, sel_registerName("tick:"), (IMP)tick, "v@:@");
   class_addMethod(c, sel_registerName("didEnterBackground:"), (IMP)did_enter_background, "v@:@");
   class_addMethod(c, sel_registerName("willEnterForeground:"), (IMP)will_enter_foreground, "v@:@");
+  class_addMethod(c, sel_registerName("didFinishLaunching:"), (IMP)did_finish_launching, "v@:@");
   objc_registerClassPair(c);
   return c;
 }
@@ -162,10 +187,10 @@ static void start_display_link(void) {
 
 /* ---- the background (main thread) ---- */
 
-static void observe(id center, const char *selector, const char *name) {
+static void observe(id center, id observer, const char *selector, const char *name) {
   ((msg_void_id_sel_id_id)objc_msgSend)(center,
                                         sel_registerName("addObserver:selector:name:object:"),
-                                        target, sel_registerName(selector), ns_string(name), nil);
+                                        observer, sel_registerName(selector), ns_string(name), nil);
 }
 
 /* UIApplication's state is read here, on the main thread, as UIKit requires; after this the
@@ -179,8 +204,8 @@ static void start_background_observers(void) {
     atomic_store(&in_background, ((msg_long)objc_msgSend)(app, sel_registerName("applicationState")) ==
                                      UI_APPLICATION_STATE_BACKGROUND);
   id center = send(center_class, "defaultCenter");
-  observe(center, "didEnterBackground:", DID_ENTER_BACKGROUND);
-  observe(center, "willEnterForeground:", WILL_ENTER_FOREGROUND);
+  observe(center, target, "didEnterBackground:", DID_ENTER_BACKGROUND);
+  observe(center, target, "willEnterForeground:", WILL_ENTER_FOREGROUND);
 }
 
 static void start_on_main(void *arg) {
@@ -230,6 +255,31 @@ void lagscope__platform_stop(void) {
   if (!atomic_compare_exchange_strong(&started, &expected, 0)) return;
   /* The main queue is serial: this runs after start_on_main, even if that has not run yet. */
   dispatch_async_f(dispatch_get_main_queue(), NULL, stop_on_main);
+}
+
+double lagscope__platform_screen_scale(void) {
+  id ui_screen = (id)objc_getClass("UIScreen");
+  id main_screen = ui_screen != nil ? send(ui_screen, "mainScreen") : nil;
+  if (responds(main_screen, "scale"))
+    return ((msg_double)objc_msgSend)(main_screen, sel_registerName("scale"));
+  id ns_screen = (id)objc_getClass("NSScreen");
+  main_screen = ns_screen != nil ? send(ns_screen, "mainScreen") : nil;
+  if (responds(main_screen, "backingScaleFactor"))
+    return ((msg_double)objc_msgSend)(main_screen, sel_registerName("backingScaleFactor"));
+  return 0;
+}
+
+int lagscope__platform_when_launched(void (*fn)(void)) {
+  Class c = target_class();
+  id center_class = (id)objc_getClass("NSNotificationCenter");
+  if (c == Nil || center_class == nil) return LAGSCOPE_ENOENT;
+  if (launch_observer != nil) return LAGSCOPE_EALREADY;
+  atomic_store(&when_launched, fn);
+  launch_observer = send(send((id)c, "alloc"), "init"); /* released once the launch is over */
+  id center = send(center_class, "defaultCenter");
+  observe(center, launch_observer, "didFinishLaunching:", UI_DID_FINISH_LAUNCHING);
+  observe(center, launch_observer, "didFinishLaunching:", NS_DID_FINISH_LAUNCHING);
+  return LAGSCOPE_OK;
 }
 
 int lagscope__platform_in_background(void) { return atomic_load(&in_background); }

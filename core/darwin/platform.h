@@ -31,6 +31,21 @@ void lagscope__platform_stop(void);
  * reporting, and a breakpoint stops every thread, the monitor's too, which then wakes a
  * threshold late and knows the whole process was stopped (core/watchdog.c), not hung. */
 
+/* Runs fn once on the main thread, right after the app has finished launching
+ * (UIApplicationDidFinishLaunchingNotification, or NSApplication's on macOS), then forgets it:
+ * the auto-start (core/darwin/autostart.c). Main thread, before the launch ends (a
+ * constructor). LAGSCOPE_ENOENT without NSNotificationCenter (a tool without Foundation),
+ * LAGSCOPE_EALREADY when already waiting. A */
+int lagscope__platform_when_launched(void (*fn)(void));
+
+/* The main screen's pixels per point (UIScreen's scale, NSScreen's backingScaleFactor); 0
+ * without a screen. Main thread. F */
+double lagscope__platform_screen_scale(void);
+
+/* Does nothing: the symbol the Debug xcconfig's `-u` names, so that the linker takes
+ * core/darwin/autostart.c, and its constructor, from the static library. F */
+void lagscope__autostart_link(void);
+
 /* 1 while the app is in the background (iOS: between UIApplicationDidEnterBackground and
  * UIApplicationWillEnterForeground; never on macOS), 0 otherwise. A hang is never declared
  * while this says 1: the main thread of a backgrounded app may legitimately not run. F */

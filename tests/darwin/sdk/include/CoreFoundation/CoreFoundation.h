@@ -33,14 +33,33 @@ extern const CFStringRef kCFRunLoopCommonModes;
 
 void CFRelease(CFTypeRef cf);
 
+/* CFType: what a value is. */
+typedef unsigned long CFTypeID;
+CFTypeID CFGetTypeID(CFTypeRef cf);
+
 /* CFString. */
 enum { kCFStringEncodingUTF8 = 0x08000100 };
 CFStringRef CFStringCreateWithCString(CFAllocatorRef alloc, const char *cStr,
                                       CFStringEncoding encoding);
+CFTypeID CFStringGetTypeID(void);
+Boolean CFStringGetCString(CFStringRef theString, char *buffer, CFIndex bufferSize,
+                           CFStringEncoding encoding);
 
-/* CFNumber.h: the two CFBoolean values. */
+/* CFBundle: the app's Info.plist. */
+typedef struct __CFBundle *CFBundleRef;
+CFBundleRef CFBundleGetMainBundle(void);
+CFTypeRef CFBundleGetValueForInfoDictionaryKey(CFBundleRef bundle, CFStringRef key);
+
+/* CFNumber.h: the two CFBoolean values, Booleans and numbers. */
 extern const CFBooleanRef kCFBooleanTrue;
 extern const CFBooleanRef kCFBooleanFalse;
+CFTypeID CFBooleanGetTypeID(void);
+Boolean CFBooleanGetValue(CFBooleanRef boolean);
+typedef const struct __CFNumber *CFNumberRef;
+typedef CFIndex CFNumberType;
+enum { kCFNumberIntType = 9 };
+CFTypeID CFNumberGetTypeID(void);
+Boolean CFNumberGetValue(CFNumberRef number, CFNumberType theType, void *valuePtr);
 
 /* CFDictionary. */
 typedef const void *(*CFDictionaryRetainCallBack)(CFAllocatorRef allocator, const void *value);
