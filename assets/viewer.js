@@ -258,12 +258,14 @@
     section.dataset.wallMs = String(tick.wall_ms);
 
     const fps = byId('fps-value');
-    fps.textContent = String(Math.round(tick.fps));
+    // An event-driven app with nothing to draw is idle: not "0", and no band either way.
+    fps.textContent = tick.idle ? 'idle' : String(Math.round(tick.fps));
+    fps.dataset.idle = tick.idle ? 'true' : 'false';
     fps.dataset.wallMs = String(tick.wall_ms); // lets a test see that a new tick arrived
-    setText('fps-unit', tick.refresh_hz ? '/ ' + Math.round(tick.refresh_hz) + ' Hz' : '');
+    setText('fps-unit', tick.refresh_hz ? (tick.idle ? 'at ' : '/ ') + Math.round(tick.refresh_hz) + ' Hz' : '');
     const band = byId('fps-band');
-    band.textContent = tick.hitch_band || '';
-    band.dataset.band = tick.hitch_band || '';
+    band.textContent = tick.idle ? 'idle' : tick.hitch_band || '';
+    band.dataset.band = tick.idle ? 'idle' : tick.hitch_band || '';
     setText('fps-sub', 'hitches ' + Math.round(tick.hitch_ms_per_s || 0) + ' ms/s · ' + (tick.dropped || 0) + ' dropped');
 
     const frames = tick.recent_frame_ms || [];

@@ -66,13 +66,52 @@ static void window_trim(lagscope__frame_meter *m, uint64_t cutoff_ns) {
   }
 }
 
+void lagscope__frame_meter_set_idle_gap(lagscope__frame_meter *m, uint64_t idle_gap_ns) {
+  m->idle_gap_ns = idle_gap_ns;
+}
+
+void lagscope__frame_meter_late(lagscope__frame_meter *m, uint64_t start_ns, uint64_t end_ns) {
+  m->late[m->late_next] = (lagscope__late_period){start_ns, end_ns};
+  m->late_next = (m->late_next + 1) % LAGSCOPE__LATE_PERIODS;
+  if (m->late_count < LAGSCOPE__LATE_PERIODS) m->late_count++;
+}
+
+void lagscope__frame_meter_late_now(lagscope__frame_meter *m, uint64_t since_ns) {
+  m->late_since_ns = since_ns;
+}
+
+/* The earliest moment in (from, to) at which the main thread was late; 0 if it never was. */
+static uint64_t late_start_within(const lagscope__frame_meter *m, uint64_t from, uint64_t to) {
+  uint64_t earliest = 0;
+  for (uint32_t k = 0; k < m->late_count; k++) {
+    const lagscope__late_period *p = &m->late[k];
+    if (p->start_ns >= to || p->end_ns <= from) continue;
+    uint64_t start = p->start_ns > from ? p->start_ns : from;
+    if (earliest == 0 || start < earliest) earliest = start;
+  }
+  if (m->late_since_ns != 0 && m->late_since_ns < to) {
+    uint64_t start = m->late_since_ns > from ? m->late_since_ns : from;
+    if (earliest == 0 || start < earliest) earliest = start;
+  }
+  return earliest;
+}
+
+/* The frame time of a gap: from the lateness's start when the main thread was late in it,
+ * 0 (idle) when it was long and never late, else the gap. */
+static uint64_t frame_time(const lagscope__frame_meter *m, uint64_t from, uint64_t to) {
+  uint64_t dt = to - from;
+  if (m->idle_gap_ns == 0 || dt < m->idle_gap_ns) return dt;
+  uint64_t late = late_start_within(m, from, to);
+  return late != 0 ? to - late + m->period_ns : 0;
+}
+
 void lagscope__frame_meter_add(lagscope__frame_meter *m, uint64_t timestamp_ns) {
   if (m->last_ns != 0 && timestamp_ns < m->last_ns) return; /* not monotonic: ignore */
-  uint64_t dt = m->last_ns != 0 ? timestamp_ns - m->last_ns : 0;
+  uint64_t dt = m->last_ns != 0 ? frame_time(m, m->last_ns, timestamp_ns) : 0;
   m->last_ns = timestamp_ns;
   m->total_frames++;
   window_push(m, timestamp_ns, dt);
-  if (dt == 0) return; /* the first frame has no frame time */
+  if (dt == 0) return; /* the first frame, or the first after idle, has no frame time */
   double ms = (double)dt / 1e6;
   m->total_dropped += dropped_for(dt, m->period_ns);
   m->histogram[histogram_bucket(ms)]++;
@@ -118,6 +157,15 @@ void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
     out->dropped += (uint32_t)dropped_for(m->window_dt_ns[i], m->period_ns);
     hitch_ns += hitch_for(m->window_dt_ns[i], m->period_ns);
   }
+  /* Late now: the frame in progress is late, for its part within the last second. */
+  if (m->late_since_ns != 0 && m->last_ns != 0 && now_ns > m->last_ns) {
+    uint64_t from = m->last_ns;
+    if (now_ns > NS_PER_SECOND && from < now_ns - NS_PER_SECOND) from = now_ns - NS_PER_SECOND;
+    out->dropped += (uint32_t)dropped_for(now_ns - from, m->period_ns);
+    hitch_ns += hitch_for(now_ns - from, m->period_ns);
+  }
+  out->idle = m->late_since_ns == 0 && m->idle_gap_ns != 0 &&
+              (m->last_ns == 0 || now_ns - m->last_ns >= m->idle_gap_ns);
   out->frames = m->window_len;
   out->fps = (double)m->window_len; /* frames within the last second */
   out->hitch_ms_per_s = (double)hitch_ns / 1e6;

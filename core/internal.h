@@ -160,9 +160,23 @@ void lagscope__frame_ring_push(lagscope__frame_ring *ring, uint64_t timestamp_ns
 /* The monitor's state for frame math. Holds the timestamps of the last second. */
 #define LAGSCOPE__FRAME_WINDOW 2048 /* timestamps within one second we can hold (2 kHz) */
 
+/* When the main thread owed the watchdog an answer too long (a hitch or a hang): a frame gap
+ * that overlaps one is a late frame; a long one that does not is idle (nothing to draw). */
+#define LAGSCOPE__LATE_PERIODS 32
+
+typedef struct lagscope__late_period {
+  uint64_t start_ns, end_ns;
+} lagscope__late_period;
+
 typedef struct lagscope__frame_meter {
   uint32_t refresh_hz;
   uint64_t period_ns;
+  /* A gap between frames this long, with the main thread never late in it, is idle; 0: no
+   * gap is (the tests' synthetic timestamps). */
+  uint64_t idle_gap_ns;
+  lagscope__late_period late[LAGSCOPE__LATE_PERIODS]; /* ring of the last ones */
+  uint32_t late_next, late_count;
+  uint64_t late_since_ns;      /* late (or hung) now since then; 0 when not */
   uint64_t read;               /* ring position read up to */
   uint64_t last_ns;            /* the previous frame's timestamp, 0 before the first */
   /* The frames of the last second: end time and frame time (0 ms for the very first). */
@@ -179,11 +193,21 @@ void lagscope__frame_meter_init(lagscope__frame_meter *m, uint32_t refresh_hz); 
 /* The display's rate changed (ProMotion, measured by the Darwin display link): frames from now
  * on are judged against it; 0 is ignored. F */
 void lagscope__frame_meter_set_refresh_hz(lagscope__frame_meter *m, uint32_t refresh_hz);
-/* Adds one frame's timestamp (monotonic ns, non-decreasing). F */
+/* Frame gaps of idle_gap_ns or more in which the main thread was never late are idle: they
+ * count as no frame time at all (an event-driven app drew nothing because nothing changed). F */
+void lagscope__frame_meter_set_idle_gap(lagscope__frame_meter *m, uint64_t idle_gap_ns);
+/* The main thread was late (a hitch, a hang) from start_ns to end_ns. F */
+void lagscope__frame_meter_late(lagscope__frame_meter *m, uint64_t start_ns, uint64_t end_ns);
+/* It is late now, since since_ns (0: it is not). F */
+void lagscope__frame_meter_late_now(lagscope__frame_meter *m, uint64_t since_ns);
+/* Adds one frame's timestamp (monotonic ns, non-decreasing). A gap that overlaps lateness
+ * counts from the lateness's start (a stall after an idle minute is the stall, not the
+ * minute); a long one that does not is idle. F */
 void lagscope__frame_meter_add(lagscope__frame_meter *m, uint64_t timestamp_ns);
 /* Reads every new timestamp from the ring into the meter. F */
 void lagscope__frame_meter_drain(lagscope__frame_meter *m, lagscope__frame_ring *ring);
-/* Metrics for the second that ends at now_ns. F */
+/* Metrics for the second that ends at now_ns: idle when no frame came for idle_gap_ns and the
+ * main thread is not late; while it is late, the frame in progress counts as late. F */
 void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
                                   lagscope_frame_metrics *out);
 lagscope_hitch_band lagscope__hitch_band(double hitch_ms_per_s); /* F */

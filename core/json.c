@@ -40,6 +40,7 @@ static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
   cJSON_AddNumberToObject(o, "dropped", f->dropped);
   lagscope__json_add_measure(o, "hitch_ms_per_s", f->hitch_ms_per_s);
   cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(f->band));
+  cJSON_AddBoolToObject(o, "idle", f->idle);
   lagscope__json_add_u64(o, "total_frames", f->total_frames);
   lagscope__json_add_u64(o, "total_dropped", f->total_dropped);
   lagscope__json_add_u64(o, "lost_timestamps", f->lost_timestamps);

@@ -281,10 +281,11 @@ typedef struct lagscope_thread_cpu {
 
 typedef struct lagscope_frame_metrics {
   double refresh_hz;          /* the configured display rate */
-  double fps;                 /* frames presented in the last second */
+  double fps;                 /* frames presented in the last second (see idle) */
   uint32_t frames;            /* frames in the last second */
   uint32_t dropped;           /* frames missed in the last second against the refresh period */
-  double hitch_ms_per_s;      /* time frames were late in the last second, in ms per s */
+  double hitch_ms_per_s;      /* time frames were late in the last second, in ms per s; a frame
+                                 still in progress while the main thread is late counts */
   lagscope_hitch_band band;   /* hitch_ms_per_s in Apple's bands */
   uint64_t total_frames;      /* since start */
   uint64_t total_dropped;     /* since start */
@@ -294,6 +295,10 @@ typedef struct lagscope_frame_metrics {
   /* The last recent_count frame times in ms, oldest first. */
   float recent_ms[LAGSCOPE_RECENT_FRAMES];
   uint32_t recent_count;
+  /* 1: no frame wanted. The app drew nothing for a while (about 100 ms at 60 Hz) and its main
+   * thread answered in time: an event-driven app with nothing to draw, not 0 FPS. Idle gaps
+   * are left out of the frame times, the histogram and the dropped frames. */
+  int idle;
 } lagscope_frame_metrics;
 
 typedef struct lagscope_metrics {

@@ -575,6 +575,19 @@ static void note_starvation(instance *in, uint64_t now) {
   in->watchdog.starved_ns = queued - in->queued_before_ns;
 }
 
+/* The frame meter learns when the main thread was late: its gaps are then late frames, not
+ * idle ones. */
+static void note_lateness(instance *in, const lagscope__watchdog_step *step, uint64_t now) {
+  const lagscope__watchdog *w = &in->watchdog;
+  if (step->late_ended)
+    lagscope__frame_meter_late(&in->frames, step->late_since_ns,
+                               step->late_since_ns + step->late_duration_ns);
+  if (step->hang_ended) lagscope__frame_meter_late(&in->frames, w->hang_start_ns, now);
+  lagscope__frame_meter_late_now(&in->frames, w->hang_active ? w->hang_start_ns
+                                              : w->late         ? w->late_since_ns
+                                                                : 0);
+}
+
 static void monitor_main(void *arg) {
   instance *in = arg;
   uint64_t sample_interval = (uint64_t)in->config.sample_interval_ms * NS_PER_MS;
@@ -590,6 +603,7 @@ static void monitor_main(void *arg) {
     note_starvation(in, now);
     lagscope__watchdog_run(&in->watchdog, &main_signals, now, &step);
     if (step.late_ended) publish_hitch(in, &step);
+    note_lateness(in, &step, now);
     if (in->hang_recorder != NULL && step.sample_early)
       lagscope__hang_recorder_sample_early(in->hang_recorder);
     else if (in->hang_recorder != NULL && !in->watchdog.hang_active)
@@ -684,6 +698,11 @@ static int instance_new(const lagscope_config *config, instance **out) {
   uint64_t now = lagscope__now_ns();
   lagscope__watchdog_init(&in->watchdog, config, now, last_ping_seq);
   lagscope__frame_meter_init(&in->frames, config->refresh_hz);
+  /* A gap the watchdog could not have seen late (a ping's wait, then lateness) is no proof of
+   * idleness; one a frame budget longer is. */
+  const lagscope__watchdog *w = &in->watchdog;
+  lagscope__frame_meter_set_idle_gap(&in->frames, (w->heartbeat_mode ? 0 : w->interval_ns) +
+                                                      w->late_ns + in->frames.period_ns);
   in->frames.read = atomic_load_explicit(&frame_ring.head, memory_order_acquire);
   *out = in;
   return LAGSCOPE_OK;

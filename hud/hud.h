@@ -15,6 +15,7 @@
 typedef struct lagscope_hud_state {
   double refresh_hz;          /* the display's rate: FPS is coloured relative to it */
   double fps;
+  int frames_idle;            /* no frame wanted: "idle" instead of an FPS figure */
   float recent_ms[LAGSCOPE_RECENT_FRAMES]; /* frame times, oldest first */
   uint32_t recent_count;
   double cpu_percent;         /* the process, % of one core */

@@ -154,9 +154,14 @@ static void shorten_url(char *out, size_t size, const char *url) {
 /* ---- the header: FPS on the left ---------------------------------------------------------- */
 static void draw_fps_block(lagscope_canvas *c, const lagscope_hud_state *s) {
   char fps[16], rate[32];
-  snprintf(fps, sizeof fps, "%.0f", clamp(s->fps, 0.0, 9999.0));
-  lagscope_color color = lagscope__hud_fps_color(s->fps, s->refresh_hz);
-  text_at(c, PAD, HEADER_BASELINE, fps, FPS_SIZE, LAGSCOPE_FONT_BOLD, color);
+  /* An event-driven app with nothing to draw is idle, neither 0 FPS in red nor good. */
+  if (s->frames_idle) {
+    text_at(c, PAD, HEADER_BASELINE, "idle", FPS_SIZE, LAGSCOPE_FONT_BOLD, TEXT_DIM);
+  } else {
+    snprintf(fps, sizeof fps, "%.0f", clamp(s->fps, 0.0, 9999.0));
+    lagscope_color color = lagscope__hud_fps_color(s->fps, s->refresh_hz);
+    text_at(c, PAD, HEADER_BASELINE, fps, FPS_SIZE, LAGSCOPE_FONT_BOLD, color);
+  }
   float x = text_at(c, PAD, CAPTION_BASELINE, "FPS", CAPTION_SIZE, LAGSCOPE_FONT_BOLD, TEXT_DIM);
   if (s->refresh_hz > 0.0) {
     snprintf(rate, sizeof rate, "of %.0f Hz", clamp(s->refresh_hz, 0.0, 9999.0));

@@ -61,6 +61,7 @@ void lagscope__hud_free(lagscope__hud *h) {
 static void take_metrics(lagscope_hud_state *s, const lagscope_metrics *m) {
   s->refresh_hz = m->frames.refresh_hz;
   s->fps = m->frames.fps;
+  s->frames_idle = m->frames.idle;
   memcpy(s->recent_ms, m->frames.recent_ms, sizeof(s->recent_ms));
   s->recent_count = m->frames.recent_count;
   s->cpu_percent = m->cpu_percent;

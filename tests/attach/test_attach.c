@@ -210,6 +210,22 @@ static void test_gtk_stall_over_budget(void) {
   /* A lower bound of the 700 ms stall: from the ping's post, at most a ping interval late. */
   CHECK_MSG(ms >= 600 && ms <= 2000, "hang of %.1f ms for a 700 ms stall", ms);
   CHECK(stack_has(cJSON_GetObjectItemCaseSensitive(ended, "heaviest_stack"), "attach_stall_callback"));
+  /* An event-driven app: idle while it waits (its window drawn once), never idle while hung,
+   * and then its frame in progress is late (band bad). */
+  int idle_seen = 0, hung_seen = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, all) {
+    if (strcmp(spawn_json_type(e), "metrics") != 0) continue;
+    int idle = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "idle"));
+    int hung = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "hang_in_progress"));
+    const cJSON *band = cJSON_GetObjectItemCaseSensitive(e, "hitch_band");
+    idle_seen += idle;
+    if (!hung) continue;
+    hung_seen++;
+    CHECK_MSG(!idle && cJSON_IsString(band) && strcmp(band->valuestring, "bad") == 0,
+              "during the hang: %s", cJSON_PrintUnformatted(e));
+  }
+  CHECK_MSG(idle_seen > 0 && hung_seen > 0, "%d metrics idle, %d during the hang", idle_seen, hung_seen);
   CHECK(strstr(err, "1 hang, 1 over the budget of 500 ms") != NULL);
   CHECK(strstr(err, "attach_stall_callback (gtk_stall.c:") != NULL);
   CHECK(strstr(err, "viewer: http://127.0.0.1:") != NULL);

@@ -47,6 +47,17 @@ static inline lagscope_hud_state hud_test_idle(void) {
   return s;
 }
 
+/* An event-driven app with nothing to draw: a few frames a while ago, its main thread
+ * answering in time. */
+static inline lagscope_hud_state hud_test_frames_idle(void) {
+  lagscope_hud_state s = hud_test_base(60.0, 0.0);
+  hud_test_frames(&s, 16.7, 0.35, 5);
+  s.frames_idle = 1;
+  s.cpu_percent = 0.4;
+  s.memory_bytes = 96 * HUD_TEST_MIB;
+  return s;
+}
+
 /* A 120 Hz display at 119 fps, 8.3 ms frames and one late frame. */
 static inline lagscope_hud_state hud_test_120hz(void) {
   lagscope_hud_state s = hud_test_base(120.0, 119.0);

@@ -44,6 +44,7 @@ static const reference_case cases[] = {
   {"idle_compact", hud_test_idle, 0, 2.0f},
   {"idle_expanded", hud_test_idle, 1, 2.0f},
   {"hz120_expanded", hud_test_120hz, 1, 2.0f},
+  {"frames_idle_compact", hud_test_frames_idle, 0, 2.0f},
   {"low_fps_compact", hud_test_low_fps, 0, 2.0f},
   {"low_fps_expanded", hud_test_low_fps, 1, 2.0f},
   {"hang_compact", hud_test_hang, 0, 2.0f},

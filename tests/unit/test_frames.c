@@ -1,4 +1,5 @@
-/* Frame math on synthetic timestamps: steady 60 Hz, 120 Hz, and a 200 ms hitch. */
+/* Frame math on synthetic timestamps: steady 60 Hz, 120 Hz, and a 200 ms hitch; an
+ * event-driven app's idle gaps, a stall after idleness, a frame in progress during a hang. */
 #include "check.h"
 #include "internal.h"
 
@@ -118,7 +119,88 @@ static void ring(void) {
   CHECK_NEAR(out.fps, 60, 1);
 }
 
+/* The monitor's idle gap at 60 Hz with the default ping (50 ms) and lateness (33 ms). */
+#define IDLE_GAP (50 * MS + 33 * MS + SECOND / 60)
+
+/* An event-driven app: a few frames, 2 s of nothing while its main thread answers in time,
+ * a few frames. The gap is idle: no frame time, no dropped frame, no hitch; while it lasts
+ * the meter says idle, not 0 FPS. */
+static void idle_gap(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START, period = SECOND / 60;
+  lagscope__frame_meter_init(&m, 60);
+  lagscope__frame_meter_set_idle_gap(&m, IDLE_GAP);
+  feed(&m, &t, 5, period);
+  lagscope__frame_meter_report(&m, t + 500 * MS, &out);
+  CHECK(out.idle);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_GOOD);
+  t += 2 * SECOND;
+  lagscope__frame_meter_add(&m, t);
+  feed(&m, &t, 5, period);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK(!out.idle);
+  CHECK_EQ_INT(out.dropped, 0);
+  CHECK_EQ_INT(out.total_dropped, 0);
+  CHECK_NEAR(out.hitch_ms_per_s, 0, 1e-9);
+  for (uint32_t k = 0; k < out.recent_count; k++) CHECK(out.recent_ms[k] < 20);
+  CHECK_EQ_INT(out.histogram[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1], 0);
+  /* A gap shorter than the idle gap is a slow frame as before: 80 ms, four refreshes missed. */
+  t += 80 * MS;
+  lagscope__frame_meter_add(&m, t);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_EQ_INT(out.dropped, 4);
+  CHECK_NEAR(out.recent_ms[out.recent_count - 1], 80, 0.01);
+}
+
+/* Idle for 5 s, then a click whose handler stalls 600 ms (the watchdog saw it late from its
+ * ping's post, 20 ms in): the frame after it took the stall, not the 5.6 s since the last one. */
+static void stall_after_idle(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START, period = SECOND / 60;
+  lagscope__frame_meter_init(&m, 60);
+  lagscope__frame_meter_set_idle_gap(&m, IDLE_GAP);
+  feed(&m, &t, 3, period);
+  uint64_t click = t + 5 * SECOND, late_from = click + 20 * MS, answered = click + 600 * MS;
+  lagscope__frame_meter_late(&m, late_from, answered);
+  t = answered + period;
+  lagscope__frame_meter_add(&m, t);
+  lagscope__frame_meter_report(&m, t, &out);
+  double frame_ms = out.recent_ms[out.recent_count - 1];
+  CHECK_NEAR(frame_ms, 580 + 2 * 1000.0 / 60, 0.5);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_BAD);
+  CHECK(!out.idle);
+}
+
+/* A hang in progress: no frame comes, and the meter says the frame in progress is late, not
+ * idle and not GOOD; when the hang ends the next frame takes it. */
+static void frame_in_progress_during_hang(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START, period = SECOND / 60;
+  lagscope__frame_meter_init(&m, 60);
+  lagscope__frame_meter_set_idle_gap(&m, IDLE_GAP);
+  feed(&m, &t, 120, period);
+  uint64_t hang_from = t + 5 * MS;
+  lagscope__frame_meter_late_now(&m, hang_from);
+  lagscope__frame_meter_report(&m, t + 700 * MS, &out);
+  CHECK(!out.idle);
+  CHECK_MSG(out.hitch_ms_per_s > 600, "%.1f ms/s", out.hitch_ms_per_s);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_BAD);
+  CHECK(out.dropped >= 40);
+  lagscope__frame_meter_late_now(&m, 0);
+  lagscope__frame_meter_late(&m, hang_from, t + 800 * MS);
+  t += 800 * MS + period;
+  lagscope__frame_meter_add(&m, t);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_NEAR(out.recent_ms[out.recent_count - 1], 795 + 1000.0 / 60 + 1000.0 / 60, 0.5);
+}
+
 int main(void) {
+  idle_gap();
+  stall_after_idle();
+  frame_in_progress_during_hang();
   steady(60);
   steady(120);
   rate_change();
