@@ -104,7 +104,9 @@ static int read_memory(lagscope__process_sample *out, char *why, size_t why_size
   return LAGSCOPE_OK;
 }
 
-int lagscope__process_sample_read(lagscope__process_sample *out, char *why, size_t why_size) {
+int lagscope__process_sample_read(lagscope__process_sample *out, int with_pss, char *why,
+                                  size_t why_size) {
+  (void)with_pss; /* Darwin has no PSS; phys_footprint is one call */
   out->time_ns = lagscope__now_ns();
   out->cpu_ns = 0;
   out->thread_count = 0;

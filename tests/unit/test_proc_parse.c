@@ -66,11 +66,16 @@ static void kb_fields(void) {
 static void this_process(void) {
   static lagscope__process_sample a, b;
   char why[256] = "";
-  CHECK_EQ_INT(lagscope__process_sample_read(&a, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__process_sample_read(&a, 1, why, sizeof(why)), 0);
+  CHECK(a.rss_bytes > 0 && a.pss_bytes > 0);
   volatile double x = 0;
   for (int i = 0; i < 5000000; i++) x += i; /* spend some CPU */
-  CHECK_EQ_INT(lagscope__process_sample_read(&b, why, sizeof(why)), 0);
+  /* Without PSS: RSS from statm, close to smaps_rollup's. */
+  CHECK_EQ_INT(lagscope__process_sample_read(&b, 0, why, sizeof(why)), 0);
   CHECK(b.rss_bytes > 0);
+  CHECK_EQ_INT(b.pss_bytes, 0);
+  CHECK_MSG(b.rss_bytes > a.rss_bytes / 2 && b.rss_bytes < a.rss_bytes * 2, "statm %llu, smaps %llu",
+            (unsigned long long)b.rss_bytes, (unsigned long long)a.rss_bytes);
   CHECK_EQ_INT(b.thread_count, 1);
   CHECK_EQ_INT(b.threads_len, 1);
   CHECK(b.cpu_ns > a.cpu_ns);
