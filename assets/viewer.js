@@ -319,6 +319,7 @@
       color: colors.mem, max: Math.max(...ticks.map((t) => t.rss_bytes)) * 1.15,
     });
     drawFrameChart(byId('chart-frametime'), ticks[ticks.length - 1]);
+    renderHitchStrip();
   }
 
   /* A minute of one metric as a filled line; time runs on the app's clock (wall_ms of the
@@ -404,6 +405,100 @@
     ctx.lineTo(width, Math.round(y(budget)) + 0.5);
     ctx.stroke();
     ctx.setLineDash([]);
+  }
+
+  // ---- hitches: stalls below the hang threshold ---------------------------------------------
+
+  /* The hitch events the app keeps (GET /api/v1/hitches) and those streamed since, oldest first.
+   * Each gets a mark on the time axis under the frame-time chart; a click opens its call tree. */
+  const HITCHES_KEEP = 32;
+  const hitches = { list: [], selectedSeq: null };
+
+  function addHitch(hitch) {
+    if (typeof hitch.start_ns !== 'number' || hitches.list.some((h) => h.seq === hitch.seq)) return;
+    hitches.list.push(hitch);
+    hitches.list.sort((a, b) => a.start_ns - b.start_ns);
+    if (hitches.list.length > HITCHES_KEEP) hitches.list.splice(0, hitches.list.length - HITCHES_KEEP);
+  }
+
+  async function loadHitches() {
+    const body = await api('/api/v1/hitches');
+    for (const hitch of body.hitches || []) addHitch(hitch);
+    renderHitchStrip();
+  }
+
+  /* A hitch's start on the app's wall clock, from the latest tick's pair of clocks. */
+  function hitchWallMs(hitch, tick) {
+    return tick.wall_ms + (hitch.start_ns - tick.time_ns) / 1e6;
+  }
+
+  function renderHitchStrip() {
+    const strip = byId('hitch-strip');
+    const tick = metrics.ticks[metrics.ticks.length - 1];
+    if (!strip || !tick || typeof tick.time_ns !== 'number') return;
+    const start = tick.wall_ms - CHART_WINDOW_MS;
+    const marks = [];
+    for (const hitch of hitches.list) {
+      const at = hitchWallMs(hitch, tick);
+      if (at < start || at > tick.wall_ms + metrics.intervalMs) continue;
+      const mark = el('button', 'hitch-mark' + (hitch.seq === hitches.selectedSeq ? ' selected' : ''));
+      mark.type = 'button';
+      mark.dataset.testid = 'hitch-mark';
+      mark.dataset.seq = String(hitch.seq);
+      mark.style.left = Math.min(100, ((at - start) / CHART_WINDOW_MS) * 100).toFixed(2) + '%';
+      const label = 'Hitch of ' + fmtDuration(hitch.duration_ms) + (hitch.function ? ' in ' + hitch.function : '');
+      mark.title = label;
+      mark.setAttribute('aria-label', label);
+      mark.addEventListener('click', () => openHitch(hitch));
+      marks.push(mark);
+    }
+    strip.replaceChildren(...marks);
+  }
+
+  function openHitch(hitch) {
+    clearSelectionMarks();
+    selection.kind = 'hitch';
+    selection.key = String(hitch.seq);
+    selection.request++;
+    hitches.selectedSeq = hitch.seq;
+    renderHitchStrip();
+    showDetail(hitchDetail(hitch));
+  }
+
+  /* The hitch's heaviest stack as a call tree: one path, outermost caller first, every node
+   * holding the hitch's samples. */
+  function hitchTree(hitch) {
+    const stack = (hitch.heaviest_stack || []).slice().reverse();
+    const count = Math.max(1, hitch.sample_count || 0);
+    const root = { count: stack.length ? count : 0, children: [] };
+    let parent = root;
+    stack.forEach((frame, i) => {
+      const node = Object.assign({}, frame, { count, children: [] });
+      if (i === stack.length - 1) node.self = count;
+      parent.children.push(node);
+      parent = node;
+    });
+    return root;
+  }
+
+  function hitchDetail(hitch) {
+    const root = el('div', 'hang-detail');
+    root.dataset.testid = 'hitch-detail';
+    root.dataset.seq = String(hitch.seq);
+    const tick = metrics.ticks[metrics.ticks.length - 1];
+    const cause = hitch.cause && hitch.cause.summary;
+    root.append(el('header', 'detail-head',
+      el('h2', null, 'Hitch · ' + fmtDuration(hitch.duration_ms)),
+      el('p', 'muted', cause || 'A stall shorter than the hang threshold: the main thread answered in time, late.')));
+    const summary = el('dl', 'summary');
+    summary.dataset.testid = 'hitch-summary';
+    summary.append(summaryItem('Duration', fmtDuration(hitch.duration_ms)));
+    if (tick && typeof tick.time_ns === 'number') summary.append(summaryItem('Started', fmtWall(hitchWallMs(hitch, tick), true)));
+    summary.append(summaryItem('Samples', String(hitch.sample_count || 0)));
+    if (hitch.function) summary.append(summaryItem('In', hitch.function));
+    if (hitch.cause && hitch.cause.kind) summary.append(summaryItem('Cause', hitch.cause.kind));
+    root.append(summary, el('h3', 'section-title', 'Heaviest stack'), callTree(hitchTree(hitch)));
+    return root;
   }
 
   // ---- the hang list ------------------------------------------------------------------------
@@ -655,6 +750,10 @@
   function clearSelectionMarks() {
     for (const entry of hangs.entries.values()) {
       if (entry.node) entry.node.firstChild.classList.remove('selected');
+    }
+    if (hitches.selectedSeq !== null) {
+      hitches.selectedSeq = null;
+      renderHitchStrip();
     }
   }
 
@@ -1349,6 +1448,10 @@
     on('hang_sample', onHangSample);
     on('hang_ended', onHangEnded);
     on('hang_recovered', () => loadHangs(true).catch(() => {}));
+    on('hitch', (hitch) => {
+      addHitch(hitch);
+      renderHitchStrip();
+    });
     on('error', (ev) => toast('lagscope: ' + (ev.code ? ev.code + ': ' : '') + (ev.message || 'error')));
   }
 
@@ -1408,7 +1511,7 @@
     try {
       const status = await loadStatus();
       app.launchKey = launchKeyOf(status.app.pid, status.launch_wall_ms);
-      await Promise.all([loadMetrics(), loadHangs(true)]);
+      await Promise.all([loadMetrics(), loadHangs(true), loadHitches()]);
       for (const entry of hangs.entries.values()) {
         if (entry.state === 'in_progress' && entry.pid === app.pid) {
           entry.live = true;

@@ -29,6 +29,7 @@ const REPO = path.resolve(__dirname, '..', '..');
 const WHOLE_RUN_MS = 240000; // the whole test; ctest's TIMEOUT is above it
 const STALL_MS = 1500;       // long enough to see the hang in progress for over a second
 const STALL_SIGNAL = 'SIGUSR2'; // README: "kill -USR2 <pid> makes the demo stall once"
+const HITCH_MS = 150;         // a stall below the 250 ms threshold, above hitch_report_ms (50)
 
 // ---- arguments and prerequisites ----------------------------------------------------------------
 
@@ -86,8 +87,9 @@ function check(condition, message) {
 
 /* Starts the demo and collects its JSON lines; resolves with the server_started line. */
 class Demo {
-  constructor(binary, artifacts, reportDir, name) {
+  constructor(binary, artifacts, reportDir, name, stallMs) {
     this.binary = binary;
+    this.stallMs = stallMs || STALL_MS;
     this.artifacts = artifacts;
     this.reportDir = reportDir;
     this.name = name;
@@ -99,7 +101,7 @@ class Demo {
 
   start(port, timeoutMs) {
     const args = ['--headless', '--events', 'jsonl', '--port', String(port), '--bind', '127.0.0.1',
-      '--stall-every', '0', '--stall-ms', String(STALL_MS), '--report-dir', this.reportDir];
+      '--stall-every', '0', '--stall-ms', String(this.stallMs), '--report-dir', this.reportDir];
     this.child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     Demo.running.add(this);
     const stdoutLog = fs.createWriteStream(path.join(this.artifacts, this.name + '.stdout.jsonl'));
@@ -533,7 +535,8 @@ async function run(opts, playwright) {
     const downText = await page.textContent('[data-testid=connection]');
     check(/retrying/i.test(downText), 'while the app is away the indicator says "' + downText + '"');
     shots.push(await screenshot(page, opts.artifacts, 'laptop-disconnected'));
-    const again = new Demo(opts.demo, opts.artifacts, reportDir, 'demo-restarted');
+    // The new launch stalls HITCH_MS on the signal: a hitch, below the hang threshold.
+    const again = new Demo(opts.demo, opts.artifacts, reportDir, 'demo-restarted', HITCH_MS);
     demos.push(again);
     await again.start(server.port, 20000);
     const againStarted = await again.waitLine((o) => o.type === 'demo_started', 'demo_started', 5000);
@@ -542,6 +545,24 @@ async function run(opts, playwright) {
     await waitLiveFps(page, 15000);
     await page.waitForSelector('[data-testid=hang-item][data-id="' + ended.report_id + '"]', { timeout: 5000 });
     ok('pid ' + demoStarted.pid + ' → ' + againStarted.pid + ', the earlier hang still listed');
+
+    step('a ' + HITCH_MS + ' ms stall is a hitch: a mark under the frame-time chart opens its call tree');
+    const hangsBeforeHitch = await page.locator('[data-testid=hang-item]').count();
+    again.signal(STALL_SIGNAL);
+    const hitch = await again.waitLine((o) => o.type === 'hitch', 'hitch', 10000);
+    const mark = await page.waitForSelector('[data-testid=hitch-mark][data-seq="' + hitch.seq + '"]', { timeout: 10000 });
+    await mark.click();
+    await page.waitForSelector('[data-testid=hitch-detail][data-seq="' + hitch.seq + '"]', { timeout: 5000 });
+    const hitchSummary = await page.textContent('[data-testid=hitch-summary]');
+    check(hitchSummary.includes('Duration') && hitch.function && hitchSummary.includes(hitch.function),
+      'the hitch summary does not name ' + hitch.function + ': ' + hitchSummary);
+    for (const fn of ['demo_stall_busy', 'demo_busy_middle', 'demo_busy_spin']) {
+      await page.locator('[data-testid=hitch-detail] [data-testid=call-tree] .tree-item[data-function="' + fn + '"] > .tree-row')
+        .first().waitFor({ state: 'visible', timeout: 5000 });
+    }
+    check(await page.locator('[data-testid=hang-item]').count() === hangsBeforeHitch, 'the hitch was listed as a hang');
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-hitch-detail', { fullPage: true }));
+    ok('hitch of ' + Math.round(hitch.duration_ms) + ' ms in ' + hitch.function + ', its call tree shown, no hang added');
 
     check(problems.length === 0, 'the page logged problems:\n  ' + problems.join('\n  '));
     await laptop.close();
