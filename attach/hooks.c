@@ -38,14 +38,20 @@ static void *real_symbol(const char *name, const char *soname) {
   return found;
 }
 
+/* real_symbol, looked up once into cache. */
+static void *cached_symbol(_Atomic(void *) *cache, const char *name, const char *soname) {
+  void *found = atomic_load_explicit(cache, memory_order_relaxed);
+  if (found == NULL) {
+    found = real_symbol(name, soname);
+    atomic_store_explicit(cache, found, memory_order_relaxed);
+  }
+  return found;
+}
+
 /* Declares `real` as the cached real definition of name (type type). */
 #define REAL(type, name, soname)                                                          \
-  static _Atomic(type) name##_cache;                                                        \
-  type real = atomic_load_explicit(&name##_cache, memory_order_relaxed);                    \
-  if (real == NULL) {                                                                       \
-    real = (type)real_symbol(#name, soname);                                                \
-    atomic_store_explicit(&name##_cache, real, memory_order_relaxed);                       \
-  }
+  static _Atomic(void *) name##_cache;                                                      \
+  type real = (type)cached_symbol(&name##_cache, #name, soname);
 
 /* ---- the main thread, the loops seen and the waiting ping ---------------------------------- */
 
@@ -183,6 +189,13 @@ HOOK void gdk_window_end_draw_frame(void *window, void *context) {
 
 typedef void *(*current_context_fn)(void);
 
+/* The calling thread's current GL context, from the API's getter (cached in cache); NULL when
+ * none or no such API. */
+static void *current_context(_Atomic(void *) *cache, const char *getter, const char *soname) {
+  current_context_fn get = (current_context_fn)cached_symbol(cache, getter, soname);
+  return get != NULL ? get() : NULL;
+}
+
 /* ---- SDL2 ----------------------------------------------------------------------------------- */
 
 typedef int (*poll_event_fn)(void *event);
@@ -235,11 +248,8 @@ static void *sdl_gl_proc(const char *name) {
 
 /* SDL calls the GL swap through its own pointer, which no hook sees: the HUD is drawn here. */
 static void sdl_draw_hud(void *window) {
-  void *context;
-  {
-    REAL(current_context_fn, SDL_GL_GetCurrentContext, "libSDL2-2.0.so.0")
-    context = real != NULL ? real() : NULL;
-  }
+  static _Atomic(void *) getter;
+  void *context = current_context(&getter, "SDL_GL_GetCurrentContext", "libSDL2-2.0.so.0");
   REAL(drawable_size_fn, SDL_GL_GetDrawableSize, "libSDL2-2.0.so.0")
   int width = 0, height = 0;
   if (context == NULL || real == NULL) return;
@@ -288,11 +298,8 @@ static void *egl_proc(const char *name) {
 }
 
 static void glx_draw_hud(void *display, unsigned long drawable) {
-  void *context;
-  {
-    REAL(current_context_fn, glXGetCurrentContext, "libGLX.so.0")
-    context = real != NULL ? real() : NULL;
-  }
+  static _Atomic(void *) getter;
+  void *context = current_context(&getter, "glXGetCurrentContext", "libGLX.so.0");
   REAL(glx_query_drawable_fn, glXQueryDrawable, "libGLX.so.0")
   unsigned width = 0, height = 0;
   if (context == NULL || real == NULL) return;
@@ -302,11 +309,8 @@ static void glx_draw_hud(void *display, unsigned long drawable) {
 }
 
 static void egl_draw_hud(void *display, void *surface) {
-  void *context;
-  {
-    REAL(current_context_fn, eglGetCurrentContext, "libEGL.so.1")
-    context = real != NULL ? real() : NULL;
-  }
+  static _Atomic(void *) getter;
+  void *context = current_context(&getter, "eglGetCurrentContext", "libEGL.so.1");
   REAL(egl_query_surface_fn, eglQuerySurface, "libEGL.so.1")
   int width = 0, height = 0;
   if (context == NULL || real == NULL) return;

@@ -398,6 +398,33 @@ static void test_es2gears_egl_hud(void) {
   remove_folder();
 }
 
+/* SDL2's GL windows: SDL swaps through its own pointer, so the HUD is drawn in the
+ * SDL_GL_SwapWindow hook (SDL's GetProcAddress, its drawable size); testgl2's cube stays
+ * away from the top-left corner. */
+static void test_sdl_testgl2_hud(void) {
+  skip_without(LAGSCOPE_TESTGL2_PATH);
+  make_folder();
+  with_screen();
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s", LAGSCOPE_TESTGL2_PATH);
+  *strrchr(dir, '/') = '\0';
+  CHECK(chdir(dir) == 0);
+  char *program[] = {LAGSCOPE_TESTGL2_PATH, NULL};
+  shot_title = LAGSCOPE_TESTGL2_PATH; /* SDL's tests name the window after argv[0] */
+  shot_area = (box){0, 0, 180, 80};
+  char err[16384];
+  CHECK_EQ_INT(run_for_metrics(NULL, program, 4, take_area_shot, err, sizeof err), 0);
+  cJSON *all = read_events();
+  check_no_hang(all);
+  CHECK_MSG(frames_counted(all) >= 60, "%.0f SDL_GL_SwapWindow frames counted", frames_counted(all));
+  cJSON_Delete(all);
+  save_artifact(&area_shot, "testgl2_hud.png");
+  check_hud_shown(&area_shot, (box){8, 8, 8 + HUD_W, 8 + HUD_H});
+  shot_free(&area_shot);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 static void test_widget_factory_idle(void) {
   skip_without(LAGSCOPE_WIDGET_FACTORY_PATH);
   make_folder();
@@ -592,6 +619,7 @@ static const test_case cases[] = {
     TEST_CASE(gtk_clean_within_budget),
     TEST_CASE(glxgears_frames_and_hud),
     TEST_CASE(es2gears_egl_hud),
+    TEST_CASE(sdl_testgl2_hud),
     TEST_CASE(widget_factory_idle),
     TEST_CASE(gtk3_demo_modal_and_hidden),
     TEST_CASE(sdl_testsprite_frames),
