@@ -132,7 +132,6 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   lagscope__dealloc(h);
 }
 
-const char *lagscope__hang_recorder_dir(const lagscope__hang_recorder *h) { return h->report_dir; }
 
 /* ---- reports ---- */
 

@@ -678,7 +678,6 @@ typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 /* Opens the report store (errors become error events) and prepares capture. A */
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
-const char *lagscope__hang_recorder_dir(const lagscope__hang_recorder *h);
 /* Writes again a final report the disk had no room for, every few seconds at most. A */
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
 /* Publishes hang_recovered for reports an earlier run left in progress. A */

@@ -33,7 +33,6 @@
 /* PSS (Linux: smaps_rollup walks every mapping, 0.8 ms with 500) at most this often; RSS, from
  * statm, at every sample. */
 #define PSS_INTERVAL_NS (10000ull * NS_PER_MS)
-#define CAPTURE_NOW_TIMEOUT_NS (3000u * NS_PER_MS)
 
 /* ---- 1. state that outlives a start/stop ------------------------------------------------------
  * The main thread may run a ping that a host queue held past lagscope_stop, and it calls
