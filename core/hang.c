@@ -132,7 +132,6 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   lagscope__dealloc(h);
 }
 
-
 /* ---- reports ---- */
 
 static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_info *out) {
