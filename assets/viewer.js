@@ -411,14 +411,19 @@
 
   /* The hitch events the app keeps (GET /api/v1/hitches) and those streamed since, oldest first.
    * Each gets a mark on the time axis under the frame-time chart; a click opens its call tree. */
-  const HITCHES_KEEP = 32;
   const hitches = { list: [], selectedSeq: null };
+
+  /* As many as the app keeps (config.hitch_keep in its status). */
+  function hitchesKept() {
+    return (app.status && app.status.config && app.status.config.hitch_keep) || 32;
+  }
 
   function addHitch(hitch) {
     if (typeof hitch.start_ns !== 'number' || hitches.list.some((h) => h.seq === hitch.seq)) return;
     hitches.list.push(hitch);
     hitches.list.sort((a, b) => a.start_ns - b.start_ns);
-    if (hitches.list.length > HITCHES_KEEP) hitches.list.splice(0, hitches.list.length - HITCHES_KEEP);
+    const keep = hitchesKept();
+    if (hitches.list.length > keep) hitches.list.splice(0, hitches.list.length - keep);
   }
 
   async function loadHitches() {

@@ -27,6 +27,7 @@ lagscope_config lagscope_config_default(void) {
   c.server_max_clients = 16;
   c.server_max_stream_clients = 8;
   c.hitch_report_ms = 50;
+  c.hitch_keep = 32;
   return c;
 }
 
@@ -100,6 +101,7 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
   if (config->hitch_report_ms > 60000) /* 0 is off; at or past the threshold, no stall is one */
     return reject(why, why_size, "hitch_report_ms", config->hitch_report_ms,
                   "0 (off) ..60000 ms");
+  LAGSCOPE_CHECK_RANGE_(hitch_keep, 1, 1024, "1..1024");
   if (config->capture_signal > 64)
     return reject(why, why_size, "capture_signal", config->capture_signal,
                   "0 (the first free real-time signal) or a real-time signal's number");

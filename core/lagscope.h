@@ -194,6 +194,9 @@ typedef struct lagscope_config {
    * a hitch event with its heaviest stack and cause. 0: off (and none at or past the
    * threshold). Default 50. Range 0..60000. */
   uint32_t hitch_report_ms;
+  /* Hitch events the viewer keeps in memory, the latest (GET /api/v1/hitches, the marks under
+   * its frame-time chart). Default 32. Range 1..1024. */
+  uint32_t hitch_keep;
 } lagscope_config;
 
 /* The defaults above. */

@@ -31,6 +31,7 @@ static void add_config(cJSON *o, const lagscope__web *web) {
   cJSON_AddNumberToObject(o, "sample_interval_ms", c->sample_interval_ms);
   cJSON_AddNumberToObject(o, "hang_sample_interval_ms", c->hang_sample_interval_ms);
   cJSON_AddNumberToObject(o, "hitch_report_ms", c->hitch_report_ms);
+  cJSON_AddNumberToObject(o, "hitch_keep", c->hitch_keep);
   cJSON_AddNumberToObject(o, "capture_signal", lagscope__capture_signal()); /* in use; 0: none */
   cJSON_AddNumberToObject(o, "refresh_hz", c->refresh_hz);
   cJSON_AddStringToObject(o, "watchdog", c->post_main != NULL ? "post_main" : "heartbeat");
@@ -147,7 +148,7 @@ void lagscope__api_keep_hitch(lagscope__web *web, const char *json) {
   char *copy = copy_text(json);
   if (copy == NULL) return;
   pthread_mutex_lock(&web->metrics_lock);
-  char *old = ring_push(web->hitches, LAGSCOPE__HITCHES_KEPT, &web->hitches_next,
+  char *old = ring_push(web->hitches, web->config.hitch_keep, &web->hitches_next,
                         &web->hitches_count, copy);
   pthread_mutex_unlock(&web->metrics_lock);
   lagscope__dealloc(old);
@@ -182,7 +183,7 @@ static char *join_ring(const char *head, char *const *slots, uint32_t capacity, 
 int lagscope__api_hitches(lagscope__request *req) {
   lagscope__web *web = req->web;
   pthread_mutex_lock(&web->metrics_lock);
-  char *body = join_ring("{\"hitches\":", web->hitches, LAGSCOPE__HITCHES_KEPT,
+  char *body = join_ring("{\"hitches\":", web->hitches, web->config.hitch_keep,
                          web->hitches_next, web->hitches_count, NULL);
   pthread_mutex_unlock(&web->metrics_lock);
   return lagscope__reply_json(req, 200, body);

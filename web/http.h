@@ -40,7 +40,6 @@ int lagscope__token_make(const char *dir, char current[LAGSCOPE__TOKEN_HEX + 1],
 
 /* ---- the server's state (server.c) ------------------------------------------------------------ */
 #define LAGSCOPE__METRICS_WINDOW 120 /* ticks the metrics route keeps: a minute at 500 ms */
-#define LAGSCOPE__HITCHES_KEPT 32    /* hitch events the hitches route keeps, the latest */
 
 struct lagscope__web {
   struct mg_context *ctx;
@@ -65,7 +64,7 @@ struct lagscope__web {
   char *metrics[LAGSCOPE__METRICS_WINDOW]; /* slim ticks (api.c) */
   char *metrics_latest;                    /* the newest tick, whole */
   uint32_t metrics_next, metrics_count;
-  char *hitches[LAGSCOPE__HITCHES_KEPT]; /* hitch events as JSON, under metrics_lock */
+  char **hitches;               /* config.hitch_keep hitch events as JSON, under metrics_lock */
   uint32_t hitches_next, hitches_count;
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;

@@ -589,7 +589,9 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
 static void web_free(lagscope__web *web) {
   lagscope__stream_free(web->stream);
   for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++) lagscope__dealloc(web->metrics[i]);
-  for (uint32_t i = 0; i < LAGSCOPE__HITCHES_KEPT; i++) lagscope__dealloc(web->hitches[i]);
+  for (uint32_t i = 0; web->hitches != NULL && i < web->config.hitch_keep; i++)
+    lagscope__dealloc(web->hitches[i]);
+  lagscope__dealloc(web->hitches);
   lagscope__dealloc(web->metrics_latest);
   pthread_mutex_destroy(&web->metrics_lock);
   pthread_mutex_destroy(&web->capture_lock);
@@ -615,7 +617,8 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   web->launch_wall_ms = lagscope__wall_ms();
   web->launch_ns = lagscope__now_ns();
   web->stream = lagscope__stream_new(host->config->server_max_stream_clients);
-  int rc = web->stream != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
+  web->hitches = lagscope__alloc(sizeof(char *) * web->config.hitch_keep);
+  int rc = web->stream != NULL && web->hitches != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
   if (rc == LAGSCOPE_OK)
     rc = lagscope__token_make(web->report_dir, web->token, web->previous_token, why, why_size);
   if (rc == LAGSCOPE_OK) {

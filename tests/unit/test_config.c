@@ -66,6 +66,8 @@ int main(void) {
   c = ok, c.subscriber_capacity = 100, refused(c, "subscriber_capacity");
   c = ok, c.subscriber_capacity = 0, refused(c, "subscriber_capacity");
   c = ok, c.hitch_report_ms = 60001, refused(c, "hitch_report_ms");
+  c = ok, c.hitch_keep = 0, refused(c, "hitch_keep");
+  c = ok, c.hitch_keep = 1025, refused(c, "hitch_keep");
   int token;
   c = ok, c.post_main_user = &token, refused(c, "post_main");
 
