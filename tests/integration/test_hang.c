@@ -1,12 +1,19 @@
 /* A real main loop, really stalled. argv[1] picks the case:
  *   stall-600      one 600 ms stall: exactly one hang of at least 250 ms, and it ends
  *   stall-50       50 ms stalls every 200 ms for 3 s: no hang
- *   heartbeat-600  as stall-600 in heartbeat mode (no post_main) */
+ *   heartbeat-600  as stall-600 in heartbeat mode (no post_main)
+ *   overload-400   20 stalls of 400 ms while 500 threads start and exit and two threads spin:
+ *                  at least 19 hangs, each of at least 350 ms, and none shorter than the
+ *                  threshold */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "host_loop.h"
 #include "recorder.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct scenario {
   recorder rec;
@@ -15,6 +22,7 @@ typedef struct scenario {
   uint64_t stalls_done;
   uint64_t last_stall_end; /* test_now_ns() */
   int heartbeat;
+  uint32_t ping_interval_ms; /* 0: the default */
 } scenario;
 
 static void stall_frame(host_loop *loop, uint64_t frame, void *user) {
@@ -40,12 +48,26 @@ static void run(scenario *s, double max_seconds, host_done_fn done) {
   lagscope_config c = lagscope_config_default();
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   if (!s->heartbeat) c.post_main = host_loop_post, c.post_main_user = loop;
+  if (s->ping_interval_ms) c.ping_interval_ms = s->ping_interval_ms;
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
   c.sample_interval_ms = 100; /* more metrics events: proof the monitor kept running */
   CHECK_EQ_INT(lagscope_start(&c), 0);
   host_loop_run(loop, stall_frame, done, s, max_seconds);
   CHECK_EQ_INT(lagscope_stop(), 0); /* delivers everything published before it */
   host_loop_free(loop);
+}
+
+static uint64_t stalls_target;
+
+/* Done once the wanted stalls happened and the last one's hang had a second to end. */
+static int stalls_done_and_settled(void *user) {
+  scenario *s = user;
+  return s->stalls_done >= stalls_target && test_now_ns() - s->last_stall_end > 1000000000u;
+}
+
+static void run_until_stalls(scenario *s, uint64_t stalls) {
+  stalls_target = stalls;
+  run(s, 120, stalls_done_and_settled);
 }
 
 static void one_long_stall(int heartbeat) {
@@ -90,6 +112,76 @@ static void short_stalls(void) {
   recorder_destroy(&s.rec);
 }
 
+/* ---- overload: thread churn and CPU hogs around the stalls ---------------------------------- */
+
+#define CHURN_THREADS 500
+#define HOGS 2
+
+static atomic_int overload_stop;
+
+static void *spin(void *unused) {
+  (void)unused;
+  volatile unsigned long n = 0;
+  while (!atomic_load_explicit(&overload_stop, memory_order_relaxed)) n++;
+  return NULL;
+}
+
+/* Lives 5-40 ms asleep, then exits. */
+static void *short_life(void *arg) {
+  uintptr_t ms = (uintptr_t)arg;
+  struct timespec ts = {0, (long)ms * 1000000L};
+  nanosleep(&ts, NULL);
+  return NULL;
+}
+
+/* Keeps CHURN_THREADS threads starting and exiting until told to stop. */
+static void *churn(void *unused) {
+  (void)unused;
+  pthread_t threads[CHURN_THREADS];
+  unsigned seed = 7;
+  while (!atomic_load_explicit(&overload_stop, memory_order_relaxed)) {
+    int started = 0;
+    for (int i = 0; i < CHURN_THREADS; i++) {
+      seed = seed * 1103515245u + 12345u;
+      uintptr_t ms = 5 + (seed >> 16) % 36;
+      if (pthread_create(&threads[started], NULL, short_life, (void *)ms) == 0) started++;
+    }
+    for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
+  }
+  return NULL;
+}
+
+static void overload(void) {
+  pthread_t hogs[HOGS], churner;
+  for (int i = 0; i < HOGS; i++) CHECK(pthread_create(&hogs[i], NULL, spin, NULL) == 0);
+  CHECK(pthread_create(&churner, NULL, churn, NULL) == 0);
+  scenario s;
+  memset(&s, 0, sizeof(s));
+  recorder_init(&s.rec);
+  s.stall_ms = 400;
+  s.every_frames = 90; /* 1.5 s at 60 Hz, more when the loop runs late */
+  /* A hang counts from its ping's post, up to a ping interval into the stall: 20 ms here, so
+   * that what is measured is what overload takes, not the default 50 ms granularity. */
+  s.ping_interval_ms = 20;
+  uint64_t stalls_wanted = 20;
+  run_until_stalls(&s, stalls_wanted);
+  atomic_store(&overload_stop, 1);
+  for (int i = 0; i < HOGS; i++) pthread_join(hogs[i], NULL);
+  pthread_join(churner, NULL);
+  int long_enough = 0;
+  for (int i = 0; i < s.rec.ended_len; i++) {
+    double ms = (double)s.rec.ended[i].as.hang_ended.duration_ns / 1e6;
+    printf("hang %d: %.1f ms\n", i + 1, ms);
+    CHECK_MSG(ms >= 250, "a hang of %.1f ms, shorter than the threshold, was published", ms);
+    long_enough += ms >= 350;
+  }
+  printf("%d hangs of >= 350 ms for %llu stalls of 400 ms\n", long_enough, (unsigned long long)s.stalls_done);
+  CHECK(s.stalls_done >= stalls_wanted);
+  CHECK_MSG(long_enough * 100 >= (int)s.stalls_done * 95, "only %d of %llu stalls reported at >= 350 ms",
+            long_enough, (unsigned long long)s.stalls_done);
+  recorder_destroy(&s.rec);
+}
+
 int main(int argc, char **argv) {
   CHECK(argc == 2);
   if (strcmp(argv[1], "stall-600") == 0)
@@ -98,6 +190,8 @@ int main(int argc, char **argv) {
     one_long_stall(1);
   else if (strcmp(argv[1], "stall-50") == 0)
     short_stalls();
+  else if (strcmp(argv[1], "overload-400") == 0)
+    overload();
   else
     CHECK(!"unknown case");
   return 0;
