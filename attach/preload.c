@@ -97,7 +97,8 @@ static void append_line(const char *path, const char *line) {
   close(fd);
 }
 
-/* Tells lagscope-run which loops the program showed, once per change. */
+/* Tells lagscope-run which loops the program showed, once per change. The constructor, then
+ * the dispatcher, then the exit (after the dispatcher stopped): never two at once. */
 static void write_loops(void) {
   unsigned loops = lagscope__preload_loops();
   if (loops == loops_written || channel_path[0] == '\0') return;
@@ -174,6 +175,9 @@ __attribute__((constructor)) static void preload_start(void) {
   if (quiet) config.log = log_nothing;
 
   pthread_atfork(NULL, NULL, forget_in_child);
+  /* None seen yet, said now: a program that ends with _exit (a shell's exit does) before the
+   * first event still tells lagscope-run that it showed no loop. */
+  write_loops();
   lagscope__preload_hooks_arm();
   if (lagscope_start(&config) != LAGSCOPE_OK) return; /* logged; the program runs on */
   atexit(stop_at_exit);
