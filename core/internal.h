@@ -306,6 +306,8 @@ typedef struct lagscope__watchdog {
   int hang_active;
   uint64_t hang_start_ns;
   uint64_t hang_suspended_ns; /* time the process was stopped during this hang */
+  uint64_t stopped_ns;        /* time the process was stopped (SIGSTOP, a debugger), ever */
+  uint64_t starved_total_ns;  /* time the monitor woke late waiting for a CPU, ever (not excused) */
   uint64_t expected_wake_ns;  /* when the monitor planned to wake */
   /* Set by the caller before a run: of the monitor's lateness, the time it waited for a CPU
    * (runnable, not run). A monitor starved by a loaded machine is late without the process

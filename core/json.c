@@ -78,6 +78,8 @@ static void add_metrics(cJSON *o, const lagscope_metrics *m) {
   lagscope__json_add_u64(o, "events_dropped", m->events_dropped);
   lagscope__json_add_measure(o, "monitor_cpu_percent", m->monitor_cpu_percent);
   lagscope__json_add_u64(o, "monitor_memory_bytes", m->monitor_memory_bytes);
+  lagscope__json_add_u64(o, "stopped_ms", m->stopped_ms);
+  lagscope__json_add_u64(o, "monitor_starved_ms", m->monitor_starved_ms);
 }
 
 /* A hang's report in its event: where it is stored and its heaviest main-thread stack. */

@@ -320,6 +320,11 @@ typedef struct lagscope_metrics {
   uint64_t events_dropped;    /* refused by a full bus, plus those a slow subscriber lost */
   double monitor_cpu_percent; /* lagscope's own threads, % of one core */
   uint64_t monitor_memory_bytes; /* heap lagscope holds */
+  /* Since start: time the whole process was stopped (SIGSTOP, a debugger's breakpoint), which
+   * no hang counts; and time lagscope's monitor woke late because it waited for a CPU (a
+   * loaded machine), which hangs do count. */
+  uint64_t stopped_ms;
+  uint64_t monitor_starved_ms;
 } lagscope_metrics;
 
 /* A hang report: immutable, reference-counted (lagscope_retain/lagscope_release). */

@@ -557,6 +557,8 @@ static void publish_metrics(instance *in, uint64_t now) {
   m->events_dropped = atomic_load_explicit(&in->bus.dropped, memory_order_relaxed) +
                       atomic_load_explicit(&in->subscriber_drops, memory_order_relaxed);
   m->monitor_memory_bytes = lagscope__memory_in_use();
+  m->stopped_ms = in->watchdog.stopped_ns / NS_PER_MS;
+  m->monitor_starved_ms = in->watchdog.starved_total_ns / NS_PER_MS;
 
   if (m->hang_in_progress && in->hang_recorder != NULL)
     lagscope__hang_recorder_during(in->hang_recorder, m);

@@ -42,7 +42,9 @@ static void notice_suspension(lagscope__watchdog *w, uint64_t now_ns,
   if (now_ns <= w->expected_wake_ns) return;
   uint64_t late = now_ns - w->expected_wake_ns;
   uint64_t stopped = late > w->starved_ns ? late - w->starved_ns : 0;
+  w->starved_total_ns += late < w->starved_ns ? late : w->starved_ns;
   if (stopped < w->threshold_ns) return;
+  w->stopped_ns += stopped;
   step->resumed = 1;
   if (w->hang_active) w->hang_suspended_ns += stopped;
   w->not_before_ns = now_ns;

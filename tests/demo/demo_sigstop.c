@@ -1,7 +1,7 @@
 /*
  * demo_sigstop: a process that is stopped (SIGSTOP, a debugger, the background) is not hung.
  * Runs the demo with no stalls, stops it for 2 s, continues it, and checks that lagscope never
- * reported a hang while metrics keep coming.
+ * reported a hang while metrics keep coming, and that they count the 2 s as stopped_ms.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -13,8 +13,9 @@
 
 #define READ_TIMEOUT_MS 10000
 
-/* Reads lines until the next "metrics" line (bounded). Fails on any hang_began. */
-static void read_until_metrics(spawn_proc *p) {
+/* Reads lines until the next "metrics" line (bounded), whose stopped_ms it returns. Fails on
+ * any hang_began. */
+static double read_until_metrics(spawn_proc *p) {
   uint64_t deadline = spawn_now_ns() + (uint64_t)READ_TIMEOUT_MS * 1000000u;
   for (;;) {
     CHECK_MSG(spawn_now_ns() < deadline, "no metrics line within %d ms", READ_TIMEOUT_MS);
@@ -27,8 +28,9 @@ static void read_until_metrics(spawn_proc *p) {
     CHECK_MSG(strcmp(type, "hang_began") != 0, "a stopped process was reported as hung");
     int is_metrics = strcmp(type, "metrics") == 0;
     if (!is_metrics) printf("demo: %s\n", type);
+    double stopped_ms = spawn_json_number(json, "stopped_ms", -1);
     cJSON_Delete(json);
-    if (is_metrics) return;
+    if (is_metrics) return stopped_ms;
   }
 }
 
@@ -53,11 +55,16 @@ int main(int argc, char **argv) {
   CHECK(p != NULL);
   CHECK(spawn_start(p, argv[1], args, SPAWN_INHERIT_STDERR) == 0);
 
-  read_until_metrics(p);
+  CHECK_EQ_INT(read_until_metrics(p), 0);
   CHECK(spawn_signal(p, SIGSTOP) == 0);
   spawn_sleep_ms(2000); /* the stimulus: 2 s stopped, 8 times the hang threshold */
   CHECK(spawn_signal(p, SIGCONT) == 0);
-  for (int i = 0; i < 3; i++) read_until_metrics(p);
+  double stopped_ms = 0;
+  for (int i = 0; i < 3; i++) stopped_ms = read_until_metrics(p);
+  /* The metrics count the time excused: about the 2 s (the monitor learns of it when it
+   * wakes, up to its plan's length after). */
+  printf("stopped_ms %.0f after 2 s stopped\n", stopped_ms);
+  CHECK_MSG(stopped_ms >= 1500 && stopped_ms <= 2600, "stopped_ms %.0f", stopped_ms);
 
   CHECK(spawn_signal(p, SIGTERM) == 0);
   read_until_eof(p);

@@ -107,6 +107,8 @@ static void suspension_is_not_a_hang(void) {
   step_at(&w, late, &s);
   CHECK(s.resumed);
   CHECK(!s.hang_began);
+  CHECK_MSG(w.stopped_ns >= 2000 * MS && w.stopped_ns <= 2000 * MS + w.threshold_ns,
+            "stopped %llu ms", (unsigned long long)(w.stopped_ns / MS));
   answer(w.ping_seq, late + 1 * MS);
   step_at(&w, s.wake_at_ns, &s);
   CHECK(!s.hang_began && !s.hang_ended);
@@ -146,6 +148,9 @@ static void starvation_inside_a_hang(void) {
   step_at(&w, late, &s);
   w.starved_ns = 0;
   CHECK(!s.resumed && w.hang_active);
+  /* Counted as starvation, not as stopped time. */
+  CHECK_EQ_INT(w.stopped_ns, 0);
+  CHECK_EQ_INT(w.starved_total_ns, 2000 * MS - 5 * MS);
   answer(w.ping_seq, late + 100 * MS);
   step_at(&w, late + 110 * MS, &s);
   CHECK(s.hang_ended);
