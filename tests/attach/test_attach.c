@@ -44,10 +44,11 @@ static void make_folder(void) {
   snprintf(junit, sizeof junit, "%s/hangs.xml", folder);
 }
 
+/* The case's folder and what its runs left in it (reports, their state files). */
 static void remove_folder(void) {
-  unlink(events);
-  unlink(junit);
-  rmdir(folder);
+  char command[400];
+  snprintf(command, sizeof command, "rm -rf '%s'", folder);
+  CHECK(system(command) == 0);
 }
 
 /* A virtual screen for the case: DISPLAY points at it. */
@@ -199,7 +200,9 @@ static double frames_counted(const cJSON *all) {
 static void test_gtk_stall_over_budget(void) {
   make_folder();
   with_screen();
-  char *extra[] = {"--budget-ms", "500", "--junit", junit, NULL};
+  char reports[320];
+  snprintf(reports, sizeof reports, "%s/reports", folder);
+  char *extra[] = {"--budget-ms", "500", "--junit", junit, "--report-dir", reports, NULL};
   char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "700", NULL};
   char err[16384];
   CHECK_EQ_INT(run_to_end(extra, program, err, sizeof err), 3);
@@ -210,6 +213,10 @@ static void test_gtk_stall_over_budget(void) {
   /* A lower bound of the 700 ms stall: from the ping's post, at most a ping interval late. */
   CHECK_MSG(ms >= 600 && ms <= 2000, "hang of %.1f ms for a 700 ms stall", ms);
   CHECK(stack_has(cJSON_GetObjectItemCaseSensitive(ended, "heaviest_stack"), "attach_stall_callback"));
+  /* --report-dir: the report is there. */
+  const cJSON *report_path = cJSON_GetObjectItemCaseSensitive(ended, "report_path");
+  CHECK(cJSON_IsString(report_path) && strncmp(report_path->valuestring, reports, strlen(reports)) == 0);
+  CHECK_MSG(access(report_path->valuestring, R_OK) == 0, "no report at %s", report_path->valuestring);
   /* An event-driven app: idle while it waits (its window drawn once), never idle while hung,
    * and then its frame in progress is late (band bad). */
   int idle_seen = 0, hung_seen = 0;
@@ -469,10 +476,12 @@ static void test_sdl_wait_idle_then_stall(void) {
   make_folder();
   with_screen();
   char *program[] = {LAGSCOPE_SDL_WAIT_PATH, "--wait-ms", "2000", "--stall-ms", "600", NULL};
+  char *extra[] = {"--threshold-ms", "400", NULL};
   char err[16384];
-  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  CHECK_EQ_INT(run_to_end(extra, program, err, sizeof err), 0);
   cJSON *all = read_events();
   CHECK_EQ_INT(count_type(all, "hang_began"), 1);
+  CHECK_EQ_INT(spawn_json_number(last_of_type(all, "hang_began"), "threshold_ms", 0), 400);
   CHECK_EQ_INT(count_type(all, "hang_ended"), 1);
   const cJSON *ended = last_of_type(all, "hang_ended");
   double ms = spawn_json_number(ended, "duration_ms", -1);
