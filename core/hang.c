@@ -166,6 +166,10 @@ static void keep_unsaved(lagscope__hang_recorder *h, const char *json) {
   h->unsaved_retry_ns = lagscope__now_ns() + RETRY_EVERY_NS;
 }
 
+int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h) {
+  return h != NULL && h->unsaved != NULL;
+}
+
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {
   if (h == NULL || h->unsaved == NULL || h->store == NULL) return;
   uint64_t now = lagscope__now_ns();

@@ -682,6 +682,8 @@ lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *conf
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
 /* Writes again a final report the disk had no room for, every few seconds at most. A */
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
+/* 1 if a final report waits for room on the disk (the next retry writes). F */
+int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
 /* Publishes hang_recovered for reports an earlier run left in progress. A */
 void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
 /* The hang began: captures the main thread, then every thread, and writes the report. A */

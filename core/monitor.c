@@ -426,9 +426,10 @@ static void publish_hang_sample(instance *in, uint64_t now) {
   lagscope__publish(&e);
 }
 
-/* The viewer's "Capture now", on the monitor thread between two steps. */
-static void serve_capture_request(instance *in) {
-  if (!atomic_load_explicit(&in->capture_requested, memory_order_acquire)) return;
+/* The viewer's "Capture now", on the monitor thread between two steps. Returns 1 if it
+ * captured (slow work), 0 if nothing was asked. */
+static int serve_capture_request(instance *in) {
+  if (!atomic_load_explicit(&in->capture_requested, memory_order_acquire)) return 0;
   char *json = NULL;
   int rc = in->hang_recorder != NULL
                ? lagscope__hang_recorder_capture_now(in->hang_recorder,
@@ -444,6 +445,7 @@ static void serve_capture_request(instance *in) {
   }
   pthread_mutex_unlock(&in->capture_lock);
   lagscope_free(json); /* nobody waits for it any more */
+  return 1;
 }
 
 /* From a web thread: asks the monitor to capture every thread, waits for the answer. */
@@ -631,7 +633,9 @@ static void monitor_main(void *arg) {
       publish_hang_began(in);
       in->next_hang_sample_event_ns = 0; /* the first live stack at the next step */
     }
-    serve_capture_request(in);
+    int slow_work = serve_capture_request(in);
+    slow_work |= was_hung || in->watchdog.hang_active || step.late_ended || step.sample_early ||
+                 lagscope__hang_recorder_unsaved(in->hang_recorder);
     report_hook_problems(in, &step);
     if (step.post_ping) post_ping(in, now);
     if (now >= next_sample) {
@@ -640,10 +644,13 @@ static void monitor_main(void *arg) {
       if (next_sample <= now) next_sample = now + sample_interval; /* after a suspension */
     }
     uint64_t wake = step.wake_at_ns < next_sample ? step.wake_at_ns : next_sample;
-    /* Not `now`: this step's own work (a hang's first report, symbolicated) can take longer
-     * than a threshold, and a wake-up late by that much is not a suspension. */
+    /* A step with slow work (a report symbolicated and written with fsync, a capture) can
+     * take longer than a threshold, and a wake-up late by that much is not a suspension: the
+     * lateness counts from its end. Any other step takes microseconds, so a step that ends
+     * past its wake-up was stopped in the middle (SIGSTOP lands anywhere): that lateness
+     * stays in, for the next step to judge. */
     uint64_t done = lagscope__now_ns();
-    in->watchdog.expected_wake_ns = wake > done ? wake : done;
+    in->watchdog.expected_wake_ns = slow_work && done > wake ? done : wake;
     /* While a hang lasts, how long the monitor waits for a CPU is noted before each sleep,
      * so a late wake-up can be told apart from a stop (one small /proc read per sample). */
     in->queued_before_ns = 0;
