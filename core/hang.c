@@ -235,7 +235,8 @@ static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_i
 static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__process_sample *info,
                                         int32_t main_tid) {
   char why[256];
-  lagscope__process_sample_read(info, 0, why, sizeof(why)); /* the threads; memory is not wanted */
+  /* the threads, with their states; memory is not wanted */
+  lagscope__process_sample_read(info, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why));
   lagscope__stack *stacks = lagscope__alloc(sizeof(lagscope__stack) * (info->threads_len + 1));
   if (stacks == NULL) return NULL;
   uint32_t kept = 0;

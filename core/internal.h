@@ -112,13 +112,23 @@ typedef struct lagscope__process_sample {
   lagscope__thread_sample threads[LAGSCOPE__MAX_THREADS];
 } lagscope__process_sample;
 
+/* What lagscope__process_sample_read reads beyond the process's CPU, RSS and every thread's
+ * CPU time. */
+#define LAGSCOPE__SAMPLE_PSS 1u    /* the proportional set size, which costs far more where the
+                                    * OS walks every mapping for it (Linux: smaps_rollup, 0.8 ms
+                                    * with 500 mappings); without, pss_bytes is 0 */
+#define LAGSCOPE__SAMPLE_DETAIL 2u /* each thread's name and state read afresh (Linux: two files
+                                    * a thread); without, a thread's CPU is one system call, its
+                                    * name is previous's for the same id (read only for a new
+                                    * one) and its state is '\0' */
+
 /* Fills *out from the OS. On failure returns a negative code and writes a sentence to why;
- * fields it could read are still filled. A thread that exits mid-read is skipped. with_pss:
- * the proportional set size too, which costs far more where the OS walks every mapping for it
- * (Linux: smaps_rollup, 0.8 ms with 500 mappings); without, pss_bytes is 0. No allocation (the
- * sample is the caller's), no lock. */
-int lagscope__process_sample_read(lagscope__process_sample *out, int with_pss, char *why,
-                                  size_t why_size);
+ * fields it could read are still filled. A thread that exits mid-read is skipped. what:
+ * LAGSCOPE__SAMPLE_* bits; previous (may be NULL) lends names to a sample without DETAIL. No
+ * allocation (the sample is the caller's), no lock. */
+int lagscope__process_sample_read(lagscope__process_sample *out,
+                                  const lagscope__process_sample *previous, unsigned what,
+                                  char *why, size_t why_size);
 /* How long the calling thread has waited, runnable, for a CPU since it started (Linux:
  * /proc/thread-self/schedstat). LAGSCOPE_ENOENT where the OS does not say. No allocation. */
 int lagscope__thread_queued_ns(uint64_t *out);

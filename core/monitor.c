@@ -133,6 +133,7 @@ typedef struct instance {
   lagscope__process_sample samples[2];
   int sample_current;
   char last_sample_error[256];
+  int last_sample_error_detail; /* found by a read with detail, which a lighter one cannot clear */
   uint64_t pss_due_ns;           /* the next sample reads PSS from then on */
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;
@@ -525,12 +526,19 @@ static int sample_process(instance *in, lagscope__process_sample *out,
   uint64_t now = lagscope__now_ns();
   int with_pss = previous == NULL || now >= in->pss_due_ns;
   if (with_pss) in->pss_due_ns = now + PSS_INTERVAL_NS;
-  int rc = lagscope__process_sample_read(out, with_pss, why, sizeof(why));
+  /* Threads' names are read afresh as seldom as PSS (a thread that names itself after its
+   * first sample shows its new name within PSS_INTERVAL_NS). */
+  unsigned what = with_pss ? LAGSCOPE__SAMPLE_PSS | LAGSCOPE__SAMPLE_DETAIL : 0;
+  int rc = lagscope__process_sample_read(out, previous, what, why, sizeof(why));
   if (!with_pss) out->pss_bytes = previous->pss_bytes;
+  int detail = (what & LAGSCOPE__SAMPLE_DETAIL) != 0;
   if (rc == LAGSCOPE_OK) {
-    in->last_sample_error[0] = '\0';
+    /* A fault only a read with detail sees (a thread's stat) is gone only when one says so:
+     * not said again at every such read. */
+    if (detail || !in->last_sample_error_detail) in->last_sample_error[0] = '\0';
   } else if (strcmp(why, in->last_sample_error) != 0) {
     snprintf(in->last_sample_error, sizeof(in->last_sample_error), "%s", why);
+    in->last_sample_error_detail = detail;
     lagscope__publish_error(rc, "sampler: %s", why);
   }
   return rc;

@@ -104,9 +104,13 @@ static int read_memory(lagscope__process_sample *out, char *why, size_t why_size
   return LAGSCOPE_OK;
 }
 
-int lagscope__process_sample_read(lagscope__process_sample *out, int with_pss, char *why,
-                                  size_t why_size) {
-  (void)with_pss; /* Darwin has no PSS; phys_footprint is one call */
+int lagscope__process_sample_read(lagscope__process_sample *out,
+                                  const lagscope__process_sample *previous, unsigned what,
+                                  char *why, size_t why_size) {
+  /* Darwin has no PSS, phys_footprint is one call, and a thread's detail comes with its CPU
+   * time in the one thread_info call: every sample is a whole one. */
+  (void)previous;
+  (void)what;
   out->time_ns = lagscope__now_ns();
   out->cpu_ns = 0;
   out->thread_count = 0;

@@ -81,7 +81,52 @@ static int read_thread(int32_t tid, lagscope__thread_sample *t) {
   return 0;
 }
 
-static int read_threads(lagscope__process_sample *out, char *why, size_t why_size) {
+/* A thread's CPU clock, as glibc's pthread_getcpuclockid makes it from a tid (the kernel's
+ * ABI: the tid's complement shifted by 3, "per thread" 4, "scheduler time" 2). */
+static clockid_t thread_cpu_clock(int32_t tid) {
+  return (clockid_t)(((uint32_t)~(uint32_t)tid << 3) | 6u);
+}
+
+/* The name the previous sample had for tid; *hint is where to look first (both samples list
+ * the threads in the same order, so the look is one step almost always). NULL if none. */
+static const char *previous_name(const lagscope__process_sample *previous, int32_t tid,
+                                 uint32_t *hint) {
+  if (previous == NULL || previous->threads_len == 0) return NULL;
+  uint32_t n = previous->threads_len;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = (*hint + k) % n;
+    if (previous->threads[i].tid == tid) {
+      *hint = i + 1;
+      return previous->threads[i].name;
+    }
+  }
+  return NULL;
+}
+
+/* A thread's CPU time from its CPU clock (one system call, no file), its name from the
+ * previous sample or, for a thread it lacks, from comm. 0, or -ESRCH when it exited. */
+static int read_thread_light(int32_t tid, const lagscope__process_sample *previous,
+                             uint32_t *hint, lagscope__thread_sample *t) {
+  struct timespec ts;
+  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return -ESRCH; /* EINVAL: gone */
+  t->tid = tid;
+  t->state = '\0';
+  t->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  const char *known = previous_name(previous, tid, hint);
+  if (known != NULL) {
+    memcpy(t->name, known, sizeof(t->name));
+    return 0;
+  }
+  char path[PATH_MAX_LEN];
+  snprintf(path, sizeof(path), "%s/task/%d/comm", proc_self, tid);
+  ssize_t len = lagscope__linux_read_small_file(path, t->name, sizeof(t->name));
+  if (len < 0) return (int)len;
+  while (len > 0 && t->name[len - 1] == '\n') t->name[--len] = '\0';
+  return 0;
+}
+
+static int read_threads(lagscope__process_sample *out, const lagscope__process_sample *previous,
+                        unsigned what, char *why, size_t why_size) {
   char path[PATH_MAX_LEN];
   snprintf(path, sizeof(path), "%s/task", proc_self);
   DIR *dir = opendir(path);
@@ -90,6 +135,7 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
     return LAGSCOPE_EPROC;
   }
   int rc = LAGSCOPE_OK;
+  uint32_t hint = 0;
   struct dirent *entry;
   while ((entry = readdir(dir)) != NULL) {
     char *end;
@@ -97,13 +143,16 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
     if (*end != '\0' || tid <= 0) continue;
     out->thread_count++;
     if (out->threads_len >= LAGSCOPE__MAX_THREADS) continue;
-    int r = read_thread((int32_t)tid, &out->threads[out->threads_len]);
+    lagscope__thread_sample *t = &out->threads[out->threads_len];
+    int r = what & LAGSCOPE__SAMPLE_DETAIL ? read_thread((int32_t)tid, t)
+                                           : read_thread_light((int32_t)tid, previous, &hint, t);
     if (r == 0) {
       out->threads_len++;
     } else if (r == -ENOENT || r == -ESRCH) {
       out->thread_count--; /* it exited between readdir and open */
     } else if (rc == LAGSCOPE_OK) {
-      lagscope__explain(why, why_size, "cannot read %s/%ld/stat: %s", path, tid,
+      lagscope__explain(why, why_size, "cannot read %s/%ld/%s: %s", path, tid,
+               what & LAGSCOPE__SAMPLE_DETAIL ? "stat" : "comm",
                r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(-r));
       rc = r == LAGSCOPE_EPARSE ? LAGSCOPE_EPARSE : LAGSCOPE_EPROC;
     }
@@ -146,8 +195,9 @@ static int read_memory(lagscope__process_sample *out, int with_pss, char *why, s
   return LAGSCOPE_OK;
 }
 
-int lagscope__process_sample_read(lagscope__process_sample *out, int with_pss, char *why,
-                                  size_t why_size) {
+int lagscope__process_sample_read(lagscope__process_sample *out,
+                                  const lagscope__process_sample *previous, unsigned what,
+                                  char *why, size_t why_size) {
   out->time_ns = lagscope__now_ns();
   out->thread_count = 0;
   out->threads_len = 0;
@@ -155,9 +205,9 @@ int lagscope__process_sample_read(lagscope__process_sample *out, int with_pss, c
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   out->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-  int rc_threads = read_threads(out, why, why_size);
+  int rc_threads = read_threads(out, previous, what, why, why_size);
   char why_memory[256] = "";
-  int rc_memory = read_memory(out, with_pss, why_memory, sizeof(why_memory));
+  int rc_memory = read_memory(out, (what & LAGSCOPE__SAMPLE_PSS) != 0, why_memory, sizeof(why_memory));
   if (rc_threads != LAGSCOPE_OK) return rc_threads;
   if (rc_memory != LAGSCOPE_OK) lagscope__explain(why, why_size, "%s", why_memory);
   return rc_memory;

@@ -89,16 +89,21 @@ int main(void) {
   /* 1. No task folder at all. */
   expect_error(root, LAGSCOPE_EPROC, "/task");
 
-  /* 2. A thread whose stat is noise. */
+  /* 2. A thread whose stat is noise (memory readable). Only the samples that read every
+   * thread's stat see it (the first, then one every 10 s); the others, between, do not clear
+   * it: said once. */
   snprintf(path, sizeof(path), "%s/task", root);
   CHECK(mkdir(path, 0700) == 0);
   snprintf(path, sizeof(path), "%s/task/4242", root);
   CHECK(mkdir(path, 0700) == 0);
   write_file(path, "stat", "\x01\x02 garbage with no parentheses");
+  write_file(root, "status", "Name: x\nVmRSS: 100 kB\n");
   expect_error(root, LAGSCOPE_EPARSE, "4242/stat");
 
   /* 3. Threads fine, memory files missing. */
   write_file(path, "stat", "4242 (main) S 1 1 1 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 1");
+  snprintf(path, sizeof(path), "%s/status", root);
+  CHECK(unlink(path) == 0);
   expect_error(root, LAGSCOPE_EPROC, "status");
 
   /* 4. Memory file present but odd. */

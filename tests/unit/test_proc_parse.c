@@ -1,9 +1,14 @@
-/* The /proc parsers, fed odd input: they answer EPARSE and never read past the length. */
+/* The /proc parsers, fed odd input: they answer EPARSE and never read past the length; and
+ * the samples read from this process. */
+#define _GNU_SOURCE
 #include "check.h"
 #include "internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int parse_stat(const char *text, char *name, uint64_t *u, uint64_t *s) {
   /* Copy into an exact-size heap block so ASan catches any read past the length. */
@@ -66,12 +71,13 @@ static void kb_fields(void) {
 static void this_process(void) {
   static lagscope__process_sample a, b;
   char why[256] = "";
-  CHECK_EQ_INT(lagscope__process_sample_read(&a, 1, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__process_sample_read(&a, NULL, LAGSCOPE__SAMPLE_PSS | LAGSCOPE__SAMPLE_DETAIL,
+                                             why, sizeof(why)), 0);
   CHECK(a.rss_bytes > 0 && a.pss_bytes > 0);
   volatile double x = 0;
   for (int i = 0; i < 5000000; i++) x += i; /* spend some CPU */
   /* Without PSS: RSS from statm, close to smaps_rollup's. */
-  CHECK_EQ_INT(lagscope__process_sample_read(&b, 0, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__process_sample_read(&b, &a, 0, why, sizeof(why)), 0);
   CHECK(b.rss_bytes > 0);
   CHECK_EQ_INT(b.pss_bytes, 0);
   CHECK_MSG(b.rss_bytes > a.rss_bytes / 2 && b.rss_bytes < a.rss_bytes * 2, "statm %llu, smaps %llu",
@@ -85,6 +91,56 @@ static void this_process(void) {
   CHECK(m.cpu_percent > 10);
   CHECK_EQ_INT(m.busiest_count, 1);
   CHECK(m.busiest[0].cpu_percent > 10);
+}
+
+/* A thread of this process, named, that spins until told to stop. */
+static atomic_int spinner_stop;
+static void *spinner(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "spinner-one");
+  while (!atomic_load(&spinner_stop)) {
+  }
+  return NULL;
+}
+
+static const lagscope__thread_sample *find_thread(const lagscope__process_sample *s, const char *name) {
+  for (uint32_t i = 0; i < s->threads_len; i++)
+    if (strcmp(s->threads[i].name, name) == 0) return &s->threads[i];
+  return NULL;
+}
+
+/* Without DETAIL, a thread's CPU comes from its CPU clock (the same nanoseconds schedstat has)
+ * and its name from the previous sample: a new thread's from comm, a renamed one's only at
+ * the next read with DETAIL. */
+static void light_reads(void) {
+  static lagscope__process_sample a, b, c, d;
+  char why[256] = "";
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, spinner, NULL) == 0);
+  for (int i = 0; i < 1000; i++) { /* bounded: until it has named itself */
+    CHECK_EQ_INT(lagscope__process_sample_read(&a, NULL, 0, why, sizeof(why)), 0);
+    if (find_thread(&a, "spinner-one") != NULL) break;
+    usleep(1000);
+  }
+  const lagscope__thread_sample *ta = find_thread(&a, "spinner-one");
+  CHECK_MSG(ta != NULL, "the new thread's name was read from comm");
+  CHECK_EQ_INT(a.thread_count, 2);
+  CHECK_EQ_INT(ta->state, '\0');
+  usleep(20000);
+  CHECK_EQ_INT(lagscope__process_sample_read(&b, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
+  const lagscope__thread_sample *tb = find_thread(&b, "spinner-one");
+  CHECK(tb != NULL && tb->tid == ta->tid && tb->state == 'R');
+  CHECK_MSG(tb->cpu_ns > ta->cpu_ns, "clock %llu ns, then schedstat %llu ns",
+            (unsigned long long)ta->cpu_ns, (unsigned long long)tb->cpu_ns);
+  pthread_setname_np(t, "renamed");
+  CHECK_EQ_INT(lagscope__process_sample_read(&c, &b, 0, why, sizeof(why)), 0);
+  const lagscope__thread_sample *tc = find_thread(&c, "spinner-one");
+  CHECK_MSG(tc != NULL && tc->tid == tb->tid, "the name is carried from the previous sample");
+  CHECK(tc->cpu_ns > tb->cpu_ns);
+  CHECK_EQ_INT(lagscope__process_sample_read(&d, &c, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
+  CHECK_MSG(find_thread(&d, "renamed") != NULL, "DETAIL reads the name afresh");
+  atomic_store(&spinner_stop, 1);
+  CHECK(pthread_join(t, NULL) == 0);
 }
 
 /* The busiest threads are ranked by CPU used between two samples. */
@@ -114,6 +170,7 @@ int main(void) {
   stat_lines();
   kb_fields();
   this_process();
+  light_reads();
   ranking();
   printf("proc_parse: ok\n");
   return 0;
