@@ -546,6 +546,12 @@
     return entry;
   }
 
+  /* A hang's label ("lock · keeper") is the report's, computed once by lagscope: the list
+   * shows it as soon as a report or an event carries it, and nothing here makes up another. */
+  function labelOf(label) {
+    return typeof label === 'string' && label ? { label } : {};
+  }
+
   function fromSummary(summary) {
     const entry = upsertHang(hangKey(summary.pid, summary.hang_id), {
       id: summary.id,
@@ -558,6 +564,7 @@
       samples: summary.samples,
       function: summary.function,
       module: summary.module,
+      ...labelOf(summary.label),
     });
     if (entry.state === 'in_progress' && !entry.elapsedAt) {
       entry.elapsedBase = summary.duration_ms || 0;
@@ -645,10 +652,11 @@
     button.classList.toggle('selected', selection.kind === 'hang' && selection.key === entry.key);
     stateNode.textContent = stateLabel(entry.state);
     // No symbol for the innermost frame: its module says at least where it was.
-    const fn = entry.function || (entry.module ? basename(entry.module) : null);
+    const fn = entry.label || entry.function || (entry.module ? basename(entry.module) : null);
     fnNode.textContent = fn || (entry.state === 'in_progress' ? 'sampling…' : '(unknown function)');
-    fnNode.classList.toggle('unknown', !entry.function);
-    fnNode.title = entry.function || (entry.module ? entry.module + ' (no symbol)' : '');
+    fnNode.classList.toggle('unknown', !entry.label && !entry.function);
+    fnNode.title = entry.label && entry.function ? entry.label + ' (in ' + entry.function + ')'
+      : fn === entry.function || fn === entry.label ? fn || '' : entry.module ? entry.module + ' (no symbol)' : '';
     durationNode.textContent = fmtDuration(elapsedOf(entry));
     const meta = [fmtWall(entry.start_wall_ms)];
     if (entry.module && entry.function) meta.push(basename(entry.module));
@@ -732,6 +740,7 @@
       duration_ms: ev.duration_ms,
       function: inner.function || null,
       module: inner.module || null,
+      ...labelOf(ev.cause && ev.cause.label),
       live: true,
     });
     tickLiveHangs();
@@ -919,7 +928,8 @@
     const inner = (report.heaviest_stack || [])[0] || {};
     fromSummary({ id: report.id, hang_id: report.hang_id, pid: report.app.pid, app: report.app.name, state: report.state,
       start_wall_ms: report.start.wall_ms, duration_ms: report.duration_ms, samples: report.samples.count,
-      function: inner.function || null, module: inner.module || null });
+      function: inner.function || null, module: inner.module || null,
+      label: report.cause && report.cause.label });
   }
 
   /* Tabs whose panels are built the first time they are shown (a flame graph needs its size). */

@@ -213,7 +213,8 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
   lagscope_hang_report *report =
       lagscope__hang_report_new(h->record.id, h->record.hang_id, h->path, json, heaviest);
   char *cause = NULL;
-  if (report != NULL && lagscope__report_cause_json(&h->record, resolve, h, &cause) == LAGSCOPE_OK)
+  if (report != NULL &&
+      lagscope__report_cause_json(&h->record, heaviest, resolve, h, &cause) == LAGSCOPE_OK)
     lagscope__hang_report_set_cause(report, cause);
   return report;
 }
@@ -383,7 +384,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
   char *stack = NULL, *cause = NULL, where[128];
   if (r.sample_count > 0) {
     lagscope__report_json(&r, resolve, h, NULL, &stack);
-    lagscope__report_cause_json(&r, resolve, h, &cause);
+    lagscope__report_cause_json(&r, stack, resolve, h, &cause);
   }
   telling_function(stack, where, sizeof(where));
   const char *stack_text = stack != NULL ? stack : "[]";

@@ -454,6 +454,7 @@ uintptr_t lagscope__frame_strip_async(uintptr_t fp); /* F: bit 60 off */
 const char *lagscope__syscall_name(int32_t nr);
 
 #define LAGSCOPE__TARGET_MAX 160 /* bytes of a wait target's description */
+#define LAGSCOPE__LABEL_MAX 200  /* bytes of a hang's label ("lock · keeper"), with the NUL */
 
 /* What a blocking system call waits for, by its number. */
 typedef enum lagscope__syscall_class {
@@ -602,10 +603,12 @@ int lagscope__report_threads_json(const lagscope__hang_record *r, lagscope__reso
 int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
                                 void *ctx, char **out);
 
-/* The verdict alone, {"kind": ..., "summary": ...}, for the hang_ended event (the report's
- * "cause" has the details). Freed with lagscope_free. A */
-int lagscope__report_cause_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
-                                void *ctx, char **out);
+/* The verdict alone, {"kind", "summary", "label"}, for the hang_ended and hitch events (the
+ * report's "cause" has the details). heaviest_json: the report's heaviest stack (its telling
+ * function names a cpu, sleep or wait hang in the label, as in the report); NULL: the main
+ * thread's one stack says. Freed with lagscope_free. A */
+int lagscope__report_cause_json(const lagscope__hang_record *r, const char *heaviest_json,
+                                lagscope__resolve_fn resolve, void *ctx, char **out);
 
 /* Of a JSON array of frames, the frame that best says where the app was: the innermost in
  * the app's own code (the module of "main"), else the innermost with a name, else the

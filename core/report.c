@@ -605,6 +605,7 @@ __attribute__((format(printf, 3, 4))) static void put(char *out, size_t size,
 #define CAUSE_NAMES 8      /* innermost frames whose names the classifier reads */
 #define CHAIN_MAX 8        /* lock owners followed, at most */
 #define PHRASE_MAX 512
+#define LABEL_MAX LAGSCOPE__LABEL_MAX
 
 /* The function names of a stack's innermost frames. */
 static size_t innermost_names(report_ctx *c, const lagscope__stack *s, const char **names) {
@@ -822,10 +823,54 @@ static void deadlock_sentence(const lagscope__hang_record *r, const int *chain, 
   }
 }
 
+/* The hang's label: its kind and, in a few words, what it waited for ("lock · keeper",
+ * "io · read /data/app.db", "cpu · parse_config"). The one rule for every place that names a
+ * hang in a line: the viewer's list, the HUD, lagscope-run's summary. */
+static void label_text(report_ctx *c, const lagscope__hang_record *r, int main_index,
+                       lagscope__cause_kind kind, const lagscope__stack *main,
+                       const char *telling, char *out, size_t size) {
+  /* Where the time went: the heaviest stack's telling function (the list's "function"), else
+   * the one stack's innermost function outside the system's libraries. */
+  const char *where = telling != NULL ? telling : main != NULL ? first_function(c, main) : "";
+  const char *kind_name = lagscope__cause_kind_name(kind);
+  char name[LAGSCOPE_THREAD_NAME_MAX + 8], call[128], target[LAGSCOPE__TARGET_MAX];
+  int owner = main_index >= 0 ? owner_index(r, &r->threads[main_index]) : -1;
+  if (main == NULL) {
+    put(out, size, "%s", kind_name);
+  } else if (kind == LAGSCOPE__CAUSE_LOCK && owner >= 0) {
+    put(out, size, "lock · %s", thread_name(r, owner, name, sizeof(name)));
+  } else if (kind == LAGSCOPE__CAUSE_LOCK) {
+    put(out, size, "lock · mutex 0x%" PRIxPTR, main->args[0]);
+  } else if (kind == LAGSCOPE__CAUSE_IO) {
+    wait_target(r, main, target, sizeof(target));
+    put(out, size, "io · %s%s%s", run_state_text(c, main, call, sizeof(call)),
+        target[0] != '\0' ? " " : "", target);
+  } else if (kind == LAGSCOPE__CAUSE_IDLE) {
+    put(out, size, "idle · event loop");
+  } else if (kind == LAGSCOPE__CAUSE_UNKNOWN) {
+    put(out, size, "unknown · %s", where);
+  } else {
+    put(out, size, "%s · %s", kind_name, where);
+  }
+}
+
+/* A deadlock's label: the threads of its cycle ("deadlock · main, keeper"). */
+static void deadlock_label(const lagscope__hang_record *r, const int *chain, int n, int from,
+                           char *out, size_t size) {
+  put(out, size, "deadlock ·");
+  char name[LAGSCOPE_THREAD_NAME_MAX + 8];
+  for (int i = from; i < n; i++) {
+    size_t len = strlen(out);
+    put(out + len, size - len, "%s %s", i > from ? "," : "",
+        thread_name(r, chain[i], name, sizeof(name)));
+  }
+}
+
 /* The verdict: the main thread's samples by kind (its share of each), the dominant one with
  * what it waited on and, for a lock, the owners' chain from the capture of every thread at the
  * hang's start; a chain that comes back on itself is a deadlock. */
-static cJSON *cause_json(report_ctx *c, const lagscope__hang_record *r) {
+/* heaviest: the report's heaviest stack (frames, innermost first); NULL if not at hand. */
+static cJSON *cause_json(report_ctx *c, const lagscope__hang_record *r, const cJSON *heaviest) {
   uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
   const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
   for (uint32_t i = 0; i < r->sample_count; i++) {
@@ -857,18 +902,24 @@ static cJSON *cause_json(report_ctx *c, const lagscope__hang_record *r) {
   int chain[CHAIN_MAX], cycle_from = -1, chain_len = 0;
   if (kind == LAGSCOPE__CAUSE_LOCK && main_index >= 0)
     chain_len = lock_chain(c, r, main_index, chain, &cycle_from);
-  char summary[1024];
+  char summary[1024], label[LABEL_MAX];
   double ms = (double)r->duration_ns / 1e6 * share_of;
   if (cycle_from >= 0) {
     cJSON_AddStringToObject(o, "kind", "deadlock");
     deadlock_sentence(r, chain, chain_len, cycle_from, summary, sizeof(summary));
+    deadlock_label(r, chain, chain_len, cycle_from, label, sizeof(label));
   } else {
     cJSON_AddStringToObject(o, "kind", lagscope__cause_kind_name(kind));
     if (main != NULL) summary_sentence(c, r, main_index, kind, ms, main, summary, sizeof(summary));
     else put(summary, sizeof(summary), "Not known why: no stack of the main thread says");
+    const cJSON *top = lagscope__report_telling_frame(heaviest);
+    const cJSON *function = cJSON_GetObjectItemCaseSensitive(top, "function");
+    label_text(c, r, main_index, kind, main,
+               cJSON_IsString(function) ? function->valuestring : NULL, label, sizeof(label));
   }
   lagscope__json_add_measure(o, "share", share_of);
   add_text(o, "summary", summary);
+  add_text(o, "label", label);
   if (main != NULL) {
     cJSON *detail = main_index >= 0 ? thread_cause_json(c, r, main_index, CHAIN_MAX)
                                     : NULL;
@@ -1035,7 +1086,7 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   }
   cJSON_AddItemToObject(report, "heaviest_stack", heaviest);
 
-  cJSON_AddItemToObject(report, "cause", cause_json(c, r));
+  cJSON_AddItemToObject(report, "cause", cause_json(c, r, heaviest));
   cJSON_AddNumberToObject(report, "main_thread_tid", r->main_tid);
   cJSON_AddNumberToObject(report, "thread_count", r->thread_count);
   rc = threads_json(c, r, report);
@@ -1141,19 +1192,22 @@ int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_
   return rc;
 }
 
-int lagscope__report_cause_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
-                                void *ctx, char **out) {
+int lagscope__report_cause_json(const lagscope__hang_record *r, const char *heaviest_json,
+                                lagscope__resolve_fn resolve, void *ctx, char **out) {
   *out = NULL;
   if (r == NULL || (r->samples == NULL && r->sample_count > 0) ||
       (r->threads == NULL && r->thread_count > 0))
     return LAGSCOPE_EINVAL;
   report_ctx c;
   int rc = ctx_init(&c, resolve, ctx);
-  cJSON *cause = rc == 0 ? cause_json(&c, r) : NULL;
+  cJSON *heaviest = heaviest_json != NULL ? cJSON_Parse(heaviest_json) : NULL;
+  cJSON *cause = rc == 0 ? cause_json(&c, r, heaviest) : NULL;
+  cJSON_Delete(heaviest);
   cJSON *brief = cJSON_CreateObject();
   if (cause != NULL && brief != NULL) {
     cJSON_AddItemToObject(brief, "kind", cJSON_DetachItemFromObject(cause, "kind"));
     cJSON_AddItemToObject(brief, "summary", cJSON_DetachItemFromObject(cause, "summary"));
+    cJSON_AddItemToObject(brief, "label", cJSON_DetachItemFromObject(cause, "label"));
     *out = cJSON_PrintUnformatted(brief);
   }
   cJSON_Delete(cause);

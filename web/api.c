@@ -239,6 +239,7 @@ static cJSON *summary_of(const char *dir, const char *id) {
   const cJSON *top = lagscope__report_telling_frame(member(report, "heaviest_stack"));
   copy_member(s, "function", top, "function");
   copy_member(s, "module", top, "module");
+  copy_member(s, "label", member(report, "cause"), "label"); /* the report's one line */
   cJSON_Delete(report);
   return s;
 }

@@ -397,6 +397,24 @@ async function run(opts, playwright) {
     check(listedId === ended.report_id, 'the ended hang is listed as ' + listedId + ', the demo said ' + ended.report_id);
     ok('hang ' + ended.report_id + ', ' + Math.round(ended.duration_ms) + ' ms');
 
+    step('the list names the hang by its report\'s label, and keeps it when the list reloads');
+    const label = ended.cause && ended.cause.label;
+    check(typeof label === 'string' && label.startsWith('cpu · '), 'the hang_ended line\'s label: ' + JSON.stringify(ended.cause));
+    const shownLabel = (k) => page.evaluate((kk) => {
+      const n = document.querySelector('[data-testid=hang-item][data-key="' + kk + '"] .hang-fn');
+      return n ? n.textContent : null;
+    }, k);
+    await page.waitForFunction(([k, l]) => {
+      const n = document.querySelector('[data-testid=hang-item][data-key="' + k + '"] .hang-fn');
+      return n && n.textContent === l;
+    }, [key, label], { timeout: 5000 });
+    await page.reload();
+    await page.waitForSelector('[data-testid=hang-item][data-key="' + key + '"]', { timeout: 10000 });
+    const reloaded = await shownLabel(key);
+    check(reloaded === label, 'after a reload the list says "' + reloaded + '", the line said "' + label + '"');
+    await page.waitForSelector('[data-testid=connection][data-state=live]', { timeout: 15000 });
+    ok(label);
+
     step('opening the hang: summary and call tree with demo_busy_spin on the heaviest path');
     await page.click('[data-testid=hang-item][data-key="' + key + '"]');
     await page.waitForSelector('[data-testid=hang-detail][data-state=ended][data-id="' + ended.report_id + '"]', { timeout: 10000 });

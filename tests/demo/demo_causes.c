@@ -1,6 +1,7 @@
 /*
  * demo_causes: every hang names why. For each stall kind of the demo, the report's cause (and
- * the hang_ended line's cause.kind and summary) says what the main thread waited for:
+ * the hang_ended line's cause.kind, summary and label) says what the main thread waited for;
+ * the label, the one line every list shows, starts with the kind and names the target:
  *   sleep     kind sleep
  *   io        kind io, target the pipe ("pipe:[…]") whose writer is late
  *   net       kind io, target the TCP connection to the late local server, with its peer
@@ -61,6 +62,13 @@ static const cJSON *check_cause(const char *kind, const cJSON *report, const cJS
   CHECK_MSG(strcmp(text(line_cause, "kind"), expected) == 0, "%s: the line's cause %s", kind,
             text(line_cause, "kind"));
   CHECK(strcmp(text(line_cause, "summary"), text(cause, "summary")) == 0);
+  const char *label = text(cause, "label");
+  printf("%s: label %s\n", kind, label);
+  CHECK_MSG(strcmp(text(line_cause, "label"), label) == 0, "%s: the line's label %s", kind,
+            text(line_cause, "label"));
+  char prefix[32];
+  snprintf(prefix, sizeof(prefix), "%s · ", expected);
+  CHECK_MSG(strncmp(label, prefix, strlen(prefix)) == 0, "%s: label %s", kind, label);
   double share = cJSON_GetNumberValue(member(cause, "share"));
   CHECK_MSG(share >= 0.8, "%s: the cause explains %.2f of the samples", kind, share);
   return cause;
@@ -77,6 +85,8 @@ static void one_kind(const char *demo, const char *kind) {
     const cJSON *c = check_cause(kind, report, line_cause, "io");
     CHECK_MSG(strcmp(text(c, "syscall"), "read") == 0, "io: syscall %s", text(c, "syscall"));
     CHECK_MSG(strncmp(text(c, "target"), "pipe:[", 6) == 0, "io: target %s", text(c, "target"));
+    CHECK_MSG(strncmp(text(c, "label"), "io · read pipe:[", 17) == 0, "io: label %s",
+              text(c, "label"));
   } else if (strcmp(kind, "net") == 0) {
     const cJSON *c = check_cause(kind, report, line_cause, "io");
     const char *target = text(c, "target");
@@ -89,6 +99,8 @@ static void one_kind(const char *demo, const char *kind) {
               text(owner, "name"));
     CHECK(strcmp(text(member(owner, "cause"), "kind"), "sleep") == 0);
     CHECK(cJSON_GetArraySize(member(owner, "stack")) > 2);
+    CHECK_MSG(strcmp(text(c, "label"), "lock · demo-holder") == 0, "lock: label %s",
+              text(c, "label"));
   } else if (strcmp(kind, "chain") == 0) {
     const cJSON *c = check_cause(kind, report, line_cause, "lock");
     const cJSON *a = member(c, "owner");
@@ -100,6 +112,8 @@ static void one_kind(const char *demo, const char *kind) {
               text(b, "name"));
     CHECK(strcmp(text(member(b, "cause"), "kind"), "sleep") == 0);
     CHECK(strstr(text(c, "summary"), "demo-chain-b") != NULL);
+    CHECK_MSG(strcmp(text(c, "label"), "lock · demo-chain-a") == 0, "chain: label %s",
+              text(c, "label"));
   }
   cJSON_Delete(line_cause);
   cJSON_Delete(report);
@@ -146,6 +160,10 @@ static void deadlock(const char *demo) {
   CHECK_EQ_INT(cJSON_GetArraySize(cycle), 2);
   CHECK_EQ_INT((int)cJSON_GetNumberValue(cJSON_GetArrayItem(cycle, 0)), p.pid);
   CHECK(strstr(text(cause, "summary"), "demo-deadlock") != NULL);
+  printf("deadlock: label %s\n", text(cause, "label"));
+  CHECK_MSG(strncmp(text(cause, "label"), "deadlock · ", 12) == 0 &&
+                strstr(text(cause, "label"), "demo-deadlock") != NULL,
+            "deadlock: label %s", text(cause, "label"));
   cJSON_Delete(report);
   spawn_signal(&p, SIGKILL);
   spawn_wait(&p, 20000);

@@ -664,7 +664,11 @@ async function routeChecks(demo, ids) {
       expect(h.samples > 0 && h.duration_ms > 250, `${h.id}: samples ${h.samples}, duration ${h.duration_ms}`);
       expect(h.function === null || typeof h.function === 'string', `${h.id}: function ${h.function}`);
     }
-    return `function of the newest: ${json.hangs[0].function}`;
+    // The label is the report's own, word for word: one rule, computed once.
+    const report = (await getJson(demo, `/api/v1/hangs/${json.hangs[0].id}`)).json;
+    equal(json.hangs[0].label, report.cause.label, 'the newest summary\'s label is its report\'s cause.label');
+    expect(/^cpu · demo_/.test(json.hangs[0].label), `label ${json.hangs[0].label}`);
+    return `function of the newest: ${json.hangs[0].function}, label ${json.hangs[0].label}`;
   });
 
   await check('GET /api/v1/hangs?limit=1&offset=1: the second newest only', async () => {
