@@ -2,6 +2,7 @@
  * hang_recovered events carry. The JSON itself is built in report.c. */
 #include "internal.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +12,8 @@ struct lagscope_hang_report {
   uint64_t hang_id;
   char *json;                /* the whole report */
   char *heaviest_stack_json; /* a JSON array, innermost frame first */
-  char *cause_json;          /* {"kind", "summary"} */
+  char *cause_json;          /* {"kind", "summary", "label"} */
+  char label[LAGSCOPE__LABEL_MAX]; /* the cause's label, for the HUD; "" when none */
 };
 
 static void hang_report_destroy(void *payload) {
@@ -51,6 +53,15 @@ const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *rep
 void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json) {
   lagscope_free(report->cause_json);
   report->cause_json = cause_json;
+  report->label[0] = '\0';
+  cJSON *cause = cause_json != NULL ? cJSON_Parse(cause_json) : NULL;
+  const cJSON *label = cJSON_GetObjectItemCaseSensitive(cause, "label");
+  if (cJSON_IsString(label)) snprintf(report->label, sizeof(report->label), "%s", label->valuestring);
+  cJSON_Delete(cause);
+}
+
+const char *lagscope__hang_report_label(const lagscope_hang_report *report) {
+  return report->label;
 }
 
 const char *lagscope__hang_report_cause(const lagscope_hang_report *report) {

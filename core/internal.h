@@ -621,10 +621,12 @@ lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id
                                                 char *heaviest_stack_json); /* takes both */
 /* The heaviest main-thread stack as a JSON array; NULL when none. F */
 const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report);
-/* Gives the report its verdict (lagscope__report_cause_json's; taken). F */
+/* Gives the report its verdict (lagscope__report_cause_json's; taken) and keeps its label. A */
 void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json);
-/* {"kind", "summary"}; NULL when none. F */
+/* {"kind", "summary", "label"}; NULL when none. F */
 const char *lagscope__hang_report_cause(const lagscope_hang_report *report);
+/* The cause's label ("lock · keeper"); "" when none. F */
+const char *lagscope__hang_report_label(const lagscope_hang_report *report);
 
 /* ---- store (core/store.c): reports on disk, never lost ------------------------------------------- */
 typedef struct lagscope__store lagscope__store;

@@ -24,6 +24,8 @@ typedef struct lagscope_hud_state {
   int hang_in_progress;
   double hang_elapsed_ms;     /* how long the current hang has lasted, when in progress */
   double last_hang_ms;        /* the last finished hang's duration; 0 before the first */
+  char last_hang_label[64];   /* its kind and target ("lock · keeper"); "" when unknown */
+  uint32_t thread_count;      /* the process's threads */
   double last_hitch_ms;       /* the last hitch's duration; 0 before the first */
   char last_hitch_function[64]; /* where the app was during it; "" when unknown */
   char viewer_url[160];       /* full URL with its token; "" before the viewer exists */

@@ -23,7 +23,7 @@
 #define COMPACT_WIDTH 150.0f
 #define COMPACT_HEIGHT 56.0f
 #define EXPANDED_WIDTH 260.0f
-#define EXPANDED_HEIGHT 187.0f
+#define EXPANDED_HEIGHT 204.0f
 #define PANEL_RADIUS 10.0f
 #define PAD 10.0f                   /* inner margin, left and right */
 
@@ -44,7 +44,7 @@
 #define ROW_STEP 17.0f
 #define STAT_LABEL_SIZE 7.5f
 #define STAT_VALUE_SIZE 11.0f
-#define URL_BASELINE 179.0f
+#define URL_BASELINE 196.0f
 #define URL_SIZE 8.5f
 
 /* ---- colours ---------------------------------------------------------------------------- */
@@ -324,21 +324,23 @@ static void draw_stat(lagscope_canvas *c, float x, float y, const char *label, c
   text_at(c, end + 5.0f, y, value, STAT_VALUE_SIZE, LAGSCOPE_FONT_BOLD, color);
 }
 
-/* "HITCH 103 ms demo_parse": the last stall under the threshold and where the app was. */
-static void draw_last_hitch(lagscope_canvas *c, const lagscope_hud_state *s, float y) {
+/* "LAST HANG 820 ms lock · keeper", "LAST HITCH 103 ms demo_parse": a duration, and after it
+ * in a few words why or where (cut at the panel's margin); "–" before the first. */
+static void draw_last(lagscope_canvas *c, float y, const char *caption, double ms,
+                      const char *words) {
   char value[48];
-  if (s->last_hitch_ms > 0.0) {
-    format_duration(value, sizeof value, s->last_hitch_ms);
+  if (ms > 0.0) {
+    format_duration(value, sizeof value, ms);
   } else {
     snprintf(value, sizeof value, "\xE2\x80\x93"); /* – */
   }
-  draw_stat(c, PAD, y, "LAST HITCH", value, s->last_hitch_ms > 0.0 ? WARN : TEXT_DIM);
-  if (s->last_hitch_ms <= 0.0 || s->last_hitch_function[0] == '\0') return;
-  float x = PAD + c->ops->measure_text(c, "LAST HITCH", STAT_LABEL_SIZE, LAGSCOPE_FONT_BOLD) +
+  draw_stat(c, PAD, y, caption, value, ms > 0.0 ? WARN : TEXT_DIM);
+  if (ms <= 0.0 || words[0] == '\0') return;
+  float x = PAD + c->ops->measure_text(c, caption, STAT_LABEL_SIZE, LAGSCOPE_FONT_BOLD) +
             5.0f + c->ops->measure_text(c, value, STAT_VALUE_SIZE, LAGSCOPE_FONT_BOLD) + 8.0f;
   lagscope_rect room = {x, y - 11.0f, EXPANDED_WIDTH - PAD - x, 15.0f};
-  c->ops->clip(c, room); /* a long name is cut at the panel's margin */
-  text_at(c, x, y, s->last_hitch_function, URL_SIZE, LAGSCOPE_FONT_REGULAR, TEXT_DIM);
+  c->ops->clip(c, room);
+  text_at(c, x, y, words, URL_SIZE, LAGSCOPE_FONT_REGULAR, TEXT_DIM);
   c->ops->reset_clip(c);
 }
 
@@ -353,14 +355,16 @@ static void draw_stats(lagscope_canvas *c, const lagscope_hud_state *s) {
   format_duration(value, sizeof value, worst);
   draw_stat(c, PAD, STATS_BASELINE + ROW_STEP, "WORST", value,
             recent_count(s) == 0 ? TEXT_DIM : bar_color(worst, frame_budget_ms(s)));
-  if (s->last_hang_ms > 0.0) {
-    format_duration(value, sizeof value, s->last_hang_ms);
-  } else {
-    snprintf(value, sizeof value, "\xE2\x80\x93"); /* – */
-  }
-  draw_stat(c, column, STATS_BASELINE + ROW_STEP, "LAST HANG", value,
-            s->last_hang_ms > 0.0 ? WARN : TEXT_DIM);
-  draw_last_hitch(c, s, STATS_BASELINE + 2.0f * ROW_STEP);
+  if (s->thread_count > 0)
+    snprintf(value, sizeof value, "%u", (unsigned)s->thread_count);
+  else
+    snprintf(value, sizeof value, "\xE2\x80\x93"); /* – before the first sample */
+  draw_stat(c, column, STATS_BASELINE + ROW_STEP, "THREADS", value,
+            s->thread_count > 0 ? TEXT : TEXT_DIM);
+  draw_last(c, STATS_BASELINE + 2.0f * ROW_STEP, "LAST HANG", s->last_hang_ms,
+            s->last_hang_label);
+  draw_last(c, STATS_BASELINE + 3.0f * ROW_STEP, "LAST HITCH", s->last_hitch_ms,
+            s->last_hitch_function);
 }
 
 static void draw_url(lagscope_canvas *c, const lagscope_hud_state *s) {

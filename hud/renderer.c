@@ -67,6 +67,19 @@ static void take_metrics(lagscope_hud_state *s, const lagscope_metrics *m) {
   s->cpu_percent = m->cpu_percent;
   s->memory_bytes = m->rss_bytes;
   s->hangs = m->hangs;
+  s->thread_count = m->thread_count;
+}
+
+/* Copies text cut to size at a character's start: a cut UTF-8 sequence would stop cairo's
+ * drawing of the whole string. F */
+static void copy_text(char *out, size_t size, const char *text) {
+  size_t n = strlen(text);
+  if (n >= size) {
+    n = size - 1;
+    while (n > 0 && ((unsigned char)text[n] & 0xC0u) == 0x80u) n--; /* a continuation byte */
+  }
+  memcpy(out, text, n);
+  out[n] = '\0';
 }
 
 void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
@@ -85,12 +98,14 @@ void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
     case LAGSCOPE_EVENT_HANG_ENDED:
       h->state.hang_in_progress = 0;
       h->state.last_hang_ms = (double)e->as.hang_ended.duration_ns / 1e6;
+      copy_text(h->state.last_hang_label, sizeof(h->state.last_hang_label),
+                e->payload.report != NULL ? lagscope__hang_report_label(e->payload.report) : "");
       h->dirty = h->urgent = 1;
       break;
     case LAGSCOPE_EVENT_HITCH:
       h->state.last_hitch_ms = (double)e->as.hitch.duration_ns / 1e6;
-      snprintf(h->state.last_hitch_function, sizeof(h->state.last_hitch_function), "%s",
-               e->as.hitch.function != NULL ? e->as.hitch.function : "");
+      copy_text(h->state.last_hitch_function, sizeof(h->state.last_hitch_function),
+                e->as.hitch.function != NULL ? e->as.hitch.function : "");
       h->dirty = 1;
       break;
     default:

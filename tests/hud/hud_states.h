@@ -34,6 +34,7 @@ static inline lagscope_hud_state hud_test_base(double refresh_hz, double fps) {
   memset(&s, 0, sizeof s);
   s.refresh_hz = refresh_hz;
   s.fps = fps;
+  s.thread_count = 12;
   snprintf(s.viewer_url, sizeof s.viewer_url, "%s", HUD_TEST_URL);
   return s;
 }
@@ -79,7 +80,10 @@ static inline lagscope_hud_state hud_test_low_fps(void) {
   s.cpu_percent = 97.2;
   s.memory_bytes = 388 * HUD_TEST_MIB;
   s.hangs = 1;
-  s.last_hang_ms = 410.0;
+  s.last_hang_ms = 410.0; /* a label too long for the row: cut at the margin */
+  snprintf(s.last_hang_label, sizeof s.last_hang_label,
+           "io \xC2\xB7 read /home/user/.local/share/app/thumbnails/cache.db");
+  s.thread_count = 9;
   return s;
 }
 
@@ -108,7 +112,9 @@ static inline lagscope_hud_state hud_test_three_hangs(void) {
   s.cpu_percent = 42.0;
   s.memory_bytes = 1536 * HUD_TEST_MIB;
   s.hangs = 3;
-  s.last_hang_ms = 820.0;
+  s.last_hang_ms = 820.0; /* why, in a few words: the report's label */
+  snprintf(s.last_hang_label, sizeof s.last_hang_label, "lock \xC2\xB7 image-loader");
+  s.thread_count = 27;
   s.last_hitch_ms = 103.0; /* and a hitch, with where the app was */
   snprintf(s.last_hitch_function, sizeof s.last_hitch_function, "image_cache_decode_thumbnail");
   return s;

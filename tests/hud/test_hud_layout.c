@@ -10,6 +10,7 @@
 #include "cases.h"
 #include "check.h"
 #include "hud_states.h"
+#include "internal.h"
 
 #include <cairo.h>
 #include <fontconfig/fontconfig.h>
@@ -53,7 +54,7 @@ static void test_bounds(void) {
   lagscope_rect expanded = lagscope__hud_bounds(&s);
   CHECK(expanded.x == 0.0f && expanded.y == 0.0f);
   CHECK_NEAR(expanded.width, 260.0, 20.0);
-  CHECK_NEAR(expanded.height, 170.0, 20.0);
+  CHECK_NEAR(expanded.height, 204.0, 20.0);
   s.hang_in_progress = 1; /* the state's contents do not change the size */
   lagscope_rect hung = lagscope__hud_bounds(&s);
   CHECK(hung.width == expanded.width && hung.height == expanded.height);
@@ -300,9 +301,79 @@ static void test_texts(void) {
   CHECK(wrote(&r, "LAST HITCH") && wrote(&r, "103 ms") &&
         wrote(&r, "image_cache_decode_thumbnail"));
   CHECK(!wrote_containing(&r, "HANG #"));
+  CHECK(wrote(&r, "LAST HANG") && wrote(&r, "lock \xC2\xB7 image-loader")); /* why, short */
+  CHECK(wrote(&r, "THREADS") && wrote(&r, "27"));
   s.last_hang_ms = 1400.0;
   record(&r, &s);
   CHECK(wrote(&r, "1.4 s"));
+}
+
+/* ---- the renderer: a hang_ended event's report label reaches the image ------------------- */
+
+/* The renderer's image, after one hang_ended event carrying a report whose cause is cause_json
+ * (NULL: no cause), compared with the layout drawn straight from `expected`: 1 when equal. */
+static int renderer_draws(const char *cause_json, const lagscope_hud_state *expected) {
+  lagscope_config config = lagscope_config_default();
+  config.hud_expanded = 1;
+  config.hud_scale = 1.0f;
+  lagscope__hud *h = lagscope__hud_new(&config);
+  CHECK(h != NULL);
+  lagscope__hud_want(h);
+  lagscope_hang_report *report = lagscope__hang_report_new("r-1", 1, "", NULL, NULL);
+  CHECK(report != NULL);
+  if (cause_json != NULL) {
+    char *cause = malloc(strlen(cause_json) + 1); /* freed by lagscope_free, as cJSON's text */
+    CHECK(cause != NULL);
+    memcpy(cause, cause_json, strlen(cause_json) + 1);
+    lagscope__hang_report_set_cause(report, cause);
+  }
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_ENDED};
+  e.as.hang_ended.hang_id = 1;
+  e.as.hang_ended.duration_ns = 820000000u;
+  e.payload.report = report;
+  lagscope__hud_on_event(h, &e);
+  lagscope__hud_tick(h, 1000000000u);
+  lagscope_hud_image image;
+  CHECK_EQ_INT(lagscope__hud_take(h, &image), 0);
+
+  lagscope_rect bounds = lagscope__hud_bounds(expected);
+  lagscope_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, 1.0f);
+  lagscope__hud_canvas_clear(canvas);
+  lagscope__hud_draw(canvas, expected);
+  int width, height, stride;
+  const uint32_t *pixels = lagscope__hud_canvas_pixels(canvas, &width, &height, &stride);
+  CHECK(image.width <= width && image.height <= height);
+  int same = 1;
+  for (int y = 0; y < image.height && same; y++)
+    same = memcmp((const char *)image.pixels + (size_t)y * (size_t)image.stride,
+                  (const char *)pixels + (size_t)y * (size_t)stride,
+                  (size_t)image.width * sizeof(uint32_t)) == 0;
+  lagscope__hud_canvas_free(canvas);
+  lagscope_release(report);
+  lagscope__hud_free(h);
+  return same;
+}
+
+static void test_renderer_label(void) {
+  lagscope_config config = lagscope_config_default();
+  lagscope_hud_state expected;
+  memset(&expected, 0, sizeof expected);
+  expected.refresh_hz = config.refresh_hz;
+  expected.expanded = 1;
+  expected.last_hang_ms = 820.0;
+  snprintf(expected.last_hang_label, sizeof expected.last_hang_label,
+           "lock \xC2\xB7 keeper");
+  const char *cause = "{\"kind\":\"lock\",\"summary\":\"Waited\",\"label\":\"lock \xC2\xB7 keeper\"}";
+  CHECK_MSG(renderer_draws(cause, &expected), "the HUD does not show the report's label");
+  CHECK_MSG(!renderer_draws(NULL, &expected), "a hang without a label drew one");
+  /* A label longer than the state holds is cut at a character's start, never inside one. */
+  char long_label[200], cause_long[300];
+  memset(long_label, 'x', sizeof long_label);
+  memcpy(long_label + 62, "\xC2\xB7 tail", 8); /* the dot's two bytes straddle the cut */
+  long_label[70] = '\0';
+  snprintf(cause_long, sizeof cause_long, "{\"kind\":\"io\",\"label\":\"%s\"}", long_label);
+  snprintf(expected.last_hang_label, sizeof expected.last_hang_label, "%.62s", long_label);
+  CHECK_MSG(renderer_draws(cause_long, &expected), "a long label was not cut before the dot");
 }
 
 static const test_case cases[] = {
@@ -310,6 +381,7 @@ static const test_case cases[] = {
     TEST_CASE(bounds),
     TEST_CASE(texts),
     TEST_CASE(nothing_outside),
+    TEST_CASE(renderer_label),
 };
 
 int main(int argc, char **argv) {
