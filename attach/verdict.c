@@ -113,6 +113,14 @@ static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
   if (h == NULL) return -1;
   if (number_member(o, "start_ns") > 0) h->start_ns = (uint64_t)number_member(o, "start_ns");
   if (!ended) return 0;
+  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "counted"))) { /* idle: not a hang */
+    size_t at = (size_t)(h - v->hangs);
+    free(h->cause);
+    free(h->own_frames);
+    memmove(h, h + 1, (v->count - at - 1) * sizeof(*h));
+    v->count--;
+    return 0;
+  }
   h->ended = 1;
   h->duration_ms = number_member(o, "duration_ms");
   free(h->cause);

@@ -84,8 +84,8 @@ lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const ch
   int fd_arg;
   switch (lagscope__syscall_classify(s->syscall, &fd_arg)) {
     case LAGSCOPE__SYSCALL_SLEEP: return LAGSCOPE__CAUSE_SLEEP;
-    case LAGSCOPE__SYSCALL_IO:
-    case LAGSCOPE__SYSCALL_POLL: return LAGSCOPE__CAUSE_IO;
+    case LAGSCOPE__SYSCALL_IO: return LAGSCOPE__CAUSE_IO;
+    case LAGSCOPE__SYSCALL_POLL: return s->loop_wait ? LAGSCOPE__CAUSE_IDLE : LAGSCOPE__CAUSE_IO;
     case LAGSCOPE__SYSCALL_FUTEX: return futex_kind(names, n);
     case LAGSCOPE__SYSCALL_WAIT: return LAGSCOPE__CAUSE_WAIT;
     case LAGSCOPE__SYSCALL_OTHER: break;

@@ -102,6 +102,7 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
     return reject(why, why_size, "hitch_report_ms", config->hitch_report_ms,
                   "0 (off) ..60000 ms");
   LAGSCOPE_CHECK_RANGE_(hitch_keep, 1, 1024, "1..1024");
+  LAGSCOPE_CHECK_RANGE_(hang_count_idle, 0, 1, "0, 1");
   if (config->capture_signal > 64)
     return reject(why, why_size, "capture_signal", config->capture_signal,
                   "0 (the first free real-time signal) or a real-time signal's number");

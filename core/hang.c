@@ -270,6 +270,9 @@ static void capture_all_threads(lagscope__hang_recorder *h) {
   h->record.threads = h->threads;
   h->record.thread_info = h->thread_info->threads;
   h->record.thread_count = h->thread_info->threads_len;
+  for (uint32_t i = 0; i < h->record.thread_count; i++)
+    if (h->threads[i].tid == h->record.main_tid)
+      h->threads[i].loop_wait = (uint8_t)lagscope__loop_wait_is_own(&h->threads[i]);
   h->thread_targets = describe_targets(h->threads, h->record.thread_count);
   h->record.thread_targets = h->thread_targets;
 }
@@ -301,6 +304,7 @@ static int grow_samples(lagscope__hang_recorder *h) {
 static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
   int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
   note_capture(h, rc);
+  if (rc == LAGSCOPE_OK) s->loop_wait = (uint8_t)lagscope__loop_wait_is_own(s); /* fds open now */
   return rc == LAGSCOPE_OK;
 }
 

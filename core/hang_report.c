@@ -14,6 +14,7 @@ struct lagscope_hang_report {
   char *heaviest_stack_json; /* a JSON array, innermost frame first */
   char *cause_json;          /* {"kind", "summary", "label"} */
   char label[LAGSCOPE__LABEL_MAX]; /* the cause's label, for the HUD; "" when none */
+  char kind[16];                   /* the cause's kind; "" when none */
 };
 
 static void hang_report_destroy(void *payload) {
@@ -53,15 +54,21 @@ const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *rep
 void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json) {
   lagscope_free(report->cause_json);
   report->cause_json = cause_json;
-  report->label[0] = '\0';
+  report->label[0] = report->kind[0] = '\0';
   cJSON *cause = cause_json != NULL ? cJSON_Parse(cause_json) : NULL;
   const cJSON *label = cJSON_GetObjectItemCaseSensitive(cause, "label");
   if (cJSON_IsString(label)) snprintf(report->label, sizeof(report->label), "%s", label->valuestring);
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cause, "kind");
+  if (cJSON_IsString(kind)) snprintf(report->kind, sizeof(report->kind), "%s", kind->valuestring);
   cJSON_Delete(cause);
 }
 
 const char *lagscope__hang_report_label(const lagscope_hang_report *report) {
   return report->label;
+}
+
+const char *lagscope__hang_report_kind(const lagscope_hang_report *report) {
+  return report->kind;
 }
 
 const char *lagscope__hang_report_cause(const lagscope_hang_report *report) {

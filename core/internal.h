@@ -415,6 +415,8 @@ typedef struct lagscope__stack {
   uint8_t method;          /* lagscope__capture_method */
   uint8_t run_state;       /* lagscope__run_state */
   uint16_t frames_scanned; /* frames found by scanning the stack, not by unwind info */
+  uint8_t loop_wait;       /* blocked in the event loop's own wait (lagscope__loop_wait_is_own,
+                              set when captured): idle, not io */
   int32_t syscall;         /* LAGSCOPE__RUN_SYSCALL: the call's number, -1 when unknown */
   int32_t lock_owner;      /* a futex wait on a locked pthread mutex: the owner's tid as the
                               mutex records it when captured (0: none); not yet checked to be
@@ -467,6 +469,18 @@ typedef enum lagscope__syscall_class {
 } lagscope__syscall_class;
 /* The call's class, and the argument that is its file descriptor (-1: none). F */
 lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg);
+/* The event loop's own wait (Linux: core/linux/loop_wait.c; Darwin: nothing to learn, its run
+ * loop is known by name). Learnt from the loop: what the main thread waits on as a ping is
+ * posted, kept when the ping is answered at once; an fd in two such waits is the loop's own.
+ * Monitor thread only. No allocation, no lock. */
+void lagscope__loop_wait_reset(void);               /* forget: a new start */
+void lagscope__loop_wait_note(int32_t tid);         /* before a ping: what tid waits on now */
+void lagscope__loop_wait_confirm(int answered_at_once); /* that ping's fate */
+int lagscope__loop_wait_known(void);                /* 1 once some fd is known as the loop's */
+/* 1 when the stack is blocked in a poll, select or epoll_wait on nothing but the loop's own
+ * fds: the loop waits and does not run lagscope's ping (idle). Call when captured. */
+int lagscope__loop_wait_is_own(const lagscope__stack *stack);
+
 /* What a blocked call waits on, as a person reads it: an fd's path, "pipe:[8812]", a socket
  * with its peer ("tcp 127.0.0.1:41234 -> 127.0.0.1:5432"), the fds a poll or epoll waits on.
  * Writes "" when nothing can be said. Reads /proc (Linux). A (none kept), no lock. */
@@ -627,6 +641,8 @@ void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_j
 const char *lagscope__hang_report_cause(const lagscope_hang_report *report);
 /* The cause's label ("lock · keeper"); "" when none. F */
 const char *lagscope__hang_report_label(const lagscope_hang_report *report);
+/* The cause's kind ("lock", "idle", ...); "" when none. F */
+const char *lagscope__hang_report_kind(const lagscope_hang_report *report);
 
 /* ---- store (core/store.c): reports on disk, never lost ------------------------------------------- */
 typedef struct lagscope__store lagscope__store;

@@ -106,6 +106,7 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       lagscope__json_add_u64(o, "start_ns", e->as.hang_ended.start_ns);
       lagscope__json_add_u64(o, "duration_ns", e->as.hang_ended.duration_ns);
       lagscope__json_add_measure(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
+      cJSON_AddBoolToObject(o, "counted", e->as.hang_ended.counted != 0);
       add_report(o, e->payload.report);
       break;
     case LAGSCOPE_EVENT_HANG_RECOVERED:

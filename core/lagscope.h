@@ -197,6 +197,10 @@ typedef struct lagscope_config {
   /* Hitch events the viewer keeps in memory, the latest (GET /api/v1/hitches, the marks under
    * its frame-time chart). Default 32. Range 1..1024. */
   uint32_t hitch_keep;
+  /* A hang whose cause is idle (the main thread waited in its own event loop's wait, which did
+   * not run lagscope's ping: a modal or nested loop) is reported but not counted as a hang (the
+   * hang count, the HUD, lagscope-run's budget): 0. 1: counted like any other. Default 0. */
+  int hang_count_idle;
 } lagscope_config;
 
 /* The defaults above. */
@@ -354,6 +358,8 @@ typedef struct lagscope_event {
       uint64_t hang_id;
       uint64_t start_ns;
       uint64_t duration_ns;   /* start to the main thread's answer, time suspended excluded */
+      /* 1: a hang. 0: its cause is idle (config.hang_count_idle off): reported, not counted. */
+      int counted;
     } hang_ended;
     struct {
       int code;               /* a lagscope_error */

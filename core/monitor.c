@@ -147,6 +147,9 @@ typedef struct instance {
   int have_last_metrics;
   int wrong_thread_reported; /* ETHREAD said once per start (monitor thread) */
   uint64_t next_hang_sample_event_ns;
+  uint64_t loop_note_seq;     /* the ping whose post noted the main thread's wait (0: none) */
+  uint64_t loop_note_ns;      /* when it was posted */
+  uint64_t next_loop_note_ns; /* the next look at the loop's wait */
 
   /* The viewer, and its requests to capture every thread now, served by the monitor thread
    * (one capture at a time per process). */
@@ -399,6 +402,12 @@ static void publish_hang_ended(instance *in, uint64_t duration_ns) {
   atomic_store_explicit(&in->hang_in_progress, 0, memory_order_relaxed);
   if (in->hang_recorder != NULL)
     e.payload.report = lagscope__hang_recorder_end(in->hang_recorder, duration_ns);
+  /* Idle: the main thread waited in its own loop, which did not run the ping (a modal loop).
+   * Reported, and by default not a hang. */
+  int idle = e.payload.report != NULL &&
+             strcmp(lagscope__hang_report_kind(e.payload.report), "idle") == 0;
+  e.as.hang_ended.counted = !idle || in->config.hang_count_idle;
+  if (!e.as.hang_ended.counted) atomic_fetch_sub_explicit(&in->hangs, 1, memory_order_relaxed);
   lagscope__publish(&e);
 }
 
@@ -596,6 +605,37 @@ static void note_starvation(instance *in, uint64_t now) {
   in->watchdog.starved_ns = queued - in->queued_before_ns;
 }
 
+/* How often the monitor looks at what the main thread waits on as it posts a ping: until the
+ * loop's own fds are known, then seldom (a loop's fds rarely change). */
+#define LOOP_NOTE_LEARNING_NS (1000ull * NS_PER_MS)
+#define LOOP_NOTE_KNOWN_NS (10000ull * NS_PER_MS)
+
+/* Learns the event loop's own wait (lagscope__loop_wait_*): a ping answered within two frames
+ * of its post found the loop waiting for work. Before a post (post_ping): notes the wait; at
+ * later steps: its fate. */
+static void learn_loop_wait(instance *in, const lagscope__watchdog_step *step, uint64_t now) {
+  const lagscope__watchdog *w = &in->watchdog;
+  if (in->loop_note_seq != 0) {
+    uint64_t answered = atomic_load_explicit(&main_signals.answered_seq, memory_order_acquire);
+    uint64_t at = atomic_load_explicit(&main_signals.answered_ns, memory_order_acquire);
+    if (answered >= in->loop_note_seq) {
+      lagscope__loop_wait_confirm(at >= in->loop_note_ns && at - in->loop_note_ns <= w->late_ns);
+      in->loop_note_seq = 0;
+    } else if (now - in->loop_note_ns > w->late_ns) {
+      lagscope__loop_wait_confirm(0);
+      in->loop_note_seq = 0;
+    }
+  }
+  if (!step->post_ping || in->loop_note_seq != 0 || w->hang_active || w->late ||
+      now < in->next_loop_note_ns)
+    return;
+  lagscope__loop_wait_note(lagscope__main_thread_id());
+  in->loop_note_seq = w->ping_seq;
+  in->loop_note_ns = now;
+  in->next_loop_note_ns =
+      now + (lagscope__loop_wait_known() ? LOOP_NOTE_KNOWN_NS : LOOP_NOTE_LEARNING_NS);
+}
+
 /* The frame meter learns when the main thread was late: its gaps are then late frames, not
  * idle ones. */
 static void note_lateness(instance *in, const lagscope__watchdog_step *step, uint64_t now) {
@@ -614,6 +654,7 @@ static void monitor_main(void *arg) {
   uint64_t sample_interval = (uint64_t)in->config.sample_interval_ms * NS_PER_MS;
   uint64_t next_sample = lagscope__now_ns() + sample_interval;
   sample_process(in, &in->samples[in->sample_current], NULL); /* the baseline for CPU deltas */
+  lagscope__loop_wait_reset(); /* the loop may not be the last start's */
   in->hang_recorder = lagscope__hang_recorder_new(&in->config);
   if (in->hang_recorder != NULL) lagscope__hang_recorder_recover(in->hang_recorder);
   while (!atomic_load_explicit(&in->monitor_stopping, memory_order_acquire)) {
@@ -645,6 +686,7 @@ static void monitor_main(void *arg) {
     slow_work |= was_hung || in->watchdog.hang_active || step.late_ended || step.sample_early ||
                  lagscope__hang_recorder_unsaved(in->hang_recorder);
     report_hook_problems(in, &step);
+    learn_loop_wait(in, &step, now);
     if (step.post_ping) post_ping(in, now);
     if (now >= next_sample) {
       publish_metrics(in, now);

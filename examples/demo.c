@@ -67,11 +67,11 @@ static uint64_t demo_now_ns(void) {
 
 typedef enum demo_stall_kind {
   DEMO_STALL_BUSY, DEMO_STALL_LOCK, DEMO_STALL_ALLOC, DEMO_STALL_SLEEP, DEMO_STALL_IO,
-  DEMO_STALL_CHAIN, DEMO_STALL_DEADLOCK, DEMO_STALL_NET
+  DEMO_STALL_CHAIN, DEMO_STALL_DEADLOCK, DEMO_STALL_NET, DEMO_STALL_MODAL
 } demo_stall_kind;
 
-static const char *const demo_stall_names[] = {"busy", "lock",  "alloc",    "sleep",
-                                               "io",   "chain", "deadlock", "net"};
+static const char *const demo_stall_names[] = {"busy",  "lock",     "alloc", "sleep", "io",
+                                               "chain", "deadlock", "net",   "modal"};
 
 typedef struct demo_options {
   unsigned fps;
@@ -102,7 +102,8 @@ static void demo_usage(FILE *out) {
           "\n"
           "Options:\n"
           "  --fps N              frames per second of the main loop (default 60)\n"
-          "  --stall-kind KIND    busy | lock | alloc | sleep | io | chain | deadlock | net\n"
+          "  --stall-kind KIND    busy | lock | alloc | sleep | io | chain | deadlock | net |\n"
+          "                       modal\n"
           "                       (default busy)\n"
           "  --stall-ms N         length of one stall in ms (default 600)\n"
           "  --stall-every S      stall every S seconds, fractions allowed (default 0: never)\n"
@@ -686,6 +687,25 @@ DEMO_NOINLINE static void demo_stall_net(unsigned ms) {
   close(s.listener);
 }
 
+/* A modal loop, as a dialog's own loop: for ms the main thread waits in the loop's own poll and
+ * handles what wakes it (here it drains the wake-up), but runs nothing that was posted, so
+ * lagscope's ping waits. The main thread is not stuck: idle, not a hang. (With a window, its
+ * loop waits in SDL, so this poll is not the one lagscope saw it idle in: headless only.) */
+DEMO_NOINLINE static void demo_stall_modal(unsigned ms) {
+  uint64_t end = demo_now_ns() + ms * DEMO_NS_PER_MS;
+  for (uint64_t now; (now = demo_now_ns()) < end;) {
+    uint64_t left = end - now;
+    struct timespec timeout = {(time_t)(left / DEMO_NS_PER_S), (long)(left % DEMO_NS_PER_S)};
+    struct pollfd pfd = {.fd = demo_main_queue.wake_fd, .events = POLLIN};
+    if (ppoll(&pfd, 1, &timeout, NULL) == 1 && (pfd.revents & POLLIN)) {
+      uint64_t count;
+      ssize_t n = read(demo_main_queue.wake_fd, &count, sizeof count);
+      (void)n;
+    }
+  }
+  demo_wake(demo_main_queue.wake_fd); /* what was posted meanwhile runs when the loop is back */
+}
+
 static void demo_stall(const demo_options *o) {
   if (demo_jsonl) demo_print_stall(o->stall_kind, o->stall_ms, demo_now_ns());
   switch (o->stall_kind) {
@@ -697,6 +717,7 @@ static void demo_stall(const demo_options *o) {
   case DEMO_STALL_CHAIN: demo_stall_chain(o->stall_ms); break;
   case DEMO_STALL_DEADLOCK: demo_stall_deadlock(); break;
   case DEMO_STALL_NET: demo_stall_net(o->stall_ms); break;
+  case DEMO_STALL_MODAL: demo_stall_modal(o->stall_ms); break;
   }
 }
 

@@ -90,13 +90,13 @@ void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
       break;
     case LAGSCOPE_EVENT_HANG_BEGAN:
       h->state.hang_in_progress = 1;
-      h->state.hangs = e->as.hang_began.hang_id > h->state.hangs ? e->as.hang_began.hang_id
-                                                                 : h->state.hangs;
+      h->state.hangs++; /* until the metrics say (an idle one is taken back at its end) */
       h->hang_start_ns = e->as.hang_began.start_ns;
       h->dirty = h->urgent = 1; /* the one moment that cannot wait */
       break;
     case LAGSCOPE_EVENT_HANG_ENDED:
       h->state.hang_in_progress = 0;
+      if (!e->as.hang_ended.counted && h->state.hangs > 0) h->state.hangs--;
       h->state.last_hang_ms = (double)e->as.hang_ended.duration_ns / 1e6;
       copy_text(h->state.last_hang_label, sizeof(h->state.last_hang_label),
                 e->payload.report != NULL ? lagscope__hang_report_label(e->payload.report) : "");

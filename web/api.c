@@ -32,6 +32,7 @@ static void add_config(cJSON *o, const lagscope__web *web) {
   cJSON_AddNumberToObject(o, "hang_sample_interval_ms", c->hang_sample_interval_ms);
   cJSON_AddNumberToObject(o, "hitch_report_ms", c->hitch_report_ms);
   cJSON_AddNumberToObject(o, "hitch_keep", c->hitch_keep);
+  cJSON_AddBoolToObject(o, "hang_count_idle", c->hang_count_idle != 0);
   cJSON_AddNumberToObject(o, "capture_signal", lagscope__capture_signal()); /* in use; 0: none */
   cJSON_AddNumberToObject(o, "refresh_hz", c->refresh_hz);
   cJSON_AddStringToObject(o, "watchdog", c->post_main != NULL ? "post_main" : "heartbeat");

@@ -712,6 +712,7 @@ static void reset_stack(int32_t tid, lagscope__stack *out) {
   out->method = LAGSCOPE__METHOD_NONE;
   out->run_state = LAGSCOPE__RUN_UNKNOWN;
   out->frames_scanned = 0;
+  out->loop_wait = 0;
   out->syscall = -1;
   out->lock_owner = 0;
   memset(out->args, 0, sizeof(out->args));

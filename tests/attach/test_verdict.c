@@ -67,7 +67,12 @@ static void test_hangs_and_own_frames(void) {
       "\"cause\":{\"kind\":\"io\",\"summary\":\"Blocked in read() on /data/app.db\"},"
       "\"heaviest_stack\":" STACK "}\n"
       "{\"type\":\"hang_began\",\"hang_id\":2,\"start_ns\":5000000000}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":3,\"start_ns\":6000000000}\n"
       "{\"type\":\"hang_ended\",\"hang_id\":2,\"start_ns\":5000000000,\"duration_ms\":300,"
+      "\"heaviest_stack\":[]}\n"
+      /* idle (a modal loop): reported, not counted, not a hang of the run */
+      "{\"type\":\"hang_ended\",\"hang_id\":3,\"start_ns\":6000000000,\"duration_ms\":990,"
+      "\"counted\":false,\"cause\":{\"kind\":\"idle\",\"summary\":\"Idle\"},"
       "\"heaviest_stack\":[]}\n");
   lagscope__run_verdict v;
   CHECK_EQ_INT(lagscope__run_verdict_read(channel, 9000000000ull, &v), 0);

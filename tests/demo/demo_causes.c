@@ -10,6 +10,8 @@
  *             asleep
  *   deadlock  kind deadlock, the cycle main -> demo-deadlock -> main, already in the report
  *             in progress (the hang never ends: the test kills the demo)
+ *   modal     kind idle (the main thread waits in its loop's own poll, which does not run the
+ *             ping): reported, not counted (hang_ended "counted": false, the metrics' hangs 0)
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -44,6 +46,7 @@ static cJSON *ended_report(const char *demo, const char *kind, char *dir, cJSON 
   cJSON *ended = demo_wait_for(&p, "hang_ended", 15000);
   CHECK_MSG(ended != NULL, "%s: no hang_ended", kind);
   *line_cause = cJSON_Duplicate(member(ended, "cause"), 1);
+  CHECK_MSG(cJSON_IsTrue(member(ended, "counted")), "%s: a hang not counted", kind);
   cJSON *report = demo_read_json_file(text(ended, "report_path"));
   CHECK_MSG(report != NULL, "%s: the report %s", kind, text(ended, "report_path"));
   cJSON_Delete(ended);
@@ -173,12 +176,49 @@ static void deadlock(const char *demo) {
   CHECK(system(rm) == 0);
 }
 
+/* A modal loop: the main thread waits in its loop's own poll (learnt while the demo ran idle)
+ * and does not run the ping for 1 s: idle, reported but not a hang. */
+static void modal(const char *demo) {
+  char dir[64];
+  demo_temp_dir(dir, sizeof(dir));
+  static spawn_proc p;
+  char *args[] = {(char *)demo, "--headless", "--events", "jsonl", "--stall-kind", "modal",
+                  "--stall-ms", "1000", "--stall-every", "2.5", "--duration", "4.5",
+                  "--report-dir", dir, "--port", "0", "--bind", "127.0.0.1", NULL};
+  CHECK(spawn_start(&p, demo, args, SPAWN_INHERIT_STDERR) == 0);
+  cJSON *ended = demo_wait_for(&p, "hang_ended", 15000);
+  CHECK_MSG(ended != NULL, "modal: no hang_ended");
+  const cJSON *cause = member(ended, "cause");
+  printf("modal: %s: %s (counted %s)\n", text(cause, "kind"), text(cause, "summary"),
+         cJSON_IsTrue(member(ended, "counted")) ? "yes" : "no");
+  CHECK_MSG(strcmp(text(cause, "kind"), "idle") == 0, "modal: cause %s", text(cause, "kind"));
+  CHECK_MSG(cJSON_IsFalse(member(ended, "counted")), "modal: an idle loop counted as a hang");
+  CHECK(cJSON_GetNumberValue(member(ended, "duration_ms")) > 700);
+  cJSON *report = demo_read_json_file(text(ended, "report_path"));
+  CHECK_MSG(report != NULL, "modal: its report is kept");
+  CHECK(strcmp(text(member(report, "cause"), "kind"), "idle") == 0);
+  cJSON_Delete(report);
+  cJSON_Delete(ended);
+  cJSON *metrics = demo_wait_for(&p, "metrics", 5000);
+  CHECK_MSG(metrics != NULL, "modal: no metrics after the hang");
+  CHECK_MSG(cJSON_GetNumberValue(member(metrics, "hangs")) == 0, "modal: metrics say %g hangs",
+            cJSON_GetNumberValue(member(metrics, "hangs")));
+  cJSON_Delete(metrics);
+  spawn_signal(&p, SIGTERM);
+  CHECK_EQ_INT(spawn_wait(&p, 20000), 0);
+  spawn_close(&p);
+  char rm[128];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  CHECK(system(rm) == 0);
+}
+
 int main(int argc, char **argv) {
   CHECK_MSG(argc == 2, "usage: %s path/to/lagscope-demo", argv[0]);
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char *kinds[] = {"sleep", "io", "net", "lock", "chain"};
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) one_kind(argv[1], kinds[i]);
   deadlock(argv[1]);
+  modal(argv[1]);
   printf("ok\n");
   return 0;
 }

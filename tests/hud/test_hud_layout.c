@@ -330,6 +330,7 @@ static int renderer_draws(const char *cause_json, const lagscope_hud_state *expe
   lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_ENDED};
   e.as.hang_ended.hang_id = 1;
   e.as.hang_ended.duration_ns = 820000000u;
+  e.as.hang_ended.counted = 1;
   e.payload.report = report;
   lagscope__hud_on_event(h, &e);
   lagscope__hud_tick(h, 1000000000u);

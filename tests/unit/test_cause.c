@@ -36,6 +36,9 @@ int main(void) {
   EXPECT("sleep", sys, SYS_clock_nanosleep, "clock_nanosleep", "nanosleep", "main");
   EXPECT("io", sys, SYS_read, "read", "main");
   EXPECT("io", sys, SYS_ppoll, "ppoll", "main");
+  lagscope__stack own_wait = stack(sys, SYS_ppoll); /* on the event loop's own fds */
+  own_wait.loop_wait = 1;
+  CHECK(lagscope__classify_stack(&own_wait, NULL, 0) == LAGSCOPE__CAUSE_IDLE);
   EXPECT("io", sys, SYS_recvfrom, "recvfrom", "main");
   EXPECT("lock", sys, SYS_futex, "__GI___lll_lock_wait", "pthread_mutex_lock", "main");
   EXPECT("lock", sys, SYS_futex, "__futex_abstimed_wait_common", "pthread_rwlock_wrlock", "f");
