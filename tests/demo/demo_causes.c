@@ -50,9 +50,7 @@ static cJSON *ended_report(const char *demo, const char *kind, char *dir, cJSON 
   cJSON *report = demo_read_json_file(text(ended, "report_path"));
   CHECK_MSG(report != NULL, "%s: the report %s", kind, text(ended, "report_path"));
   cJSON_Delete(ended);
-  spawn_signal(&p, SIGTERM);
-  CHECK_EQ_INT(spawn_wait(&p, 20000), 0);
-  spawn_close(&p);
+  demo_stop(&p);
   return report;
 }
 
@@ -120,9 +118,7 @@ static void one_kind(const char *demo, const char *kind) {
   }
   cJSON_Delete(line_cause);
   cJSON_Delete(report);
-  char rm[128];
-  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-  CHECK(system(rm) == 0);
+  demo_remove_dir(dir);
 }
 
 /* The in-progress report of a hang that never ends, once it names a deadlock (bounded). */
@@ -171,9 +167,7 @@ static void deadlock(const char *demo) {
   spawn_signal(&p, SIGKILL);
   spawn_wait(&p, 20000);
   spawn_close(&p);
-  char rm[128];
-  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-  CHECK(system(rm) == 0);
+  demo_remove_dir(dir);
 }
 
 /* A modal loop: the main thread waits in its loop's own poll (learnt while the demo ran idle)
@@ -204,12 +198,8 @@ static void modal(const char *demo) {
   CHECK_MSG(cJSON_GetNumberValue(member(metrics, "hangs")) == 0, "modal: metrics say %g hangs",
             cJSON_GetNumberValue(member(metrics, "hangs")));
   cJSON_Delete(metrics);
-  spawn_signal(&p, SIGTERM);
-  CHECK_EQ_INT(spawn_wait(&p, 20000), 0);
-  spawn_close(&p);
-  char rm[128];
-  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-  CHECK(system(rm) == 0);
+  demo_stop(&p);
+  demo_remove_dir(dir);
 }
 
 int main(int argc, char **argv) {

@@ -56,8 +56,6 @@ int main(int argc, char **argv) {
     check_report(path->valuestring);
     cJSON_Delete(ended);
   }
-  spawn_signal(&p, SIGTERM);
-  CHECK_EQ_INT(spawn_wait(&p, 20000), 0);
-  spawn_close(&p);
+  demo_stop(&p);
   return 0;
 }

@@ -78,12 +78,8 @@ int main(int argc, char **argv) {
     CHECK_MSG(strcmp(gdb_list[g0 + i], ours[o0 + i]) == 0, "frame %d: gdb %s, lagscope %s", i,
               gdb_list[g0 + i], ours[o0 + i]);
   cJSON_Delete(ended);
-  spawn_signal(&p, SIGTERM);
-  CHECK_EQ_INT(spawn_wait(&p, 20000), 0);
-  spawn_close(&p);
-  char rm[128];
-  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-  CHECK(system(rm) == 0);
+  demo_stop(&p);
+  demo_remove_dir(dir);
   printf("demo_gdb: the same %d functions as gdb\n", g1 - g0 + 1);
   return 0;
 }

@@ -79,9 +79,7 @@ int main(int argc, char **argv) {
   cJSON_Delete(r);
   run_and_expect_recovered(argv[1], dir, path, 0); /* once only */
 
-  char rm[128];
-  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-  CHECK(system(rm) == 0);
+  demo_remove_dir(dir);
   printf("demo_kill9: recovered %s\n", path);
   return 0;
 }

@@ -44,12 +44,8 @@ int main(int argc, char **argv) {
   CHECK_MSG(holder_found, "no thread in the report has demo_lock_hold on its stack");
   cJSON_Delete(report);
   cJSON_Delete(ended);
-  spawn_signal(&p, SIGTERM);
-  CHECK_EQ_INT(spawn_wait(&p, 20000), 0);
-  spawn_close(&p);
-  char rm[128];
-  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-  CHECK(system(rm) == 0);
+  demo_stop(&p);
+  demo_remove_dir(dir);
   printf("demo_lock_report: lock call, callers and the holder's stack are in the report\n");
   return 0;
 }

@@ -56,3 +56,15 @@ void demo_temp_dir(char *out, size_t size) {
   snprintf(out, size, "/tmp/lagscope-test-XXXXXX");
   CHECK(mkdtemp(out) != NULL);
 }
+
+void demo_remove_dir(const char *dir) {
+  char rm[128];
+  snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+  CHECK(system(rm) == 0);
+}
+
+void demo_stop(spawn_proc *p) {
+  spawn_signal(p, SIGTERM);
+  CHECK_EQ_INT(spawn_wait(p, 20000), 0);
+  spawn_close(p);
+}

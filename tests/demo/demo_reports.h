@@ -19,5 +19,9 @@ int demo_find(const char **names, size_t n, const char *name, int contains);
 cJSON *demo_read_json_file(const char *path);
 /* A fresh temporary folder (mkdtemp). */
 void demo_temp_dir(char *out, size_t size);
+/* Removes a folder demo_temp_dir made, and what is in it. */
+void demo_remove_dir(const char *dir);
+/* Stops the demo with SIGTERM and checks it exits 0 (bounded), then closes p. */
+void demo_stop(spawn_proc *p);
 
 #endif

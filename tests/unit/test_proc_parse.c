@@ -126,17 +126,26 @@ static void light_reads(void) {
   CHECK_MSG(ta != NULL, "the new thread's name was read from comm");
   CHECK_EQ_INT(a.thread_count, 2);
   CHECK_EQ_INT(ta->state, '\0');
-  usleep(20000);
-  CHECK_EQ_INT(lagscope__process_sample_read(&b, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
-  const lagscope__thread_sample *tb = find_thread(&b, "spinner-one");
-  CHECK(tb != NULL && tb->tid == ta->tid && tb->state == 'R');
+  /* The spinner's CPU, read both ways, grows (bounded: on a busy machine it waits for a CPU). */
+  const lagscope__thread_sample *tb = NULL;
+  for (int i = 0; i < 5000 && (tb == NULL || tb->cpu_ns <= ta->cpu_ns); i++) {
+    usleep(1000);
+    CHECK_EQ_INT(lagscope__process_sample_read(&b, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
+    tb = find_thread(&b, "spinner-one");
+    CHECK(tb != NULL && tb->tid == ta->tid && tb->state == 'R');
+  }
   CHECK_MSG(tb->cpu_ns > ta->cpu_ns, "clock %llu ns, then schedstat %llu ns",
             (unsigned long long)ta->cpu_ns, (unsigned long long)tb->cpu_ns);
   pthread_setname_np(t, "renamed");
-  CHECK_EQ_INT(lagscope__process_sample_read(&c, &b, 0, why, sizeof(why)), 0);
-  const lagscope__thread_sample *tc = find_thread(&c, "spinner-one");
-  CHECK_MSG(tc != NULL && tc->tid == tb->tid, "the name is carried from the previous sample");
-  CHECK(tc->cpu_ns > tb->cpu_ns);
+  const lagscope__thread_sample *tc = NULL;
+  for (int i = 0; i < 5000 && (tc == NULL || tc->cpu_ns <= tb->cpu_ns); i++) {
+    usleep(1000);
+    CHECK_EQ_INT(lagscope__process_sample_read(&c, &b, 0, why, sizeof(why)), 0);
+    tc = find_thread(&c, "spinner-one");
+    CHECK_MSG(tc != NULL && tc->tid == tb->tid, "the name is carried from the previous sample");
+  }
+  CHECK_MSG(tc->cpu_ns > tb->cpu_ns, "schedstat %llu ns, then clock %llu ns",
+            (unsigned long long)tb->cpu_ns, (unsigned long long)tc->cpu_ns);
   CHECK_EQ_INT(lagscope__process_sample_read(&d, &c, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
   CHECK_MSG(find_thread(&d, "renamed") != NULL, "DETAIL reads the name afresh");
   atomic_store(&spinner_stop, 1);
