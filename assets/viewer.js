@@ -921,11 +921,13 @@
     }
 
     const threads = report.threads || [];
+    const tree = report.call_tree;
     const tabs = makeTabs([
-      { id: 'calltree', label: 'Call tree', build: () => callTree(report.call_tree) },
-      { id: 'flamegraph', label: 'Flame graph', build: () => flameGraph(report.call_tree) },
+      { id: 'calltree', label: 'Call tree', filtered: true, build: () => callTree(shownTree(tree)) },
+      { id: 'bottomup', label: 'Bottom-up', filtered: true, build: () => bottomUpTree(shownTree(tree)) },
+      { id: 'flamegraph', label: 'Flame graph', filtered: true, build: () => flameGraph(shownTree(tree)) },
       { id: 'threads', label: 'Threads (' + threads.length + ')', build: () => threadList(threads, report.main_thread_tid) },
-    ]);
+    ], myCodeToggle(() => tabs.rebuild()));
     root.append(tabs);
     if (entry && entry.state === 'in_progress' && report.state !== 'in_progress') fromSummaryOfReport(report);
     return root;
@@ -940,14 +942,18 @@
       label: report.cause && report.cause.label });
   }
 
-  /* Tabs whose panels are built the first time they are shown (a flame graph needs its size). */
-  function makeTabs(specs) {
+  /* Tabs whose panels are built the first time they are shown (a flame graph needs its size).
+   * tool, at the bar's end, shows with the tabs marked filtered; rebuild() builds anew. */
+  function makeTabs(specs, tool) {
     const wrap = el('div', 'tabs');
     const bar = el('div', 'tab-bar');
     bar.setAttribute('role', 'tablist');
     const panels = el('div', 'tab-panels');
     const built = new Map();
+    let current = specs[0];
     function show(spec) {
+      current = spec;
+      if (tool) tool.hidden = !spec.filtered;
       for (const button of bar.children) {
         const on = button.dataset.tab === spec.id;
         button.setAttribute('aria-selected', on ? 'true' : 'false');
@@ -974,7 +980,12 @@
       button.addEventListener('click', () => show(spec));
       bar.append(button);
     }
-    wrap.append(bar, panels);
+    wrap.append(el('div', 'tab-head', bar, tool || null), panels);
+    wrap.rebuild = () => {
+      built.clear();
+      panels.replaceChildren();
+      show(current);
+    };
     show(specs[0]);
     return wrap;
   }
@@ -1114,18 +1125,152 @@
     return details;
   }
 
+  // ---- bottom-up and "my code only" -----------------------------------------------------------
+
+  const prefs = { myCodeOnly: false }; // kept from one hang to the next
+
+  function childSum(node) {
+    let sum = 0;
+    for (const child of node.children || []) sum += child.count;
+    return sum;
+  }
+
+  /* Two frames are one node when they are one function of one module (one address without a
+   * symbol); withLine also keeps a caller's call sites apart, as the report's tree does. */
+  function frameKey(frame, withLine) {
+    const key = (frame.module || '') + '|' + (frame.function || frame.address || '');
+    return withLine && frame.line ? key + '|' + frame.line : key;
+  }
+
+  function frameCopy(frame) {
+    const copy = { count: 0, self: 0, children: [] };
+    for (const field of ['function', 'module', 'address', 'module_offset', 'file', 'line']) {
+      if (frame[field] !== undefined) copy[field] = frame[field];
+    }
+    return copy;
+  }
+
+  /* The child of parent that frame merges into, made when missing. A merged frame seen at
+   * another line keeps no line: it would name only one of them. */
+  function childFor(parent, frame, withLine) {
+    if (!parent.byKey) parent.byKey = new Map();
+    const key = frameKey(frame, withLine);
+    let child = parent.byKey.get(key);
+    if (!child) {
+      child = frameCopy(frame);
+      parent.byKey.set(key, child);
+      parent.children.push(child);
+    } else if (child.line !== frame.line || child.file !== frame.file) {
+      delete child.line;
+      delete child.file;
+    }
+    return child;
+  }
+
+  /* Heaviest first, as in the report; byKey is only for building. */
+  function finishTree(node) {
+    delete node.byKey;
+    node.children.sort((a, b) => b.count - a.count);
+    for (const child of node.children) finishTree(child);
+    return node;
+  }
+
+  function treeTop(root) {
+    return { function: '(all samples)', count: root.count, self: 0, children: [] };
+  }
+
+  /* The tree turned over: roots are where samples ended, children their callers. Each path
+   * from the root to a node with samples of its own is inserted reversed, with those samples. */
+  function bottomUp(root) {
+    const top = treeTop(root);
+    top.self = root.count - childSum(root);
+    const path = [];
+    (function walk(node) {
+      const own = node.count - childSum(node);
+      if (path.length && own > 0) insertReversed(top, path, own);
+      for (const child of node.children || []) {
+        path.push(child);
+        walk(child);
+        path.pop();
+      }
+    })(root);
+    return finishTree(top);
+  }
+
+  function insertReversed(top, path, own) {
+    let node = top;
+    for (let i = path.length - 1; i >= 0; i--) {
+      node = childFor(node, path[i], false);
+      node.count += own;
+    }
+  }
+
+  /* "My code only": a system library's frame is left out, its callees move up to the nearest
+   * frame shown, its own samples stay with that frame (counts are kept). */
+  const ownTrees = new WeakMap();
+  function ownCodeTree(root) {
+    if (!ownTrees.has(root)) {
+      const top = treeTop(root);
+      liftInto(top, root.children);
+      ownTrees.set(root, setSelf(finishTree(top)));
+    }
+    return ownTrees.get(root);
+  }
+
+  function liftInto(parent, children) {
+    for (const child of children || []) {
+      if (isSystemLibrary(child.module)) {
+        liftInto(parent, child.children);
+        continue;
+      }
+      const node = childFor(parent, child, true);
+      node.count += child.count;
+      liftInto(node, child.children);
+    }
+  }
+
+  function setSelf(node) {
+    node.self = node.count - childSum(node);
+    for (const child of node.children) setSelf(child);
+    return node;
+  }
+
+  function shownTree(root) {
+    return prefs.myCodeOnly && root && root.count ? ownCodeTree(root) : root;
+  }
+
+  function bottomUpTree(root) {
+    const tree = root && root.count ? bottomUp(root) : root;
+    return callTree(tree, { testid: 'calltree-bottom-up', heading: 'Function, then its callers' });
+  }
+
+  function myCodeToggle(onChange) {
+    const box = el('input');
+    box.type = 'checkbox';
+    box.checked = prefs.myCodeOnly;
+    box.dataset.testid = 'my-code-only';
+    box.addEventListener('change', () => {
+      prefs.myCodeOnly = box.checked;
+      onChange();
+    });
+    const label = el('label', 'tab-tool', box, 'My code only');
+    label.title = 'Leave out frames of system libraries (libc, the loader, the vDSO): their samples count for the nearest frame shown';
+    return label;
+  }
+
   // ---- the call tree ------------------------------------------------------------------------
 
   /* Collapsible rows, children built on first expand (a tree may hold 20 000 nodes); the
    * heaviest path is open from the start, because that is where the time went. */
-  function callTree(root) {
+  function callTree(root, options) {
     const wrap = el('div', 'call-tree');
-    wrap.dataset.testid = 'call-tree';
+    wrap.dataset.testid = (options && options.testid) || 'call-tree';
     if (!root || !root.count) {
       wrap.append(el('p', 'empty', 'No samples were taken: the hang ended before the first one.'));
       return wrap;
     }
-    const head = el('div', 'tree-head', el('span', null, 'Function'), el('span', 'num', 'Samples'), el('span', 'num', 'Total'));
+    const head = el('div', 'tree-head', el('span', null, (options && options.heading) || 'Function'),
+      el('span', 'num', 'Samples'), el('span', 'num', 'Total'));
     const list = el('ul', 'tree');
     list.setAttribute('role', 'tree');
     const heaviest = new Set();
@@ -1164,6 +1309,8 @@
     row.append(bar, name, el('span', 'num', self, String(node.count)), el('span', 'num pct', pct.toFixed(1) + '%'));
     item.append(row);
     item.dataset.function = node.function || '';
+    item.dataset.module = node.module || '';
+    item.dataset.count = String(node.count);
 
     if (hasChildren) {
       let children = null;
