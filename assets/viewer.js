@@ -9,7 +9,8 @@
  * through textContent or an attribute, never through innerHTML.
  *
  * Contents: helpers, the API, the header (app, connection), metrics and charts, the hang list,
- * the hang detail (summary, call tree, flame graph, threads), capture, the stream, start.
+ * the hang detail (verdict, summary, call tree, bottom-up, "my code only", flame graph,
+ * threads), capture, the stream, start.
  */
 'use strict';
 
@@ -943,7 +944,7 @@
   }
 
   /* Tabs whose panels are built the first time they are shown (a flame graph needs its size).
-   * tool, at the bar's end, shows with the tabs marked filtered; rebuild() builds anew. */
+   * tool, beside the bar, shows with the tabs marked filtered; rebuild() builds them anew. */
   function makeTabs(specs, tool) {
     const wrap = el('div', 'tabs');
     const bar = el('div', 'tab-bar');
