@@ -9,7 +9,8 @@
  * through textContent or an attribute, never through innerHTML.
  *
  * Contents: helpers, the API, the header (app, connection), metrics and charts, the hang list,
- * the hang detail (summary, call tree, flame graph, threads), capture, the stream, start.
+ * the hang detail (verdict, summary, call tree, bottom-up, "my code only", flame graph,
+ * threads), capture, the stream, start.
  */
 'use strict';
 
@@ -107,6 +108,13 @@
   /* Frames from system libraries get cool colours in the flame graph, the app's warm ones. */
   function isSystemModule(module) {
     return /(^|\/)(lib|usr\/lib|system|linux-vdso)|\.so(\.|$)|\.dylib$/.test(module || '');
+  }
+
+  /* "My code only" hides these: the C library, the loader, the vDSO, Darwin's system. */
+  const SYSTEM_LIBRARY = /^(\/usr)?\/lib(64)?\/|^\/System\/Library\/|linux-vdso|\[vdso\]|(^|\/)ld-linux/;
+
+  function isSystemLibrary(module) {
+    return SYSTEM_LIBRARY.test(module || '');
   }
 
   function hashString(text) {
@@ -888,6 +896,7 @@
       downloadLink('/api/v1/hangs/' + id + '/speedscope', 'Speedscope', report.id + '.speedscope.json', 'download-speedscope'),
       downloadLink('/api/v1/hangs/' + id + '/trace', 'Chrome trace', report.id + '.trace.json', 'download-trace'));
     root.append(el('header', 'detail-head', title, el('p', 'muted mono', report.id), links));
+    if (report.cause) root.append(verdictView(report));
 
     const samples = report.samples || {};
     const walks = Object.entries(samples.walks || {}).map(([k, v]) => v + ' ' + k).join(', ');
@@ -913,11 +922,13 @@
     }
 
     const threads = report.threads || [];
+    const tree = report.call_tree;
     const tabs = makeTabs([
-      { id: 'calltree', label: 'Call tree', build: () => callTree(report.call_tree) },
-      { id: 'flamegraph', label: 'Flame graph', build: () => flameGraph(report.call_tree) },
+      { id: 'calltree', label: 'Call tree', filtered: true, build: () => callTree(shownTree(tree)) },
+      { id: 'bottomup', label: 'Bottom-up', filtered: true, build: () => bottomUpTree(shownTree(tree)) },
+      { id: 'flamegraph', label: 'Flame graph', filtered: true, build: () => flameGraph(shownTree(tree)) },
       { id: 'threads', label: 'Threads (' + threads.length + ')', build: () => threadList(threads, report.main_thread_tid) },
-    ]);
+    ], myCodeToggle(() => tabs.rebuild()));
     root.append(tabs);
     if (entry && entry.state === 'in_progress' && report.state !== 'in_progress') fromSummaryOfReport(report);
     return root;
@@ -932,14 +943,18 @@
       label: report.cause && report.cause.label });
   }
 
-  /* Tabs whose panels are built the first time they are shown (a flame graph needs its size). */
-  function makeTabs(specs) {
+  /* Tabs whose panels are built the first time they are shown (a flame graph needs its size).
+   * tool, beside the bar, shows with the tabs marked filtered; rebuild() builds them anew. */
+  function makeTabs(specs, tool) {
     const wrap = el('div', 'tabs');
     const bar = el('div', 'tab-bar');
     bar.setAttribute('role', 'tablist');
     const panels = el('div', 'tab-panels');
     const built = new Map();
+    let current = specs[0];
     function show(spec) {
+      current = spec;
+      if (tool) tool.hidden = !spec.filtered;
       for (const button of bar.children) {
         const on = button.dataset.tab === spec.id;
         button.setAttribute('aria-selected', on ? 'true' : 'false');
@@ -966,23 +981,297 @@
       button.addEventListener('click', () => show(spec));
       bar.append(button);
     }
-    wrap.append(bar, panels);
+    wrap.append(el('div', 'tab-head', bar, tool || null), panels);
+    wrap.rebuild = () => {
+      built.clear();
+      panels.replaceChildren();
+      show(current);
+    };
     show(specs[0]);
     return wrap;
+  }
+
+  // ---- the verdict ----------------------------------------------------------------------------
+
+  /* The report's cause, read first: its kind, the sentence, how many samples it explains, the
+   * other kinds seen, and for a lock the chain of threads that held it. */
+  function verdictView(report) {
+    const cause = report.cause;
+    const box = el('section', 'verdict');
+    box.dataset.testid = 'verdict';
+    box.dataset.kind = cause.kind || 'unknown';
+    const head = el('div', 'verdict-head', kindBadge(cause.kind), shareText(cause.share), otherCauses(cause));
+    const summary = el('p', 'verdict-summary', cause.summary || 'No verdict: no sample was classified.');
+    summary.dataset.testid = 'verdict-summary';
+    box.append(head, summary);
+    if (cause.owner) box.append(chainView(report));
+    else if (Array.isArray(cause.cycle) && cause.cycle.length) box.append(cycleView(report));
+    return box;
+  }
+
+  function kindBadge(kind) {
+    const badge = el('span', 'kind-badge', kind || 'unknown');
+    badge.dataset.kind = kind || 'unknown';
+    badge.dataset.testid = 'kind-badge';
+    return badge;
+  }
+
+  function sharePercent(share) {
+    const pct = Math.round((share || 0) * 100);
+    return (pct === 0 && share > 0 ? '<1' : String(pct)) + NBSP + '%';
+  }
+
+  function shareText(share) {
+    if (typeof share !== 'number') return null;
+    const node = el('span', 'verdict-share', 'explains ' + sharePercent(share) + ' of samples');
+    node.dataset.testid = 'verdict-share';
+    return node;
+  }
+
+  /* The kinds besides the verdict's (a deadlock's samples are its lock's). */
+  function otherCauses(cause) {
+    const own = cause.kind === 'deadlock' ? 'lock' : cause.kind;
+    const others = (cause.causes || []).filter((c) => c.kind !== own && c.share > 0);
+    if (!others.length) return null;
+    const node = el('span', 'verdict-others', 'also ');
+    node.dataset.testid = 'verdict-others';
+    others.forEach((c, i) => node.append(i ? ', ' : '', el('span', 'other-kind', c.kind), ' ' + sharePercent(c.share)));
+    return node;
+  }
+
+  function mainThreadOf(report) {
+    const main = (report.threads || []).find((t) => t.is_main || t.tid === report.main_thread_tid);
+    return main || { tid: report.main_thread_tid, name: null, stack: report.heaviest_stack || [] };
+  }
+
+  /* main → "waits for mutex … held by" → owner → …; an owner already drawn closes a cycle. */
+  function chainView(report) {
+    const list = el('ol', 'chain');
+    list.dataset.testid = 'verdict-chain';
+    const main = mainThreadOf(report);
+    list.append(threadCard(main, report.cause, true));
+    const drawn = new Map([[main.tid, main.name]]);
+    for (let c = report.cause; c && c.owner; c = c.owner.cause) {
+      list.append(chainLink(c));
+      if (drawn.has(c.owner.tid)) {
+        list.append(backLink(c.owner, c.owner.tid === main.tid));
+        break;
+      }
+      drawn.set(c.owner.tid, c.owner.name);
+      list.append(threadCard(c.owner, c.owner.cause, false));
+    }
+    return list;
+  }
+
+  /* A deadlock whose owners were not recorded: its cycle's threads, from the capture. */
+  function cycleView(report) {
+    const list = el('ol', 'chain');
+    list.dataset.testid = 'verdict-chain';
+    const byTid = new Map((report.threads || []).map((t) => [t.tid, t]));
+    const cycle = report.cause.cycle;
+    cycle.forEach((tid, i) => {
+      const thread = byTid.get(tid) || { tid, name: null, stack: [] };
+      if (i) list.append(chainLink({}));
+      list.append(threadCard(thread, null, tid === report.main_thread_tid));
+    });
+    const first = byTid.get(cycle[0]) || { tid: cycle[0] };
+    list.append(chainLink({}), backLink(first, cycle[0] === report.main_thread_tid));
+    return list;
+  }
+
+  function chainLink(cause) {
+    const what = cause.mutex ? 'mutex ' + cause.mutex : 'a lock';
+    return el('li', 'chain-link', el('span', 'chain-arrow', '↓'), 'waits for ' + what + ' held by');
+  }
+
+  function backLink(thread, isMain) {
+    const name = (thread.name || 'thread') + ' (tid ' + thread.tid + ')';
+    const item = el('li', 'chain-back', el('span', 'chain-arrow', '↺'),
+      'back to ' + name + (isMain ? ', the main thread' : ', already above') + ': a deadlock, no thread can go on');
+    item.dataset.testid = 'chain-back';
+    item.dataset.tid = String(thread.tid);
+    return item;
+  }
+
+  /* One thread of the chain: who, what it was doing, and its stack (folded). */
+  function threadCard(thread, cause, isMain) {
+    const card = el('li', 'chain-card' + (isMain ? ' main' : ''));
+    card.dataset.testid = isMain ? 'chain-main' : 'chain-owner';
+    card.dataset.tid = String(thread.tid);
+    card.dataset.name = thread.name || '';
+    card.append(el('div', 'chain-who',
+      isMain ? el('span', 'main-badge', 'MAIN') : null,
+      el('span', 'thread-name', thread.name || (isMain ? 'main thread' : '(unnamed)')),
+      el('span', 'muted', 'tid ' + thread.tid)));
+    if (cause) card.append(doingLine(cause, thread.stack));
+    card.append(cardStack(thread.stack || []));
+    return card;
+  }
+
+  /* "lock · futex() · in demo_chain_a": its kind, the call, the target, its own code. */
+  function doingLine(cause, stack) {
+    const kind = cause.kind === 'deadlock' ? 'lock' : cause.kind;
+    const line = el('div', 'chain-doing', kindBadge(kind));
+    if (cause.syscall) line.append(el('span', 'mono', cause.syscall + '()'));
+    if (cause.target) line.append(el('span', 'chain-target mono', cause.target));
+    const own = (stack || []).find((f) => f.function && !isSystemLibrary(f.module));
+    if (own) line.append(el('span', 'muted', 'in ', el('span', 'mono', own.function)));
+    return line;
+  }
+
+  function cardStack(stack) {
+    if (!stack.length) return el('p', 'muted chain-nostack', 'no stack captured');
+    const details = el('details', 'chain-stack');
+    details.append(el('summary', null, 'Stack · ' + stack.length + (stack.length === 1 ? ' frame' : ' frames')), stackList(stack));
+    return details;
+  }
+
+  // ---- bottom-up and "my code only" -----------------------------------------------------------
+
+  const prefs = { myCodeOnly: false }; // kept from one hang to the next
+
+  function childSum(node) {
+    let sum = 0;
+    for (const child of node.children || []) sum += child.count;
+    return sum;
+  }
+
+  /* Two frames are one node when they are one function of one module (one address without a
+   * symbol); withLine also keeps a caller's call sites apart, as the report's tree does. */
+  function frameKey(frame, withLine) {
+    const key = (frame.module || '') + '|' + (frame.function || frame.address || '');
+    return withLine && frame.line ? key + '|' + frame.line : key;
+  }
+
+  function frameCopy(frame) {
+    const copy = { count: 0, self: 0, children: [] };
+    for (const field of ['function', 'module', 'address', 'module_offset', 'file', 'line']) {
+      if (frame[field] !== undefined) copy[field] = frame[field];
+    }
+    return copy;
+  }
+
+  /* The child of parent that frame merges into, made when missing. A merged frame seen at
+   * another line keeps no line: it would name only one of them. */
+  function childFor(parent, frame, withLine) {
+    if (!parent.byKey) parent.byKey = new Map();
+    const key = frameKey(frame, withLine);
+    let child = parent.byKey.get(key);
+    if (!child) {
+      child = frameCopy(frame);
+      parent.byKey.set(key, child);
+      parent.children.push(child);
+    } else if (child.line !== frame.line || child.file !== frame.file) {
+      delete child.line;
+      delete child.file;
+    }
+    return child;
+  }
+
+  /* Heaviest first, as in the report; byKey is only for building. */
+  function finishTree(node) {
+    delete node.byKey;
+    node.children.sort((a, b) => b.count - a.count);
+    for (const child of node.children) finishTree(child);
+    return node;
+  }
+
+  function treeTop(root) {
+    return { function: '(all samples)', count: root.count, self: 0, children: [] };
+  }
+
+  /* The tree turned over: roots are where samples ended, children their callers. Each path
+   * from the root to a node with samples of its own is inserted reversed, with those samples. */
+  function bottomUp(root) {
+    const top = treeTop(root);
+    top.self = root.count - childSum(root);
+    const path = [];
+    (function walk(node) {
+      const own = node.count - childSum(node);
+      if (path.length && own > 0) insertReversed(top, path, own);
+      for (const child of node.children || []) {
+        path.push(child);
+        walk(child);
+        path.pop();
+      }
+    })(root);
+    return finishTree(top);
+  }
+
+  function insertReversed(top, path, own) {
+    let node = top;
+    for (let i = path.length - 1; i >= 0; i--) {
+      node = childFor(node, path[i], false);
+      node.count += own;
+    }
+  }
+
+  /* "My code only": a system library's frame is left out, its callees move up to the nearest
+   * frame shown, its own samples stay with that frame (counts are kept). */
+  const ownTrees = new WeakMap();
+  function ownCodeTree(root) {
+    if (!ownTrees.has(root)) {
+      const top = treeTop(root);
+      liftInto(top, root.children);
+      ownTrees.set(root, setSelf(finishTree(top)));
+    }
+    return ownTrees.get(root);
+  }
+
+  function liftInto(parent, children) {
+    for (const child of children || []) {
+      if (isSystemLibrary(child.module)) {
+        liftInto(parent, child.children);
+        continue;
+      }
+      const node = childFor(parent, child, true);
+      node.count += child.count;
+      liftInto(node, child.children);
+    }
+  }
+
+  function setSelf(node) {
+    node.self = node.count - childSum(node);
+    for (const child of node.children) setSelf(child);
+    return node;
+  }
+
+  function shownTree(root) {
+    return prefs.myCodeOnly && root && root.count ? ownCodeTree(root) : root;
+  }
+
+  function bottomUpTree(root) {
+    const tree = root && root.count ? bottomUp(root) : root;
+    return callTree(tree, { testid: 'calltree-bottom-up', heading: 'Function, then its callers' });
+  }
+
+  function myCodeToggle(onChange) {
+    const box = el('input');
+    box.type = 'checkbox';
+    box.checked = prefs.myCodeOnly;
+    box.dataset.testid = 'my-code-only';
+    box.addEventListener('change', () => {
+      prefs.myCodeOnly = box.checked;
+      onChange();
+    });
+    const label = el('label', 'tab-tool', box, 'My code only');
+    label.title = 'Leave out frames of system libraries (libc, the loader, the vDSO): their samples count for the nearest frame shown';
+    return label;
   }
 
   // ---- the call tree ------------------------------------------------------------------------
 
   /* Collapsible rows, children built on first expand (a tree may hold 20 000 nodes); the
    * heaviest path is open from the start, because that is where the time went. */
-  function callTree(root) {
+  function callTree(root, options) {
     const wrap = el('div', 'call-tree');
-    wrap.dataset.testid = 'call-tree';
+    wrap.dataset.testid = (options && options.testid) || 'call-tree';
     if (!root || !root.count) {
       wrap.append(el('p', 'empty', 'No samples were taken: the hang ended before the first one.'));
       return wrap;
     }
-    const head = el('div', 'tree-head', el('span', null, 'Function'), el('span', 'num', 'Samples'), el('span', 'num', 'Total'));
+    const head = el('div', 'tree-head', el('span', null, (options && options.heading) || 'Function'),
+      el('span', 'num', 'Samples'), el('span', 'num', 'Total'));
     const list = el('ul', 'tree');
     list.setAttribute('role', 'tree');
     const heaviest = new Set();
@@ -1021,6 +1310,8 @@
     row.append(bar, name, el('span', 'num', self, String(node.count)), el('span', 'num pct', pct.toFixed(1) + '%'));
     item.append(row);
     item.dataset.function = node.function || '';
+    item.dataset.module = node.module || '';
+    item.dataset.count = String(node.count);
 
     if (hasChildren) {
       let children = null;

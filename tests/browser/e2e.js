@@ -4,12 +4,15 @@
  * port, drives headless Chromium through playwright-core, and checks what a user would see:
  *
  *   the token URL redirects to "/" and sets the cookie; the page shows the app; FPS updates
- *   live; a stall (SIGUSR2) appears in the hang list in progress and then ended; its call tree
- *   and flame graph show demo_busy_spin; its three downloads answer JSON; "Capture now" shows
- *   every thread with the main one marked, and a second press at once is rate limited; a phone
- *   viewport has no horizontal scrolling; without the token there is a 401 (from the server for
- *   the page, in the page for its requests); when the app restarts on the same port the page
- *   reconnects by itself and shows the new launch.
+ *   live; a stall (SIGUSR2) appears in the hang list in progress and then ended; it opens with
+ *   its verdict (cpu, the report's sentence); its call tree and flame graph show demo_busy_spin;
+ *   the bottom-up tree's first root is where the heaviest stack ends, and "my code only" drops
+ *   system libraries' frames; its three downloads answer JSON; "Capture now" shows every thread
+ *   with the main one marked, and a second press at once is rate limited; a phone viewport has
+ *   no horizontal scrolling; without the token there is a 401 (from the server for the page, in
+ *   the page for its requests); when the app restarts on the same port the page reconnects by
+ *   itself and shows the new launch; a second demo stalling on a lock chain has its verdict
+ *   drawn as main thread → demo-chain-a → demo-chain-b.
  *
  * Usage: node e2e.js --demo <lagscope-demo> --artifacts <folder> [--keep-going]
  * Screenshots and the demo's output go to the artifacts folder. Exit 0 pass, 1 fail, 77 skip
@@ -87,9 +90,10 @@ function check(condition, message) {
 
 /* Starts the demo and collects its JSON lines; resolves with the server_started line. */
 class Demo {
-  constructor(binary, artifacts, reportDir, name, stallMs) {
+  constructor(binary, artifacts, reportDir, name, stallMs, extraArgs) {
     this.binary = binary;
     this.stallMs = stallMs || STALL_MS;
+    this.extraArgs = extraArgs || []; // after the defaults: the demo takes an option's last value
     this.artifacts = artifacts;
     this.reportDir = reportDir;
     this.name = name;
@@ -101,7 +105,7 @@ class Demo {
 
   start(port, timeoutMs) {
     const args = ['--headless', '--events', 'jsonl', '--port', String(port), '--bind', '127.0.0.1',
-      '--stall-every', '0', '--stall-ms', String(this.stallMs), '--report-dir', this.reportDir];
+      '--stall-every', '0', '--stall-ms', String(this.stallMs), '--report-dir', this.reportDir].concat(this.extraArgs);
     this.child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     Demo.running.add(this);
     const stdoutLog = fs.createWriteStream(path.join(this.artifacts, this.name + '.stdout.jsonl'));
@@ -211,6 +215,43 @@ async function screenshot(page, artifacts, name, options) {
   return file;
 }
 
+/* One element (a locator) alone, for a close look at it. */
+async function elementShot(locator, artifacts, name) {
+  const file = path.join(artifacts, name + '.png');
+  await locator.screenshot({ path: file, timeout: 5000 });
+  return file;
+}
+
+/* A report as the page reads it, through the API with the page's cookie. */
+function fetchReport(page, id) {
+  return page.evaluate(async (rid) => {
+    const res = await fetch('/api/v1/hangs/' + encodeURIComponent(rid), { cache: 'no-store' });
+    return res.ok ? res.json() : { error: res.status };
+  }, id);
+}
+
+// The viewer's "my code only" leaves out these modules (README, "The viewer").
+const SYSTEM_LIBRARY = /^(\/usr)?\/lib(64)?\/|^\/System\/Library\/|linux-vdso|\[vdso\]|(^|\/)ld-linux/;
+
+/* Samples whose innermost frame is this function of this module: a node's count less its
+ * children's, summed over the report's top-down tree. What the bottom-up root must show. */
+function ownSamples(tree, fn, module) {
+  let sum = 0;
+  (function walk(node) {
+    const children = node.children || [];
+    if (node.function === fn && node.module === module) sum += node.count - children.reduce((a, c) => a + c.count, 0);
+    children.forEach(walk);
+  })(tree);
+  return sum;
+}
+
+/* The rows of one tree view as data: function, module, count (built rows only). */
+function treeRows(page, testid) {
+  return page.locator('[data-testid=' + testid + '] .tree-item').evaluateAll((nodes) => nodes.map((n) => ({
+    fn: n.dataset.function, module: n.dataset.module, count: Number(n.dataset.count),
+  })));
+}
+
 /* Scrolls so that the element's top is just below the sticky top bar (for screenshots). */
 async function scrollToTop(page, selector) {
   await page.evaluate((sel) => {
@@ -313,6 +354,7 @@ async function run(opts, playwright) {
   fs.mkdirSync(opts.artifacts, { recursive: true });
   for (const f of fs.readdirSync(opts.artifacts)) if (/\.(png|jsonl|log)$/.test(f)) fs.rmSync(path.join(opts.artifacts, f));
   const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-e2e-'));
+  const reportDirs = [reportDir];
   const problems = [];
   const shots = [];
   let browser = null;
@@ -430,6 +472,30 @@ async function run(opts, playwright) {
     shots.push(await screenshot(page, opts.artifacts, 'laptop-hang-detail', { fullPage: true }));
     ok(spinRow.replace(/\s+/g, ' ').trim());
 
+    step('the verdict opens the hang: kind cpu, the report\'s own sentence and share, no chain');
+    const hangReport = await fetchReport(page, ended.report_id);
+    const cause = hangReport.cause || {};
+    check(cause.kind === 'cpu' && typeof cause.summary === 'string', 'the report\'s cause: ' + JSON.stringify(cause));
+    check(ended.cause && ended.cause.summary === cause.summary, 'the hang_ended line and the report disagree on the summary');
+    const verdict = page.locator('[data-testid=hang-detail][data-id="' + ended.report_id + '"] [data-testid=verdict]');
+    await verdict.waitFor({ timeout: 5000 });
+    const badge = await verdict.locator('.verdict-head [data-testid=kind-badge]').textContent();
+    check(badge === 'cpu', 'the verdict\'s badge says "' + badge + '", not cpu');
+    const sentence = await verdict.locator('[data-testid=verdict-summary]').textContent();
+    check(sentence === cause.summary, 'the verdict says "' + sentence + '", the report "' + cause.summary + '"');
+    const share = await verdict.locator('[data-testid=verdict-share]').textContent();
+    const wantShare = 'explains ' + Math.round(cause.share * 100) + '\u00a0% of samples';
+    check(share === wantShare, 'the share reads "' + share + '", expected "' + wantShare + '"');
+    const verdictFirst = await page.evaluate(() => {
+      const v = document.querySelector('[data-testid=hang-detail] [data-testid=verdict]');
+      const s = document.querySelector('[data-testid=hang-detail] [data-testid=hang-summary]');
+      return Boolean(v.compareDocumentPosition(s) & Node.DOCUMENT_POSITION_FOLLOWING);
+    });
+    check(verdictFirst, 'the verdict is not above the summary');
+    check(await verdict.locator('[data-testid=verdict-chain]').count() === 0, 'a cpu hang draws a lock chain');
+    shots.push(await elementShot(verdict, opts.artifacts, 'laptop-verdict-cpu'));
+    ok(badge + ', "' + sentence + '", ' + share.replace('\u00a0', ' '));
+
     step('the flame graph renders, names demo_busy_spin on hover and zooms on click');
     await page.click('[data-testid=tab-flamegraph]');
     await page.waitForFunction(() => {
@@ -464,6 +530,58 @@ async function run(opts, playwright) {
     check((await firstThread.textContent()).includes('MAIN'), 'the main thread is not marked MAIN');
     check((await firstThread.textContent()).includes('demo_busy_spin'), 'the main thread\'s stack at the hang does not show demo_busy_spin');
     ok();
+
+    step('the bottom-up tree: its first root is where the heaviest stack ends, with those samples');
+    await page.click('[data-testid=tab-bottomup]');
+    const firstRoot = page.locator('[data-testid=calltree-bottom-up] .tree > .tree-item > .tree-children > .tree-item').first();
+    await firstRoot.waitFor({ state: 'visible', timeout: 5000 });
+    const innermost = hangReport.heaviest_stack[0];
+    const rootRow = await firstRoot.locator(':scope > .tree-row').innerText();
+    const innermostName = innermost.function || path.basename(innermost.module || '');
+    check(innermostName && rootRow.includes(innermostName), 'the first bottom-up root is "' + rootRow.replace(/\s+/g, ' ') +
+      '", the heaviest stack ends in ' + innermostName);
+    const rootCount = Number(await firstRoot.getAttribute('data-count'));
+    const wantCount = ownSamples(hangReport.call_tree, innermost.function, innermost.module);
+    check(rootCount === wantCount, 'the first bottom-up root counts ' + rootCount + ' samples, the report ' + wantCount);
+    // Its callers are open down the heaviest path: the stall's own functions are rows.
+    for (const fn of ['demo_busy_spin', 'demo_stall_busy']) {
+      await page.locator('[data-testid=calltree-bottom-up] .tree-item[data-function="' + fn + '"] > .tree-row').first().waitFor({ state: 'visible', timeout: 3000 });
+    }
+    ok(innermostName + ', ' + rootCount + ' samples');
+
+    step('"my code only" leaves out system libraries\' frames in the trees and the flame graph, keeps demo_busy_spin');
+    const before = await treeRows(page, 'calltree-bottom-up');
+    check(before.some((r) => SYSTEM_LIBRARY.test(r.module)), 'no bottom-up row is from a system library before the toggle: nothing to test');
+    await page.check('[data-testid=my-code-only]');
+    await page.waitForFunction((re) => {
+      const rows = Array.from(document.querySelectorAll('[data-testid=calltree-bottom-up] .tree-item'));
+      return rows.length > 1 && rows.every((n) => !new RegExp(re).test(n.dataset.module));
+    }, SYSTEM_LIBRARY.source, { timeout: 5000 });
+    const mine = await treeRows(page, 'calltree-bottom-up');
+    check(mine.some((r) => r.fn === 'demo_busy_spin'), 'demo_busy_spin is gone from the bottom-up tree in "my code only"');
+    check(mine[0].count === before[0].count, 'the bottom-up total changed: ' + before[0].count + ' → ' + mine[0].count);
+    const ownInnermost = hangReport.heaviest_stack.find((f) => f.function && !SYSTEM_LIBRARY.test(f.module || ''));
+    check(mine[1].fn === ownInnermost.function, 'in "my code only" the first bottom-up root is ' + mine[1].fn + ', not ' + ownInnermost.function);
+    await page.click('[data-testid=tab-calltree]');
+    await page.locator('[data-testid=call-tree] .tree-item[data-function="demo_busy_spin"] > .tree-row').first().waitFor({ state: 'visible', timeout: 3000 });
+    const topDown = await treeRows(page, 'call-tree');
+    check(topDown.every((r) => !SYSTEM_LIBRARY.test(r.module)), 'the call tree still has system rows: ' +
+      topDown.filter((r) => SYSTEM_LIBRARY.test(r.module)).map((r) => r.fn).join(', '));
+    check(topDown[0].count === hangReport.call_tree.count, 'the call tree\'s total changed in "my code only"');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    shots.push(await screenshot(page, opts.artifacts, 'laptop-my-code-only', { fullPage: true }));
+    const flameRects = async () => {
+      await page.click('[data-testid=tab-flamegraph]');
+      await page.waitForFunction(() => Number((document.querySelector('[data-testid=flame-canvas]') || {}).dataset?.rects) > 0, null, { timeout: 5000 });
+      return Number(await page.getAttribute('[data-testid=flame-canvas]', 'data-rects'));
+    };
+    const mineRects = await flameRects();
+    await page.uncheck('[data-testid=my-code-only]');
+    const allRects = await page.waitForFunction((n) => {
+      const r = Number((document.querySelector('[data-testid=flame-canvas]') || {}).dataset?.rects);
+      return r > n && r;
+    }, mineRects, { timeout: 5000 }).then((h) => h.jsonValue());
+    ok(before.length + ' → ' + mine.length + ' bottom-up rows; flame graph ' + allRects + ' → ' + mineRects + ' frames');
 
     step('the downloads: report JSON, speedscope, Chrome trace');
     await page.mouse.move(0, 0);
@@ -521,6 +639,13 @@ async function run(opts, playwright) {
     await scrollToTop(mobile, '[data-testid=hang-detail]');
     await noHorizontalScroll(mobile);
     shots.push(await screenshot(mobile, opts.artifacts, 'phone-hang-detail'));
+    // The four tabs and "my code only" in view, none cut by the tab bar's edge.
+    const head = await mobile.locator('[data-testid=hang-detail] .tab-head').boundingBox();
+    for (const testid of ['tab-calltree', 'tab-bottomup', 'tab-flamegraph', 'tab-threads', 'my-code-only']) {
+      const box = await mobile.locator('[data-testid=hang-detail] [data-testid=' + testid + ']').boundingBox();
+      check(box && box.x >= head.x && box.x + box.width <= head.x + head.width + 0.5,
+        'on the phone ' + testid + ' is cut by the tab bar\'s edge: ' + JSON.stringify(box) + ' in ' + JSON.stringify(head));
+    }
     await mobile.click('[data-testid=tab-flamegraph]');
     await mobile.waitForFunction(() => Number((document.querySelector('[data-testid=flame-canvas]') || {}).dataset?.rects) > 3, null, { timeout: 5000 });
     await scrollToTop(mobile, '[data-testid=flamegraph]');
@@ -582,6 +707,55 @@ async function run(opts, playwright) {
     shots.push(await screenshot(page, opts.artifacts, 'laptop-hitch-detail', { fullPage: true }));
     ok('hitch of ' + Math.round(hitch.duration_ms) + ' ms in ' + hitch.function + ', its call tree shown, no hang added');
 
+    step('a lock chain (--stall-kind chain): the verdict draws the main thread, demo-chain-a, demo-chain-b');
+    const chainDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-e2e-chain-'));
+    reportDirs.push(chainDir);
+    const chain = new Demo(opts.demo, opts.artifacts, chainDir, 'demo-chain', 800, ['--stall-kind', 'chain', '--stall-every', '1.5']);
+    demos.push(chain);
+    const chainServer = await chain.start(0, 20000);
+    const chainEnded = await chain.waitLine((o) => o.type === 'hang_ended', 'hang_ended', 20000);
+    // Its own context: a cookie is per host, not per port, and the laptop's page stays on the other demo.
+    const chainContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const chainPage = await chainContext.newPage();
+    watchPage(chainPage, problems, 'chain');
+    await chainPage.goto(chainServer.url, { timeout: 15000 });
+    const chainItem = '[data-testid=hang-item][data-id="' + chainEnded.report_id + '"]';
+    await chainPage.waitForSelector(chainItem, { timeout: 10000 });
+    await chainPage.click(chainItem);
+    const chainVerdict = chainPage.locator('[data-testid=hang-detail][data-id="' + chainEnded.report_id + '"] [data-testid=verdict]');
+    await chainVerdict.waitFor({ timeout: 10000 });
+    const chainReport = await fetchReport(chainPage, chainEnded.report_id);
+    check(chainReport.cause && chainReport.cause.kind === 'lock', 'the chain report\'s cause: ' + JSON.stringify(chainReport.cause));
+    const chainBadge = await chainVerdict.locator('.verdict-head [data-testid=kind-badge]').textContent();
+    check(chainBadge === 'lock', 'the chain\'s verdict badge says "' + chainBadge + '", not lock');
+    const chainSentence = await chainVerdict.locator('[data-testid=verdict-summary]').textContent();
+    check(chainSentence === chainReport.cause.summary, 'the chain\'s verdict says "' + chainSentence + '"');
+    const cards = await chainVerdict.locator('[data-testid=verdict-chain] > li').evaluateAll((nodes) => nodes.map((n) => ({
+      testid: n.dataset.testid || n.className, name: n.dataset.name, tid: Number(n.dataset.tid), frames: n.querySelectorAll('.frame').length,
+    })));
+    check(cards.length > 0 && cards[0].testid === 'chain-main' && cards[0].tid === chainReport.main_thread_tid,
+      'the chain does not start with the main thread: ' + JSON.stringify(cards[0]));
+    const owners = cards.filter((c) => c.testid === 'chain-owner');
+    check(owners.map((c) => c.name).join(',') === 'demo-chain-a,demo-chain-b', 'the chain\'s owners: ' + owners.map((c) => c.name).join(', '));
+    check(owners[0].tid === chainReport.cause.owner.tid && owners[1].tid === chainReport.cause.owner.cause.owner.tid,
+      'the owners\' tids are not the report\'s');
+    for (const o of owners) check(o.frames > 0, o.name + '\'s card has no stack frames');
+    const links = await chainVerdict.locator('.chain-link').allTextContents();
+    check(links.length === 2 && links[0].includes(chainReport.cause.mutex), 'the links between the cards: ' + JSON.stringify(links));
+    check(await chainVerdict.locator('[data-testid=chain-back]').count() === 0, 'a chain that ends is drawn as a deadlock');
+    // The stacks open on a click, frames innermost first.
+    for (const name of ['demo-chain-a', 'demo-chain-b']) {
+      const card = chainVerdict.locator('[data-testid=chain-owner][data-name="' + name + '"]');
+      await card.locator('.chain-stack > summary').click();
+      await card.locator('.frame').first().waitFor({ state: 'visible', timeout: 3000 });
+    }
+    const bFunctions = await chainVerdict.locator('[data-testid=chain-owner][data-name="demo-chain-b"] .frame .fn').allTextContents();
+    check(bFunctions.includes('demo_chain_b'), 'demo-chain-b\'s stack does not show demo_chain_b: ' + bFunctions.join(', '));
+    shots.push(await elementShot(chainVerdict, opts.artifacts, 'laptop-verdict-chain'));
+    await chainContext.close();
+    await chain.stop(5000);
+    ok('main → ' + owners.map((c) => c.name + ' (' + c.frames + ' frames)').join(' → '));
+
     check(problems.length === 0, 'the page logged problems:\n  ' + problems.join('\n  '));
     await laptop.close();
     console.log('e2e: PASS in ' + ((Date.now() - started) / 1000).toFixed(1) + ' s; screenshots:');
@@ -603,7 +777,7 @@ async function run(opts, playwright) {
   } finally {
     await Promise.all(demos.map((d) => d.stop(5000)));
     if (browser) await browser.close().catch(() => {});
-    fs.rmSync(reportDir, { recursive: true, force: true });
+    for (const dir of reportDirs) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
