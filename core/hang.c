@@ -359,6 +359,7 @@ static void record_init(const lagscope__hang_recorder *h, lagscope__hang_record 
   r->start_ns = start_ns;
   r->threshold_ms = h->config.hang_threshold_ms;
   r->sample_interval_ms = h->config.hang_sample_interval_ms;
+  r->count_idle = h->config.hang_count_idle;
   r->main_tid = lagscope__main_thread_id();
 }
 

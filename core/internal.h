@@ -574,6 +574,7 @@ typedef struct lagscope__hang_record {
   uint64_t start_ns;
   uint64_t duration_ns;        /* so far, while in progress */
   uint32_t threshold_ms, sample_interval_ms;
+  int count_idle;              /* config.hang_count_idle: an idle hang is counted too */
   const char *app_name;
   int32_t pid, main_tid;
   const lagscope__stack *samples; /* the main thread, every sample_interval_ms */

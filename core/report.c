@@ -1018,15 +1018,25 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
                         char **report_json, char **heaviest_stack_json) {
   int rc = tree_build(t, c, r);
   if (rc != 0) return rc;
-
-  cJSON *report = cJSON_CreateObject();
-  if (report == NULL) return LAGSCOPE_ENOMEM;
+  /* The verdict first: whether the hang counts goes third in the file, after the id, where
+   * the store reads it with the header (to evict idle hangs' reports first). */
+  cJSON *heaviest = heaviest_json(t, c);
+  cJSON *cause = heaviest != NULL ? cause_json(c, r, heaviest) : NULL;
+  cJSON *report = cause != NULL ? cJSON_CreateObject() : NULL;
+  if (report == NULL) {
+    cJSON_Delete(heaviest);
+    cJSON_Delete(cause);
+    return LAGSCOPE_ENOMEM;
+  }
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cause, "kind");
+  int idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
   cJSON_AddNumberToObject(report, "schema_version", LAGSCOPE__REPORT_SCHEMA_VERSION);
   char id[sizeof(r->id)];
   size_t id_len = strnlen(r->id, sizeof(id) - 1);
   memcpy(id, r->id, id_len);
   id[id_len] = '\0';
   add_text(report, "id", id);
+  cJSON_AddBoolToObject(report, "counted", !idle || r->count_idle);
   lagscope__json_add_u64(report, "hang_id", r->hang_id);
   cJSON_AddStringToObject(report, "state", state_name(r->state));
   cJSON_AddStringToObject(report, "lagscope_version", LAGSCOPE_VERSION_STRING);
@@ -1063,6 +1073,8 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
 
   ranked *scratch = lagscope__alloc(sizeof(ranked) * t->len);
   if (scratch == NULL) {
+    cJSON_Delete(heaviest);
+    cJSON_Delete(cause);
     cJSON_Delete(report);
     return LAGSCOPE_ENOMEM;
   }
@@ -1070,23 +1082,18 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   lagscope__dealloc(scratch);
   timeline_json(c, t, r, samples);
 
-  cJSON *heaviest = heaviest_json(t, c);
-  if (heaviest == NULL) {
-    cJSON_Delete(report);
-    return LAGSCOPE_ENOMEM;
-  }
   char *heaviest_text = NULL;
   if (heaviest_stack_json != NULL) {
     heaviest_text = cJSON_PrintUnformatted(heaviest);
     if (heaviest_text == NULL) {
       cJSON_Delete(heaviest);
+      cJSON_Delete(cause);
       cJSON_Delete(report);
       return LAGSCOPE_ENOMEM;
     }
   }
   cJSON_AddItemToObject(report, "heaviest_stack", heaviest);
-
-  cJSON_AddItemToObject(report, "cause", cause_json(c, r, heaviest));
+  cJSON_AddItemToObject(report, "cause", cause);
   cJSON_AddNumberToObject(report, "main_thread_tid", r->main_tid);
   cJSON_AddNumberToObject(report, "thread_count", r->thread_count);
   rc = threads_json(c, r, report);

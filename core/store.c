@@ -307,6 +307,7 @@ typedef struct listed {
   char name[STORE_MAX_ID + 8];
   time_t mtime;
   uint64_t size;
+  int uncounted; /* an idle hang's ("counted":false): evicted before any other */
 } listed;
 
 typedef struct listing {
@@ -357,16 +358,20 @@ static int listing_push(listing *l, const listed *item) {
 }
 
 /* How every report the store writes begins (core/report.c puts these members first, and a
- * recovery's rewrite keeps every byte before them): a cheap sign that a file is one of ours. */
-static int has_report_header(int dirfd, const char *name) {
+ * recovery's rewrite keeps every byte before them): a cheap sign that a file is one of ours.
+ * *uncounted: the header goes on with "counted":false (an idle hang's report). */
+#define UNCOUNTED_MEMBER ",\"counted\":false"
+static int has_report_header(int dirfd, const char *name, int *uncounted) {
   char expected[STORE_MAX_ID + 64];
   size_t stem = strlen(name) - strlen(".json");
   int n = snprintf(expected, sizeof(expected), "{\"schema_version\":%d,\"id\":\"%.*s\"",
                    LAGSCOPE__REPORT_SCHEMA_VERSION, (int)stem, name);
   char *text = NULL;
-  size_t len = 0;
-  if (n <= 0 || read_at(dirfd, name, (size_t)n, 0, &text, &len) != 0) return 0;
-  int ours = len == (size_t)n && memcmp(text, expected, len) == 0;
+  size_t len = 0, more = strlen(UNCOUNTED_MEMBER);
+  *uncounted = 0;
+  if (n <= 0 || read_at(dirfd, name, (size_t)n + more, 0, &text, &len) != 0) return 0;
+  int ours = len >= (size_t)n && memcmp(text, expected, (size_t)n) == 0;
+  *uncounted = ours && len == (size_t)n + more && memcmp(text + n, UNCOUNTED_MEMBER, more) == 0;
   lagscope__dealloc(text);
   return ours;
 }
@@ -398,9 +403,11 @@ static int list_dir(int dirfd, const char *dir, listing *l, int remove_temps, in
     if (!is_report_name(name)) continue;
     struct stat st;
     if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (own_only && ((uint64_t)st.st_size > STORE_MAX_FILE_BYTES || !has_report_header(dirfd, name)))
+    int uncounted = 0;
+    if (own_only && ((uint64_t)st.st_size > STORE_MAX_FILE_BYTES ||
+                     !has_report_header(dirfd, name, &uncounted)))
       continue;
-    listed item = {.mtime = st.st_mtime, .size = (uint64_t)st.st_size};
+    listed item = {.mtime = st.st_mtime, .size = (uint64_t)st.st_size, .uncounted = uncounted};
     memcpy(item.name, name, strlen(name) + 1); /* is_report_name checked the length */
     rc = listing_push(l, &item);
   }
@@ -413,6 +420,13 @@ static int by_age(const void *a, const void *b) { /* oldest first; ties: by name
   const listed *x = a, *y = b;
   if (x->mtime != y->mtime) return x->mtime < y->mtime ? -1 : 1;
   return strcmp(x->name, y->name);
+}
+
+/* What the bounds evict first: idle hangs' reports (not counted as hangs), then by age. */
+static int by_eviction(const void *a, const void *b) {
+  const listed *x = a, *y = b;
+  if (x->uncounted != y->uncounted) return x->uncounted ? -1 : 1;
+  return by_age(a, b);
 }
 
 static int by_name(const void *a, const void *b) {
@@ -438,8 +452,9 @@ static int holds_report(int dirfd, const char *name) {
   return valid;
 }
 
-/* Deletes the oldest reports while there are more than max_reports or more than max_bytes,
- * never keep (the file just written). Only the store's own reports count or go: files of
+/* Deletes reports while there are more than max_reports or more than max_bytes, idle hangs'
+ * first (an idle hang never costs a hang its place), then the oldest; never keep (the file
+ * just written). Only the store's own reports count or go: files of
  * another name, links, special files and files that are not whole reports stay untouched.
  * Best effort: the write itself has succeeded. */
 static void enforce_bounds(const lagscope__store *s, const char *keep) {
@@ -451,7 +466,7 @@ static void enforce_bounds(const lagscope__store *s, const char *keep) {
   }
   uint64_t count = l.len, bytes = 0;
   for (size_t i = 0; i < l.len; i++) bytes += l.items[i].size;
-  if (l.len > 1) qsort(l.items, l.len, sizeof(listed), by_age);
+  if (l.len > 1) qsort(l.items, l.len, sizeof(listed), by_eviction);
   for (size_t i = 0; i < l.len; i++) {
     int over = (s->max_reports != 0 && count > s->max_reports) ||
                (s->max_bytes != 0 && bytes > s->max_bytes);

@@ -326,6 +326,38 @@ static void test_bounds_by_count(void) {
   printf("bounds by count: ok\n");
 }
 
+/* An idle hang's report ("counted":false, third as core/report.c writes it) goes before any
+ * counted one, however new: an idle hang never costs a hang its place. */
+static void test_bounds_idle_first(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "idle");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 3, 0, &s, why, sizeof(why)), 0);
+  const char *idle = "{\"schema_version\":1,\"id\":\"r2\",\"counted\":false,\"state\":\"ended\","
+                     "\"start\":{\"monotonic_ns\":1}}";
+  const char *counted = "{\"schema_version\":1,\"id\":\"r3\",\"counted\":true,\"state\":\"ended\","
+                        "\"start\":{\"monotonic_ns\":1}}";
+  store_report_ok(s, "r1", 200);
+  store_write_ok(s, "r2", idle);
+  store_write_ok(s, "r3", counted);
+  set_mtime(dir, "r1.json", 1000); /* the oldest */
+  set_mtime(dir, "r2.json", 3000); /* the newest, but idle */
+  set_mtime(dir, "r3.json", 2000);
+  store_report_ok(s, "r4", 200);
+  path_in(path, sizeof(path), dir, "r2.json");
+  CHECK_MSG(!exists(path), "the idle report stayed");
+  const char *left[] = {"r1.json", "r3.json", "r4.json"};
+  for (int i = 0; i < 3; i++) {
+    path_in(path, sizeof(path), dir, left[i]);
+    CHECK_MSG(exists(path), "%s was removed before the idle report", left[i]);
+  }
+  store_report_ok(s, "r5", 200); /* no idle one left: the oldest goes, as before */
+  path_in(path, sizeof(path), dir, "r1.json");
+  CHECK(!exists(path));
+  lagscope__store_close(s);
+  printf("bounds, idle first: ok\n");
+}
+
 static void test_bounds_by_bytes(void) {
   char dir[512], why[512], path[512];
   make_dir(dir, sizeof(dir), "bytes");
@@ -603,6 +635,7 @@ static const test_case cases[] = {
     TEST_CASE(write_and_ids),
     TEST_CASE(write_failures),
     TEST_CASE(bounds_by_count),
+    TEST_CASE(bounds_idle_first),
     TEST_CASE(bounds_by_bytes),
     TEST_CASE(recover),
     TEST_CASE(recover_full_disk),
