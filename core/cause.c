@@ -72,6 +72,31 @@ static lagscope__cause_kind darwin_kind(const char *const *names, size_t n) {
   return LAGSCOPE__CAUSE_UNKNOWN;
 }
 
+#define UL_UNFAIR_LOCK 2u     /* xnu's bsd/sys/ulock.h: the operation, its low byte */
+#define UL_OPCODE_MASK 0xFFu
+#define ULOCK_NOWAITERS_BIT 1u /* libplatform: cleared in the lock's value while some wait */
+
+int lagscope__darwin_lock_wait(const char *trap, const uintptr_t *args, uintptr_t *address,
+                               uint64_t *owner, int *owner_is_port) {
+  *address = 0;
+  *owner = 0;
+  *owner_is_port = 0;
+  if (trap == NULL) return 0;
+  if (strcmp(trap, "__psynch_mutexwait") == 0) {
+    *address = args[0];
+    *owner = (uint64_t)args[3];
+    return 1;
+  }
+  if (strncmp(trap, "__ulock_wait", 12) == 0 && (args[0] & UL_OPCODE_MASK) == UL_UNFAIR_LOCK) {
+    uint32_t value = (uint32_t)args[2];
+    *address = args[1];
+    *owner = value != 0 ? (uint64_t)(value | ULOCK_NOWAITERS_BIT) : 0;
+    *owner_is_port = 1;
+    return 1;
+  }
+  return 0;
+}
+
 lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const char *const *names,
                                               size_t n) {
   switch ((lagscope__run_state)s->run_state) {

@@ -100,6 +100,8 @@ typedef struct lagscope__thread_sample {
   char name[LAGSCOPE_THREAD_NAME_MAX];
   char state;      /* Linux's letter: R running, S sleeping, D disk wait, T stopped, ... */
   uint64_t cpu_ns; /* user + system, since the thread started */
+  uint64_t system_id; /* the id lock owners are recorded by: Linux the tid; Darwin the thread
+                         id (pthread_threadid_np's), where tid is the thread's port name */
 } lagscope__thread_sample;
 
 typedef struct lagscope__process_sample {
@@ -529,6 +531,15 @@ const char *lagscope__cause_kind_name(int kind);
  * unknown). F */
 lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const char *const *names,
                                               size_t n);
+
+/* Darwin: the lock a thread blocked in a trap waits for, from the trap (its innermost frame's
+ * name) and its arguments, as Apple's open sources call them: libpthread's
+ * __psynch_mutexwait(mutex, mgen, ugen, owner's thread id, flags) and libplatform's
+ * __ulock_wait(UL_UNFAIR_LOCK | flags, lock, value, timeout), value the owner's thread port
+ * with bit 0 (no waiters) cleared. 1 when it is one: *address, and *owner (0: not known) as a
+ * thread id (*owner_is_port 0) or a port name (1). F */
+int lagscope__darwin_lock_wait(const char *trap, const uintptr_t *args, uintptr_t *address,
+                               uint64_t *owner, int *owner_is_port);
 
 /* ---- port: symbols (core/linux/symbols.c) ----------------------------------------------------
  * Addresses to names, off the captured thread. */

@@ -679,9 +679,41 @@ static void wait_target(const lagscope__hang_record *r, const lagscope__stack *s
   lagscope__describe_wait_target(s, out, size);
 }
 
-/* The owner of the lock a thread waits for, when it is a live thread of this capture. */
-static int owner_index(const lagscope__hang_record *r, const lagscope__stack *s) {
-  return s->lock_owner > 0 ? thread_index(r, s->lock_owner) : -1;
+/* The index in r of the thread whose system id (the id Darwin's mutexes record) is id. */
+static int thread_index_by_system_id(const lagscope__hang_record *r, uint64_t id) {
+  for (uint32_t i = 0; r->thread_info != NULL && i < r->thread_count; i++)
+    if (r->thread_info[i].system_id == id) return (int)i;
+  return -1;
+}
+
+/* The lock a thread waits for: its address, and the index in r of its owner when that is a
+ * thread of this capture (-1 otherwise). Linux: the futex word and the owner glibc's mutex
+ * recorded when captured; Darwin: the trap's arguments. */
+static int lock_of(report_ctx *c, const lagscope__hang_record *r, const lagscope__stack *s,
+                   uintptr_t *address) {
+  if (s->syscall >= 0) {
+    *address = s->args[0];
+    return s->lock_owner > 0 ? thread_index(r, s->lock_owner) : -1;
+  }
+  const char *names[CAUSE_NAMES];
+  uint64_t owner;
+  int is_port;
+  if (innermost_names(c, s, names) == 0 ||
+      !lagscope__darwin_lock_wait(names[0], s->args, address, &owner, &is_port) || owner == 0)
+    return -1;
+  return is_port ? thread_index(r, (int32_t)owner) : thread_index_by_system_id(r, owner);
+}
+
+static int owner_index(report_ctx *c, const lagscope__hang_record *r, const lagscope__stack *s) {
+  uintptr_t address;
+  return lock_of(c, r, s, &address);
+}
+
+static uintptr_t lock_address(report_ctx *c, const lagscope__hang_record *r,
+                              const lagscope__stack *s) {
+  uintptr_t address = 0;
+  lock_of(c, r, s, &address);
+  return address;
 }
 
 /* What a thread is doing, as the end of a sentence: "blocked in read() on pipe:[8812]"; for a
@@ -698,8 +730,8 @@ static void phrase(report_ctx *c, const lagscope__hang_record *r, const lagscope
     case LAGSCOPE__CAUSE_IO: put(out, size, "blocked in %s()%s%s", name, on, target); break;
     case LAGSCOPE__CAUSE_SLEEP: put(out, size, "sleeping in %s()", name); break;
     case LAGSCOPE__CAUSE_LOCK: {
-      int owner = owner_index(r, s);
-      uintptr_t mutex = s->syscall >= 0 ? s->args[0] : 0;
+      uintptr_t mutex = 0;
+      int owner = lock_of(c, r, s, &mutex);
       if (owner < 0 || left <= 0) {
         put(out, size, "waiting for mutex 0x%" PRIxPTR, mutex);
         break;
@@ -728,8 +760,9 @@ static cJSON *thread_cause_json(report_ctx *c, const lagscope__hang_record *r, i
   if (s->run_state == LAGSCOPE__RUN_SYSCALL) add_text(o, "syscall", run_state_text(c, s, call, sizeof(call)));
   wait_target(r, s, buf, sizeof(buf));
   if (buf[0] != '\0') add_text(o, "target", buf);
-  if (kind == LAGSCOPE__CAUSE_LOCK && s->syscall >= 0) add_hex(o, "mutex", s->args[0]);
-  int owner = kind == LAGSCOPE__CAUSE_LOCK ? owner_index(r, s) : -1;
+  uintptr_t mutex = 0;
+  int owner = kind == LAGSCOPE__CAUSE_LOCK ? lock_of(c, r, s, &mutex) : -1;
+  if (kind == LAGSCOPE__CAUSE_LOCK && mutex != 0) add_hex(o, "mutex", mutex);
   if (owner >= 0 && left > 0) {
     cJSON *who = cJSON_AddObjectToObject(o, "owner");
     cJSON_AddNumberToObject(who, "tid", r->threads[owner].tid);
@@ -755,7 +788,7 @@ static int lock_chain(report_ctx *c, const lagscope__hang_record *r, int index, 
       }
     chain[n++] = index;
     if (classify(c, &r->threads[index]) != LAGSCOPE__CAUSE_LOCK) break;
-    index = owner_index(r, &r->threads[index]);
+    index = owner_index(c, r, &r->threads[index]);
   }
   return n;
 }
@@ -775,17 +808,17 @@ static void summary_sentence(report_ctx *c, const lagscope__hang_record *r, int 
                              lagscope__cause_kind kind, double ms, const lagscope__stack *main,
                              char *out, size_t size) {
   char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8];
-  int owner = main_index >= 0 ? owner_index(r, &r->threads[main_index]) : -1;
+  int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
   switch (kind) {
     case LAGSCOPE__CAUSE_LOCK:
       if (owner < 0) {
         put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR " (its owner is not known)",
-                 ms, main->args[0]);
+                 ms, lock_address(c, r, main));
         return;
       }
       phrase(c, r, &r->threads[owner], 3, what, sizeof(what));
       put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR
-               " held by thread %s (tid %d), itself %s", ms, main->args[0],
+               " held by thread %s (tid %d), itself %s", ms, lock_address(c, r, main),
                thread_name(r, owner, name, sizeof(name)), (int)r->threads[owner].tid, what);
       return;
     case LAGSCOPE__CAUSE_CPU: put(out, size, "On the CPU for %.0f ms in %s", ms,
@@ -808,8 +841,8 @@ static void summary_sentence(report_ctx *c, const lagscope__hang_record *r, int 
   }
 }
 
-static void deadlock_sentence(const lagscope__hang_record *r, const int *chain, int n, int from,
-                              char *out, size_t size) {
+static void deadlock_sentence(report_ctx *c, const lagscope__hang_record *r, const int *chain,
+                              int n, int from, char *out, size_t size) {
   put(out, size, "Deadlock:");
   char name[LAGSCOPE_THREAD_NAME_MAX + 8], holder[LAGSCOPE_THREAD_NAME_MAX + 8];
   for (int i = from; i < n; i++) {
@@ -818,7 +851,7 @@ static void deadlock_sentence(const lagscope__hang_record *r, const int *chain, 
     size_t len = strlen(out);
     put(out + len, size - len, "%s thread %s (tid %d) waits for mutex 0x%" PRIxPTR
         " held by %s (tid %d)", i > from ? ";" : "", thread_name(r, chain[i], name, sizeof(name)),
-        (int)s->tid, s->args[0], thread_name(r, next, holder, sizeof(holder)),
+        (int)s->tid, lock_address(c, r, s), thread_name(r, next, holder, sizeof(holder)),
         (int)r->threads[next].tid);
   }
 }
@@ -834,13 +867,13 @@ static void label_text(report_ctx *c, const lagscope__hang_record *r, int main_i
   const char *where = telling != NULL ? telling : main != NULL ? first_function(c, main) : "";
   const char *kind_name = lagscope__cause_kind_name(kind);
   char name[LAGSCOPE_THREAD_NAME_MAX + 8], call[128], target[LAGSCOPE__TARGET_MAX];
-  int owner = main_index >= 0 ? owner_index(r, &r->threads[main_index]) : -1;
+  int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
   if (main == NULL) {
     put(out, size, "%s", kind_name);
   } else if (kind == LAGSCOPE__CAUSE_LOCK && owner >= 0) {
     put(out, size, "lock · %s", thread_name(r, owner, name, sizeof(name)));
   } else if (kind == LAGSCOPE__CAUSE_LOCK) {
-    put(out, size, "lock · mutex 0x%" PRIxPTR, main->args[0]);
+    put(out, size, "lock · mutex 0x%" PRIxPTR, lock_address(c, r, main));
   } else if (kind == LAGSCOPE__CAUSE_IO) {
     wait_target(r, main, target, sizeof(target));
     put(out, size, "io · %s%s%s", run_state_text(c, main, call, sizeof(call)),
@@ -906,7 +939,7 @@ static cJSON *cause_json(report_ctx *c, const lagscope__hang_record *r, const cJ
   double ms = (double)r->duration_ns / 1e6 * share_of;
   if (cycle_from >= 0) {
     cJSON_AddStringToObject(o, "kind", "deadlock");
-    deadlock_sentence(r, chain, chain_len, cycle_from, summary, sizeof(summary));
+    deadlock_sentence(c, r, chain, chain_len, cycle_from, summary, sizeof(summary));
     deadlock_label(r, chain, chain_len, cycle_from, label, sizeof(label));
   } else {
     cJSON_AddStringToObject(o, "kind", lagscope__cause_kind_name(kind));

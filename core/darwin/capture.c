@@ -41,6 +41,7 @@
 
 typedef struct snapshot {
   uintptr_t pc, lr, fp, sp;
+  uintptr_t args[6];        /* a trap's arguments, in their registers (a lock's owner) */
   int has_lr;               /* arm64: the link register is a frame candidate */
   uintptr_t stack_base;     /* = sp */
   size_t stack_len;         /* bytes copied from stack_base */
@@ -85,6 +86,7 @@ static void copy_registers(const machine_state *st, snapshot *s) {
   s->fp = (uintptr_t)arm_thread_state64_get_fp(*st);
   s->sp = (uintptr_t)arm_thread_state64_get_sp(*st);
   s->has_lr = 1;
+  for (int i = 0; i < 6; i++) s->args[i] = (uintptr_t)st->__x[i]; /* x0-x5 at the svc */
 }
 /* xpaclri (hint #7) strips the authentication code from x30; a no-op without PAC. */
 static uintptr_t strip_pac(uintptr_t value) {
@@ -102,6 +104,9 @@ static void copy_registers(const machine_state *st, snapshot *s) {
   s->fp = (uintptr_t)st->__rbp;
   s->sp = (uintptr_t)st->__rsp;
   s->has_lr = 0;
+  /* At the syscall instruction: rdi, rsi, rdx, r10 (the stub moves rcx there), r8, r9. */
+  const uintptr_t args[6] = {st->__rdi, st->__rsi, st->__rdx, st->__r10, st->__r8, st->__r9};
+  for (int i = 0; i < 6; i++) s->args[i] = args[i];
 }
 static uintptr_t strip_pac(uintptr_t value) { return value; }
 #else
@@ -286,6 +291,8 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
   if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
   out->method = LAGSCOPE__METHOD_SUSPEND;
   out->run_state = (uint8_t)the_snapshot.run_state;
+  if (out->run_state == LAGSCOPE__RUN_SYSCALL) /* blocked in a trap: its arguments */
+    memcpy(out->args, the_snapshot.args, sizeof(out->args));
   walk_snapshot(&the_snapshot, out);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }

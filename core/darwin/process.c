@@ -51,6 +51,13 @@ static int read_thread(thread_act_t thread, lagscope__thread_sample *t) {
     return LAGSCOPE_ENOENT;
   t->tid = (int32_t)thread;
   t->state = state_letter(info.run_state);
+  /* The id a pthread mutex records its owner by (what pthread_threadid_np gives). */
+  thread_identifier_info_data_t id;
+  mach_msg_type_number_t id_count = THREAD_IDENTIFIER_INFO_COUNT;
+  t->system_id = thread_info(thread, THREAD_IDENTIFIER_INFO, (thread_info_t)&id, &id_count) ==
+                         KERN_SUCCESS
+                     ? id.thread_id
+                     : 0;
   t->cpu_ns = time_value_ns(info.user_time) + time_value_ns(info.system_time);
   thread_name(thread, t->name, sizeof(t->name));
   return 0;

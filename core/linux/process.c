@@ -72,6 +72,7 @@ static int read_thread(int32_t tid, lagscope__thread_sample *t) {
   if (lagscope__parse_stat(buf, (size_t)len, t->name, sizeof(t->name), &t->state, &utime, &stime) != 0)
     return LAGSCOPE_EPARSE;
   t->tid = tid;
+  t->system_id = (uint64_t)tid;
   t->cpu_ns = ticks_to_ns(utime + stime);
   /* schedstat has the run time in ns; stat's ticks are only 10 ms steps. */
   snprintf(path, sizeof(path), "%s/task/%d/schedstat", proc_self, tid);
@@ -110,6 +111,7 @@ static int read_thread_light(int32_t tid, const lagscope__process_sample *previo
   struct timespec ts;
   if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return -ESRCH; /* EINVAL: gone */
   t->tid = tid;
+  t->system_id = (uint64_t)tid;
   t->state = '\0';
   t->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
   const char *known = previous_name(previous, tid, hint);

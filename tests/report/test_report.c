@@ -34,6 +34,13 @@ static const fake_function functions[] = {
     {"c", 0x404000, 0x404100, "/usr/bin/demo", 0x400000, 0},
     {"spin", 0x405000, 0x405100, "/usr/bin/demo", 0x400000, 1},
     {"__poll", 0x7f0000001000, 0x7f0000001200, "/usr/lib/libc.so.6", 0x7f0000000000, 1},
+    /* Darwin's trap stubs, as libsystem_kernel names them */
+    {"__psynch_mutexwait", 0x180001000, 0x180001040, "/usr/lib/system/libsystem_kernel.dylib",
+     0x180000000, 1},
+    {"__ulock_wait", 0x180002000, 0x180002040, "/usr/lib/system/libsystem_kernel.dylib",
+     0x180000000, 1},
+    {"__semwait_signal", 0x180003000, 0x180003040, "/usr/lib/system/libsystem_kernel.dylib",
+     0x180000000, 1},
 };
 #define FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 
@@ -641,8 +648,68 @@ static void test_call_sites_states_and_stop(void) {
   lagscope_free(heaviest);
 }
 
+/* Darwin, on synthetic thread states: the main thread waits in __psynch_mutexwait for a pthread
+ * mutex whose owner (its 4th argument, a thread id) is thread A, which waits in __ulock_wait
+ * for an os_unfair_lock whose value is B's port with the no-waiters bit cleared; B sleeps. The
+ * verdict names the chain, A by its thread id, B by its port. */
+static void test_darwin_lock_chain(void) {
+  enum { MAIN = 0x103, A = 0x203, B = 0x303 };
+  static lagscope__stack darwin_threads[3], darwin_samples[4];
+  static lagscope__thread_sample info[3];
+  uintptr_t main_frames[] = {0x180001010, 0x402020, 0x401050};
+  uintptr_t a_frames[] = {0x180002010, 0x403020};
+  uintptr_t b_frames[] = {0x180003010, 0x404030};
+  set_stack(&darwin_threads[0], MAIN, main_frames, 3);
+  set_stack(&darwin_threads[1], A, a_frames, 2);
+  set_stack(&darwin_threads[2], B, b_frames, 2);
+  for (int i = 0; i < 3; i++) {
+    darwin_threads[i].run_state = LAGSCOPE__RUN_SYSCALL;
+    darwin_threads[i].syscall = -1; /* Darwin: the innermost frame names the trap */
+    darwin_threads[i].method = LAGSCOPE__METHOD_SUSPEND;
+  }
+  const uintptr_t mutex = 0x16f5a2c40, unfair = 0x600003a1c010;
+  darwin_threads[0].args[0] = mutex, darwin_threads[0].args[3] = 7001; /* A's thread id */
+  darwin_threads[1].args[0] = 0x01000002; /* UL_UNFAIR_LOCK | ULF_NO_ERRNO */
+  darwin_threads[1].args[1] = unfair, darwin_threads[1].args[2] = B & ~1u;
+  for (int i = 0; i < 4; i++) darwin_samples[i] = darwin_threads[0];
+  info[0] = (lagscope__thread_sample){.tid = MAIN, .name = "main", .system_id = 7000};
+  info[1] = (lagscope__thread_sample){.tid = A, .name = "loader", .system_id = 7001};
+  info[2] = (lagscope__thread_sample){.tid = B, .name = "sleeper", .system_id = 7002};
+  lagscope__hang_record r = make_record();
+  r.main_tid = MAIN;
+  r.samples = darwin_samples, r.sample_count = 4;
+  r.threads = darwin_threads, r.thread_info = info, r.thread_count = 3;
+  r.thread_info_before = NULL, r.thread_count_before = 0;
+  resolver res = {0};
+  char *json = NULL, *heaviest = NULL, *brief = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
+  CHECK_EQ_INT(lagscope__report_cause_json(&r, heaviest, fake_resolve, &res, &brief), 0);
+  cJSON *doc = cJSON_Parse(json);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  printf("darwin: %s\n", string_of(cause, "summary"));
+  CHECK(strcmp(string_of(cause, "kind"), "lock") == 0);
+  CHECK(strcmp(string_of(cause, "mutex"), "0x16f5a2c40") == 0);
+  const cJSON *owner = cJSON_GetObjectItemCaseSensitive(cause, "owner");
+  CHECK_MSG(owner != NULL && strcmp(string_of(owner, "name"), "loader") == 0,
+            "the mutex's owner (thread id 7001) is not loader");
+  const cJSON *owner_cause = cJSON_GetObjectItemCaseSensitive(owner, "cause");
+  CHECK(strcmp(string_of(owner_cause, "kind"), "lock") == 0);
+  CHECK(strcmp(string_of(owner_cause, "mutex"), "0x600003a1c010") == 0);
+  const cJSON *second = cJSON_GetObjectItemCaseSensitive(owner_cause, "owner");
+  CHECK_MSG(second != NULL && strcmp(string_of(second, "name"), "sleeper") == 0,
+            "the unfair lock's owner (port 0x303) is not sleeper");
+  CHECK(strcmp(string_of(cJSON_GetObjectItemCaseSensitive(second, "cause"), "kind"), "sleep") == 0);
+  CHECK(strcmp(string_of(cause, "label"), "lock \xC2\xB7 loader") == 0);
+  CHECK(strstr(brief, "held by thread loader") != NULL && strstr(brief, "held by sleeper") != NULL);
+  cJSON_Delete(doc);
+  lagscope_free(json);
+  lagscope_free(heaviest);
+  lagscope_free(brief);
+}
+
 static const test_case cases[] = {
     TEST_CASE(tree_and_heaviest),
+    TEST_CASE(darwin_lock_chain),
     TEST_CASE(call_sites_states_and_stop),
     TEST_CASE(exact_and_states),
     TEST_CASE(bad_and_empty),

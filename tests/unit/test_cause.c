@@ -60,6 +60,23 @@ int main(void) {
   EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg", "my_rpc");
   EXPECT("unknown", sys, -1, NULL);
 
+  /* Darwin: the lock a trap waits for, and its owner, from the trap's arguments. */
+  uintptr_t address;
+  uint64_t owner;
+  int is_port;
+  const uintptr_t mutexwait[6] = {0x1000, 1, 2, 7001, 0, 0};
+  CHECK(lagscope__darwin_lock_wait("__psynch_mutexwait", mutexwait, &address, &owner, &is_port));
+  CHECK(address == 0x1000 && owner == 7001 && !is_port);
+  const uintptr_t unfair[6] = {0x01000002, 0x2000, 0x302, 0, 0, 0}; /* bit 0 cleared: waiters */
+  CHECK(lagscope__darwin_lock_wait("__ulock_wait2", unfair, &address, &owner, &is_port));
+  CHECK(address == 0x2000 && owner == 0x303 && is_port);
+  const uintptr_t compare_and_wait[6] = {0x01000001, 0x3000, 5, 0, 0, 0}; /* not a lock */
+  CHECK(!lagscope__darwin_lock_wait("__ulock_wait", compare_and_wait, &address, &owner, &is_port));
+  const uintptr_t unowned[6] = {2, 0x2000, 0, 0, 0, 0};
+  CHECK(lagscope__darwin_lock_wait("__ulock_wait", unowned, &address, &owner, &is_port) && owner == 0);
+  CHECK(!lagscope__darwin_lock_wait("__psynch_cvwait", mutexwait, &address, &owner, &is_port));
+  CHECK(!lagscope__darwin_lock_wait(NULL, mutexwait, &address, &owner, &is_port));
+
   /* The syscall file's three forms, and lines that are not. */
   lagscope__linux_thread_state st;
   CHECK_EQ_INT(lagscope__linux_parse_syscall("running\n", &st), 0);
