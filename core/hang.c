@@ -482,9 +482,7 @@ char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t 
   if (lagscope__report_stack_json(&h->samples[h->record.sample_count - 1], resolve, h, &text) !=
       LAGSCOPE_OK)
     return NULL;
-  size_t size = strlen(text) + 1;
-  char *payload = lagscope__payload_new(size, NULL);
-  if (payload != NULL) memcpy(payload, text, size);
+  char *payload = lagscope__payload_text(text);
   lagscope_free(text);
   return payload;
 }

@@ -37,16 +37,26 @@ void lagscope__report_dir(const lagscope_config *config, const char *app_name, c
                           size_t size);
 
 /* ---- memory (core/memory.c) ----------------------------------------------------------------
- * Every lagscope heap allocation goes through these so that the bytes lagscope holds are
- * published in the metrics (monitor_memory_bytes). */
+ * Every heap allocation of lagscope's own goes through these so that the bytes lagscope holds
+ * are published in the metrics (monitor_memory_bytes). Not counted, because they allocate
+ * with malloc themselves and say nothing: cJSON's trees and printed texts (freed with
+ * lagscope_free), libdw's and libelf's symbol tables, cairo's and CoreGraphics' own state,
+ * civetweb's connections and threads. */
 void *lagscope__alloc(size_t size);             /* A: zeroed; NULL when out of memory */
 void lagscope__dealloc(void *p);                /* A */
 uint64_t lagscope__memory_in_use(void);         /* F */
+/* Room for one more item after len: *items, of *capacity items of item_size bytes, grows
+ * (to `first`, then doubling) when full, its items kept. 0, or LAGSCOPE_ENOMEM with the
+ * array as it was. A */
+int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size, size_t first);
 
 /* ---- reference-counted payloads (core/memory.c) --------------------------------------------
  * An immutable payload with a hidden header; lagscope_retain/lagscope_release work on it. */
 typedef void (*lagscope__payload_destroy_fn)(void *payload);
 void *lagscope__payload_new(size_t size, lagscope__payload_destroy_fn destroy); /* A: refs = 1 */
+char *lagscope__payload_text(const char *text); /* A: a payload holding a copy; NULL: no memory */
+char *lagscope__strdup(const char *text);       /* A: a copy, freed with lagscope__dealloc */
+void *lagscope__alloc_array(size_t count, size_t size); /* A: zeroed; NULL on overflow too */
 uint32_t lagscope__payload_refs(const void *payload);                        /* F: for tests */
 
 /* ---- port: clock (core/linux/clock.c) ------------------------------------------------------ */

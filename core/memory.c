@@ -33,6 +33,19 @@ uint64_t lagscope__memory_in_use(void) {
   return atomic_load_explicit(&memory_in_use, memory_order_relaxed);
 }
 
+int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size, size_t first) {
+  if (len < *capacity) return LAGSCOPE_OK;
+  size_t grown = *capacity != 0 ? *capacity * 2 : first;
+  if (grown <= len || grown > SIZE_MAX / item_size) return LAGSCOPE_ENOMEM;
+  void *bigger = lagscope__alloc(grown * item_size);
+  if (bigger == NULL) return LAGSCOPE_ENOMEM;
+  if (*items != NULL) memcpy(bigger, *items, len * item_size);
+  lagscope__dealloc(*items);
+  *items = bigger;
+  *capacity = grown;
+  return LAGSCOPE_OK;
+}
+
 void lagscope_free(void *p) { free(p); }
 
 /* ---- payloads ---- */
@@ -53,6 +66,24 @@ void *lagscope__payload_new(size_t size, lagscope__payload_destroy_fn destroy) {
   atomic_init(&h->refs, 1);
   h->destroy = destroy;
   return (char *)h + sizeof(payload_header);
+}
+
+char *lagscope__strdup(const char *text) {
+  size_t size = strlen(text) + 1;
+  char *copy = lagscope__alloc(size);
+  if (copy != NULL) memcpy(copy, text, size);
+  return copy;
+}
+
+void *lagscope__alloc_array(size_t count, size_t size) {
+  return size != 0 && count > SIZE_MAX / size ? NULL : lagscope__alloc(count * size);
+}
+
+char *lagscope__payload_text(const char *text) {
+  size_t size = strlen(text) + 1;
+  char *copy = lagscope__payload_new(size, NULL);
+  if (copy != NULL) memcpy(copy, text, size);
+  return copy;
 }
 
 uint32_t lagscope__payload_refs(const void *payload) {

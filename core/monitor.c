@@ -210,11 +210,9 @@ void lagscope__publish_error(int code, const char *format, ...) {
   int len = vsnprintf(message, sizeof(message), format, args);
   va_end(args);
   if (len < 0) return;
-  size_t size = (size_t)len < sizeof(message) ? (size_t)len + 1 : sizeof(message);
   lagscope__log("%s", message);
-  char *copy = lagscope__payload_new(size, NULL);
+  char *copy = lagscope__payload_text(message);
   if (copy == NULL) return;
-  memcpy(copy, message, size);
   lagscope_event e = {.type = LAGSCOPE_EVENT_ERROR};
   e.as.error.code = code;
   e.payload.message = copy;
@@ -818,10 +816,8 @@ static void web_start(instance *in) {
   }
   const char *url = lagscope__web_url(in->web);
   lagscope__log("viewer: %s", url);
-  size_t size = strlen(url) + 1;
-  char *message = lagscope__payload_new(size, NULL);
+  char *message = lagscope__payload_text(url);
   if (message == NULL) return;
-  memcpy(message, url, size);
   lagscope_event e = {.type = LAGSCOPE_EVENT_SERVER_STARTED};
   e.as.server_started.port = lagscope__web_port(in->web);
   e.payload.message = message;

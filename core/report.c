@@ -162,21 +162,14 @@ static int table_reserve(table *t) {
 /* A growable array of fixed-size entries. */
 typedef struct vec {
   void *items;
-  uint32_t len, capacity;
-  size_t item_size;
+  uint32_t len;
+  size_t capacity, item_size;
 } vec;
 
 static void *vec_push(vec *v) {
-  if (v->len == v->capacity) {
-    uint32_t capacity = v->capacity != 0 ? v->capacity * 2 : 256;
-    if (capacity <= v->capacity) return NULL;
-    void *items = lagscope__alloc(v->item_size * capacity);
-    if (items == NULL) return NULL;
-    if (v->items != NULL) memcpy(items, v->items, v->item_size * v->len);
-    lagscope__dealloc(v->items);
-    v->items = items;
-    v->capacity = capacity;
-  }
+  if (v->len == UINT32_MAX ||
+      lagscope__grow(&v->items, &v->capacity, v->len, v->item_size, 256) != LAGSCOPE_OK)
+    return NULL;
   return (char *)v->items + v->item_size * v->len++;
 }
 

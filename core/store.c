@@ -344,15 +344,10 @@ static int is_temp_name(const char *name) {
 }
 
 static int listing_push(listing *l, const listed *item) {
-  if (l->len == l->capacity) {
-    size_t capacity = l->capacity != 0 ? l->capacity * 2 : 64;
-    listed *items = lagscope__alloc(sizeof(listed) * capacity);
-    if (items == NULL) return LAGSCOPE_ENOMEM;
-    if (l->items != NULL) memcpy(items, l->items, sizeof(listed) * l->len);
-    lagscope__dealloc(l->items);
-    l->items = items;
-    l->capacity = capacity;
-  }
+  void *items = l->items;
+  if (lagscope__grow(&items, &l->capacity, l->len, sizeof(listed), 64) != LAGSCOPE_OK)
+    return LAGSCOPE_ENOMEM;
+  l->items = items;
   l->items[l->len++] = *item;
   return 0;
 }

@@ -7,6 +7,7 @@
  * reference images in tests/hud depend on it).
  */
 #include "hud.h"
+#include "internal.h"
 
 #include <cairo.h>
 #include <math.h>
@@ -166,7 +167,7 @@ lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_point
   if (!(width_points > 0.0f) || !(height_points > 0.0f) || !(scale > 0.0f)) return NULL;
   double w = ceil((double)width_points * scale), h = ceil((double)height_points * scale);
   if (w > 32767.0 || h > 32767.0) return NULL; /* cairo's image limit */
-  cairo_backend *b = calloc(1, sizeof *b);
+  cairo_backend *b = lagscope__alloc(sizeof *b);
   if (b == NULL) return NULL;
   b->canvas.ops = &cairo_ops;
   b->canvas.backend = b;
@@ -192,7 +193,7 @@ void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
   }
   if (b->cr != NULL) cairo_destroy(b->cr);
   if (b->surface != NULL) cairo_surface_destroy(b->surface);
-  free(b);
+  lagscope__dealloc(b);
 }
 
 void lagscope__hud_canvas_clear(lagscope_canvas *canvas) {

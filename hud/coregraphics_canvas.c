@@ -17,6 +17,7 @@
  * logs a warning for them and may substitute Times.
  */
 #include "hud.h"
+#include "internal.h"
 
 #include <CoreFoundation/CoreFoundation.h>
 #include <CoreGraphics/CoreGraphics.h>
@@ -256,22 +257,22 @@ void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
     if (b->fonts[i].font != NULL) CFRelease(b->fonts[i].font);
   }
   if (b->cg != NULL) CGContextRelease(b->cg);
-  free(b->pixels);
-  free(b);
+  lagscope__dealloc(b->pixels);
+  lagscope__dealloc(b);
 }
 
 lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_points, float scale) {
   if (!(width_points > 0.0f) || !(height_points > 0.0f) || !(scale > 0.0f)) return NULL;
   double w = ceil((double)width_points * scale), h = ceil((double)height_points * scale);
   if (w > MAX_PIXELS || h > MAX_PIXELS) return NULL;
-  cg_backend *b = calloc(1, sizeof *b);
+  cg_backend *b = lagscope__alloc(sizeof *b);
   if (b == NULL) return NULL;
   b->canvas.ops = &coregraphics_ops;
   b->canvas.backend = b;
   b->width = (int)w;
   b->height = (int)h;
   b->stride = b->width * 4;
-  b->pixels = calloc((size_t)b->height, (size_t)b->stride); /* zero: transparent */
+  b->pixels = lagscope__alloc_array((size_t)b->height, (size_t)b->stride); /* zero: transparent */
   if (b->pixels != NULL) b->cg = make_context(b);
   if (b->cg == NULL) {
     lagscope__hud_canvas_free(&b->canvas);

@@ -103,17 +103,8 @@ static char *slim_tick(const char *json) {
   cJSON_DeleteItemFromObjectCaseSensitive(tick, "busiest_threads");
   char *text = print(tick);
   if (text == NULL) return NULL;
-  size_t size = strlen(text) + 1;
-  char *copy = lagscope__alloc(size);
-  if (copy != NULL) memcpy(copy, text, size);
-  free(text);
-  return copy;
-}
-
-static char *copy_text(const char *text) {
-  size_t size = strlen(text) + 1;
-  char *copy = lagscope__alloc(size);
-  if (copy != NULL) memcpy(copy, text, size);
+  char *copy = lagscope__strdup(text); /* kept: counted */
+  lagscope_free(text);
   return copy;
 }
 
@@ -129,7 +120,7 @@ static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t
 }
 
 void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
-  char *whole = copy_text(json), *slim = slim_tick(json);
+  char *whole = lagscope__strdup(json), *slim = slim_tick(json);
   if (whole == NULL || slim == NULL) {
     lagscope__dealloc(whole);
     lagscope__dealloc(slim);
@@ -146,7 +137,7 @@ void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
 }
 
 void lagscope__api_keep_hitch(lagscope__web *web, const char *json) {
-  char *copy = copy_text(json);
+  char *copy = lagscope__strdup(json);
   if (copy == NULL) return;
   pthread_mutex_lock(&web->metrics_lock);
   char *old = ring_push(web->hitches, web->config.hitch_keep, &web->hitches_next,
@@ -163,7 +154,7 @@ static char *join_ring(const char *head, char *const *slots, uint32_t capacity, 
   size_t size = strlen(head) + 4 + (newest != NULL ? strlen(newest) : 0);
   for (uint32_t i = 0; i < capacity; i++)
     if (slots[i] != NULL) size += strlen(slots[i]) + 1;
-  char *body = malloc(size);
+  char *body = malloc(size); /* handed to lagscope__reply_json, as a cJSON text is */
   if (body == NULL) return NULL;
   size_t used = strlen(head);
   memcpy(body, head, used);

@@ -116,7 +116,7 @@ static int samples_from_timeline(profile *p, const cJSON *timeline) {
   if (!cJSON_IsArray(t) || !cJSON_IsArray(n)) return -1;
   size_t count = (size_t)cJSON_GetArraySize(t);
   if (count != (size_t)cJSON_GetArraySize(n)) return -1;
-  p->samples = calloc(count + 1, sizeof *p->samples);
+  p->samples = lagscope__alloc_array(count + 1, sizeof *p->samples);
   if (p->samples == NULL) return -2;
   const cJSON *ti = t->child, *ni = n->child;
   for (size_t i = 0; i < count; i++, ti = ti->next, ni = ni->next) {
@@ -136,7 +136,7 @@ static int samples_from_timeline(profile *p, const cJSON *timeline) {
 
 /* No timeline: each node's own samples back to back, in preorder, from the hang's start. */
 static int samples_from_tree(profile *p) {
-  p->samples = calloc(p->node_count, sizeof *p->samples);
+  p->samples = lagscope__alloc_array(p->node_count, sizeof *p->samples);
   if (p->samples == NULL) return -2;
   int64_t at = 0;
   for (size_t i = 0; i < p->node_count; i++) {
@@ -170,7 +170,7 @@ static int check_report(const cJSON *report, char *why, size_t why_size) {
 
 static int load_nodes(profile *p, char *why, size_t why_size) {
   const cJSON *root = cJSON_GetObjectItemCaseSensitive(p->report, "call_tree");
-  p->nodes = calloc(count_nodes(root), sizeof *p->nodes);
+  p->nodes = lagscope__alloc_array(count_nodes(root), sizeof *p->nodes);
   if (p->nodes == NULL) {
     lagscope__explain(why, why_size, "Out of memory.");
     return -1;
@@ -196,8 +196,8 @@ static int load_samples(profile *p, char *why, size_t why_size) {
 
 static void profile_free(profile *p) {
   cJSON_Delete(p->report);
-  free(p->nodes);
-  free(p->samples);
+  lagscope__dealloc(p->nodes);
+  lagscope__dealloc(p->samples);
 }
 
 static int profile_load(profile *p, const char *json, char *why, size_t why_size) {
@@ -340,8 +340,8 @@ typedef struct frame_table {
 static int frame_table_init(frame_table *t, size_t node_count) {
   size_t capacity = 16;
   while (capacity < node_count * 2) capacity *= 2;
-  t->slot_node = malloc(capacity * sizeof *t->slot_node);
-  t->frame_of_node = calloc(node_count, sizeof *t->frame_of_node);
+  t->slot_node = lagscope__alloc_array(capacity, sizeof *t->slot_node);
+  t->frame_of_node = lagscope__alloc_array(node_count, sizeof *t->frame_of_node);
   t->mask = capacity - 1;
   t->frame_count = 0;
   if (t->slot_node == NULL || t->frame_of_node == NULL) return -1;
@@ -350,8 +350,8 @@ static int frame_table_init(frame_table *t, size_t node_count) {
 }
 
 static void frame_table_free(frame_table *t) {
-  free(t->slot_node);
-  free(t->frame_of_node);
+  lagscope__dealloc(t->slot_node);
+  lagscope__dealloc(t->frame_of_node);
 }
 
 /* The frame of node n: found, or added (1 is returned when it is new). */
@@ -403,7 +403,7 @@ static void speedscope_samples(builder *b, const profile *p, const frame_table *
                                cJSON *profile_json) {
   cJSON *stacks = checked(b, cJSON_AddArrayToObject(profile_json, "samples"));
   cJSON *weights = checked(b, cJSON_AddArrayToObject(profile_json, "weights"));
-  int32_t *path = malloc((p->max_depth + 1) * sizeof *path);
+  int32_t *path = lagscope__alloc_array(p->max_depth + 1, sizeof *path);
   if (path == NULL) {
     b->failed = 1;
     return;
@@ -412,7 +412,7 @@ static void speedscope_samples(builder *b, const profile *p, const frame_table *
     push(b, stacks, speedscope_stack(b, p, t, &p->samples[i], path));
     push(b, weights, cJSON_CreateNumber((double)p->samples[i].weight_us / 1000.0));
   }
-  free(path);
+  lagscope__dealloc(path);
 }
 
 static cJSON *speedscope_doc(builder *b, const profile *p, frame_table *t) {
@@ -573,9 +573,10 @@ static void trace_sample(trace *t, open_stack *o, const sample *s, int32_t *path
 
 static void trace_stacks(trace *t) {
   size_t max = t->p->max_depth + 1;
-  open_stack o = {malloc(max * sizeof *o.node), malloc(max * sizeof *o.event),
-                  malloc(max * sizeof *o.since_us), 0};
-  int32_t *path = malloc(max * sizeof *path);
+  open_stack o = {lagscope__alloc_array(max, sizeof *o.node),
+                  lagscope__alloc_array(max, sizeof *o.event),
+                  lagscope__alloc_array(max, sizeof *o.since_us), 0};
+  int32_t *path = lagscope__alloc_array(max, sizeof *path);
   if (o.node != NULL && o.event != NULL && o.since_us != NULL && path != NULL) {
     for (size_t i = 0; i < t->p->sample_count && !t->b.failed; i++)
       trace_sample(t, &o, &t->p->samples[i], path);
@@ -583,7 +584,8 @@ static void trace_stacks(trace *t) {
   } else {
     t->b.failed = 1;
   }
-  free(o.node), free(o.event), free(o.since_us), free(path);
+  lagscope__dealloc(o.node), lagscope__dealloc(o.event), lagscope__dealloc(o.since_us);
+  lagscope__dealloc(path);
 }
 
 /* Every other thread's stack as captured at the hang's start: an instant event on its track. */

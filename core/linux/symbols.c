@@ -402,15 +402,10 @@ typedef struct raw_list {
 
 /* Temporary: counted as lagscope's memory while it lives, but not as the index's. */
 static int raw_push(raw_list *list, const raw_symbol *symbol) {
-  if (list->len == list->cap) {
-    size_t cap = list->cap ? list->cap * 2 : 1024;
-    raw_symbol *bigger = lagscope__alloc(cap * sizeof(raw_symbol));
-    if (bigger == NULL) return -1;
-    if (list->items != NULL) memcpy(bigger, list->items, list->len * sizeof(raw_symbol));
-    lagscope__dealloc(list->items);
-    list->items = bigger;
-    list->cap = cap;
-  }
+  void *items = list->items;
+  if (lagscope__grow(&items, &list->cap, list->len, sizeof(raw_symbol), 1024) != LAGSCOPE_OK)
+    return -1;
+  list->items = items;
   list->items[list->len++] = *symbol;
   return 0;
 }
