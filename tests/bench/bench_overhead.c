@@ -13,8 +13,11 @@
  * reads lagscope's own figures (monitor_cpu_percent, monitor_memory_bytes). An idle loop makes
  * the overhead as visible as it can be: anything the app does on top only hides it.
  *
- * Usage: bench_overhead [--seconds N] [--heartbeat]   (N seconds per child; default 30;
- * --heartbeat: heartbeat mode, no post_main, the frames proving the main thread alive)
+ * Usage: bench_overhead [--seconds N] [--heartbeat] [--hitch-ms M]   (N seconds per child;
+ * default 30; --heartbeat: heartbeat mode, no post_main, the frames proving the main thread
+ * alive; --hitch-ms: one frame a second works M ms on the CPU, in both children: what lagscope
+ * costs an app that hitches, its samples from the stall's first milliseconds and a hitch event
+ * a second, symbolicated)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -38,6 +41,8 @@
 #include <unistd.h>
 
 #define FRAME_NS (1000000000u / 60u)
+
+static uint64_t hitch_ns; /* --hitch-ms: one frame a second works this long */
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 typedef struct loop_stats {
@@ -63,6 +68,12 @@ static loop_stats run_loop(uint64_t seconds, bool with_lagscope) {
     stats.posts_run += bench_post_drain();
     now = bench_now_ns();
     if (now < deadline) continue; /* woken by a post: back to waiting for the frame */
+    if (hitch_ns != 0 && stats.frames % 60 == 59) { /* a frame's work, on the CPU */
+      uint64_t until = bench_now_ns() + hitch_ns;
+      while (bench_now_ns() < until) {
+      }
+      now = bench_now_ns();
+    }
     if (with_lagscope) lagscope_frame();
     stats.frames++;
     deadline += FRAME_NS;
@@ -81,7 +92,14 @@ typedef struct child_result {
   loop_stats loop;
   bool have_metrics;
   lagscope_metrics metrics;  /* lagscope's latest sample, taken at the end */
+  uint64_t hitch_events;     /* lagscope's hitch events (with --hitch-ms) */
 } child_result;
+
+static _Atomic uint64_t hitch_events;
+static void count_hitches(const lagscope_event *e, void *user) {
+  (void)user;
+  if (e->type == LAGSCOPE_EVENT_HITCH) atomic_fetch_add(&hitch_events, 1);
+}
 
 static uint64_t cpu_clock_ns(clockid_t id) {
   struct timespec ts;
@@ -111,6 +129,7 @@ static int start_lagscope(void) {
   lagscope_config config = lagscope_config_default();
   config.server_port = 0, config.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   config.post_main = heartbeat_mode ? NULL : bench_post_main; /* the rest at its default */
+  config.on_event = count_hitches;
   int rc = lagscope_start(&config);
   if (rc == LAGSCOPE_DISABLED) return BENCH_SKIP;
   if (rc != 0) fprintf(stderr, "bench_overhead: lagscope_start: %s\n", lagscope_strerror(rc));
@@ -142,6 +161,7 @@ static child_result measure_child(uint64_t seconds, bool with_lagscope) {
   if (with_lagscope) {
     r.have_metrics = lagscope_metrics_latest(&r.metrics) == 0;
     lagscope_stop();
+    r.hitch_events = atomic_load(&hitch_events);
   }
   bench_post_close();
   return r;
@@ -218,16 +238,23 @@ static void print_lagscope_rows(const child_result *with) {
 
 static void print_table(const child_result *base, const child_result *with) {
   char title[160], v[48];
-  snprintf(title, sizeof title,
-           "lagscope overhead at defaults, idle 60 Hz loop (%.1f s each, with vs without)",
-           with->seconds);
+  if (hitch_ns != 0)
+    snprintf(title, sizeof title,
+             "lagscope overhead at defaults, 60 Hz loop with a %llu ms hitch every second "
+             "(%.1f s each, with vs without)",
+             (unsigned long long)(hitch_ns / 1000000u), with->seconds);
+  else
+    snprintf(title, sizeof title,
+             "lagscope overhead at defaults, idle 60 Hz loop (%.1f s each, with vs without)",
+             with->seconds);
   bench_table_begin(title);
   row_pct("process CPU, % of one core", with->process_cpu_pct, base->process_cpu_pct, "-");
   snprintf(v, sizeof v, "%.3f %%", tidy(with->process_cpu_pct - base->process_cpu_pct));
   row_plain("CPU overhead (difference)", v, "≤ 0.2 % of one core");
   row_pct("  main thread CPU", with->main_cpu_pct, base->main_cpu_pct, "-");
   row_pct("  other threads CPU (process - main)", with->process_cpu_pct - with->main_cpu_pct,
-          base->process_cpu_pct - base->main_cpu_pct, "-");
+          base->process_cpu_pct - base->main_cpu_pct,
+          hitch_ns != 0 ? "≤ 1 % of one core" : "-");
   row_kib("RSS at the end (VmRSS)", (double)with->rss_kib, (double)base->rss_kib, "-");
   row_kib("RSS peak (VmHWM)", (double)with->hwm_kib, (double)base->hwm_kib, "-");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->rss_kib - (double)base->rss_kib);
@@ -240,6 +267,10 @@ static void print_table(const child_result *base, const child_result *with) {
   row_plain("frames presented (with / without)", v, "60 per s");
   snprintf(v, sizeof v, "%llu", (unsigned long long)with->loop.posts_run);
   row_plain("pings answered via post_main", v, "-");
+  if (hitch_ns != 0) {
+    snprintf(v, sizeof v, "%llu", (unsigned long long)with->hitch_events);
+    row_plain("hitch events (one a second)", v, "-");
+  }
   printf("note: the difference carries the main thread's run-to-run noise; \"other threads\" is\n"
          "      lagscope's own threads measured directly (the baseline has none).\n");
 }
@@ -247,6 +278,7 @@ static void print_table(const child_result *base, const child_result *with) {
 int main(int argc, char **argv) {
   unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
   for (int i = 1; i < argc; i++) heartbeat_mode |= strcmp(argv[i], "--heartbeat") == 0;
+  hitch_ns = (uint64_t)bench_arg_uint(argc, argv, "--hitch-ms", 0, 0) * 1000000u;
   child_result base, with;
   printf("bench_overhead: %u s without lagscope, then %u s with it...\n", seconds, seconds);
   if (run_child(seconds, false, &base) != 0) return 1;
