@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 unsigned lagscope_version(void) { return LAGSCOPE_VERSION_HEX; }
 
@@ -30,14 +31,10 @@ const char *lagscope_error_name(int code) {
 
 const char *lagscope_event_type_name(int type) {
   switch (type) {
-    case LAGSCOPE_EVENT_HANG_BEGAN: return "hang_began";
-    case LAGSCOPE_EVENT_HANG_ENDED: return "hang_ended";
-    case LAGSCOPE_EVENT_METRICS: return "metrics";
-    case LAGSCOPE_EVENT_ERROR: return "error";
-    case LAGSCOPE_EVENT_HANG_RECOVERED: return "hang_recovered";
-    case LAGSCOPE_EVENT_HANG_SAMPLE: return "hang_sample";
-    case LAGSCOPE_EVENT_SERVER_STARTED: return "server_started";
-    case LAGSCOPE_EVENT_HITCH: return "hitch";
+#define LAGSCOPE_EVENT_NAME_(name, value, text) \
+  case LAGSCOPE_EVENT_##name: return text;
+    LAGSCOPE_EVENT_TYPES(LAGSCOPE_EVENT_NAME_)
+#undef LAGSCOPE_EVENT_NAME_
   }
   return "unknown";
 }
@@ -52,14 +49,28 @@ const char *lagscope_hitch_band_name(int band) {
   return "unknown";
 }
 
+const char *lagscope__report_state_name(int state) {
+  switch (state) {
+#define LAGSCOPE__REPORT_STATE_NAME_(name, text) \
+  case LAGSCOPE__REPORT_##name: return text;
+    LAGSCOPE__REPORT_STATES(LAGSCOPE__REPORT_STATE_NAME_)
+#undef LAGSCOPE__REPORT_STATE_NAME_
+  }
+  return NULL;
+}
+
+int lagscope__report_state_of(const char *name) {
+  for (int state = 0; name != NULL && state < LAGSCOPE__REPORT_STATE_COUNT; state++)
+    if (strcmp(name, lagscope__report_state_name(state)) == 0) return state;
+  return -1;
+}
+
 const char *lagscope__walk_name(int walk) {
   switch (walk) {
-    case LAGSCOPE__WALK_COMPLETE: return "complete";
-    case LAGSCOPE__WALK_TRUNCATED: return "truncated";
-    case LAGSCOPE__WALK_BAD_FRAME: return "bad_frame";
-    case LAGSCOPE__WALK_NO_REPLY: return "no_reply";
-    case LAGSCOPE__WALK_EXITED: return "exited";
-    case LAGSCOPE__WALK_OWN: return "own";
+#define LAGSCOPE__WALK_NAME_(name, text) \
+  case LAGSCOPE__WALK_##name: return text;
+    LAGSCOPE__WALKS(LAGSCOPE__WALK_NAME_)
+#undef LAGSCOPE__WALK_NAME_
   }
   return "unknown";
 }

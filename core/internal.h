@@ -389,16 +389,22 @@ void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
  * that can take a lock runs while a thread is stopped. */
 #define LAGSCOPE__MAX_FRAMES 128
 
+/* How a stack walk ended, once: XX(NAME, "name in a report"). In order: reached the outermost
+ * frame; LAGSCOPE__MAX_FRAMES reached first; an unreadable or corrupt frame ended it; the thread
+ * did not answer in time (signal blocked, ...); the thread is gone; one of lagscope's threads
+ * (never stopped). */
+#define LAGSCOPE__WALKS(XX)                                                                    \
+  XX(COMPLETE, "complete") XX(TRUNCATED, "truncated") XX(BAD_FRAME, "bad_frame")              \
+  XX(NO_REPLY, "no_reply") XX(EXITED, "exited") XX(OWN, "own")
+
 typedef enum lagscope__walk {
-  LAGSCOPE__WALK_COMPLETE = 0, /* reached the outermost frame */
-  LAGSCOPE__WALK_TRUNCATED,    /* LAGSCOPE__MAX_FRAMES reached first */
-  LAGSCOPE__WALK_BAD_FRAME,    /* an unreadable or corrupt frame ended the walk */
-  LAGSCOPE__WALK_NO_REPLY,     /* the thread did not answer in time (signal blocked, ...) */
-  LAGSCOPE__WALK_EXITED,       /* the thread is gone */
-  LAGSCOPE__WALK_OWN           /* one of lagscope's threads: never stopped */
+#define LAGSCOPE__WALK_ENUM_(name, text) LAGSCOPE__WALK_##name,
+  LAGSCOPE__WALKS(LAGSCOPE__WALK_ENUM_)
+#undef LAGSCOPE__WALK_ENUM_
+  LAGSCOPE__WALK_COUNT
 } lagscope__walk;
 
-/* "complete", "truncated", "bad_frame", "no_reply", "exited", "own" (core/error.c). F */
+/* The walk's name in a report (core/error.c); "unknown" for none. F */
 const char *lagscope__walk_name(int walk);
 
 /* How a stack was taken. */
@@ -580,11 +586,23 @@ size_t lagscope__symbols_memory(const lagscope__symbols *s); /* bytes held by th
 /* ---- reports (core/report.c): one hang, as JSON ------------------------------------------------ */
 #define LAGSCOPE__REPORT_SCHEMA_VERSION 1
 
+/* A report's states, once: XX(NAME, "state in its JSON"). In order: written at the hang's
+ * first capture; the main thread answered; found in progress at the next start (the app was
+ * killed while hung). */
+#define LAGSCOPE__REPORT_STATES(XX)                                                            \
+  XX(IN_PROGRESS, "in_progress") XX(ENDED, "ended") XX(TERMINATED, "ended_by_termination")
+
 typedef enum lagscope__report_state {
-  LAGSCOPE__REPORT_IN_PROGRESS = 0, /* written at the hang's first capture */
-  LAGSCOPE__REPORT_ENDED,           /* the main thread answered */
-  LAGSCOPE__REPORT_TERMINATED       /* found in progress at the next start: killed while hung */
+#define LAGSCOPE__REPORT_STATE_ENUM_(name, text) LAGSCOPE__REPORT_##name,
+  LAGSCOPE__REPORT_STATES(LAGSCOPE__REPORT_STATE_ENUM_)
+#undef LAGSCOPE__REPORT_STATE_ENUM_
+  LAGSCOPE__REPORT_STATE_COUNT
 } lagscope__report_state;
+
+/* The state's name in a report's JSON; NULL for none (core/error.c). F */
+const char *lagscope__report_state_name(int state);
+/* The state a report's JSON names; -1 for a name that is none. F */
+int lagscope__report_state_of(const char *name);
 
 /* Everything the monitor gathered for one hang; the report module only reads it. */
 typedef struct lagscope__hang_record {

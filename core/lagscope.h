@@ -243,22 +243,35 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
 
 /* ---- events ------------------------------------------------------------------------------- */
 
+/* Every event type, once: XX(NAME, value, "name in JSON"). In order:
+ *   HANG_BEGAN      the main thread has not answered for hang_threshold_ms
+ *   HANG_ENDED      the main thread answered
+ *   METRICS         every sample_interval_ms: payload.metrics
+ *   ERROR           something failed and was survived: payload.message
+ *   HANG_RECOVERED  at start: a hang of an earlier run that never ended (the app was killed
+ *                   while hung): payload.report
+ *   HANG_SAMPLE     while a hang lasts, at most every 100 ms: the main thread's latest stack,
+ *                   payload.stack_json
+ *   SERVER_STARTED  the viewer listens: payload.message is its URL
+ *   HITCH           a stall of hitch_report_ms or more that ended before the threshold:
+ *                   payload.stack_json, its heaviest stack */
+#define LAGSCOPE_EVENT_TYPES(XX)              \
+  XX(HANG_BEGAN, 1, "hang_began")             \
+  XX(HANG_ENDED, 2, "hang_ended")             \
+  XX(METRICS, 3, "metrics")                   \
+  XX(ERROR, 4, "error")                       \
+  XX(HANG_RECOVERED, 5, "hang_recovered")     \
+  XX(HANG_SAMPLE, 6, "hang_sample")           \
+  XX(SERVER_STARTED, 7, "server_started")     \
+  XX(HITCH, 8, "hitch")
+
 typedef enum lagscope_event_type {
-  LAGSCOPE_EVENT_HANG_BEGAN = 1, /* the main thread has not answered for hang_threshold_ms */
-  LAGSCOPE_EVENT_HANG_ENDED = 2, /* the main thread answered */
-  LAGSCOPE_EVENT_METRICS = 3,    /* every sample_interval_ms: payload.metrics */
-  LAGSCOPE_EVENT_ERROR = 4,      /* something failed and was survived: payload.message */
-  LAGSCOPE_EVENT_HANG_RECOVERED = 5, /* at start: a hang of an earlier run that never ended (the
-                                       app was killed while hung): payload.report */
-  LAGSCOPE_EVENT_HANG_SAMPLE = 6,    /* while a hang lasts, at most every 100 ms: the main
-                                       thread's latest stack, payload.stack_json */
-  LAGSCOPE_EVENT_SERVER_STARTED = 7, /* the viewer listens: payload.message is its URL */
-  LAGSCOPE_EVENT_HITCH = 8           /* a stall of hitch_report_ms or more that ended before
-                                        the threshold: payload.stack_json, its heaviest stack */
+#define LAGSCOPE_EVENT_ENUM_(name, value, text) LAGSCOPE_EVENT_##name = value,
+  LAGSCOPE_EVENT_TYPES(LAGSCOPE_EVENT_ENUM_)
+#undef LAGSCOPE_EVENT_ENUM_
 } lagscope_event_type;
 
-/* "hang_began", "hang_ended", "metrics", "error", "hang_recovered", "hang_sample",
- * "server_started", "hitch"; "unknown" otherwise. */
+/* The type's name in JSON (the third column above); "unknown" otherwise. */
 LAGSCOPE_EXTERN const char *lagscope_event_type_name(int type);
 
 typedef enum lagscope_hitch_band {

@@ -1031,15 +1031,6 @@ static void timeline_json(report_ctx *c, const tree *t, const lagscope__hang_rec
   }
 }
 
-static const char *state_name(lagscope__report_state state) {
-  switch (state) {
-    case LAGSCOPE__REPORT_IN_PROGRESS: return "in_progress";
-    case LAGSCOPE__REPORT_ENDED: return "ended";
-    case LAGSCOPE__REPORT_TERMINATED: return "ended_by_termination";
-  }
-  return NULL;
-}
-
 static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
                         char **report_json, char **heaviest_stack_json) {
   int rc = tree_build(t, c, r);
@@ -1064,7 +1055,7 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   add_text(report, "id", id);
   cJSON_AddBoolToObject(report, "counted", !idle || r->count_idle);
   lagscope__json_add_u64(report, "hang_id", r->hang_id);
-  cJSON_AddStringToObject(report, "state", state_name(r->state));
+  cJSON_AddStringToObject(report, "state", lagscope__report_state_name((int)r->state));
   cJSON_AddStringToObject(report, "lagscope_version", LAGSCOPE_VERSION_STRING);
   cJSON *app = cJSON_AddObjectToObject(report, "app");
   add_text(app, "name", r->app_name);
@@ -1080,11 +1071,11 @@ static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
   cJSON *samples = cJSON_AddObjectToObject(report, "samples");
   cJSON_AddNumberToObject(samples, "count", r->sample_count);
   lagscope__json_add_u64(samples, "dropped", r->samples_dropped);
-  uint32_t walks[LAGSCOPE__WALK_OWN + 1] = {0};
+  uint32_t walks[LAGSCOPE__WALK_COUNT] = {0};
   for (uint32_t s = 0; s < r->sample_count; s++)
-    if ((unsigned)r->samples[s].walk <= LAGSCOPE__WALK_OWN) walks[r->samples[s].walk]++;
+    if ((unsigned)r->samples[s].walk < LAGSCOPE__WALK_COUNT) walks[r->samples[s].walk]++;
   cJSON *walk_counts = cJSON_AddObjectToObject(samples, "walks");
-  for (int w = 0; w <= LAGSCOPE__WALK_OWN; w++)
+  for (int w = 0; w < LAGSCOPE__WALK_COUNT; w++)
     if (walks[w] > 0) cJSON_AddNumberToObject(walk_counts, lagscope__walk_name(w), walks[w]);
   uint32_t methods[LAGSCOPE__METHOD_COUNT] = {0};
   uint64_t scanned = 0;
@@ -1161,7 +1152,7 @@ int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn r
                           void *ctx, char **report_json, char **heaviest_stack_json) {
   if (report_json != NULL) *report_json = NULL;
   if (heaviest_stack_json != NULL) *heaviest_stack_json = NULL;
-  if (r == NULL || state_name(r->state) == NULL) return LAGSCOPE_EINVAL;
+  if (r == NULL || lagscope__report_state_name((int)r->state) == NULL) return LAGSCOPE_EINVAL;
   if ((r->samples == NULL && r->sample_count > 0) || (r->threads == NULL && r->thread_count > 0))
     return LAGSCOPE_EINVAL;
   if (report_json == NULL && heaviest_stack_json == NULL) return 0;

@@ -757,7 +757,9 @@ static char *set_member(const char *s, const char *key, const char *value_text) 
 static char *terminated_text(const char *text) {
   char wall[24];
   snprintf(wall, sizeof(wall), "%" PRId64, lagscope__wall_ms());
-  char *a = set_member(text, "state", "\"ended_by_termination\"");
+  char state[40];
+  snprintf(state, sizeof(state), "\"%s\"", lagscope__report_state_name(LAGSCOPE__REPORT_TERMINATED));
+  char *a = set_member(text, "state", state);
   char *b = a != NULL ? set_member(a, "ended_by", "\"termination\"") : NULL;
   char *c = b != NULL ? set_member(b, "recovered_at_wall_ms", wall) : NULL;
   lagscope__dealloc(a);
@@ -828,9 +830,7 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
     problem = why;
   } else if (!cJSON_IsString(state)) {
     problem = "has no state";
-  } else if (strcmp(state->valuestring, "in_progress") != 0 &&
-             strcmp(state->valuestring, "ended") != 0 &&
-             strcmp(state->valuestring, "ended_by_termination") != 0) {
+  } else if (lagscope__report_state_of(state->valuestring) < 0) {
     lagscope__explain(why, why_size, "has an unknown state \"%.*s\"", 32, state->valuestring);
     problem = why;
   }
@@ -856,7 +856,9 @@ static char *ended_text(const char *text, int64_t ended_wall_ms) {
   char wall[24], ended[24];
   snprintf(wall, sizeof(wall), "%" PRId64, lagscope__wall_ms());
   snprintf(ended, sizeof(ended), "%" PRId64, ended_wall_ms);
-  char *a = set_member(text, "state", "\"ended\"");
+  char state[40];
+  snprintf(state, sizeof(state), "\"%s\"", lagscope__report_state_name(LAGSCOPE__REPORT_ENDED));
+  char *a = set_member(text, "state", state);
   char *b = a != NULL ? set_member(a, "final_write_failed", "true") : NULL;
   char *c = b != NULL ? set_member(b, "ended_at_wall_ms", ended) : NULL;
   char *d = c != NULL ? set_member(c, "recovered_at_wall_ms", wall) : NULL;
@@ -875,7 +877,7 @@ int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
                           : "has a name that is not a report id";
   if (*problem != NULL) return LAGSCOPE_EPARSE;
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(doc, "state");
-  int in_progress = strcmp(state->valuestring, "in_progress") == 0;
+  int in_progress = lagscope__report_state_of(state->valuestring) == LAGSCOPE__REPORT_IN_PROGRESS;
   cJSON_Delete(doc);
   doc = NULL;
   if (!in_progress) return LAGSCOPE_OK;
@@ -885,7 +887,8 @@ int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
    * escapes ("st\u0061te"), and then the rewrite would not be final. */
   *problem = check_report(*updated, strlen(*updated), id, &doc, why, why_size);
   state = *problem == NULL ? cJSON_GetObjectItemCaseSensitive(doc, "state") : NULL;
-  int final = state != NULL && strcmp(state->valuestring, "in_progress") != 0;
+  int final = state != NULL &&
+              lagscope__report_state_of(state->valuestring) != LAGSCOPE__REPORT_IN_PROGRESS;
   cJSON_Delete(doc);
   if (!final) {
     lagscope__dealloc(*updated);

@@ -11,7 +11,6 @@
 #include "internal.h"
 
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +24,7 @@
     }                                                                                     \
   } while (0)
 
-/* What store.c needs of the rest of core, without the monitor. */
-void lagscope__explain(char *why, size_t size, const char *format, ...) {
-  if (why == NULL || size == 0) return;
-  va_list args;
-  va_start(args, format);
-  vsnprintf(why, size, format, args);
-  va_end(args);
-}
+/* What store.c needs of the rest of core, without the monitor (core/error.c is built in). */
 int64_t lagscope__wall_ms(void) { return 1700000000000; }
 
 static char folder[64];
