@@ -5,7 +5,7 @@
 #   cmake -S . -B build-mac -G Xcode -DCMAKE_OSX_ARCHITECTURES="arm64;x86_64"
 #
 # It sets, for the top level to use:
-#   lagscope_port_sources       core/darwin/*.c and core/macho.c (the Mach-O symbolicator)
+#   lagscope_port_sources       core/darwin/*.c (macho.c: the Mach-O symbolicator)
 #   lagscope_hud_sources        the portable HUD, the CoreGraphics canvas, the on-screen glue
 #   lagscope_apple_frameworks   the system frameworks to link, as "-framework NAME" items
 #   lagscope_apple_pc_libs      the same for lagscope.pc's Libs.private
@@ -24,10 +24,10 @@ endif()
 # One file per concern under core/darwin/: a new one is picked up without editing this list
 # (CONFIGURE_DEPENDS: the build notices a file added or removed).
 file(GLOB lagscope_darwin_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/core/darwin/*.c)
-set(lagscope_port_sources ${lagscope_darwin_sources} ${CMAKE_CURRENT_SOURCE_DIR}/core/macho.c)
+set(lagscope_port_sources ${lagscope_darwin_sources}) # with macho.c, the Mach-O symbolicator
 
 file(GLOB lagscope_hud_darwin_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/hud/darwin/*.c)
-set(lagscope_hud_sources hud/layout.c hud/renderer.c hud/coregraphics_canvas.c
+set(lagscope_hud_sources hud/layout.c hud/renderer.c hud/consumer.c hud/coregraphics_canvas.c
   ${lagscope_hud_darwin_sources})
 
 # ---- system frameworks -------------------------------------------------------------------------

@@ -102,6 +102,22 @@ int lagscope__thread_id_is_own(int32_t tid);
 /* Writes the ids of lagscope's running threads to out; returns how many. F */
 size_t lagscope__thread_own_ids(int32_t *out, size_t max);
 
+/* ---- port: the platform's part of the lifecycle (core/linux/platform.c, core/darwin/platform.c)
+ * What Darwin does for the app that a Linux host does itself: the main dispatch queue answers
+ * pings, a display link counts frames, the app's background state excuses stalls. Linux's
+ * versions do nothing. ---- */
+/* Fills in what the platform supplies when the config leaves it out (Darwin: post_main). F */
+void lagscope__platform_defaults(lagscope_config *config);
+/* From lagscope_start, after the threads started (Darwin: schedules the display link and the
+ * background observers on the main thread, never waited for). A */
+int lagscope__platform_start(const lagscope_config *config);
+void lagscope__platform_stop(void); /* idempotent; never waits for the main thread */
+/* 1 while the app is in the background (iOS), when a stalled main thread is no hang. F */
+int lagscope__platform_in_background(void);
+/* The display's rate as measured (Darwin's display link; 10 to 120 Hz under ProMotion); 0 when
+ * not measured, and config.refresh_hz stands. F */
+uint32_t lagscope__platform_refresh_hz(void);
+
 /* ---- port: process sampling (core/linux/process.c) ----------------------------------------- */
 #define LAGSCOPE__MAX_THREADS 1024 /* threads the sampler tracks; more are counted, not ranked */
 
@@ -297,20 +313,6 @@ int lagscope__autostart_setting(const char *text);
 int lagscope__autostart_wanted(const char *environment, int app_setting, char *why,
                                size_t why_size);
 
-/* ---- events (core/monitor.c) ----------------------------------------------------------------- */
-/* Publishes an error event with a formatted message to the running instance's bus. A */
-void lagscope__publish_error(int code, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* Logs one line through the configured log hook. A */
-void lagscope__log(const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
 /* ---- watchdog (core/watchdog.c): the hang state machine, clock passed in for tests ------------ */
 typedef struct lagscope__watchdog {
   uint64_t threshold_ns, interval_ns;
@@ -445,11 +447,6 @@ typedef struct lagscope__stack {
   uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
 } lagscope__stack;
 
-/* Restarts the viewer's listener soon, on lagscope's dispatcher thread, same URL and token:
- * iOS closes a suspended app's listening sockets (Darwin calls this on
- * UIApplicationWillEnterForegroundNotification). Any thread; nothing when the viewer is off. F */
-void lagscope__viewer_restart_soon(void);
-
 /* ---- frame walk (core/frame_walk.c): the frame-pointer walk over a copied stack -------------- */
 typedef struct lagscope__stack_copy {
   const uint8_t *bytes; /* the copy of [base, base + len) */
@@ -504,6 +501,10 @@ int lagscope__loop_wait_is_own(const lagscope__stack *stack);
  * Writes "" when nothing can be said. Reads /proc (Linux). A (none kept), no lock. */
 void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, size_t size);
 
+/* The bytes each capture copies of a stopped thread's stack (config.stack_copy_kib), set by
+ * lagscope_start before the monitor starts (Darwin); Linux walks the live stack and ignores
+ * it. A */
+void lagscope__capture_set_copy_bytes(size_t bytes);
 /* Prepares capture. Linux: installs the handler on `wanted` (0: the first real-time signal
  * from SIGRTMIN+3 that has no handler). LAGSCOPE_EINVAL when wanted is no real-time signal,
  * LAGSCOPE_ESIGNAL when it is the app's (or none is free): threads on the CPU are then not
@@ -788,26 +789,117 @@ int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
                                                   uint64_t duration_ns);
 
-/* ---- the HUD's renderer (hud/renderer.c): dispatcher thread, but take (main thread) -------------- */
-typedef struct lagscope__hud lagscope__hud;
-lagscope__hud *lagscope__hud_new(const lagscope_config *config); /* A: three pixel buffers */
-void lagscope__hud_free(lagscope__hud *h);
-void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e); /* F */
-/* Redraws when due; returns when it next wants to run (UINT64_MAX: not until an event). */
-uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now_ns);
-void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url);
-void lagscope__hud_request_expanded(lagscope__hud *h, int expanded); /* F, any thread */
-int lagscope__hud_take(lagscope__hud *h, lagscope_hud_image *out);   /* F, main thread */
-/* lagscope_hud_take for a reader that may race lagscope_stop on another thread (the Darwin
- * overlay's main-queue timer): on LAGSCOPE_OK the pixels stay valid, stop or not, until
- * lagscope__hud_release, which must follow promptly (stop waits for it). F */
-int lagscope__hud_hold(lagscope_hud_image *out);
-void lagscope__hud_release(void);
-/* Marks the HUD as shown by a host; 1 the first time (then wake the dispatcher to draw). F */
-int lagscope__hud_want(lagscope__hud *h);
-
-/* ---- the running instance (core/monitor.c) ---------------------------------------------------- */
+/* ---- publishing and logging (core/publish.c) --------------------------------------------------- */
+/* Points publishing at an instance's bus and logging at its config (lifecycle: before its
+ * threads start; NULL, NULL after they are joined). F */
+void lagscope__publish_to(lagscope__bus *bus, const lagscope_config *config);
 /* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */
 int lagscope__publish(const lagscope_event *event);
+/* Publishes an error event with a formatted message to the running instance's bus. A */
+void lagscope__publish_error(int code, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Logs one line through the configured log hook (stderr without one). F */
+void lagscope__log(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void lagscope__log_line(const lagscope_config *config, const char *line); /* F */
+
+/* ---- the main thread's calls (core/main_thread.c) ------------------------------------------------
+ * lagscope_frame, lagscope_heartbeat, the idle marks and the ping's answer write here; static,
+ * so that a call after stop (a ping a host queue held) finds it. */
+lagscope__main_signals *lagscope__main_signals_shared(void); /* F */
+lagscope__frame_ring *lagscope__frame_ring_shared(void);     /* F */
+/* The thread whose calls count (lifecycle: the one that starts lagscope). F */
+void lagscope__main_thread_watch(int32_t thread_id);
+int32_t lagscope__main_thread_watched(void); /* F; 0 before the first start */
+/* The last other thread that called lagscope_frame, _heartbeat or ran the ping; 0 when none
+ * since the last look. F */
+int32_t lagscope__main_thread_take_wrong_caller(void);
+/* The function post_main is given; arg is the ping's number. Main thread. F */
+void lagscope__main_thread_answer_ping(void *arg);
+
+/* ---- the dispatcher (core/dispatcher.c): the bus, the subscribers and the consumers ----------- */
+typedef struct lagscope__dispatcher lagscope__dispatcher;
+typedef struct lagscope__subscriber lagscope__subscriber;
+
+int lagscope__dispatcher_new(const lagscope_config *config, lagscope__dispatcher **out); /* A */
+int lagscope__dispatcher_start(lagscope__dispatcher *d); /* the dispatcher thread. A */
+/* Stops the consumers with a thread of their own, joins the dispatcher thread (every event
+ * published so far reaches the subscribers' queues), then stops the other consumers. A, L */
+void lagscope__dispatcher_stop(lagscope__dispatcher *d);
+/* Stops the remaining subscribers, each after it delivered what it has queued. A, L */
+void lagscope__dispatcher_free(lagscope__dispatcher *d);
+lagscope__bus *lagscope__dispatcher_bus(lagscope__dispatcher *d); /* F */
+/* Events lost: the bus's and every subscriber queue's. F */
+uint64_t lagscope__dispatcher_dropped(lagscope__dispatcher *d);
+void lagscope__dispatcher_wake(lagscope__dispatcher *d); /* F, any thread */
+/* A subscriber with a queue and a delivery thread of its own. A, L */
+int lagscope__dispatcher_subscribe(lagscope__dispatcher *d, lagscope_event_fn fn, void *user,
+                                   lagscope_subscription *out);
+/* Unlinks a subscriber for lagscope__subscriber_stop; LAGSCOPE_ENOENT, or LAGSCOPE_EDEADLK
+ * from its own callback (left linked). L */
+int lagscope__dispatcher_unlink(lagscope__dispatcher *d, lagscope_subscription id,
+                                lagscope__subscriber **out);
+/* Joins an unlinked subscriber's thread, delivering nothing more, and frees it. A */
+void lagscope__subscriber_stop(lagscope__subscriber *s);
+
+/* What plugs into the core from outside core/: the HUD (hud/consumer.c), the viewer
+ * (web/consumer.c), Darwin's overlay. The build lists them in lagscope__consumers (a file it
+ * generates), so that core/ names none of them. */
+typedef enum lagscope__delivery {
+  LAGSCOPE__DELIVER_NONE,       /* takes no events */
+  LAGSCOPE__DELIVER_INLINE,     /* on_event and tick on the dispatcher thread: quick */
+  LAGSCOPE__DELIVER_OWN_THREAD, /* on_event on a delivery thread of its own */
+} lagscope__delivery;
+
+typedef struct lagscope__consumer {
+  const char *name; /* in messages: "viewer not started: …" */
+  lagscope__delivery delivery;
+  /* lagscope_start, before lagscope's threads run. 0 with *state NULL: not wanted by this
+   * config. A failure is said as an error event, and lagscope runs on without it. */
+  int (*start)(const lagscope_config *config, lagscope__dispatcher *dispatcher, void **state,
+               char *why, size_t why_size);
+  void (*on_event)(const lagscope_event *e, void *state);
+  /* INLINE: between events, on the dispatcher thread; returns when it next wants to run
+   * (UINT64_MAX: at the next event). NULL: none. */
+  uint64_t (*tick)(void *state, uint64_t now_ns);
+  /* The app came back to the foreground (lagscope__app_resumed): on the dispatcher thread, and
+   * possibly at once with stop. NULL: nothing to renew. */
+  void (*resume)(void *state);
+  /* lagscope_stop, after the monitor: OWN_THREAD ones before the dispatcher is joined (their
+   * delivery thread joined first), the others after. */
+  void (*stop)(void *state);
+} lagscope__consumer;
+
+extern const lagscope__consumer *const lagscope__consumers[]; /* NULL-terminated */
+
+/* Starts each consumer of lagscope__consumers (before lagscope__dispatcher_start). A */
+void lagscope__dispatcher_start_consumers(lagscope__dispatcher *d, const lagscope_config *config);
+/* The app is back in the foreground: the consumers' resume soon, on the dispatcher thread
+ * (iOS closes a suspended app's listening sockets; Darwin calls this on
+ * UIApplicationWillEnterForegroundNotification). Any thread. F */
+void lagscope__app_resumed(void);
+
+/* ---- the monitor (core/monitor.c): watchdog, frames, sampler, hangs, on a thread of its own --- */
+typedef struct lagscope__monitor lagscope__monitor;
+/* config and dispatcher outlive the monitor. A */
+int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *dispatcher,
+                          lagscope__monitor **out);
+int lagscope__monitor_start(lagscope__monitor *m); /* A */
+void lagscope__monitor_stop(lagscope__monitor *m); /* joins: a hang still open ends here */
+void lagscope__monitor_free(lagscope__monitor *m);
+/* Asks the monitor thread to capture every thread now and waits up to timeout_ns; *json is
+ * freed with lagscope_free. LAGSCOPE_ELIMIT when it did not answer in time. Any other thread;
+ * one request at a time. A, L */
+int lagscope__monitor_capture_now(lagscope__monitor *m, char **json, uint64_t timeout_ns);
+
+/* ---- the instance's life (core/lifecycle.c) ------------------------------------------------------ */
+/* lagscope__monitor_capture_now on the running instance, for consumers (the viewer). A, L */
+int lagscope__capture_now(char **json, uint64_t timeout_ns);
 
 #endif /* LAGSCOPE_INTERNAL_H */

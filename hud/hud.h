@@ -59,4 +59,25 @@ void lagscope__hud_canvas_clear(lagscope_canvas *canvas);
 /* Writes the canvas to a PNG file: the cairo canvas only (tests, screenshots). 0 or -1. A */
 int lagscope__hud_canvas_write_png(lagscope_canvas *canvas, const char *path);
 
+/* ---- the renderer (hud/renderer.c): the dispatcher thread, but take (main thread) ---- */
+typedef struct lagscope__hud lagscope__hud;
+lagscope__hud *lagscope__hud_new(const lagscope_config *config); /* A: three pixel buffers */
+void lagscope__hud_free(lagscope__hud *h);
+void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e); /* F */
+/* Redraws when due; returns when it next wants to run (UINT64_MAX: not until an event). */
+uint64_t lagscope__hud_tick(lagscope__hud *h, uint64_t now_ns);
+void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url);
+void lagscope__hud_request_expanded(lagscope__hud *h, int expanded); /* F, any thread */
+int lagscope__hud_take(lagscope__hud *h, lagscope_hud_image *out);   /* F, main thread */
+/* Marks the HUD as shown by a host; 1 the first time (then wake the dispatcher to draw). F */
+int lagscope__hud_want(lagscope__hud *h);
+
+/* ---- the HUD as lagscope's consumer (hud/consumer.c) ---- */
+/* lagscope_hud_take for a reader that may race lagscope_stop on another thread (the Darwin
+ * overlay's main-queue timer): on LAGSCOPE_OK the pixels stay valid, stop or not, until
+ * lagscope__hud_release, which must follow promptly (stop waits for it). F */
+int lagscope__hud_hold(lagscope_hud_image *out);
+void lagscope__hud_release(void);
+
+
 #endif

@@ -84,7 +84,10 @@ static id ns_string(const char *utf8) {
 
 /* ---- the main queue as post_main ---- */
 
-int lagscope__platform_post_main(lagscope_main_fn fn, void *arg, void *user) {
+/* The default post_main, when config.post_main is NULL: fn(arg) on the main dispatch queue
+ * (dispatch_async_f), which the main run loop drains. user is ignored. Never blocks; returns 0.
+ * F (libdispatch allocates its continuation from its own cache) */
+static int main_queue_post(lagscope_main_fn fn, void *arg, void *user) {
   (void)user;
   dispatch_async_f(dispatch_get_main_queue(), arg, fn);
   return 0;
@@ -114,7 +117,7 @@ static void did_enter_background(id self, SEL cmd, id notification) {
 static void will_enter_foreground(id self, SEL cmd, id notification) {
   (void)self, (void)cmd, (void)notification;
   atomic_store(&in_background, 0);
-  lagscope__viewer_restart_soon(); /* iOS closed the listening socket while suspended */
+  lagscope__app_resumed(); /* iOS closed the viewer's listening socket while suspended */
 }
 
 /* The launch is over: the function waiting for it runs next on the main queue, after the other
@@ -240,6 +243,11 @@ static void stop_on_main(void *arg) {
 }
 
 /* ---- the contract ---- */
+
+/* The main dispatch queue answers pings when the host names no post_main. */
+void lagscope__platform_defaults(lagscope_config *config) {
+  if (config->post_main == NULL) config->post_main = main_queue_post;
+}
 
 int lagscope__platform_start(const lagscope_config *config) {
   (void)config;

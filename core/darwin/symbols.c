@@ -1,6 +1,6 @@
 /*
  * Symbolication on Darwin: an address to function, image, UUID and load address, on the
- * monitor's thread after the captured thread has resumed. The Mach-O work is core/macho.c's
+ * monitor's thread after the captured thread has resumed. The Mach-O work is core/darwin/macho.c's
  * (portable, tested on Linux); this file knows where the images are. Reads top to bottom:
  *
  *   1. images   — dyld reports every image (already loaded ones at registration) to a
@@ -18,7 +18,7 @@
  * Darwin gives no file:line at run time (the DWARF is in the dSYM, not on the device).
  */
 #include "../internal.h"
-#include "../macho.h"
+#include "macho.h"
 #include "platform.h"
 
 #include <dlfcn.h>

@@ -17,9 +17,9 @@
  * UIKit and AppKit headers are Objective-C, which a C file cannot include, so the few
  * constants used from them are written here, with the names Apple's documentation gives them.
  */
-#include "overlay.h"
+#include "hud.h" /* lagscope__hud_hold */
 
-#include "internal.h" /* lagscope__hud_hold */
+#include "internal.h"
 #include "lagscope.h"
 
 #include <CoreFoundation/CoreFoundation.h>
@@ -447,11 +447,37 @@ static void close_on_main(void *context) {
 
 /* Both go through the main queue, even from the main thread: the queue keeps a start and a
  * stop in the order they were asked for. */
-int lagscope__overlay_start(void) {
+static int overlay_start(void) {
   dispatch_async_f(dispatch_get_main_queue(), &the_overlay, open_on_main);
   return LAGSCOPE_OK;
 }
 
-void lagscope__overlay_stop(void) {
+static void overlay_stop(void) {
   dispatch_async_f(dispatch_get_main_queue(), &the_overlay, close_on_main);
 }
+
+/* ---- the overlay as a consumer (core/dispatcher.c): it takes no events, only the HUD's
+ * images, on the main queue ---- */
+
+/* The window appears when the main thread runs the start and a first image exists (iOS: once
+ * a window scene is connected, which may be after didFinishLaunching returns). */
+static int overlay_consumer_start(const lagscope_config *config, lagscope__dispatcher *dispatcher,
+                                  void **state, char *why, size_t why_size) {
+  (void)dispatcher, (void)why, (void)why_size;
+  if (!config->hud) return LAGSCOPE_OK; /* not wanted */
+  int rc = overlay_start();
+  if (rc == LAGSCOPE_OK) *state = &the_overlay;
+  return rc;
+}
+
+static void overlay_consumer_stop(void *state) {
+  (void)state;
+  overlay_stop();
+}
+
+const lagscope__consumer lagscope__overlay_consumer = {
+    .name = "overlay",
+    .delivery = LAGSCOPE__DELIVER_NONE,
+    .start = overlay_consumer_start,
+    .stop = overlay_consumer_stop,
+};

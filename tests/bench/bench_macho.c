@@ -1,5 +1,5 @@
 /*
- * bench_macho — Mach-O symbolication (core/macho.c) on a large zig-built arm64 dylib (20000
+ * bench_macho — Mach-O symbolication (core/darwin/macho.c) on a large zig-built arm64 dylib (20000
  * functions by default: build-fixtures --optimize -O0, cached in the build folder), laid out
  * the way dyld does (tests/support/macho_load.c), beside the way the seeds do it, measured in
  * the same run:

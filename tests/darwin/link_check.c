@@ -3,8 +3,7 @@
  * the project's stubs. It calls the public API and the Darwin hooks so that the objects that
  * hold them are pulled in (the check also force-loads the whole archive). */
 /* check-test-viewers: compiled and linked for Darwin, never run. */
-#include "lagscope.h"
-#include "darwin/platform.h"
+#include "internal.h" /* the platform's part of the lifecycle */
 
 #include <stdio.h>
 
@@ -15,11 +14,9 @@ static void on_event(const lagscope_event *event, void *user) {
   lagscope_free(json);
 }
 
-static void on_main(void *arg) { (void)arg; }
-
 int main(void) {
   lagscope_config config = lagscope_config_default();
-  config.post_main = lagscope__platform_post_main;
+  lagscope__platform_defaults(&config); /* the main queue as post_main */
   if (lagscope_start(&config) != 0) return 1;
   lagscope_subscription subscription;
   lagscope_subscribe(on_event, NULL, &subscription);
@@ -31,7 +28,6 @@ int main(void) {
   lagscope_hud_take(&image);
   char url[256];
   lagscope_viewer_url(url, sizeof(url));
-  lagscope__platform_post_main(on_main, NULL, NULL);
   lagscope__platform_start(&config);
   printf("%d %u\n", lagscope__platform_in_background(),
          lagscope__platform_refresh_hz());

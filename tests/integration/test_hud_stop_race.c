@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "host_loop.h" /* test_now_ns */
+#include "hud.h" /* lagscope__hud_hold */
 #include "internal.h"
 
 #include <pthread.h>

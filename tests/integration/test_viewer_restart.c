@@ -1,6 +1,7 @@
-/* lagscope__viewer_restart_soon (what Darwin calls on UIApplicationWillEnterForeground) through
- * the running library: the viewer's listening socket dies under it, as iOS kills it during
- * suspension; after the call the same URL with the same token answers again (bounded wait). */
+/* lagscope__app_resumed (what Darwin calls on UIApplicationWillEnterForeground) through the
+ * running library, which has the dispatcher resume the viewer: its listening socket dies under
+ * it, as iOS kills it during suspension; after the call the same URL with the same token
+ * answers again (bounded wait). */
 #define _GNU_SOURCE
 #include "check.h"
 #include "host_loop.h"
@@ -66,7 +67,7 @@ int main(void) {
   CHECK_EQ_INT(shutdown(fd, SHUT_RDWR), 0);
   CHECK_EQ_INT(http_status((uint16_t)port, path), -1);
 
-  lagscope__viewer_restart_soon();
+  lagscope__app_resumed();
   uint64_t deadline = test_now_ns() + 10ull * 1000 * 1000 * 1000;
   struct timespec pause = {0, 20 * 1000 * 1000};
   int status = -1;

@@ -1,5 +1,5 @@
 /*
- * The Mach-O index (core/macho.c) on broken images: a real zig-built image, laid out the way
+ * The Mach-O index (core/darwin/macho.c) on broken images: a real zig-built image, laid out the way
  * dyld does, then copied into a heap block of exactly its size (so that AddressSanitizer sees a
  * read past it) and damaged one field at a time: bad magic, 32-bit and fat files, truncated
  * mappings, load commands past sizeofcmds, a symbol table outside __LINKEDIT, nsyms huge, a

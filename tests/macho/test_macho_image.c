@@ -1,5 +1,5 @@
 /*
- * The Mach-O index (core/macho.c) on a real zig-built Mach-O file, loaded the way dyld lays it
+ * The Mach-O index (core/darwin/macho.c) on a real zig-built Mach-O file, loaded the way dyld lays it
  * out (tests/support/macho_load.c), against what LLVM's tools say of the same file (the oracle
  * that tests/macho/build-fixtures writes beside it):
  *   - the UUID is llvm-objdump's LC_UUID, the arch the file's;

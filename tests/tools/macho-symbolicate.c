@@ -1,6 +1,6 @@
 /*
  * macho-symbolicate — what atos does with a Mach-O file's symbol table, through lagscope's
- * index (core/macho.c), for tests and for looking at a file by hand on Linux:
+ * index (core/darwin/macho.c), for tests and for looking at a file by hand on Linux:
  *
  *   macho-symbolicate [--demangle] [--cache-offset N] FILE ADDR...
  *

@@ -1,6 +1,6 @@
 /*
  * macho-to-cache — lays a Mach-O file out as an image in a dyld shared cache is laid out, for
- * the tests of core/macho.c on Linux:
+ * the tests of core/darwin/macho.c on Linux:
  *
  *   macho-to-cache [--strip-locals] N IN OUT
  *

@@ -13,7 +13,7 @@
  */
 #include "macho.h"
 
-#include "internal.h"
+#include "../internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

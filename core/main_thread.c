@@ -1,0 +1,76 @@
+/*
+ * The main thread's calls: lagscope_frame, lagscope_heartbeat, the idle marks and the ping's
+ * answer. Each is a clock read and a few atomic stores: no lock, no allocation, no system call
+ * other than the vDSO clock. What they write is static, never freed: the main thread may run
+ * a ping that a host queue held past lagscope_stop, and calls lagscope_frame whether or not
+ * lagscope runs. The monitor thread reads it (core/monitor.c).
+ */
+#include "internal.h"
+
+static lagscope__main_signals main_signals;
+static lagscope__frame_ring frame_ring;
+
+/* The thread whose calls prove the main thread alive: the one that started lagscope. A call
+ * from another thread (a render thread's frame, a hook that runs the ping where it was posted,
+ * as GLib's g_main_context_invoke does when the loop is not running) says nothing about it:
+ * it is ignored, and the monitor reports the thread once. Each thread's id is read once and
+ * kept, so that these calls stay free of system calls. */
+static _Atomic int32_t watched_thread; /* 0 before the first start */
+static _Atomic int32_t wrong_thread;   /* the last other thread that called; 0 once reported */
+static _Thread_local int32_t own_thread;
+
+lagscope__main_signals *lagscope__main_signals_shared(void) { return &main_signals; }
+lagscope__frame_ring *lagscope__frame_ring_shared(void) { return &frame_ring; }
+
+void lagscope__main_thread_watch(int32_t thread_id) {
+  atomic_store(&watched_thread, thread_id);
+  atomic_store(&wrong_thread, 0);
+}
+
+int32_t lagscope__main_thread_watched(void) { return atomic_load(&watched_thread); }
+
+int32_t lagscope__main_thread_take_wrong_caller(void) {
+  return atomic_exchange_explicit(&wrong_thread, 0, memory_order_relaxed);
+}
+
+static int on_watched_thread(void) {
+  if (own_thread == 0) own_thread = lagscope__thread_id();
+  int32_t watched = atomic_load_explicit(&watched_thread, memory_order_relaxed);
+  if (watched == 0 || own_thread == watched) return 1;
+  atomic_store_explicit(&wrong_thread, own_thread, memory_order_relaxed);
+  return 0;
+}
+
+void lagscope_frame(void) {
+  if (!on_watched_thread()) return;
+  uint64_t now = lagscope__now_ns();
+  lagscope__frame_ring_push(&frame_ring, now);
+  atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
+}
+
+void lagscope_heartbeat(void) {
+  if (!on_watched_thread()) return;
+  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
+}
+
+/* Idle: alive at begin (which ends a hang), owing nothing until end, alive again at end so
+ * that the threshold counts from there. */
+static void set_idle(int idle) {
+  if (!on_watched_thread()) return;
+  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
+  atomic_store_explicit(&main_signals.idle, idle, memory_order_release);
+}
+
+void lagscope_idle_begin(void) { set_idle(1); }
+void lagscope_idle_end(void) { set_idle(0); }
+
+void lagscope__main_thread_answer_ping(void *arg) {
+  uint64_t seq = (uint64_t)(uintptr_t)arg;
+  if (!on_watched_thread()) return; /* not an answer: the watchdog posts again once it is lost */
+  uint64_t now = lagscope__now_ns();
+  /* The time first, then the number: a monitor that sees the number sees its time. */
+  atomic_store_explicit(&main_signals.answered_ns, now, memory_order_release);
+  if (seq > atomic_load_explicit(&main_signals.answered_seq, memory_order_relaxed))
+    atomic_store_explicit(&main_signals.answered_seq, seq, memory_order_release);
+  atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
+}
