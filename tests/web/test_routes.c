@@ -68,17 +68,17 @@ static void test_assets(void) {
     expect_refused("GET", near, NULL, 404, NULL);
   }
   /* The files the page itself loads. */
-  static const char *const named[] = {"viewer.js", "viewer.css", "favicon.svg"};
+  static const char *const named[] = {"main.js", "viewer.css", "favicon.svg"};
   for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
     CHECK_MSG(lagscope__asset_find(named[i]) != NULL, "%s is not in the asset table", named[i]);
   /* Only the table's names: there is no document root to find other files in, and the page
    * has one address. */
   expect_refused("GET", "/index.html", NULL, 404, NULL);
-  expect_refused("GET", "/viewer.js/", NULL, 404, NULL);
+  expect_refused("GET", "/main.js/", NULL, 404, NULL);
   expect_refused("GET", "//", NULL, 404, NULL);
   expect_refused("GET", "/.", NULL, 404, NULL);
   expect_refused("GET", "/..", NULL, 404, NULL);
-  expect_refused("GET", "/../assets/viewer.js", NULL, 404, NULL);
+  expect_refused("GET", "/../assets/main.js", NULL, 404, NULL);
   expect_refused("GET", "/CMakeLists.txt", NULL, 404, NULL);
   expect_refused("GET", "/web.h", NULL, 404, NULL);
 }
