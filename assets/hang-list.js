@@ -12,7 +12,7 @@ export function hangKey(pid, hangId) {
 }
 
 /* A hang first heard of: in progress until something says otherwise. */
-export function newEntry(key) {
+function newEntry(key) {
   return { key, id: null, state: 'in_progress', elapsedBase: 0, elapsedAt: 0, node: null };
 }
 
@@ -37,7 +37,7 @@ export function mergeHang(entries, key, fields) {
 
 /* A hang's label ("lock · keeper") is the report's, computed once by lagscope: the list
  * shows it as soon as a report or an event carries it, and nothing here makes up another. */
-export function labelOf(label) {
+function labelOf(label) {
   return typeof label === 'string' && label ? { label } : {};
 }
 
