@@ -1,9 +1,17 @@
 # Compiles the viewer's files (assets/) into C: one byte array per file and a table of them,
-# with each file's content type. Run at build time by CMake (-P) whenever an asset changes:
+# with each file's content type. The router serves exactly the files of this table
+# (web/routes.c), so the table is the list of the viewer's routes. Run at build time by CMake
+# (-P) whenever an asset changes, with the files or with their folder:
 #   cmake -DOUTPUT=assets.c -DASSETS="a|b|c" -P embed-assets.cmake
+#   cmake -DOUTPUT=assets.c -DASSETS_DIR=assets -P embed-assets.cmake
 # The files are embedded as they are: the viewer needs no build step.
+if(ASSETS_DIR AND NOT ASSETS)
+  include(${CMAKE_CURRENT_LIST_DIR}/asset-files.cmake)
+  lagscope_asset_files("${ASSETS_DIR}" ASSETS)
+  string(REPLACE ";" "|" ASSETS "${ASSETS}")
+endif()
 if(NOT OUTPUT OR NOT ASSETS)
-  message(FATAL_ERROR "embed-assets.cmake: give -DOUTPUT=... and -DASSETS=...")
+  message(FATAL_ERROR "embed-assets.cmake: give -DOUTPUT=... and -DASSETS=... or -DASSETS_DIR=...")
 endif()
 
 function(content_type_of name out)
@@ -30,6 +38,11 @@ set(table "")
 set(index 0)
 foreach(path IN LISTS ASSETS)
   get_filename_component(name "${path}" NAME)
+  # The name becomes a route ("/name") and a C string: plain characters only, no hidden file.
+  if(NOT name MATCHES "^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
+    message(FATAL_ERROR "embed-assets.cmake: ${name}: an asset's name may hold only "
+      "letters, digits, '.', '_' and '-', and may not start with '.'")
+  endif()
   content_type_of("${name}" type)
   file(READ "${path}" hex HEX)
   string(LENGTH "${hex}" hex_length)
@@ -45,6 +58,9 @@ string(APPEND code "static const lagscope__asset assets[] = {\n${table}};\n\n")
 string(APPEND code "const lagscope__asset *lagscope__asset_find(const char *name) {\n")
 string(APPEND code "  for (size_t i = 0; i < sizeof(assets) / sizeof(assets[0]); i++)\n")
 string(APPEND code "    if (strcmp(assets[i].name, name) == 0) return &assets[i];\n")
-string(APPEND code "  return NULL;\n}\n")
+string(APPEND code "  return NULL;\n}\n\n")
+string(APPEND code "const lagscope__asset *lagscope__asset_list(size_t *count) {\n")
+string(APPEND code "  *count = sizeof(assets) / sizeof(assets[0]);\n")
+string(APPEND code "  return assets;\n}\n")
 file(WRITE "${OUTPUT}.tmp" "${code}")
 file(RENAME "${OUTPUT}.tmp" "${OUTPUT}")

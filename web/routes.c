@@ -8,6 +8,11 @@
  * percent-decoded them and removed dot segments; nothing more is done here, and
  * "/api/v1/status/" with its trailing slash is not "/api/v1/status"), and a query parameter
  * that is unknown, repeated, empty or not plain digits is refused rather than guessed at.
+ *
+ * The viewer's files are routed from the asset table that the build generates from assets/
+ * (web/embed-assets.cmake): "/" is index.html, "/NAME" any other file of the table, compared
+ * whole with its name. There is no document root and no folder: a path with a second '/', or
+ * naming no file of the table, is 404.
  */
 #include "web.h"
 
@@ -19,26 +24,22 @@
 #define OFFSET_MAX 1000000
 #define NUMBER_DIGITS_MAX 7 /* enough for OFFSET_MAX; more is refused before it can overflow */
 
-/* ---- the route table ---- */
+#define INDEX_ASSET "index.html" /* served at "/" and only there */
+
+/* ---- the API's route table ---- */
 
 typedef struct route_entry {
   const char *path;
   lagscope__route_kind kind;
-  const char *asset; /* ROUTE_ASSET only */
-  int post;          /* 1: POST only; 0: GET and HEAD */
 } route_entry;
 
 static const route_entry route_table[] = {
-    {"/", LAGSCOPE__ROUTE_ASSET, "index.html", 0},
-    {"/viewer.js", LAGSCOPE__ROUTE_ASSET, "viewer.js", 0},
-    {"/viewer.css", LAGSCOPE__ROUTE_ASSET, "viewer.css", 0},
-    {"/favicon.svg", LAGSCOPE__ROUTE_ASSET, "favicon.svg", 0},
-    {"/api/v1/status", LAGSCOPE__ROUTE_STATUS, NULL, 0},
-    {"/api/v1/metrics", LAGSCOPE__ROUTE_METRICS, NULL, 0},
-    {"/api/v1/hangs", LAGSCOPE__ROUTE_HANGS, NULL, 0},
-    {"/api/v1/capture", LAGSCOPE__ROUTE_CAPTURE, NULL, 1},
-    {"/api/v1/stream", LAGSCOPE__ROUTE_STREAM, NULL, 0},
-    {"/api/v1/hitches", LAGSCOPE__ROUTE_HITCHES, NULL, 0},
+    {"/api/v1/status", LAGSCOPE__ROUTE_STATUS},
+    {"/api/v1/metrics", LAGSCOPE__ROUTE_METRICS},
+    {"/api/v1/hangs", LAGSCOPE__ROUTE_HANGS},
+    {"/api/v1/capture", LAGSCOPE__ROUTE_CAPTURE},
+    {"/api/v1/stream", LAGSCOPE__ROUTE_STREAM},
+    {"/api/v1/hitches", LAGSCOPE__ROUTE_HITCHES},
 };
 
 /* The sub-resources of one report, after "/api/v1/hangs/{id}". */
@@ -89,10 +90,23 @@ static int match_table(const char *path, lagscope__route *out) {
   for (size_t i = 0; i < sizeof route_table / sizeof route_table[0]; i++) {
     if (strcmp(path, route_table[i].path) != 0) continue;
     out->kind = route_table[i].kind;
-    out->asset = route_table[i].asset;
     return 1;
   }
   return 0;
+}
+
+/* "/" or "/NAME" of a file in the generated asset table. The table's names hold no '/', so a
+ * path with another one never matches; index.html has "/" alone, so the page has one address.
+ * out->asset points into the table, never into the request. */
+static int match_asset(const char *path, lagscope__route *out) {
+  const lagscope__asset *asset = NULL;
+  if (strcmp(path, "/") == 0) asset = lagscope__asset_find(INDEX_ASSET);
+  else if (path[0] == '/' && strcmp(path + 1, INDEX_ASSET) != 0)
+    asset = lagscope__asset_find(path + 1);
+  if (asset == NULL) return 0;
+  out->kind = LAGSCOPE__ROUTE_ASSET;
+  out->asset = asset->name;
+  return 1;
 }
 
 /* "/api/v1/hangs/{id}[/speedscope|/trace]": sets kind, and the id when it is well formed
@@ -242,7 +256,8 @@ void lagscope__route_parse(const char *method, const char *path, const char *que
   }
   find_token(query, out);
   int hang = 0;
-  if (!match_table(path, out) && (hang = match_hang(path, out)) == 0) {
+  if (!match_table(path, out) && !match_asset(path, out) &&
+      (hang = match_hang(path, out)) == 0) {
     refuse(out, 404, "There is no such page or API route.");
     return;
   }

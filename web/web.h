@@ -85,7 +85,7 @@ typedef struct lagscope__route {
   int status;       /* 0 when the request may be served; else the HTTP status to answer */
   const char *error;/* with a status: a static sentence saying why */
   const char *allow;/* with 405: the Allow header's value */
-  const char *asset;/* ROUTE_ASSET: the file's name, e.g. "index.html" */
+  const char *asset;/* ROUTE_ASSET: the file's name, e.g. "index.html" (the asset table's) */
   char id[LAGSCOPE__REPORT_ID_MAX + 1]; /* ROUTE_HANG*: the report id, checked */
   uint32_t limit, offset;               /* ROUTE_HANGS: validated, defaults filled in */
   int has_token;                        /* the query had token=... */
@@ -143,5 +143,7 @@ typedef struct lagscope__asset {
 } lagscope__asset;
 /* The asset of that name, or NULL. F */
 const lagscope__asset *lagscope__asset_find(const char *name);
+/* All of them, one per file of assets/, sorted by name; their count in *count. F */
+const lagscope__asset *lagscope__asset_list(size_t *count);
 
 #endif /* LAGSCOPE_WEB_H */

@@ -46,6 +46,12 @@ static void check_route(const lagscope__route *r, const char *path, const char *
   INVARIANT((r->status == 405) == (r->allow != NULL));
   INVARIANT(r->status != 0 || r->kind != LAGSCOPE__ROUTE_NONE);
   if (r->status == 0) INVARIANT((r->kind == LAGSCOPE__ROUTE_ASSET) == (r->asset != NULL));
+  /* An asset route names a file of the table, at "/" (index.html) or "/" and its name. */
+  if (r->asset != NULL) {
+    INVARIANT(lagscope__asset_find(r->asset) != NULL);
+    INVARIANT(strcmp(path, "/") == 0 ? strcmp(r->asset, "index.html") == 0
+                                     : path[0] == '/' && strcmp(path + 1, r->asset) == 0);
+  }
   INVARIANT(memchr(r->id, '\0', sizeof r->id) != NULL);
   if (r->id[0] != '\0') INVARIANT(r->status == 0 && is_hang_route(r->kind) && id_well_formed(r->id));
   if (r->status == 0 && is_hang_route(r->kind)) INVARIANT(id_well_formed(r->id));

@@ -506,7 +506,7 @@ async function phaseRoutes() {
 async function tokenChecks(demo, ids) {
   const T = demo.token;
   // Every route, those that do not exist included: without the token, one and the same 401.
-  const routes = [['GET', '/'], ['GET', '/viewer.js'], ['GET', '/viewer.css'], ['GET', '/favicon.svg'],
+  const routes = [['GET', '/'], ['GET', '/main.js'], ['GET', '/viewer.css'], ['GET', '/favicon.svg'],
     ['GET', '/api/v1/status'], ['GET', '/api/v1/metrics'], ['GET', '/api/v1/hangs'],
     ['GET', `/api/v1/hangs/${ids[0]}`], ['GET', `/api/v1/hangs/${ids[0]}/speedscope`],
     ['GET', `/api/v1/hangs/${ids[0]}/trace`], ['POST', '/api/v1/capture'], ['GET', '/api/v1/stream'],
@@ -589,10 +589,10 @@ async function tokenChecks(demo, ids) {
 
 async function routeChecks(demo, ids) {
   const T = demo.token;
-  const assets = [['/', /^text\/html/, /<html|<!doctype html/i], ['/viewer.js', /^(text|application)\/javascript/, /./],
+  const assets = [['/', /^text\/html/, /<html|<!doctype html/i], ['/main.js', /^(text|application)\/javascript/, /./],
     ['/viewer.css', /^text\/css/, /./], ['/favicon.svg', /^image\/svg\+xml/, /<svg/]];
   const sizes = {};
-  await check('GET /, /viewer.js, /viewer.css, /favicon.svg: 200 with their content types', async () => {
+  await check('GET /, /main.js, /viewer.css, /favicon.svg: 200 with their content types', async () => {
     for (const [p, type, content] of assets) {
       const res = await request(demo.port, { path: p, headers: bearer(T) });
       equal(res.status, 200, `${res.what}: status`);
@@ -605,7 +605,7 @@ async function routeChecks(demo, ids) {
 
   // HEAD by hand: Node's client would hide a body sent after a HEAD answer.
   await check('HEAD: the GET answer\'s headers and no body', async () => {
-    for (const p of ['/', '/viewer.js', '/api/v1/status', '/api/v1/hangs', `/api/v1/hangs/${ids[0]}`]) {
+    for (const p of ['/', '/main.js', '/api/v1/status', '/api/v1/hangs', `/api/v1/hangs/${ids[0]}`]) {
       const ex = await rawExchange(demo.port, `HEAD ${p} HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${T}\r\n` +
         'Connection: close\r\n\r\n');
       const head = parseRaw(ex.raw);
@@ -747,7 +747,7 @@ async function errorChecks(demo, ids) {
       '/api/v1/hangs/doesnotexist', '/api/v1/hangs/doesnotexist/trace', `/api/v1/hangs/${ids[0]}/nope`,
       '/api/v1/hangs/..%2f..%2fetc', '/api/v1/hangs/..%2F..%2F..%2Fetc%2Fpasswd', '/api/v1/hangs/../../../etc/passwd',
       '/api/v1/hangs/bad!id', '/api/v1/hangs/.hidden', '/api/v1/hangs/a..b', '/api/v1/hangs/a%20b',
-      '/api/v1/hangs/viewer-token', `/api/v1/hangs/${'a'.repeat(64)}`, '/etc/passwd', '/viewer.js/'];
+      '/api/v1/hangs/viewer-token', `/api/v1/hangs/${'a'.repeat(64)}`, '/etc/passwd', '/main.js/'];
     for (const p of paths) {
       const res = await get(p);
       expectError(res, 404, 'not_found');
@@ -867,7 +867,7 @@ async function requestChecks(demo) {
   });
 
   await check('an encoded NUL or a malformed escape in the path: 404; other escapes decoded', async () => {
-    for (const p of ['/api/v1/status%00', '/viewer.js%00.html', '/api/v1/status%00?x=1', '/%00',
+    for (const p of ['/api/v1/status%00', '/main.js%00.html', '/api/v1/status%00?x=1', '/%00',
       '/api/v1/status%2', '/api/v1/status%zz']) {
       const res = await request(demo.port, { path: p, headers: bearer(T) });
       expectError(res, 404, 'not_found');

@@ -36,24 +36,51 @@ static void expect_refused(const char *method, const char *path, const char *que
   CHECK_EQ_INT(r.id[0], '\0');
 }
 
+/* Every file of the generated asset table at "/its-name", index.html at "/" instead. */
 static void test_assets(void) {
-  static const char *const paths[][2] = {{"/", "index.html"},
-                                         {"/viewer.js", "viewer.js"},
-                                         {"/viewer.css", "viewer.css"},
-                                         {"/favicon.svg", "favicon.svg"}};
-  for (size_t i = 0; i < 4; i++) {
+  size_t count = 0;
+  const lagscope__asset *assets = lagscope__asset_list(&count);
+  CHECK(count >= 4);
+  for (size_t i = 0; i < count; i++) {
+    int index = strcmp(assets[i].name, "index.html") == 0;
+    char path[128];
+    snprintf(path, sizeof path, "/%s", index ? "" : assets[i].name);
     for (int head = 0; head < 2; head++) {
-      lagscope__route r = parse(head ? "HEAD" : "GET", paths[i][0], NULL);
+      lagscope__route r = parse(head ? "HEAD" : "GET", path, NULL);
       expect_ok(&r, LAGSCOPE__ROUTE_ASSET);
-      CHECK(strcmp(r.asset, paths[i][1]) == 0);
+      CHECK_MSG(strcmp(r.asset, assets[i].name) == 0, "%s: %s", path, r.asset);
+      CHECK(r.asset == assets[i].name); /* the table's name, not the request's bytes */
       CHECK_EQ_INT(r.has_token, 0);
       CHECK_EQ_INT(r.token[0], '\0');
     }
+    if (index) continue;
+    /* The name whole, at the top, nothing around it. */
+    char near[160];
+    snprintf(near, sizeof near, "/%s/", assets[i].name);
+    expect_refused("GET", near, NULL, 404, NULL);
+    snprintf(near, sizeof near, "//%s", assets[i].name);
+    expect_refused("GET", near, NULL, 404, NULL);
+    snprintf(near, sizeof near, "/assets/%s", assets[i].name);
+    expect_refused("GET", near, NULL, 404, NULL);
+    snprintf(near, sizeof near, "%s", assets[i].name);
+    expect_refused("GET", near, NULL, 404, NULL);
+    snprintf(near, sizeof near, "/%.*s", (int)strlen(assets[i].name) - 1, assets[i].name);
+    expect_refused("GET", near, NULL, 404, NULL);
   }
-  /* Only the listed names: there is no document root to find other files in. */
+  /* The files the page itself loads. */
+  static const char *const named[] = {"main.js", "viewer.css", "favicon.svg"};
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+    CHECK_MSG(lagscope__asset_find(named[i]) != NULL, "%s is not in the asset table", named[i]);
+  /* Only the table's names: there is no document root to find other files in, and the page
+   * has one address. */
   expect_refused("GET", "/index.html", NULL, 404, NULL);
-  expect_refused("GET", "/viewer.js/", NULL, 404, NULL);
+  expect_refused("GET", "/main.js/", NULL, 404, NULL);
   expect_refused("GET", "//", NULL, 404, NULL);
+  expect_refused("GET", "/.", NULL, 404, NULL);
+  expect_refused("GET", "/..", NULL, 404, NULL);
+  expect_refused("GET", "/../assets/main.js", NULL, 404, NULL);
+  expect_refused("GET", "/CMakeLists.txt", NULL, 404, NULL);
+  expect_refused("GET", "/web.h", NULL, 404, NULL);
 }
 
 static void test_api_routes(void) {

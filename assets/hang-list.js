@@ -1,0 +1,123 @@
+/*
+ * The hang list's entries, without the page: one entry per hang, merged from the stored pages
+ * (GET /api/v1/hangs) and from the stream's events, keyed by pid and hang id (a live hang has
+ * no report id until it ends). Pure: hangs.js draws the list from these, and node's test
+ * runner imports this file as it is (tests/viewer/).
+ */
+
+export const FINAL_STATES = new Set(['ended', 'ended_by_termination']);
+
+export function hangKey(pid, hangId) {
+  return pid + ':' + hangId;
+}
+
+/* A hang first heard of: in progress until something says otherwise. */
+function newEntry(key) {
+  return { key, id: null, state: 'in_progress', elapsedBase: 0, elapsedAt: 0, node: null };
+}
+
+/* Folds what is known about one hang into its entry, in entries (a Map), made when missing.
+ * A final state is never undone by an older in-progress copy (a page fetched before the hang
+ * ended, a sample that came late). */
+export function mergeHang(entries, key, fields) {
+  let entry = entries.get(key);
+  const isNew = !entry;
+  if (isNew) {
+    entry = newEntry(key);
+    entries.set(key, entry);
+  }
+  if (FINAL_STATES.has(entry.state) && fields.state === 'in_progress') {
+    fields = Object.assign({}, fields);
+    delete fields.state;
+    delete fields.duration_ms;
+  }
+  Object.assign(entry, fields);
+  return { entry, isNew };
+}
+
+/* A hang's label ("lock · keeper") is the report's, computed once by lagscope: the list
+ * shows it as soon as a report or an event carries it, and nothing here makes up another. */
+function labelOf(label) {
+  return typeof label === 'string' && label ? { label } : {};
+}
+
+/* An entry's fields from one summary of a stored page. */
+export function summaryFields(summary) {
+  return {
+    id: summary.id,
+    hang_id: summary.hang_id,
+    pid: summary.pid,
+    app: summary.app,
+    state: summary.state,
+    start_wall_ms: summary.start_wall_ms,
+    duration_ms: summary.duration_ms,
+    samples: summary.samples,
+    function: summary.function,
+    module: summary.module,
+    ...labelOf(summary.label),
+  };
+}
+
+/* Where the next "Load more" page starts once a page of count summaries came from offset. A
+ * refresh of the newest page (reset) never moves it back over pages already loaded. */
+export function nextOffsetAfter(nextOffset, offset, count, reset) {
+  return reset ? Math.max(nextOffset, count) : offset + count;
+}
+
+/* hang_began: the hang as the stream first tells it, at now (performance.now()). */
+export function beganFields(ev, pid, appName, now) {
+  return {
+    hang_id: ev.hang_id,
+    pid,
+    app: appName,
+    state: 'in_progress',
+    start_wall_ms: ev.start_wall_ms,
+    live: true,
+    // The event comes when the threshold passed: the hang is already that old.
+    elapsedBase: (ev.time_ns - ev.start_ns) / 1e6 || ev.threshold_ms || 0,
+    elapsedAt: now,
+  };
+}
+
+/* hang_sample: the latest stack and where it is. */
+export function sampleFields(ev) {
+  const stack = ev.stack || [];
+  // A single sample's innermost frame is often one no symbol names (the vDSO under
+  // clock_gettime): the list names the innermost frame that has a name.
+  const inner = stack.find((f) => f.function) || stack[0];
+  const fields = { live: true, latestStack: stack };
+  if (inner) {
+    fields.function = inner.function || null;
+    fields.module = inner.module || null;
+  }
+  if (typeof ev.sample_count === 'number') fields.samples = ev.sample_count;
+  return fields;
+}
+
+/* hang_ended: the final state, the report's id and the heaviest stack's innermost frame. */
+export function endedFields(ev, pid) {
+  const inner = (ev.heaviest_stack || [])[0] || {};
+  return {
+    hang_id: ev.hang_id,
+    pid,
+    id: ev.report_id || null,
+    state: 'ended',
+    duration_ms: ev.duration_ms,
+    function: inner.function || null,
+    module: inner.module || null,
+    ...labelOf(ev.cause && ev.cause.label),
+    live: true,
+  };
+}
+
+/* How long the hang has lasted at now (performance.now()): its duration once ended, else the
+ * last figure the app sent and the time since. */
+export function elapsedMs(entry, now) {
+  if (entry.state !== 'in_progress') return entry.duration_ms;
+  return entry.elapsedBase + (entry.elapsedAt ? now - entry.elapsedAt : 0);
+}
+
+/* The list's order: newest first. */
+export function newestFirst(entries) {
+  return Array.from(entries.values()).sort((a, b) => (b.start_wall_ms || 0) - (a.start_wall_ms || 0));
+}
