@@ -894,7 +894,7 @@ int lagscope__monitor_start(lagscope__monitor *m); /* A */
 void lagscope__monitor_stop(lagscope__monitor *m); /* joins: a hang still open ends here */
 void lagscope__monitor_free(lagscope__monitor *m);
 /* Asks the monitor thread to capture every thread now and waits up to timeout_ns; *json is
- * freed with lagscope_free. LAGSCOPE_ELIMIT when it did not answer in time. Any other thread;
+ * freed with lagscope_free. LAGSCOPE_ETIMEDOUT when it did not answer in time. Any other thread;
  * one request at a time. A, L */
 int lagscope__monitor_capture_now(lagscope__monitor *m, char **json, uint64_t timeout_ns);
 

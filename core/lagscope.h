@@ -76,7 +76,8 @@ LAGSCOPE_EXTERN unsigned lagscope_version(void);
   XX(EPOST, -14, "the host's post_main hook refused the ping")                                 \
   XX(ESIGNAL, -15, "the capture signal is handled by the app, or none is free")                 \
   XX(ELOST, -16, "the host's queue lost a ping: the main thread ran on without running it")     \
-  XX(ETHREAD, -17, "called on a thread other than the one that started lagscope")
+  XX(ETHREAD, -17, "called on a thread other than the one that started lagscope")          \
+  XX(ETIMEDOUT, -18, "lagscope's own thread did not answer in time")
 
 typedef enum lagscope_error {
   LAGSCOPE_OK = 0,

@@ -182,7 +182,7 @@ int lagscope__monitor_capture_now(lagscope__monitor *in, char **json, uint64_t t
   atomic_store(&in->capture_requested, 0);
   pthread_mutex_unlock(&in->capture_lock);
   pthread_mutex_unlock(&in->capture_serial);
-  if (!answered) return LAGSCOPE_ELIMIT;
+  if (!answered) return LAGSCOPE_ETIMEDOUT;
   return *json != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
 }
 

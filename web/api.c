@@ -314,7 +314,7 @@ int lagscope__api_capture(lagscope__request *req) {
   }
   char *json = NULL;
   int rc = req->web->capture_now(&json, CAPTURE_TIMEOUT_NS);
-  if (rc == LAGSCOPE_ELIMIT)
+  if (rc == LAGSCOPE_ETIMEDOUT)
     return lagscope__reply_error(req, 503, "busy", "the monitor did not answer in time");
   if (rc != LAGSCOPE_OK) return lagscope__reply_error(req, 500, "internal", lagscope_strerror(rc));
   return lagscope__reply_json(req, 200, json);

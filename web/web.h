@@ -24,7 +24,7 @@ typedef struct lagscope__web_host {
   const char *report_dir;         /* where the store keeps reports; copied */
   const char *app_name;           /* copied */
   /* Captures every thread now, on the monitor thread; *json is freed with lagscope_free.
-   * Returns 0, or LAGSCOPE_ELIMIT when the monitor did not answer in time. */
+   * Returns 0, or LAGSCOPE_ETIMEDOUT when the monitor did not answer in time. */
   int (*capture_now)(char **json, uint64_t timeout_ns);
 } lagscope__web_host;
 

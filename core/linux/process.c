@@ -62,12 +62,22 @@ static uint64_t ticks_to_ns(uint64_t ticks) {
   return ticks * (1000000000u / (uint64_t)hz);
 }
 
-/* A thread's name and CPU time. 0, or -ENOENT when it exited meanwhile, or another error. */
-static int read_thread(int32_t tid, lagscope__thread_sample *t) {
+/* What a failed read of a thread's file means: the thread exited meanwhile (ENOENT), or
+ * another failure (EPROC, its errno in *err). errno stops here: the sampler's callers see
+ * lagscope's codes only. */
+static int thread_read_failed(ssize_t len, int *err) {
+  if (len == -ENOENT || len == -ESRCH) return LAGSCOPE_ENOENT;
+  *err = (int)-len;
+  return LAGSCOPE_EPROC;
+}
+
+/* A thread's name and CPU time. 0; LAGSCOPE_ENOENT when it exited meanwhile; EPARSE; or EPROC
+ * with *err. */
+static int read_thread(int32_t tid, lagscope__thread_sample *t, int *err) {
   char path[PATH_MAX_LEN], buf[PROC_READ_MAX];
   snprintf(path, sizeof(path), "%s/task/%d/stat", proc_self, tid);
   ssize_t len = read_small_file(path, buf);
-  if (len < 0) return (int)len;
+  if (len < 0) return thread_read_failed(len, err);
   uint64_t utime, stime;
   if (lagscope__parse_stat(buf, (size_t)len, t->name, sizeof(t->name), &t->state, &utime, &stime) != 0)
     return LAGSCOPE_EPARSE;
@@ -105,11 +115,11 @@ static const char *previous_name(const lagscope__process_sample *previous, int32
 }
 
 /* A thread's CPU time from its CPU clock (one system call, no file), its name from the
- * previous sample or, for a thread it lacks, from comm. 0, or -ESRCH when it exited. */
+ * previous sample or, for a thread it lacks, from comm. As read_thread. */
 static int read_thread_light(int32_t tid, const lagscope__process_sample *previous,
-                             uint32_t *hint, lagscope__thread_sample *t) {
+                             uint32_t *hint, lagscope__thread_sample *t, int *err) {
   struct timespec ts;
-  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return -ESRCH; /* EINVAL: gone */
+  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return LAGSCOPE_ENOENT; /* EINVAL: gone */
   t->tid = tid;
   t->system_id = (uint64_t)tid;
   t->state = '\0';
@@ -122,7 +132,7 @@ static int read_thread_light(int32_t tid, const lagscope__process_sample *previo
   char path[PATH_MAX_LEN];
   snprintf(path, sizeof(path), "%s/task/%d/comm", proc_self, tid);
   ssize_t len = lagscope__linux_read_small_file(path, t->name, sizeof(t->name));
-  if (len < 0) return (int)len;
+  if (len < 0) return thread_read_failed(len, err);
   while (len > 0 && t->name[len - 1] == '\n') t->name[--len] = '\0';
   return 0;
 }
@@ -146,17 +156,19 @@ static int read_threads(lagscope__process_sample *out, const lagscope__process_s
     out->thread_count++;
     if (out->threads_len >= LAGSCOPE__MAX_THREADS) continue;
     lagscope__thread_sample *t = &out->threads[out->threads_len];
-    int r = what & LAGSCOPE__SAMPLE_DETAIL ? read_thread((int32_t)tid, t)
-                                           : read_thread_light((int32_t)tid, previous, &hint, t);
-    if (r == 0) {
+    int err = 0;
+    int r = what & LAGSCOPE__SAMPLE_DETAIL
+                ? read_thread((int32_t)tid, t, &err)
+                : read_thread_light((int32_t)tid, previous, &hint, t, &err);
+    if (r == LAGSCOPE_OK) {
       out->threads_len++;
-    } else if (r == -ENOENT || r == -ESRCH) {
+    } else if (r == LAGSCOPE_ENOENT) {
       out->thread_count--; /* it exited between readdir and open */
     } else if (rc == LAGSCOPE_OK) {
       lagscope__explain(why, why_size, "cannot read %s/%ld/%s: %s", path, tid,
                what & LAGSCOPE__SAMPLE_DETAIL ? "stat" : "comm",
-               r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(-r));
-      rc = r == LAGSCOPE_EPARSE ? LAGSCOPE_EPARSE : LAGSCOPE_EPROC;
+               r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(err));
+      rc = r;
     }
   }
   closedir(dir);
