@@ -7,7 +7,7 @@ import { app, launchKeyOf, loadStatus, updateUptime } from './app.js';
 import { reconnectDelayMs } from './backoff.js';
 import { setText, toast } from './dom.js';
 import { hangs, loadHangs, onHangBegan, onHangEnded, onHangSample, startLiveTimer } from './hangs.js';
-import { addHitch, loadHitches, renderHitchStrip } from './hitches.js';
+import { addHitch, hitches, loadHitches, renderHitchStrip } from './hitches.js';
 import { addTick, loadMetrics, metrics, renderMetrics } from './metrics.js';
 
 const stream = { source: null, failures: 0, retryTimer: 0, retryAt: 0, hellos: 0 };
@@ -94,6 +94,10 @@ async function onHello(hello) {
   const restarted = app.launchKey && key !== app.launchKey;
   if (restarted) {
     metrics.ticks = [];
+    // The new launch numbers its hitches from 1 again: the old ones would hide them (a hitch
+    // whose seq is known is not added), and their times are another process's.
+    hitches.list = [];
+    hitches.selectedSeq = null;
     for (const entry of hangs.entries.values()) {
       // Hangs the old launch left open are closed by the new launch's store: ask it again.
       if (entry.state === 'in_progress') entry.live = false;

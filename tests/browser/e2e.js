@@ -693,8 +693,10 @@ async function run(opts, playwright) {
     const hangsBeforeHitch = await page.locator('[data-testid=hang-item]').count();
     again.signal(STALL_SIGNAL);
     const hitch = await again.waitLine((o) => o.type === 'hitch', 'hitch', 10000);
-    const mark = await page.waitForSelector('[data-testid=hitch-mark][data-seq="' + hitch.seq + '"]', { timeout: 10000 });
-    await mark.click();
+    // A locator, not an element handle: the strip is redrawn at every metrics tick, so the mark
+    // found may be replaced before the click; the locator finds it again.
+    const mark = page.locator('[data-testid=hitch-mark][data-seq="' + hitch.seq + '"]');
+    await mark.click({ timeout: 10000 });
     await page.waitForSelector('[data-testid=hitch-detail][data-seq="' + hitch.seq + '"]', { timeout: 5000 });
     const hitchSummary = await page.textContent('[data-testid=hitch-summary]');
     check(hitchSummary.includes('Duration') && hitch.function && hitchSummary.includes(hitch.function),
