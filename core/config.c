@@ -31,11 +31,28 @@ lagscope_config lagscope_config_default(void) {
   return c;
 }
 
+/* The process's name, made safe as a folder's: letters, digits, '-', '_' and '.' (not first);
+ * any other character becomes '_'; "app" when there is none. */
+static void process_folder_name(char *out, size_t size) {
+  char raw[256];
+  lagscope__process_raw_name(raw, sizeof(raw));
+  size_t n = 0;
+  for (size_t i = 0; raw[i] != '\0' && n + 1 < size; i++) {
+    char c = raw[i];
+    int safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '_' || c == '.';
+    out[n] = safe && !(n == 0 && c == '.') ? c : '_';
+    n++;
+  }
+  if (n == 0 && size > 4) n = (size_t)snprintf(out, size, "app");
+  if (size > 0) out[n < size ? n : size - 1] = '\0';
+}
+
 void lagscope__app_name(const lagscope_config *config, char *out, size_t size) {
   if (config->app_name != NULL)
     snprintf(out, size, "%s", config->app_name);
   else
-    lagscope__process_name(out, size);
+    process_folder_name(out, size);
 }
 
 void lagscope__report_dir(const lagscope_config *config, const char *app_name, char *out,

@@ -49,6 +49,15 @@ uint64_t lagscope__memory_in_use(void);         /* F */
  * (to `first`, then doubling) when full, its items kept. 0, or LAGSCOPE_ENOMEM with the
  * array as it was. A */
 int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size, size_t first);
+/* Texts kept together until the arena is freed (the symbol indexes' demangled names): copies
+ * go into chunks of 16 KiB, so that thousands of short names cost a few allocations. Zeroed is
+ * empty. */
+typedef struct lagscope__text_arena {
+  struct lagscope__text_chunk *chunks;
+  size_t bytes; /* held, chunks whole */
+} lagscope__text_arena;
+const char *lagscope__text_arena_copy(lagscope__text_arena *a, const char *text); /* A; NULL: no memory */
+void lagscope__text_arena_free(lagscope__text_arena *a);                         /* A */
 
 /* ---- reference-counted payloads (core/memory.c) --------------------------------------------
  * An immutable payload with a hidden header; lagscope_retain/lagscope_release work on it. */
@@ -160,8 +169,9 @@ int lagscope__process_sample_read(lagscope__process_sample *out,
 /* How long the calling thread has waited, runnable, for a CPU since it started (Linux:
  * /proc/thread-self/schedstat). LAGSCOPE_ENOENT where the OS does not say. No allocation. */
 int lagscope__thread_queued_ns(uint64_t *out);
-/* The program's short name (Linux: /proc/self/comm). F */
-void lagscope__process_name(char *out, size_t size);
+/* The program's short name as the OS has it (Linux: /proc/self/comm; Darwin: getprogname),
+ * "" when unknown. F */
+void lagscope__process_raw_name(char *out, size_t size);
 int32_t lagscope__process_id(void); /* F */
 long lagscope__user_id(void);       /* F */
 /* Where this user's state lives by the platform's convention, for the default report folder
@@ -383,7 +393,7 @@ void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
  * it samples the main thread's stack each time. */
 #define LAGSCOPE__HANG_TICK_NS (10u * 1000u * 1000u)
 
-/* ---- port: capture (core/linux/capture.c) ---------------------------------------------------
+/* ---- port: capture (core/capture.c, then core/linux/capture.c) -------------------------------
  * Takes one thread's stack without disturbing it. Linux: a thread blocked in a system call is
  * read without a signal (its syscall, stack pointer and pc from /proc, its stack from memory);
  * only a thread on the CPU gets the real-time signal, whose handler copies registers and stack
@@ -528,6 +538,14 @@ int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
  * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls
  * for. 0 when it was copied; *method says how. */
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method);
+/* The portable half (core/capture.c): a stack's record cleared for tid, taken now. F */
+void lagscope__stack_reset(int32_t tid, lagscope__stack *out);
+/* The port's half, after core/capture.c reset *out and refused lagscope's threads and the
+ * caller: takes the stack (patient as lagscope__capture_stack_patient), with the same
+ * results as lagscope__capture_stack. */
+int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient);
+/* lagscope__capture_raw's port half, for a thread already known not to be refused. */
+int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, int *method);
 
 /* ---- causes (core/cause.c): why a thread was not running -------------------------------------- */
 typedef enum lagscope__cause_kind {
@@ -558,7 +576,7 @@ lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const ch
 int lagscope__darwin_lock_wait(const char *trap, const uintptr_t *args, uintptr_t *address,
                                uint64_t *owner, int *owner_is_port);
 
-/* ---- port: symbols (core/linux/symbols.c) ----------------------------------------------------
+/* ---- port: symbols (core/symbols.c, then core/linux/symbols.c) ------------------------------
  * Addresses to names, off the captured thread. */
 typedef struct lagscope__frame_info {
   uintptr_t address;         /* as captured */
@@ -572,7 +590,7 @@ typedef struct lagscope__frame_info {
   uint32_t line;             /* 0 when unknown */
 } lagscope__frame_info;
 
-typedef struct lagscope__symbols lagscope__symbols;
+typedef struct lagscope__symbols lagscope__symbols; /* core/symbols.c: a port's index and a lock */
 lagscope__symbols *lagscope__symbols_new(void); /* A */
 void lagscope__symbols_free(lagscope__symbols *s); /* A */
 /* Resolves one address; is_return: a return address (frames[1..]), looked up at address - 1
@@ -583,6 +601,17 @@ void lagscope__symbols_free(lagscope__symbols *s); /* A */
 int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
                               lagscope__frame_info *out);
 size_t lagscope__symbols_memory(const lagscope__symbols *s); /* bytes held by the indexes */
+
+/* The port's half (core/linux/symbols.c: ELF and DWARF; core/darwin/symbols.c: dyld's images
+ * and Mach-O), called under lagscope__symbols' lock. */
+typedef struct lagscope__symbol_index lagscope__symbol_index;
+lagscope__symbol_index *lagscope__symbol_index_new(void); /* A */
+void lagscope__symbol_index_free(lagscope__symbol_index *index); /* A */
+/* Fills *out (cleared, with address and build_id "") for address, looked up at lookup (address
+ * - 1 for a return address). As lagscope__symbols_resolve. A */
+int lagscope__symbol_index_resolve(lagscope__symbol_index *index, uintptr_t address,
+                                   uintptr_t lookup, lagscope__frame_info *out);
+size_t lagscope__symbol_index_memory(const lagscope__symbol_index *index); /* F */
 
 /* ---- reports (core/report.c): one hang, as JSON ------------------------------------------------ */
 #define LAGSCOPE__REPORT_SCHEMA_VERSION 1

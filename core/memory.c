@@ -46,6 +46,43 @@ int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size,
   return LAGSCOPE_OK;
 }
 
+/* ---- text arenas ---- */
+
+#define TEXT_CHUNK_BYTES 16384
+
+struct lagscope__text_chunk {
+  struct lagscope__text_chunk *next;
+  size_t used, cap;
+  char data[];
+};
+
+const char *lagscope__text_arena_copy(lagscope__text_arena *a, const char *text) {
+  size_t len = strlen(text) + 1;
+  struct lagscope__text_chunk *c = a->chunks;
+  if (c == NULL || c->cap - c->used < len) {
+    size_t cap = len > TEXT_CHUNK_BYTES ? len : TEXT_CHUNK_BYTES;
+    c = lagscope__alloc(sizeof(*c) + cap);
+    if (c == NULL) return NULL;
+    c->cap = cap;
+    c->next = a->chunks;
+    a->chunks = c;
+    a->bytes += sizeof(*c) + cap;
+  }
+  char *copy = c->data + c->used;
+  memcpy(copy, text, len);
+  c->used += len;
+  return copy;
+}
+
+void lagscope__text_arena_free(lagscope__text_arena *a) {
+  while (a->chunks != NULL) {
+    struct lagscope__text_chunk *c = a->chunks;
+    a->chunks = c->next;
+    lagscope__dealloc(c);
+  }
+  a->bytes = 0;
+}
+
 void lagscope_free(void *p) { free(p); }
 
 /* ---- payloads ---- */

@@ -254,11 +254,6 @@ int lagscope__capture_init(uint32_t wanted) {
 
 int lagscope__capture_signal(void) { return 0; }
 
-static int is_own_thread(int32_t tid) {
-  /* Suspending the caller would never return. */
-  return lagscope__thread_id_is_own(tid) || tid == lagscope__thread_id();
-}
-
 /* Stops tid, copies, resumes. 0, or the walk's outcome when it could not. timeout_ns is not
  * needed: thread_suspend is synchronous, a thread cannot refuse it. */
 static int capture_snapshot(int32_t tid, lagscope__walk *walk) {
@@ -278,16 +273,10 @@ static int capture_snapshot(int32_t tid, lagscope__walk *walk) {
   return rc;
 }
 
-int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
-  (void)timeout_ns;
-  memset(out, 0, offsetof(lagscope__stack, frames));
-  out->tid = tid;
-  out->syscall = -1; /* the innermost frame names the trap */
-  out->time_ns = lagscope__now_ns();
-  if (is_own_thread(tid)) {
-    out->walk = LAGSCOPE__WALK_OWN;
-    return LAGSCOPE_EINVAL;
-  }
+/* Suspension interrupts no call: patient or not, the same. The syscall stays -1: the innermost
+ * frame names the trap. */
+int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
+  (void)timeout_ns, (void)patient;
   if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
   out->method = LAGSCOPE__METHOD_SUSPEND;
   out->run_state = (uint8_t)the_snapshot.run_state;
@@ -297,14 +286,8 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
-int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
-  return lagscope__capture_stack(tid, out, timeout_ns); /* suspension interrupts no call */
-}
-
-int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
+int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, int *method) {
   (void)timeout_ns;
-  *method = LAGSCOPE__METHOD_NONE;
-  if (is_own_thread(tid)) return LAGSCOPE_EINVAL;
   lagscope__walk walk;
   if (capture_snapshot(tid, &walk) != 0) return LAGSCOPE_ENOENT;
   *method = LAGSCOPE__METHOD_SUSPEND;

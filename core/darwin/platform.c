@@ -14,6 +14,7 @@
  * thread, sent there by dispatch_async_f and never waited for (the main thread may be the
  * caller, or hung). Only atomics cross between threads.
  */
+#include "objc_send.h"
 #include "platform.h"
 
 #include "../internal.h"
@@ -48,25 +49,15 @@ static void (*_Atomic when_launched)(void);
 
 /* ---- messages, each with its exact type ---- */
 
-typedef id (*msg_id)(id, SEL);
 typedef id (*msg_id_id)(id, SEL, id);
 typedef id (*msg_id_cstr)(id, SEL, const char *);
 typedef id (*msg_id_id_sel)(id, SEL, id, SEL);
-typedef void (*msg_void)(id, SEL);
 typedef void (*msg_void_id)(id, SEL, id);
 typedef void (*msg_void_id_id)(id, SEL, id, id);
 typedef void (*msg_void_id_sel_id_id)(id, SEL, id, SEL, id, id);
 typedef double (*msg_double)(id, SEL);
 typedef long (*msg_long)(id, SEL); /* NSInteger */
 typedef BOOL (*msg_bool_sel)(id, SEL, SEL);
-
-static id send(id receiver, const char *selector) {
-  return ((msg_id)objc_msgSend)(receiver, sel_registerName(selector));
-}
-
-static void send_void(id receiver, const char *selector) {
-  ((msg_void)objc_msgSend)(receiver, sel_registerName(selector));
-}
 
 static int responds(id receiver, const char *selector) {
   return receiver != nil &&

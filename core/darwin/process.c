@@ -131,20 +131,9 @@ int lagscope__process_sample_read(lagscope__process_sample *out,
   return rc_memory;
 }
 
-void lagscope__process_name(char *out, size_t size) {
+void lagscope__process_raw_name(char *out, size_t size) {
   const char *name = getprogname();
-  if (name == NULL) name = "";
-  /* The name becomes a folder: keep it to characters that are safe in one. */
-  size_t n = 0;
-  for (size_t i = 0; name[i] != '\0' && n + 1 < size; i++) {
-    char c = name[i];
-    int safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '-' || c == '_' || c == '.';
-    out[n] = safe && !(n == 0 && c == '.') ? c : '_';
-    n++;
-  }
-  if (n == 0 && size > 4) n = (size_t)snprintf(out, size, "app");
-  if (size > 0) out[n < size ? n : size - 1] = '\0';
+  snprintf(out, size, "%s", name != NULL ? name : "");
 }
 
 int32_t lagscope__process_id(void) { return (int32_t)getpid(); }

@@ -139,7 +139,6 @@ static int32_t find_slot(uintptr_t address) {
 /* ---- 2. index ------------------------------------------------------------------------------- */
 
 #define NAME_MAX_BYTES 1024 /* a demangled name is cut here */
-#define ARENA_CHUNK 16384
 
 typedef struct cached_image {
   lagscope__macho_image *image; /* NULL: not indexed (yet, or it could not be) */
@@ -151,23 +150,16 @@ typedef struct demangled {
   const char *name;
 } demangled;
 
-typedef struct chunk {
-  struct chunk *next;
-  size_t used, cap;
-  char data[];
-} chunk;
-
-struct lagscope__symbols {
-  pthread_mutex_t lock;
-  size_t bytes;               /* this struct, the tables, the chunks (indexes counted apart) */
+struct lagscope__symbol_index {
+  size_t bytes;               /* this struct and the tables (indexes and names counted apart) */
   cached_image images[IMAGES_MAX];
   lagscope__macho_demanglers demanglers;
   demangled *names;           /* open addressing on the symbol's pointer */
   uint32_t names_cap, names_len;
-  chunk *chunks;
+  lagscope__text_arena names_arena; /* demangled names */
 };
 
-static lagscope__macho_image *image_at(lagscope__symbols *s, int32_t slot) {
+static lagscope__macho_image *image_at(lagscope__symbol_index *s, int32_t slot) {
   cached_image *c = &s->images[slot];
   if (c->tried) return c->image;
   c->tried = 1;
@@ -182,28 +174,11 @@ static lagscope__macho_image *image_at(lagscope__symbols *s, int32_t slot) {
 /* ---- 3. names ------------------------------------------------------------------------------- */
 
 /* Found at registration (dlsym, like dladdr, may wait for dyld's lock: not on the monitor). */
-static void find_demanglers(lagscope__symbols *s) {
+static void find_demanglers(lagscope__symbol_index *s) {
   void *cxa = found_cxa, *swift = found_swift;
   /* A data pointer to a function pointer: POSIX guarantees dlsym's results convert. */
   memcpy(&s->demanglers.cxa, &cxa, sizeof(cxa));
   memcpy(&s->demanglers.swift, &swift, sizeof(swift));
-}
-
-static const char *arena_copy(lagscope__symbols *s, const char *text) {
-  size_t len = strlen(text) + 1;
-  if (s->chunks == NULL || s->chunks->cap - s->chunks->used < len) {
-    size_t cap = len > ARENA_CHUNK ? len : ARENA_CHUNK;
-    chunk *c = lagscope__alloc(sizeof(chunk) + cap);
-    if (c == NULL) return NULL;
-    c->cap = cap;
-    c->next = s->chunks;
-    s->chunks = c;
-    s->bytes += sizeof(chunk) + cap;
-  }
-  char *copy = s->chunks->data + s->chunks->used;
-  memcpy(copy, text, len);
-  s->chunks->used += len;
-  return copy;
 }
 
 static uint32_t hash_pointer(const char *p) {
@@ -211,7 +186,7 @@ static uint32_t hash_pointer(const char *p) {
   return (uint32_t)((v >> 3) ^ (v >> 19)) * 2654435761u;
 }
 
-static const char *cached_name(const lagscope__symbols *s, const char *symbol) {
+static const char *cached_name(const lagscope__symbol_index *s, const char *symbol) {
   if (s->names_cap == 0) return NULL;
   for (uint32_t i = hash_pointer(symbol) & (s->names_cap - 1);; i = (i + 1) & (s->names_cap - 1)) {
     if (s->names[i].symbol == NULL) return NULL;
@@ -226,7 +201,7 @@ static void insert_name(demangled *table, uint32_t cap, const char *symbol, cons
 }
 
 /* Keeps the table at most half full; a failed growth only forgoes the cache. */
-static int grow_names(lagscope__symbols *s) {
+static int grow_names(lagscope__symbol_index *s) {
   if ((s->names_len + 1) * 2 <= s->names_cap) return 1;
   uint32_t cap = s->names_cap == 0 ? 256 : s->names_cap * 2;
   demangled *table = lagscope__alloc((size_t)cap * sizeof(demangled));
@@ -240,13 +215,13 @@ static int grow_names(lagscope__symbols *s) {
   return 1;
 }
 
-static const char *function_name(lagscope__symbols *s, const char *symbol) {
+static const char *function_name(lagscope__symbol_index *s, const char *symbol) {
   const char *name = cached_name(s, symbol);
   if (name != NULL) return name;
   char buf[NAME_MAX_BYTES];
   name = lagscope__macho_demangle(&s->demanglers, symbol, buf, sizeof(buf));
   if (name == symbol) return symbol; /* not mangled: the index's own string lives as long */
-  const char *copy = arena_copy(s, name);
+  const char *copy = lagscope__text_arena_copy(&s->names_arena, name);
   if (copy == NULL) return symbol;
   if (grow_names(s)) {
     insert_name(s->names, s->names_cap, symbol, copy);
@@ -259,36 +234,25 @@ static const char *function_name(lagscope__symbols *s, const char *symbol) {
 
 void lagscope__platform_images_register(void) { pthread_once(&images_once, register_with_dyld); }
 
-lagscope__symbols *lagscope__symbols_new(void) {
+lagscope__symbol_index *lagscope__symbol_index_new(void) {
   lagscope__platform_images_register(); /* done already when lagscope_start ran */
-  lagscope__symbols *s = lagscope__alloc(sizeof(lagscope__symbols));
+  lagscope__symbol_index *s = lagscope__alloc(sizeof(lagscope__symbol_index));
   if (s == NULL) return NULL;
-  if (pthread_mutex_init(&s->lock, NULL) != 0) {
-    lagscope__dealloc(s);
-    return NULL;
-  }
-  s->bytes = sizeof(lagscope__symbols);
+  s->bytes = sizeof(lagscope__symbol_index);
   find_demanglers(s);
   return s;
 }
 
-void lagscope__symbols_free(lagscope__symbols *s) {
+void lagscope__symbol_index_free(lagscope__symbol_index *s) {
   if (s == NULL) return;
   for (size_t i = 0; i < IMAGES_MAX; i++) lagscope__macho_image_free(s->images[i].image);
   lagscope__dealloc(s->names);
-  while (s->chunks != NULL) {
-    chunk *c = s->chunks;
-    s->chunks = c->next;
-    lagscope__dealloc(c);
-  }
-  pthread_mutex_destroy(&s->lock);
+  lagscope__text_arena_free(&s->names_arena);
   lagscope__dealloc(s);
 }
 
-static int resolve_locked(lagscope__symbols *s, uintptr_t address, int is_return,
-                          lagscope__frame_info *out) {
-  /* A return address points after the call: the call itself is one byte before. */
-  uintptr_t lookup = is_return && address > 0 ? address - 1 : address;
+int lagscope__symbol_index_resolve(lagscope__symbol_index *s, uintptr_t address,
+                                   uintptr_t lookup, lagscope__frame_info *out) {
   int32_t slot = find_slot(lookup);
   if (slot < 0) return LAGSCOPE_ENOENT;
   lagscope__macho_image *img = image_at(s, slot);
@@ -310,23 +274,10 @@ static int resolve_locked(lagscope__symbols *s, uintptr_t address, int is_return
   return 0;
 }
 
-int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
-                              lagscope__frame_info *out) {
-  memset(out, 0, sizeof(*out));
-  out->address = address;
-  out->build_id = "";
-  pthread_mutex_lock(&s->lock);
-  int rc = resolve_locked(s, address, is_return, out);
-  pthread_mutex_unlock(&s->lock);
-  return rc;
-}
 
-size_t lagscope__symbols_memory(const lagscope__symbols *s) {
-  pthread_mutex_t *lock = (pthread_mutex_t *)&s->lock; /* a read under the lock, of a const view */
-  pthread_mutex_lock(lock);
-  size_t bytes = s->bytes;
+size_t lagscope__symbol_index_memory(const lagscope__symbol_index *s) {
+  size_t bytes = s->bytes + s->names_arena.bytes;
   for (size_t i = 0; i < IMAGES_MAX; i++)
     if (s->images[i].image != NULL) bytes += lagscope__macho_image_memory(s->images[i].image);
-  pthread_mutex_unlock(lock);
   return bytes;
 }

@@ -614,11 +614,6 @@ static int take_snapshot(int32_t tid, uint64_t timeout_ns, lagscope__stack *out)
   return 1;
 }
 
-static int is_own_thread(int32_t tid) {
-  /* The caller itself could not answer, even when it is not one of lagscope's. */
-  return lagscope__thread_id_is_own(tid) || tid == lagscope__thread_id();
-}
-
 /* How often the state is read again when the thread moved during a blocked copy. */
 #define BLOCKED_ATTEMPTS 3
 /* A patient capture waits this many times this long, at most, for a thread that looks running
@@ -708,19 +703,6 @@ static enum take_result wait_until_it_ran(int32_t tid, lagscope__stack *out) {
   return take_blocked(tid, out);
 }
 
-static void reset_stack(int32_t tid, lagscope__stack *out) {
-  out->tid = tid;
-  out->depth = 0;
-  out->time_ns = lagscope__now_ns();
-  out->method = LAGSCOPE__METHOD_NONE;
-  out->run_state = LAGSCOPE__RUN_UNKNOWN;
-  out->frames_scanned = 0;
-  out->loop_wait = 0;
-  out->syscall = -1;
-  out->lock_owner = 0;
-  memset(out->args, 0, sizeof(out->args));
-}
-
 /* The raw stack in the_snapshot, by whichever way the thread's state allows: LAGSCOPE_OK;
  * LAGSCOPE_ENOENT when it could not be taken (out->walk says why); LAGSCOPE_ESIGNAL when a
  * running thread could not be signalled because the app took the signal over. */
@@ -741,12 +723,7 @@ static int take_any(int32_t tid, uint64_t timeout_ns, int patient, lagscope__sta
   return LAGSCOPE_OK;
 }
 
-static int capture(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
-  reset_stack(tid, out);
-  if (is_own_thread(tid)) {
-    out->walk = LAGSCOPE__WALK_OWN;
-    return LAGSCOPE_EINVAL;
-  }
+int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
   int rc = take_any(tid, timeout_ns, patient, out);
   if (rc != LAGSCOPE_OK) return rc;
   int by_signal = out->method == LAGSCOPE__METHOD_SIGNAL;
@@ -756,19 +733,9 @@ static int capture(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int p
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
-int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
-  return capture(tid, out, timeout_ns, 0);
-}
-
-int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
-  return capture(tid, out, timeout_ns, 1);
-}
-
-int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
+int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, int *method) {
   static lagscope__stack unused;
-  *method = LAGSCOPE__METHOD_NONE;
-  if (is_own_thread(tid)) return LAGSCOPE_EINVAL;
-  reset_stack(tid, &unused);
+  lagscope__stack_reset(tid, &unused);
   int rc = take_any(tid, timeout_ns, 0, &unused);
   if (rc != LAGSCOPE_OK) return rc;
   *method = unused.method;

@@ -227,22 +227,13 @@ int lagscope__process_sample_read(lagscope__process_sample *out,
   return rc_memory;
 }
 
-void lagscope__process_name(char *out, size_t size) {
-  char path[PATH_MAX_LEN], buf[PROC_READ_MAX];
+void lagscope__process_raw_name(char *out, size_t size) {
+  char path[PATH_MAX_LEN];
   snprintf(path, sizeof(path), "%s/comm", proc_self);
-  ssize_t len = read_small_file(path, buf);
-  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = '\0';
-  /* The name becomes a folder: keep it to characters that are safe in one. */
-  size_t n = 0;
-  for (ssize_t i = 0; i < len && n + 1 < size; i++) {
-    char c = buf[i];
-    int safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '-' || c == '_' || c == '.';
-    out[n] = safe && !(n == 0 && c == '.') ? c : '_';
-    n++;
-  }
-  if (n == 0 && size > 4) n = (size_t)snprintf(out, size, "app");
-  out[n < size ? n : size - 1] = '\0';
+  ssize_t len = lagscope__linux_read_small_file(path, out, size);
+  if (len < 0) len = 0;
+  while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' ')) len--;
+  out[len] = '\0';
 }
 
 int32_t lagscope__process_id(void) { return (int32_t)getpid(); }

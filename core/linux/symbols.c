@@ -42,7 +42,6 @@
 #define NO_PARENT UINT32_MAX
 #define MAX_PARENT_STEPS 64     /* deeper nesting of symbols than this is corrupt, not code */
 #define BUILD_ID_HEX_MAX 129    /* 64 bytes of id; GNU ld writes 20 */
-#define ARENA_CHUNK 16384       /* demangled names are copied into chunks of this size */
 #define DEBUG_BUILD_ID_DIR "/usr/lib/debug/.build-id/"
 /* libdw inflates compressed DWARF into its own heap (≈ 13 MB for Debian's libc debug file),
  * out of lagscope__alloc's sight. Past this much in one symbolicator, further objects with
@@ -96,14 +95,7 @@ typedef struct range {
   object *object;
 } range;
 
-typedef struct chunk {
-  struct chunk *next;
-  size_t used, cap;
-  char data[];
-} chunk;
-
-struct lagscope__symbols {
-  pthread_mutex_t lock;
+struct lagscope__symbol_index {
   size_t bytes;                 /* everything below, and this struct */
   object **objects;             /* never moved or freed before _free: their strings are handed out */
   size_t objects_len, objects_cap;
@@ -112,7 +104,7 @@ struct lagscope__symbols {
   unsigned generation;          /* reads of the loader's list so far */
   unsigned long long adds, subs; /* the loader's counters at the last read */
   int have_counters;
-  chunk *chunks;
+  lagscope__text_arena names_arena; /* demangled names */
   demangle_fn demangle;
   void *libstdcxx;              /* our reference to libstdc++ when found by dlopen(NOLOAD) */
   int demangle_checked;
@@ -122,31 +114,31 @@ struct lagscope__symbols {
 
 /* ---- 1. memory ------------------------------------------------------------------------------ */
 
-static void *hold(lagscope__symbols *s, size_t size) {
+static void *hold(lagscope__symbol_index *s, size_t size) {
   void *p = lagscope__alloc(size);
   if (p != NULL) s->bytes += size;
   return p;
 }
 
-static void let_go(lagscope__symbols *s, void *p, size_t size) {
+static void let_go(lagscope__symbol_index *s, void *p, size_t size) {
   if (p == NULL) return;
   s->bytes -= size;
   lagscope__dealloc(p);
 }
 
-static char *hold_string(lagscope__symbols *s, const char *text) {
+static char *hold_string(lagscope__symbol_index *s, const char *text) {
   size_t len = strlen(text);
   char *copy = hold(s, len + 1);
   if (copy != NULL) memcpy(copy, text, len + 1);
   return copy;
 }
 
-static void let_go_string(lagscope__symbols *s, char *text) {
+static void let_go_string(lagscope__symbol_index *s, char *text) {
   if (text != NULL) let_go(s, text, strlen(text) + 1);
 }
 
 /* Makes room for one more element; 0, or -1 when out of memory. */
-static int grow(lagscope__symbols *s, void **array, size_t *cap, size_t len, size_t element) {
+static int grow(lagscope__symbol_index *s, void **array, size_t *cap, size_t len, size_t element) {
   if (len < *cap) return 0;
   size_t new_cap = *cap ? *cap * 2 : 16;
   void *bigger = hold(s, new_cap * element);
@@ -156,24 +148,6 @@ static int grow(lagscope__symbols *s, void **array, size_t *cap, size_t len, siz
   *array = bigger;
   *cap = new_cap;
   return 0;
-}
-
-/* Copies text into the chunks, where it stays until _free. */
-static const char *arena_copy(lagscope__symbols *s, const char *text) {
-  size_t len = strlen(text) + 1;
-  chunk *c = s->chunks;
-  if (c == NULL || c->cap - c->used < len) {
-    size_t cap = len > ARENA_CHUNK ? len : ARENA_CHUNK;
-    c = hold(s, sizeof(chunk) + cap);
-    if (c == NULL) return NULL;
-    c->cap = cap;
-    c->next = s->chunks;
-    s->chunks = c;
-  }
-  char *copy = c->data + c->used;
-  memcpy(copy, text, len);
-  c->used += len;
-  return copy;
 }
 
 /* ---- 2. objects ------------------------------------------------------------------------------ */
@@ -225,7 +199,7 @@ static void memory_build_id(const struct dl_phdr_info *info, char *hex, size_t h
   }
 }
 
-static object *find_loaded(lagscope__symbols *s, const struct dl_phdr_info *info,
+static object *find_loaded(lagscope__symbol_index *s, const struct dl_phdr_info *info,
                            const char *build_id, int is_main) {
   for (size_t i = 0; i < s->objects_len; i++) {
     object *o = s->objects[i];
@@ -256,7 +230,7 @@ static void find_vdso_image(object *o, const struct dl_phdr_info *info) {
   }
 }
 
-static object *new_object(lagscope__symbols *s, const struct dl_phdr_info *info,
+static object *new_object(lagscope__symbol_index *s, const struct dl_phdr_info *info,
                           const char *build_id, int is_main) {
   if (grow(s, (void **)&s->objects, &s->objects_cap, s->objects_len, sizeof(object *)) != 0)
     return NULL;
@@ -291,11 +265,11 @@ static object *new_object(lagscope__symbols *s, const struct dl_phdr_info *info,
 }
 
 typedef struct read_context {
-  lagscope__symbols *s;
+  lagscope__symbol_index *s;
   int failed;
 } read_context;
 
-static void note_counters(lagscope__symbols *s, const struct dl_phdr_info *info, size_t size) {
+static void note_counters(lagscope__symbol_index *s, const struct dl_phdr_info *info, size_t size) {
   if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) return;
   s->adds = info->dlpi_adds;
   s->subs = info->dlpi_subs;
@@ -306,7 +280,7 @@ static void note_counters(lagscope__symbols *s, const struct dl_phdr_info *info,
  * the list; allocating here is fine (the loader itself does). */
 static int read_one_object(struct dl_phdr_info *info, size_t size, void *data) {
   read_context *ctx = data;
-  lagscope__symbols *s = ctx->s;
+  lagscope__symbol_index *s = ctx->s;
   note_counters(s, info, size);
   if (info->dlpi_phnum == 0) return 0;
   char build_id[BUILD_ID_HEX_MAX];
@@ -340,7 +314,7 @@ static int compare_ranges(const void *a, const void *b) {
 
 /* Reads the loader's list again. Objects no longer listed stay (their strings were handed out)
  * but leave the ranges; one loaded again at the same place with the same file comes back. */
-static void read_objects(lagscope__symbols *s) {
+static void read_objects(lagscope__symbol_index *s) {
   s->generation++;
   s->ranges_len = 0;
   read_context ctx = {s, 0};
@@ -366,14 +340,14 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 /* Has an object been loaded or unloaded since the last read? One lock of the loader's. */
-static int objects_changed(const lagscope__symbols *s) {
+static int objects_changed(const lagscope__symbol_index *s) {
   if (!s->have_counters) return 0;
   counters c = {0, 0, 0};
   dl_iterate_phdr(read_counters, &c);
   return c.known && (c.adds != s->adds || c.subs != s->subs);
 }
 
-static object *find_object(const lagscope__symbols *s, uintptr_t address) {
+static object *find_object(const lagscope__symbol_index *s, uintptr_t address) {
   size_t lo = 0, hi = s->ranges_len; /* the first range starting after address is in [lo, hi] */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -507,7 +481,7 @@ static void link_parents(entry *e, uint32_t n, uint32_t *stack) {
 static size_t name_length(const char *name) { return strcspn(name, "@"); }
 
 /* Turns the raw list into the object's entries and names. 0, or -1 when out of memory. */
-static int build_index(lagscope__symbols *s, object *o, raw_list *list, int complete) {
+static int build_index(lagscope__symbol_index *s, object *o, raw_list *list, int complete) {
   if (list->len == 0 || list->len >= UINT32_MAX) return 0;
   qsort(list->items, list->len, sizeof(raw_symbol), compare_raw);
   uint32_t *stack = lagscope__alloc(list->len * sizeof(uint32_t));
@@ -608,7 +582,7 @@ static int open_debug_file(const object *o, int *fd, Elf **elf) {
 
 /* The object's ELF: its file (/proc/self/exe for the program, still right when the file was
  * replaced), or for the vDSO a copy of its image (libelf must not touch read-only pages). */
-static Elf *open_object(lagscope__symbols *s, const object *o, int *fd, void **copy) {
+static Elf *open_object(lagscope__symbol_index *s, const object *o, int *fd, void **copy) {
   *fd = -1;
   *copy = NULL;
   if (o->is_vdso) {
@@ -654,7 +628,7 @@ static uint64_t inflated_size(Elf *elf) {
 }
 
 /* A DWARF reader on elf, unless its inflated sections would pass the process-wide budget. */
-static Dwarf *open_dwarf(lagscope__symbols *s, Elf *elf) {
+static Dwarf *open_dwarf(lagscope__symbol_index *s, Elf *elf) {
   if (elf == NULL) return NULL;
   uint64_t inflated = inflated_size(elf);
   if (inflated > DWARF_INFLATED_MAX - s->dwarf_inflated) return NULL; /* names, no lines */
@@ -665,7 +639,7 @@ static Dwarf *open_dwarf(lagscope__symbols *s, Elf *elf) {
 }
 
 /* Keeps a DWARF reader on whichever file has debug info (the object or its debug file). */
-static void keep_dwarf(lagscope__symbols *s, object *o, int *fd, Elf **elf, int *debug_fd,
+static void keep_dwarf(lagscope__symbol_index *s, object *o, int *fd, Elf **elf, int *debug_fd,
                        Elf **debug_elf) {
   Dwarf *dwarf = *fd >= 0 ? open_dwarf(s, *elf) : NULL;
   if (dwarf != NULL) {
@@ -680,7 +654,7 @@ static void keep_dwarf(lagscope__symbols *s, object *o, int *fd, Elf **elf, int 
   }
 }
 
-static void index_object(lagscope__symbols *s, object *o) {
+static void index_object(lagscope__symbol_index *s, object *o) {
   o->indexed = 1;
   int fd, debug_fd = -1;
   void *copy;
@@ -731,7 +705,7 @@ static const entry *find_entry(const object *o, uint64_t file_address) {
 /* ---- 5. names ------------------------------------------------------------------------------------ */
 
 /* Looked up again after a dlopen: a C program may load C++ plugins later. */
-static demangle_fn find_demangler(lagscope__symbols *s) {
+static demangle_fn find_demangler(lagscope__symbol_index *s) {
   if (s->demangle != NULL) return s->demangle;
   if (s->demangle_checked && s->demangle_checked_adds == s->adds) return NULL;
   s->demangle_checked = 1;
@@ -755,7 +729,7 @@ static const char *cached_name(const object *o, uint32_t index) {
   }
 }
 
-static void cache_name(lagscope__symbols *s, object *o, uint32_t index, const char *name) {
+static void cache_name(lagscope__symbol_index *s, object *o, uint32_t index, const char *name) {
   if ((o->demangled_len + 1) * 4 > o->demangled_cap * 3) { /* keep it under 3/4 full */
     uint32_t cap = o->demangled_cap ? o->demangled_cap * 2 : 64;
     demangled *bigger = hold(s, cap * sizeof(demangled));
@@ -776,7 +750,7 @@ static void cache_name(lagscope__symbols *s, object *o, uint32_t index, const ch
   o->demangled_len++;
 }
 
-static const char *function_name(lagscope__symbols *s, object *o, const entry *e) {
+static const char *function_name(lagscope__symbol_index *s, object *o, const entry *e) {
   const char *raw = o->names + e->name;
   if (raw[0] != '_' || raw[1] != 'Z') return raw; /* C, or not mangled the Itanium way */
   uint32_t index = (uint32_t)(e - o->entries);
@@ -786,7 +760,7 @@ static const char *function_name(lagscope__symbols *s, object *o, const entry *e
   if (demangle == NULL) return raw; /* not cached: libstdc++ may come later */
   int status = -1;
   char *plain = demangle(raw, NULL, NULL, &status);
-  name = plain != NULL && status == 0 ? arena_copy(s, plain) : NULL;
+  name = plain != NULL && status == 0 ? lagscope__text_arena_copy(&s->names_arena, plain) : NULL;
   free(plain); /* libstdc++ allocated it with malloc */
   if (name == NULL) name = raw;
   cache_name(s, o, index, name);
@@ -810,19 +784,15 @@ static void find_line(const object *o, uint64_t file_address, lagscope__frame_in
 
 /* ---- 7. the contract ---------------------------------------------------------------------------- */
 
-lagscope__symbols *lagscope__symbols_new(void) {
-  lagscope__symbols *s = lagscope__alloc(sizeof(lagscope__symbols));
+lagscope__symbol_index *lagscope__symbol_index_new(void) {
+  lagscope__symbol_index *s = lagscope__alloc(sizeof(lagscope__symbol_index));
   if (s == NULL) return NULL;
-  if (pthread_mutex_init(&s->lock, NULL) != 0) {
-    lagscope__dealloc(s);
-    return NULL;
-  }
-  s->bytes = sizeof(lagscope__symbols);
+  s->bytes = sizeof(lagscope__symbol_index);
   elf_version(EV_CURRENT); /* libelf refuses to work until told the version; idempotent */
   return s;
 }
 
-static void free_object(lagscope__symbols *s, object *o) {
+static void free_object(lagscope__symbol_index *s, object *o) {
   if (o->dwarf != NULL) dwarf_end(o->dwarf);
   close_file(o->dwarf_fd, o->dwarf_elf);
   let_go(s, o->entries, (size_t)o->count * sizeof(entry));
@@ -833,25 +803,18 @@ static void free_object(lagscope__symbols *s, object *o) {
   let_go(s, o, sizeof(object));
 }
 
-void lagscope__symbols_free(lagscope__symbols *s) {
+void lagscope__symbol_index_free(lagscope__symbol_index *s) {
   if (s == NULL) return;
   for (size_t i = 0; i < s->objects_len; i++) free_object(s, s->objects[i]);
   let_go(s, s->objects, s->objects_cap * sizeof(object *));
   let_go(s, s->ranges, s->ranges_cap * sizeof(range));
-  while (s->chunks != NULL) {
-    chunk *c = s->chunks;
-    s->chunks = c->next;
-    let_go(s, c, sizeof(chunk) + c->cap);
-  }
+  lagscope__text_arena_free(&s->names_arena);
   if (s->libstdcxx != NULL) dlclose(s->libstdcxx);
-  pthread_mutex_destroy(&s->lock);
   lagscope__dealloc(s);
 }
 
-static int resolve_locked(lagscope__symbols *s, uintptr_t address, int is_return,
-                          lagscope__frame_info *out) {
-  /* A return address points after the call: the call itself is one byte before. */
-  uintptr_t lookup = is_return && address > 0 ? address - 1 : address;
+int lagscope__symbol_index_resolve(lagscope__symbol_index *s, uintptr_t address,
+                                   uintptr_t lookup, lagscope__frame_info *out) {
   int fresh = s->generation == 0 || objects_changed(s);
   if (fresh) read_objects(s);
   object *o = find_object(s, lookup);
@@ -875,21 +838,7 @@ static int resolve_locked(lagscope__symbols *s, uintptr_t address, int is_return
   return 0;
 }
 
-int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
-                              lagscope__frame_info *out) {
-  memset(out, 0, sizeof(*out));
-  out->address = address;
-  out->build_id = "";
-  pthread_mutex_lock(&s->lock);
-  int rc = resolve_locked(s, address, is_return, out);
-  pthread_mutex_unlock(&s->lock);
-  return rc;
-}
 
-size_t lagscope__symbols_memory(const lagscope__symbols *s) {
-  pthread_mutex_t *lock = (pthread_mutex_t *)&s->lock; /* a read under the lock, of a const view */
-  pthread_mutex_lock(lock);
-  size_t bytes = s->bytes;
-  pthread_mutex_unlock(lock);
-  return bytes;
+size_t lagscope__symbol_index_memory(const lagscope__symbol_index *s) {
+  return s->bytes + s->names_arena.bytes;
 }

@@ -18,6 +18,7 @@
  * constants used from them are written here, with the names Apple's documentation gives them.
  */
 #include "hud.h" /* lagscope__hud_hold */
+#include "darwin/objc_send.h" /* send, send_void */
 
 #include "internal.h"
 #include "lagscope.h"
@@ -51,14 +52,6 @@ typedef unsigned long ns_uinteger;
 /* objc_msgSend has no prototype of its own: each call casts it to the exact type of the method
  * it sends, so that arguments and results travel by the platform's C calling convention. */
 static SEL sel(const char *name) { return sel_registerName(name); }
-
-static id send(id receiver, const char *name) {
-  return ((id (*)(id, SEL))objc_msgSend)(receiver, sel(name));
-}
-
-static void send_void(id receiver, const char *name) {
-  ((void (*)(id, SEL))objc_msgSend)(receiver, sel(name));
-}
 
 static void send_void_id(id receiver, const char *name, id arg) {
   ((void (*)(id, SEL, id))objc_msgSend)(receiver, sel(name), arg);

@@ -175,7 +175,35 @@ static void ranking(void) {
   CHECK_NEAR(m.monitor_cpu_percent, 11.0, 1e-9);
 }
 
+/* The default app name, the report folder's last part: the process's name made safe as a
+ * folder's, from a /proc root whose comm holds an odd name. */
+static void folder_safe_name(const char *comm, const char *expected) {
+  char root[] = "/tmp/lagscope-name-XXXXXX", path[64], name[64];
+  CHECK(mkdtemp(root) != NULL);
+  snprintf(path, sizeof(path), "%s/comm", root);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs(comm, f);
+  fclose(f);
+  lagscope__process_set_root(root);
+  lagscope_config config = lagscope_config_default();
+  lagscope__app_name(&config, name, sizeof(name));
+  lagscope__process_set_root(NULL);
+  CHECK_MSG(strcmp(name, expected) == 0, "app name of \"%s\": %s, expected %s", comm, name,
+            expected);
+  unlink(path);
+  rmdir(root);
+}
+
+static void app_names(void) {
+  folder_safe_name("demo-app_1.2\n", "demo-app_1.2");
+  folder_safe_name("../etc passwd\n", "_._etc_passwd");
+  folder_safe_name("\n", "app");
+  folder_safe_name(".hidden\n", "_hidden");
+}
+
 int main(void) {
+  app_names();
   stat_lines();
   kb_fields();
   this_process();

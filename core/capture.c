@@ -1,0 +1,44 @@
+/*
+ * Capturing a thread's stack: the half both ports share. The stack's record is reset, and
+ * lagscope's own threads and the caller are refused (the caller could neither answer a signal
+ * nor be suspended by itself); the port (core/linux/capture.c, core/darwin/capture.c) then takes
+ * the stack through lagscope__capture_take.
+ */
+#include "internal.h"
+
+#include <stddef.h>
+#include <string.h>
+
+void lagscope__stack_reset(int32_t tid, lagscope__stack *out) {
+  memset(out, 0, offsetof(lagscope__stack, frames));
+  out->tid = tid;
+  out->syscall = -1;
+  out->time_ns = lagscope__now_ns();
+}
+
+static int refused(int32_t tid) {
+  return lagscope__thread_id_is_own(tid) || tid == lagscope__thread_id();
+}
+
+static int capture(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
+  lagscope__stack_reset(tid, out);
+  if (refused(tid)) {
+    out->walk = LAGSCOPE__WALK_OWN;
+    return LAGSCOPE_EINVAL;
+  }
+  return lagscope__capture_take(tid, out, timeout_ns, patient);
+}
+
+int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  return capture(tid, out, timeout_ns, 0);
+}
+
+int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  return capture(tid, out, timeout_ns, 1);
+}
+
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
+  *method = LAGSCOPE__METHOD_NONE;
+  if (refused(tid)) return LAGSCOPE_EINVAL;
+  return lagscope__capture_take_raw(tid, timeout_ns, method);
+}
