@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WAIT_MS 30000
@@ -198,6 +199,26 @@ static void check_hooks_right(const cJSON *all) {
 /* No hang began, and the hooks were right. */
 static void check_no_hang(const cJSON *all) {
   CHECK_EQ_INT(count_type(all, "hang_began"), 0);
+  check_hooks_right(all);
+}
+
+/* The wall clock in ms, as events' start_wall_ms (CLOCK_REALTIME). */
+static int64_t wall_ms_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* No hang began from since_wall_ms on, and the hooks were right. */
+static void check_no_hang_since(const cJSON *all, int64_t since_wall_ms) {
+  const cJSON *e;
+  cJSON_ArrayForEach(e, all) {
+    if (strcmp(spawn_json_type(e), "hang_began") != 0) continue;
+    const cJSON *start = cJSON_GetObjectItemCaseSensitive(e, "start_wall_ms");
+    CHECK_MSG(cJSON_IsNumber(start), "a hang_began without start_wall_ms");
+    CHECK_MSG(start->valuedouble < (double)since_wall_ms, "a hang began %.0f ms after the mark: %s",
+              start->valuedouble - (double)since_wall_ms, cJSON_PrintUnformatted(e));
+  }
   check_hooks_right(all);
 }
 
@@ -615,6 +636,10 @@ static void test_gtk3_demo_modal_and_hidden(void) {
   uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
   while (!screen_find_window(d, "Dialogs and Message Boxes") && spawn_now_ns() < deadline)
     spawn_sleep_ms(20);
+  /* From here: gtk3-demo's start-up (its CSS parsed on the main thread) is a real hang on a
+   * loaded machine (1066 ms seen at a load of 10); this case is about the modal and the
+   * hidden windows. */
+  int64_t shown_wall_ms = wall_ms_now();
   int before = viewable_windows(d);
   char *press[] = {LAGSCOPE_XDOTOOL_PATH, "search", "--sync", "--name", "^Dialogs and Message Boxes$",
                    "windowfocus", "--sync", "key", "space", NULL};
@@ -636,7 +661,7 @@ static void test_gtk3_demo_modal_and_hidden(void) {
   printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
   CHECK_EQ_INT(code, 128 + SIGTERM);
   cJSON *all = read_events();
-  check_no_hang(all);
+  check_no_hang_since(all, shown_wall_ms);
   cJSON_Delete(all);
   xvfb_stop(&xvfb);
   remove_folder();

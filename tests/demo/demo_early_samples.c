@@ -32,7 +32,9 @@ static void check_report(const char *path) {
   printf("%s: first sample at %.1f ms, %d samples before the threshold\n", path, first,
          before_threshold);
   CHECK_MSG(first <= 75.0, "the first sample is %.1f ms after the hang's start", first);
-  CHECK_MSG(before_threshold >= 10, "only %d samples before the threshold", before_threshold);
+  /* About 20 on an idle machine; a monitor starved by a heavily loaded one takes fewer (7 seen
+   * at a load of 10 on 2 cores), and without early samples there were none. */
+  CHECK_MSG(before_threshold >= 3, "only %d samples before the threshold", before_threshold);
   const char *names[64];
   size_t n = demo_functions(member(report, "heaviest_stack"), names, 64);
   CHECK_MSG(demo_find(names, n, "demo_busy_spin", 0) >= 0,
