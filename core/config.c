@@ -7,27 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Each row's type is the struct's: a row that drifts from lagscope.h does not compile. */
+#define LAGSCOPE_TYPE_MATCHES_(name, type, ...)                                               \
+  _Static_assert(_Generic(((lagscope_config *)0)->name, type: 1, default: 0),               \
+                 "LAGSCOPE__CONFIG_FIELDS: lagscope_config." #name " is not a " #type);
+LAGSCOPE__CONFIG_FIELDS(LAGSCOPE_TYPE_MATCHES_)
+#undef LAGSCOPE_TYPE_MATCHES_
+
 lagscope_config lagscope_config_default(void) {
-  lagscope_config c = {0};
-  c.hang_threshold_ms = 250;
-  c.ping_interval_ms = 50;
-  c.sample_interval_ms = 500;
-  c.hang_sample_interval_ms = 10;
-  c.stack_copy_kib = 64;
-  c.refresh_hz = 60;
-  c.report_max_count = 50;
-  c.report_max_bytes = 32u * 1024u * 1024u;
-  c.hud = 1;
-  c.hud_scale = 1.0f;
+  lagscope_config c = {0}; /* the hooks, strings and user pointers: NULL */
+#define LAGSCOPE_SET_DEFAULT_(name, type, default_value, ...) c.name = default_value;
+  LAGSCOPE__CONFIG_FIELDS(LAGSCOPE_SET_DEFAULT_)
+#undef LAGSCOPE_SET_DEFAULT_
   c.hud_corner = LAGSCOPE_HUD_TOP_LEFT;
-  c.bus_capacity = 1024;
-  c.subscriber_capacity = 256;
-  c.server = 1;
-  c.server_port = 8080;
-  c.server_max_clients = 16;
-  c.server_max_stream_clients = 8;
-  c.hitch_report_ms = 50;
-  c.hitch_keep = 32;
   return c;
 }
 

@@ -27,7 +27,54 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
 #endif
     ;
 
-/* ---- configuration (core/config.c) ------------------------------------------------------------ */
+/* ---- configuration (core/config.c) ------------------------------------------------------------
+ * The numeric and on/off fields of lagscope_config, one row each, in the order they are checked.
+ * The defaults (lagscope_config_default) come from it.
+ *
+ *   XX(name, type, default, check, min, max, unit, status)
+ *
+ * type    the field's C type; config.c holds it to lagscope.h's struct at compile time.
+ * check   how min and max bound the field:
+ *           RANGE      min..max
+ *           POW2       a power of two in min..max (queue capacities: masks, not modulo)
+ *           AT_MOST    min..the field that max names (an earlier row, so already checked)
+ *           BELOW      min..the field that max names, less one
+ *           AT_LEAST   min or more (max is 0, unused)
+ *           RT_SIGNAL  0 or a real-time signal's number, at most max here; which numbers are
+ *                      real-time only the running system knows, so lagscope_start checks that
+ *           ON_OFF     not checked: any non-zero value is on (0..1 says what it means)
+ * unit    what the number counts, for messages ("" for a plain count).
+ * status  the field in the status JSON's "config" object (docs/viewer-api.md): CONFIG its
+ *         value, IN_USE the value in effect that it only asks for (the signal chosen, the port
+ *         bound), NONE left out.
+ *
+ * By hand, because a row cannot say them: the strings, hooks and their user pointers
+ * (post_main, on_event, log, report_dir, app_name, server_bind: NULL by default, checked where
+ * they need it), and hud_corner, an enum whose message names its constants. */
+#define LAGSCOPE__CONFIG_FIELDS(XX)                                                         \
+  XX(hang_threshold_ms, uint32_t, 250, RANGE, 10, 60000, "ms", CONFIG)                      \
+  XX(ping_interval_ms, uint32_t, 50, AT_MOST, 1, hang_threshold_ms, "ms", CONFIG)           \
+  XX(sample_interval_ms, uint32_t, 500, RANGE, 50, 60000, "ms", CONFIG)                     \
+  XX(hang_sample_interval_ms, uint32_t, 10, RANGE, 1, 1000, "ms", CONFIG)                   \
+  XX(hitch_report_ms, uint32_t, 50, RANGE, 0, 60000, "ms", CONFIG)                          \
+  XX(hitch_keep, uint32_t, 32, RANGE, 1, 1024, "", CONFIG)                                  \
+  XX(hang_count_idle, int, 0, RANGE, 0, 1, "", CONFIG)                                      \
+  XX(capture_signal, uint32_t, 0, RT_SIGNAL, 0, 64, "", IN_USE)                             \
+  XX(stack_copy_kib, uint32_t, 64, RANGE, 16, 1024, "KiB", NONE)                            \
+  XX(refresh_hz, uint32_t, 60, RANGE, 1, 1000, "Hz", CONFIG)                                \
+  XX(report_max_count, uint32_t, 50, RANGE, 1, 100000, "", CONFIG)                          \
+  XX(report_max_bytes, uint64_t, 32u * 1024u * 1024u, AT_LEAST, 64u * 1024u, 0, "bytes",    \
+     CONFIG)                                                                                \
+  XX(bus_capacity, uint32_t, 1024, POW2, 16, 65536, "", NONE)                               \
+  XX(subscriber_capacity, uint32_t, 256, POW2, 16, 65536, "", NONE)                         \
+  XX(hud, int, 1, ON_OFF, 0, 1, "", NONE)                                                   \
+  XX(hud_scale, float, 1.0f, RANGE, 0.5f, 8.0f, "pixels per point", NONE)                   \
+  XX(hud_expanded, int, 0, ON_OFF, 0, 1, "", NONE)                                          \
+  XX(server, int, 1, ON_OFF, 0, 1, "", NONE)                                                \
+  XX(server_port, uint32_t, 8080, RANGE, 0, 65535, "", IN_USE)                              \
+  XX(server_max_clients, uint32_t, 16, RANGE, 2, 256, "", CONFIG)                           \
+  XX(server_max_stream_clients, uint32_t, 8, BELOW, 1, server_max_clients, "", CONFIG)
+
 /* config.app_name, or the program's name. F */
 void lagscope__app_name(const lagscope_config *config, char *out, size_t size);
 /* config.report_dir, or "<lagscope__state_root>/<app_name>", or, without one,
