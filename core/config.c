@@ -1,5 +1,6 @@
-/* Configuration defaults and validation: one table of ranges serves both the check and the
- * message that names the bad field. */
+/* Configuration defaults and validation: the table of fields (LAGSCOPE__CONFIG_FIELDS in
+ * internal.h) makes each default, each range check and the message that names the bad field;
+ * the fields that a row cannot say are checked by hand below it. */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
@@ -66,35 +67,127 @@ void lagscope__report_dir(const lagscope_config *config, const char *app_name, c
 
 
 
+/* ---- the table's checks ------------------------------------------------------------------- */
+
+/* A number as a message says it, whatever the field's type. */
+typedef struct number_text {
+  char text[32];
+} number_text;
+
+static number_text u32_text(uint32_t v) {
+  number_text t;
+  snprintf(t.text, sizeof(t.text), "%u", v);
+  return t;
+}
+
+static number_text u64_text(uint64_t v) {
+  number_text t;
+  snprintf(t.text, sizeof(t.text), "%llu", (unsigned long long)v);
+  return t;
+}
+
+static number_text int_text(int v) {
+  number_text t;
+  snprintf(t.text, sizeof(t.text), "%d", v);
+  return t;
+}
+
+static number_text float_text(float v) {
+  number_text t;
+  snprintf(t.text, sizeof(t.text), "%g", (double)v);
+  return t;
+}
+
+#define LAGSCOPE_NUMBER_TEXT_(v)                                                              \
+  _Generic((v), uint32_t: u32_text, uint64_t: u64_text, int: int_text, float: float_text)(v).text
+
+/* Compared as doubles: exact for every bound in the table, and a NaN is in no range. */
+static int in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }
+
 static int is_power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-static int reject(char *why, size_t why_size, const char *field, uint32_t value,
-                  const char *allowed) {
-  lagscope__explain(why, why_size, "config.%s = %u is out of range: it must be %s", field,
-                    value, allowed);
+/* Whether config->name passes its row's check (the table's column "check"). */
+#define LAGSCOPE_OK_RANGE_(name, min, max) in_range(config->name, min, max)
+#define LAGSCOPE_OK_POW2_(name, min, max)                                                     \
+  (in_range(config->name, min, max) && is_power_of_two(config->name))
+#define LAGSCOPE_OK_AT_MOST_(name, min, max) in_range(config->name, min, config->max)
+#define LAGSCOPE_OK_BELOW_(name, min, max) in_range(config->name, min, config->max - 1.0)
+#define LAGSCOPE_OK_AT_LEAST_(name, min, max) ((double)config->name >= (min))
+#define LAGSCOPE_OK_RT_SIGNAL_(name, min, max) ((double)config->name <= (max))
+#define LAGSCOPE_OK_ON_OFF_(name, min, max) 1
+
+/* What the row allows, as its message says it: "10..60000 ms". */
+#define LAGSCOPE_ALLOWED_RANGE_(out, name, type, min, max)                                    \
+  snprintf(out, sizeof(out), "%s..%s", LAGSCOPE_NUMBER_TEXT_((type)(min)),                   \
+           LAGSCOPE_NUMBER_TEXT_((type)(max)))
+#define LAGSCOPE_ALLOWED_POW2_(out, name, type, min, max)                                     \
+  snprintf(out, sizeof(out), "a power of two in %s..%s", LAGSCOPE_NUMBER_TEXT_((type)(min)), \
+           LAGSCOPE_NUMBER_TEXT_((type)(max)))
+#define LAGSCOPE_ALLOWED_AT_MOST_(out, name, type, min, max)                                  \
+  snprintf(out, sizeof(out), "%s..%s (%s)", LAGSCOPE_NUMBER_TEXT_((type)(min)), #max,        \
+           LAGSCOPE_NUMBER_TEXT_(config->max))
+#define LAGSCOPE_ALLOWED_BELOW_(out, name, type, min, max)                                    \
+  snprintf(out, sizeof(out), "%s..%s - 1 (%s)", LAGSCOPE_NUMBER_TEXT_((type)(min)), #max,    \
+           LAGSCOPE_NUMBER_TEXT_(config->max - 1))
+#define LAGSCOPE_ALLOWED_AT_LEAST_(out, name, type, min, max)                                 \
+  snprintf(out, sizeof(out), "at least %s", LAGSCOPE_NUMBER_TEXT_((type)(min)))
+#define LAGSCOPE_ALLOWED_RT_SIGNAL_(out, name, type, min, max)                                \
+  snprintf(out, sizeof(out), "0 (the first free real-time signal) or a real-time signal's number")
+#define LAGSCOPE_ALLOWED_ON_OFF_(out, name, type, min, max) snprintf(out, sizeof(out), "0, 1")
+
+static int refuse(char *why, size_t why_size, const char *field, const char *value,
+                  const char *allowed, const char *unit) {
+  lagscope__explain(why, why_size, "config.%s = %s is out of range: it must be %s%s%s", field,
+                    value, allowed, unit[0] != '\0' ? " " : "", unit);
   return LAGSCOPE_EINVAL;
 }
 
-#define LAGSCOPE_CHECK_RANGE_(field, lo, hi, allowed)                                       \
-  do {                                                                                       \
-    if (config->field < (lo) || config->field > (hi))                                        \
-      return reject(why, why_size, #field, config->field, allowed);                          \
-  } while (0)
-
-static int check_server(const lagscope_config *config, char *why, size_t why_size) {
-  if (config->server_port > 65535)
-    return reject(why, why_size, "server_port", config->server_port, "0..65535 (0: any free port)");
-  LAGSCOPE_CHECK_RANGE_(server_max_clients, 2, 256, "2..256");
-  LAGSCOPE_CHECK_RANGE_(server_max_stream_clients, 1, config->server_max_clients - 1,
-                        "1..server_max_clients - 1");
-  struct in_addr address;
-  if (config->server_bind != NULL && inet_pton(AF_INET, config->server_bind, &address) != 1) {
-    lagscope__explain(why, why_size, "config.server_bind = \"%.64s\" is not an IPv4 address: "
-                      "use \"0.0.0.0\" (every interface), \"127.0.0.1\" (this machine only) "
-                      "or one of this machine's addresses", config->server_bind);
-    return LAGSCOPE_EINVAL;
+/* One function per row, check_<name>: 0, or LAGSCOPE_EINVAL and why. F */
+#define LAGSCOPE_CHECK_FIELD_(name, type, default_value, check, min, max, unit, status)       \
+  static int check_##name(const lagscope_config *config, char *why, size_t why_size) {      \
+    if (LAGSCOPE_OK_##check##_(name, min, max)) return LAGSCOPE_OK;                         \
+    char allowed[128];                                                                       \
+    LAGSCOPE_ALLOWED_##check##_(allowed, name, type, min, max);                              \
+    return refuse(why, why_size, #name, LAGSCOPE_NUMBER_TEXT_(config->name), allowed, unit); \
   }
+LAGSCOPE__CONFIG_FIELDS(LAGSCOPE_CHECK_FIELD_)
+#undef LAGSCOPE_CHECK_FIELD_
+
+/* The table's rows, in its order: the first bad field is the one named. F */
+static int check_fields(const lagscope_config *config, char *why, size_t why_size) {
+#define LAGSCOPE_CALL_CHECK_(name, ...)                                                       \
+  if (check_##name(config, why, why_size) != LAGSCOPE_OK) return LAGSCOPE_EINVAL;
+  LAGSCOPE__CONFIG_FIELDS(LAGSCOPE_CALL_CHECK_)
+#undef LAGSCOPE_CALL_CHECK_
   return LAGSCOPE_OK;
+}
+
+/* ---- the fields checked by hand (internal.h says why) ----------------------------------------- */
+
+static int check_hud_corner(const lagscope_config *config, char *why, size_t why_size) {
+  if ((unsigned)config->hud_corner <= LAGSCOPE_HUD_BOTTOM_RIGHT) return LAGSCOPE_OK;
+  lagscope__explain(why, why_size, "config.hud_corner = %d is out of range: it must be one of "
+                    "LAGSCOPE_HUD_TOP_LEFT..LAGSCOPE_HUD_BOTTOM_RIGHT (0..3)",
+                    (int)config->hud_corner);
+  return LAGSCOPE_EINVAL;
+}
+
+static int check_server_bind(const lagscope_config *config, char *why, size_t why_size) {
+  struct in_addr address;
+  if (config->server_bind == NULL || inet_pton(AF_INET, config->server_bind, &address) == 1)
+    return LAGSCOPE_OK;
+  lagscope__explain(why, why_size, "config.server_bind = \"%.64s\" is not an IPv4 address: "
+                    "use \"0.0.0.0\" (every interface), \"127.0.0.1\" (this machine only) "
+                    "or one of this machine's addresses", config->server_bind);
+  return LAGSCOPE_EINVAL;
+}
+
+static int check_post_main(const lagscope_config *config, char *why, size_t why_size) {
+  if (config->post_main != NULL || config->post_main_user == NULL) return LAGSCOPE_OK;
+  lagscope__explain(why, why_size,
+                    "config.post_main_user is set but config.post_main is NULL: set both, or "
+                    "neither for heartbeat mode");
+  return LAGSCOPE_EINVAL;
 }
 
 int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size) {
@@ -102,54 +195,11 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
     lagscope__explain(why, why_size, "config is NULL");
     return LAGSCOPE_EINVAL;
   }
-  LAGSCOPE_CHECK_RANGE_(hang_threshold_ms, 10, 60000, "10..60000 ms");
-  LAGSCOPE_CHECK_RANGE_(ping_interval_ms, 1, config->hang_threshold_ms,
-                        "1..hang_threshold_ms ms");
-  LAGSCOPE_CHECK_RANGE_(sample_interval_ms, 50, 60000, "50..60000 ms");
-  LAGSCOPE_CHECK_RANGE_(hang_sample_interval_ms, 1, 1000, "1..1000 ms");
-  if (config->hitch_report_ms > 60000) /* 0 is off; at or past the threshold, no stall is one */
-    return reject(why, why_size, "hitch_report_ms", config->hitch_report_ms,
-                  "0 (off) ..60000 ms");
-  LAGSCOPE_CHECK_RANGE_(hitch_keep, 1, 1024, "1..1024");
-  LAGSCOPE_CHECK_RANGE_(hang_count_idle, 0, 1, "0, 1");
-  if (config->capture_signal > 64)
-    return reject(why, why_size, "capture_signal", config->capture_signal,
-                  "0 (the first free real-time signal) or a real-time signal's number");
-  LAGSCOPE_CHECK_RANGE_(stack_copy_kib, 16, 1024, "16..1024 KiB");
-  LAGSCOPE_CHECK_RANGE_(refresh_hz, 1, 1000, "1..1000 Hz");
-  LAGSCOPE_CHECK_RANGE_(report_max_count, 1, 100000, "1..100000");
-  if (config->report_max_bytes < 64u * 1024u) {
-    lagscope__explain(why, why_size,
-                      "config.report_max_bytes = %llu is out of range: it must be at least 65536",
-                      (unsigned long long)config->report_max_bytes);
+  if (check_fields(config, why, why_size) != LAGSCOPE_OK ||
+      check_hud_corner(config, why, why_size) != LAGSCOPE_OK ||
+      check_server_bind(config, why, why_size) != LAGSCOPE_OK ||
+      check_post_main(config, why, why_size) != LAGSCOPE_OK)
     return LAGSCOPE_EINVAL;
-  }
-  LAGSCOPE_CHECK_RANGE_(bus_capacity, 16, 65536, "a power of two in 16..65536");
-  if (!is_power_of_two(config->bus_capacity))
-    return reject(why, why_size, "bus_capacity", config->bus_capacity,
-                  "a power of two in 16..65536");
-  LAGSCOPE_CHECK_RANGE_(subscriber_capacity, 16, 65536, "a power of two in 16..65536");
-  if (!is_power_of_two(config->subscriber_capacity))
-    return reject(why, why_size, "subscriber_capacity", config->subscriber_capacity,
-                  "a power of two in 16..65536");
-  if (!(config->hud_scale >= 0.5f && config->hud_scale <= 8.0f)) { /* NaN fails too */
-    lagscope__explain(why, why_size,
-                      "config.hud_scale = %g is out of range: it must be 0.5..8 pixels per point",
-                      (double)config->hud_scale);
-    return LAGSCOPE_EINVAL;
-  }
-  if ((unsigned)config->hud_corner > LAGSCOPE_HUD_BOTTOM_RIGHT) {
-    lagscope__explain(why, why_size, "config.hud_corner = %d is out of range: it must be one of "
-               "LAGSCOPE_HUD_TOP_LEFT..LAGSCOPE_HUD_BOTTOM_RIGHT (0..3)", (int)config->hud_corner);
-    return LAGSCOPE_EINVAL;
-  }
-  if (check_server(config, why, why_size) != LAGSCOPE_OK) return LAGSCOPE_EINVAL;
-  if (config->post_main == NULL && config->post_main_user != NULL) {
-    lagscope__explain(why, why_size,
-               "config.post_main_user is set but config.post_main is NULL: set both, or "
-               "neither for heartbeat mode");
-    return LAGSCOPE_EINVAL;
-  }
   lagscope__explain(why, why_size, "%s", "");
   return LAGSCOPE_OK;
 }

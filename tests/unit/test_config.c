@@ -68,13 +68,32 @@ int main(void) {
   c = ok, c.hitch_report_ms = 60001, refused(c, "hitch_report_ms");
   c = ok, c.hitch_keep = 0, refused(c, "hitch_keep");
   c = ok, c.hitch_keep = 1025, refused(c, "hitch_keep");
+  c = ok, c.hang_count_idle = 2, refused(c, "hang_count_idle");
+  c = ok, c.capture_signal = 65, refused(c, "capture_signal");
+  c = ok, c.server_port = 65536, refused(c, "server_port");
+  c = ok, c.server_max_clients = 1, refused(c, "server_max_clients");
+  c = ok, c.server_max_stream_clients = 0, refused(c, "server_max_stream_clients");
+  c = ok, c.server_max_stream_clients = 16, refused(c, "server_max_stream_clients");
+  c = ok, c.server_bind = "not an address", refused(c, "server_bind");
   int token;
   c = ok, c.post_main_user = &token, refused(c, "post_main");
+
+  /* The message says what is allowed, from the table's row. */
+  c = ok, c.ping_interval_ms = 251;
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_EINVAL);
+  CHECK(strstr(why, "1..hang_threshold_ms (250) ms") != NULL);
+  c = ok, c.bus_capacity = 1000;
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_EINVAL);
+  CHECK(strstr(why, "a power of two in 16..65536") != NULL);
 
   /* Edges that are allowed. */
   c = ok, c.hang_threshold_ms = 10, c.ping_interval_ms = 10; /* hitch_report_ms 50: none */
   CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
   c = ok, c.post_main = post_nothing, c.refresh_hz = 120, c.bus_capacity = 16;
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
+  c = ok, c.server_max_clients = 2, c.server_max_stream_clients = 1, c.hitch_report_ms = 0;
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
+  c = ok, c.report_max_bytes = 64u * 1024u, c.server_port = 0, c.hud_scale = 8.0f;
   CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
 
   /* The error list makes both names and sentences. */
