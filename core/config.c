@@ -162,7 +162,7 @@ static int check_fields(const lagscope_config *config, char *why, size_t why_siz
   return LAGSCOPE_OK;
 }
 
-/* ---- the fields checked by hand (internal.h says why) ----------------------------------------- */
+/* ---- the fields checked by hand (internal.h says why) ---------------------------------------- */
 
 static int check_hud_corner(const lagscope_config *config, char *why, size_t why_size) {
   if ((unsigned)config->hud_corner <= LAGSCOPE_HUD_BOTTOM_RIGHT) return LAGSCOPE_OK;

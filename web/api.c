@@ -24,25 +24,39 @@ static char *print(cJSON *doc) {
 
 /* ---- status ---------------------------------------------------------------------------------- */
 
+/* A config field in the status JSON as its type says: on/off fields are booleans. */
+static void add_u32(cJSON *o, const char *name, uint32_t v) { cJSON_AddNumberToObject(o, name, v); }
+static void add_u64(cJSON *o, const char *name, uint64_t v) { lagscope__json_add_u64(o, name, v); }
+static void add_on_off(cJSON *o, const char *name, int v) {
+  cJSON_AddBoolToObject(o, name, v != 0);
+}
+
+/* The values in effect that these fields only ask for (status IN_USE in the table). */
+static uint32_t in_use_capture_signal(const lagscope__web *web) {
+  (void)web;
+  return (uint32_t)lagscope__capture_signal(); /* 0: none */
+}
+static uint32_t in_use_server_port(const lagscope__web *web) { return web->port; }
+
+/* The table's rows (LAGSCOPE__CONFIG_FIELDS, column status), then what no row says. */
 static void add_config(cJSON *o, const lagscope__web *web) {
   const lagscope_config *c = &web->config;
-  cJSON_AddNumberToObject(o, "hang_threshold_ms", c->hang_threshold_ms);
-  cJSON_AddNumberToObject(o, "ping_interval_ms", c->ping_interval_ms);
-  cJSON_AddNumberToObject(o, "sample_interval_ms", c->sample_interval_ms);
-  cJSON_AddNumberToObject(o, "hang_sample_interval_ms", c->hang_sample_interval_ms);
-  cJSON_AddNumberToObject(o, "hitch_report_ms", c->hitch_report_ms);
-  cJSON_AddNumberToObject(o, "hitch_keep", c->hitch_keep);
-  cJSON_AddBoolToObject(o, "hang_count_idle", c->hang_count_idle != 0);
-  cJSON_AddNumberToObject(o, "capture_signal", lagscope__capture_signal()); /* in use; 0: none */
-  cJSON_AddNumberToObject(o, "refresh_hz", c->refresh_hz);
+#define LAGSCOPE_ADD_(name, value)                                                            \
+  _Generic(c->name, uint32_t: add_u32, uint64_t: add_u64, int: add_on_off)(o, #name, value);
+#define LAGSCOPE_STATUS_CONFIG_(name) LAGSCOPE_ADD_(name, c->name)
+#define LAGSCOPE_STATUS_IN_USE_(name) LAGSCOPE_ADD_(name, in_use_##name(web))
+#define LAGSCOPE_STATUS_NONE_(name)
+#define LAGSCOPE_ADD_FIELD_(name, type, default_value, check, min, max, unit, status)         \
+  LAGSCOPE_STATUS_##status##_(name)
+  LAGSCOPE__CONFIG_FIELDS(LAGSCOPE_ADD_FIELD_)
+#undef LAGSCOPE_ADD_FIELD_
+#undef LAGSCOPE_STATUS_NONE_
+#undef LAGSCOPE_STATUS_IN_USE_
+#undef LAGSCOPE_STATUS_CONFIG_
+#undef LAGSCOPE_ADD_
   cJSON_AddStringToObject(o, "watchdog", c->post_main != NULL ? "post_main" : "heartbeat");
   cJSON_AddStringToObject(o, "report_dir", web->report_dir);
-  cJSON_AddNumberToObject(o, "report_max_count", c->report_max_count);
-  lagscope__json_add_u64(o, "report_max_bytes", c->report_max_bytes);
-  cJSON_AddNumberToObject(o, "server_port", web->port);
   cJSON_AddStringToObject(o, "server_bind", web->bind);
-  cJSON_AddNumberToObject(o, "server_max_clients", c->server_max_clients);
-  cJSON_AddNumberToObject(o, "server_max_stream_clients", c->server_max_stream_clients);
 }
 
 /* Every address the viewer may be reached at (the URL names one: web/address.c). */

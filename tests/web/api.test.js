@@ -326,6 +326,13 @@ function expectSecurityHeaders(res) {
   expect(cors.length === 0, `${what}: CORS headers present: ${cors.join(', ')}`);
 }
 
+// The status answer that docs/viewer-api.md shows (its JSON block under "GET /api/v1/status").
+function documentedStatus() {
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'viewer-api.md'), 'utf8');
+  const block = doc.split('### `GET /api/v1/status`')[1].split('```json')[1].split('```')[0];
+  return JSON.parse(block);
+}
+
 // docs/viewer-api.md "Errors": JSON {"error": kind, "message": sentence}.
 function expectError(res, statusWanted, kind) {
   equal(res.status, statusWanted, `${res.what}: status (body ${res.body.slice(0, 200)})`);
@@ -626,6 +633,8 @@ async function routeChecks(demo, ids) {
     equal(s.config.server_port, demo.port, 'config.server_port');
     equal(s.config.server_bind, HOST, 'config.server_bind');
     equal(s.config.report_dir, demo.reportDir, 'config.report_dir');
+    equal(Object.keys(s.config).sort().join(' '), Object.keys(documentedStatus().config).sort().join(' '),
+      'config\'s fields, as docs/viewer-api.md shows them');
     for (const k of ['lagscope_version', 'launch_wall_ms', 'now_wall_ms', 'uptime_ms', 'hangs', 'hang_in_progress'])
       expect(k in s, `status lacks ${k}`);
     for (const k of ['requests', 'clients', 'clients_rejected', 'stream_clients', 'stream_clients_dropped',
