@@ -538,7 +538,7 @@ int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
  * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls
  * for. 0 when it was copied; *method says how. */
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method);
-/* The portable half (core/capture.c): a stack's record cleared for tid, taken now. F */
+/* The portable half (core/capture.c): *out cleared for tid, taken now. F */
 void lagscope__stack_reset(int32_t tid, lagscope__stack *out);
 /* The port's half, after core/capture.c reset *out and refused lagscope's threads and the
  * caller: takes the stack (patient as lagscope__capture_stack_patient), with the same
@@ -634,8 +634,11 @@ const char *lagscope__report_state_name(int state);
 /* The state a report's JSON names; -1 for a name that is none. F */
 int lagscope__report_state_of(const char *name);
 
-/* Everything the monitor gathered for one hang; the report module only reads it. */
-typedef struct lagscope__hang_record {
+/* What a report is made from: everything the recorder (core/hang.c) gathered for one hang (or
+ * a hitch, or a capture); the report module only reads it. Two names for the pipeline: the
+ * recorder gathers, the report (this, its JSON, the stored file, the public
+ * lagscope_hang_report) tells. */
+typedef struct lagscope__report_data {
   char id[64];                 /* unique across launches: "<start wall time>-<pid>-<hang id>" */
   uint64_t hang_id;
   lagscope__report_state state;
@@ -666,7 +669,7 @@ typedef struct lagscope__hang_record {
   lagscope_metrics before;     /* the last metrics before the hang */
   lagscope_metrics during;     /* sampled during it (zero when none yet) */
   int have_during;
-} lagscope__hang_record;
+} lagscope__report_data;
 
 typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
                                     lagscope__frame_info *out);
@@ -674,14 +677,14 @@ typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
 /* The report as JSON text (schema in README "Hang reports"), and the heaviest main-thread
  * stack alone as a JSON array of frames, innermost first. Either out pointer may be NULL.
  * Both are freed with lagscope_free. A */
-int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json);
 
 /* Every thread of r (threads, thread_info, main_tid, start_wall_ms as "wall_ms", duration_ns
  * as how long the capture took), for the viewer's "Capture now":
  * {"wall_ms", "duration_ms", "main_thread_tid", "thread_count", "threads": [as in a report]}.
  * Freed with lagscope_free. A */
-int lagscope__report_threads_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                                   void *ctx, char **out);
 /* One stack as a JSON array of frames, innermost first. Freed with lagscope_free. A */
 int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
@@ -691,7 +694,7 @@ int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_
  * report's "cause" has the details). heaviest_json: the report's heaviest stack (its telling
  * function names a cpu, sleep or wait hang in the label, as in the report); NULL: the main
  * thread's one stack says. Freed with lagscope_free. A */
-int lagscope__report_cause_json(const lagscope__hang_record *r, const char *heaviest_json,
+int lagscope__report_cause_json(const lagscope__report_data *r, const char *heaviest_json,
                                 lagscope__resolve_fn resolve, void *ctx, char **out);
 
 /* Of a JSON array of frames, the frame that best says where the app was: the innermost in
