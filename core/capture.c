@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-void lagscope__stack_reset(int32_t tid, lagscope__stack *out) {
+static void reset(int32_t tid, lagscope__stack *out) {
   memset(out, 0, offsetof(lagscope__stack, frames));
   out->tid = tid;
   out->syscall = -1;
@@ -21,7 +21,7 @@ static int refused(int32_t tid) {
 }
 
 static int capture(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
-  lagscope__stack_reset(tid, out);
+  reset(tid, out);
   if (refused(tid)) {
     out->walk = LAGSCOPE__WALK_OWN;
     return LAGSCOPE_EINVAL;
@@ -38,7 +38,9 @@ int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t 
 }
 
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
+  static lagscope__stack scratch; /* one capture at a time per process */
   *method = LAGSCOPE__METHOD_NONE;
   if (refused(tid)) return LAGSCOPE_EINVAL;
-  return lagscope__capture_take_raw(tid, timeout_ns, method);
+  reset(tid, &scratch);
+  return lagscope__capture_take_raw(tid, timeout_ns, &scratch, method);
 }

@@ -34,7 +34,7 @@ struct lagscope__hang_recorder {
 
   /* The hang in progress. */
   int active;
-  lagscope__hang_record record;
+  lagscope__report_data data; /* what its report is made from */
   lagscope__stack *samples;
   uint32_t samples_capacity;
   lagscope__stack *threads;
@@ -150,19 +150,19 @@ static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_
  * and the text is kept to be written once there is room again. */
 static void keep_unsaved(lagscope__hang_recorder *h, const char *json) {
   int64_t now_ms = lagscope__wall_ms();
-  int rc = lagscope__store_mark_ended(h->store, h->record.id, now_ms);
+  int rc = lagscope__store_mark_ended(h->store, h->data.id, now_ms);
   if (rc != LAGSCOPE_OK && rc != LAGSCOPE_ENOENT) /* ENOENT: no first write either */
     lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: its report could not be marked as "
                             "ended either: the next start will call it ended by termination",
-                            (unsigned long long)h->record.hang_id);
+                            (unsigned long long)h->data.hang_id);
   size_t size = strlen(json) + 1;
   char *copy = lagscope__alloc(size);
   if (copy == NULL) return;
   memcpy(copy, json, size);
   lagscope__dealloc(h->unsaved); /* an older one stays marked ended on disk */
   h->unsaved = copy;
-  snprintf(h->unsaved_id, sizeof(h->unsaved_id), "%s", h->record.id);
-  h->unsaved_hang_id = h->record.hang_id;
+  snprintf(h->unsaved_id, sizeof(h->unsaved_id), "%s", h->data.id);
+  h->unsaved_hang_id = h->data.hang_id;
   h->unsaved_retry_ns = lagscope__now_ns() + RETRY_EVERY_NS;
 }
 
@@ -189,20 +189,20 @@ void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {
 /* Builds the report's JSON and writes it; returns the public report for events (or NULL). */
 static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_payload) {
   char *json = NULL, *heaviest = NULL;
-  int rc = lagscope__report_json(&h->record, resolve, h, &json, want_payload ? &heaviest : NULL);
+  int rc = lagscope__report_json(&h->data, resolve, h, &json, want_payload ? &heaviest : NULL);
   if (rc != LAGSCOPE_OK) {
     lagscope__publish_error(rc, "hang %llu: the report could not be built",
-                            (unsigned long long)h->record.hang_id);
+                            (unsigned long long)h->data.hang_id);
     return NULL;
   }
   char why[512];
   if (h->store != NULL &&
-      lagscope__store_write(h->store, h->record.id, json, h->path, sizeof(h->path), why,
+      lagscope__store_write(h->store, h->data.id, json, h->path, sizeof(h->path), why,
                             sizeof(why)) != LAGSCOPE_OK) {
     h->path[0] = '\0';
-    int final = h->record.state == LAGSCOPE__REPORT_ENDED;
+    int final = h->data.state == LAGSCOPE__REPORT_ENDED;
     lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored: %s%s",
-                            (unsigned long long)h->record.hang_id, why,
+                            (unsigned long long)h->data.hang_id, why,
                             final ? "; it is kept and written again when the disk has room" : "");
     if (final) keep_unsaved(h, json);
   }
@@ -211,10 +211,10 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
     return NULL;
   }
   lagscope_hang_report *report =
-      lagscope__hang_report_new(h->record.id, h->record.hang_id, h->path, json, heaviest);
+      lagscope__hang_report_new(h->data.id, h->data.hang_id, h->path, json, heaviest);
   char *cause = NULL;
   if (report != NULL &&
-      lagscope__report_cause_json(&h->record, heaviest, resolve, h, &cause) == LAGSCOPE_OK)
+      lagscope__report_cause_json(&h->data, heaviest, resolve, h, &cause) == LAGSCOPE_OK)
     lagscope__hang_report_set_cause(report, cause);
   return report;
 }
@@ -227,7 +227,7 @@ static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_i
   gmtime_r(&seconds, &utc);
   char when[32];
   strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &utc);
-  snprintf(h->record.id, sizeof(h->record.id), "%s.%03dZ-%d-%llu", when, (int)(wall_ms % 1000),
+  snprintf(h->data.id, sizeof(h->data.id), "%s.%03dZ-%d-%llu", when, (int)(wall_ms % 1000),
            (int)lagscope__process_id(), (unsigned long long)hang_id);
 }
 
@@ -265,20 +265,20 @@ static char *describe_targets(const lagscope__stack *stacks, uint32_t count) {
 }
 
 static void capture_all_threads(lagscope__hang_recorder *h) {
-  h->threads = capture_threads(h, h->thread_info, h->record.main_tid);
+  h->threads = capture_threads(h, h->thread_info, h->data.main_tid);
   if (h->threads == NULL) return;
-  h->record.threads = h->threads;
-  h->record.thread_info = h->thread_info->threads;
-  h->record.thread_count = h->thread_info->threads_len;
-  for (uint32_t i = 0; i < h->record.thread_count; i++)
-    if (h->threads[i].tid == h->record.main_tid)
+  h->data.threads = h->threads;
+  h->data.thread_info = h->thread_info->threads;
+  h->data.thread_count = h->thread_info->threads_len;
+  for (uint32_t i = 0; i < h->data.thread_count; i++)
+    if (h->threads[i].tid == h->data.main_tid)
       h->threads[i].loop_wait = (uint8_t)lagscope__loop_wait_is_own(&h->threads[i]);
-  h->thread_targets = describe_targets(h->threads, h->record.thread_count);
-  h->record.thread_targets = h->thread_targets;
+  h->thread_targets = describe_targets(h->threads, h->data.thread_count);
+  h->data.thread_targets = h->thread_targets;
 }
 
 /* The main thread's target, named again only when it waits on something else. */
-static void note_sample_target(lagscope__hang_record *r, const lagscope__stack *s) {
+static void note_sample_target(lagscope__report_data *r, const lagscope__stack *s) {
   if (s->run_state != LAGSCOPE__RUN_SYSCALL || s->syscall < 0) return;
   if (r->sample_target_syscall == s->syscall && r->sample_target_arg == s->args[0]) return;
   r->sample_target_syscall = s->syscall;
@@ -292,11 +292,11 @@ static int grow_samples(lagscope__hang_recorder *h) {
   lagscope__stack *bigger = lagscope__alloc(sizeof(lagscope__stack) * capacity);
   if (bigger == NULL) return 0;
   if (h->samples != NULL)
-    memcpy(bigger, h->samples, sizeof(lagscope__stack) * h->record.sample_count);
+    memcpy(bigger, h->samples, sizeof(lagscope__stack) * h->data.sample_count);
   lagscope__dealloc(h->samples);
   h->samples = bigger;
   h->samples_capacity = capacity;
-  h->record.samples = bigger;
+  h->data.samples = bigger;
   return 1;
 }
 
@@ -310,15 +310,15 @@ static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
 
 void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
   if (!h->active) return;
-  if (h->record.sample_count == h->samples_capacity &&
+  if (h->data.sample_count == h->samples_capacity &&
       (h->samples_capacity == SAMPLES_MAX || !grow_samples(h))) {
-    h->record.samples_dropped++;
+    h->data.samples_dropped++;
     return;
   }
-  lagscope__stack *s = &h->samples[h->record.sample_count];
+  lagscope__stack *s = &h->samples[h->data.sample_count];
   if (!capture_main_thread(h, s)) return;
-  note_sample_target(&h->record, s);
-  h->record.sample_count++;
+  note_sample_target(&h->data, s);
+  h->data.sample_count++;
 }
 
 void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h) {
@@ -338,7 +338,7 @@ void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h) {
 
 /* The ring's samples from r's start on, oldest first, become r's samples in out (room for
  * early_count), their wait targets named. F */
-static void move_early_samples(lagscope__hang_recorder *h, lagscope__hang_record *r,
+static void move_early_samples(lagscope__hang_recorder *h, lagscope__report_data *r,
                                lagscope__stack *out) {
   uint32_t first = (h->early_next + LAGSCOPE__EARLY_SAMPLES - h->early_count) %
                    LAGSCOPE__EARLY_SAMPLES;
@@ -351,9 +351,10 @@ static void move_early_samples(lagscope__hang_recorder *h, lagscope__hang_record
   }
 }
 
-/* What every record of the main thread starts with: its start, the config, the thread. F */
-static void record_init(const lagscope__hang_recorder *h, lagscope__hang_record *r,
-                        uint64_t start_ns) {
+/* What the data of every report of the main thread starts with: its start, the config, the
+ * thread. F */
+static void report_data_init(const lagscope__hang_recorder *h, lagscope__report_data *r,
+                             uint64_t start_ns) {
   memset(r, 0, sizeof(*r));
   r->sample_target_syscall = -1;
   r->start_ns = start_ns;
@@ -380,8 +381,8 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
   *cause_json = *function = NULL;
   lagscope__stack *samples =
       h->early_count > 0 ? lagscope__alloc(sizeof(lagscope__stack) * h->early_count) : NULL;
-  lagscope__hang_record r;
-  record_init(h, &r, start_ns);
+  lagscope__report_data r;
+  report_data_init(h, &r, start_ns);
   r.duration_ns = duration_ns;
   r.samples = samples;
   if (samples != NULL) move_early_samples(h, &r, samples);
@@ -416,7 +417,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
 static void take_early_samples(lagscope__hang_recorder *h) {
   while (h->samples_capacity < h->early_count && h->samples_capacity < SAMPLES_MAX)
     if (!grow_samples(h)) break;
-  if (h->samples_capacity >= h->early_count) move_early_samples(h, &h->record, h->samples);
+  if (h->samples_capacity >= h->early_count) move_early_samples(h, &h->data, h->samples);
   lagscope__hang_recorder_forget_early(h);
 }
 
@@ -425,10 +426,10 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    const lagscope_metrics *before,
                                    const lagscope__process_sample *sample_before) {
   release_hang_buffers(h);
-  record_init(h, &h->record, start_ns);
+  report_data_init(h, &h->data, start_ns);
   h->active = 1;
   h->path[0] = '\0';
-  lagscope__hang_record *r = &h->record;
+  lagscope__report_data *r = &h->data;
   make_id(h, start_wall_ms, hang_id);
   r->hang_id = hang_id;
   r->state = LAGSCOPE__REPORT_IN_PROGRESS;
@@ -459,15 +460,15 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
 
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m) {
   if (!h->active) return;
-  h->record.during = *m;
-  h->record.have_during = 1;
+  h->data.during = *m;
+  h->data.have_during = 1;
 }
 
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
                                                   uint64_t duration_ns) {
   if (!h->active) return NULL;
-  h->record.state = LAGSCOPE__REPORT_ENDED;
-  h->record.duration_ns = duration_ns;
+  h->data.state = LAGSCOPE__REPORT_ENDED;
+  h->data.duration_ns = duration_ns;
   lagscope_hang_report *report = write_report(h, 1);
   release_hang_buffers(h);
   return report;
@@ -476,10 +477,10 @@ lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
 /* ---- the viewer's live view ---- */
 
 char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t *sample_count) {
-  *sample_count = h->record.sample_count;
-  if (!h->active || h->record.sample_count == 0) return NULL;
+  *sample_count = h->data.sample_count;
+  if (!h->active || h->data.sample_count == 0) return NULL;
   char *text = NULL;
-  if (lagscope__report_stack_json(&h->samples[h->record.sample_count - 1], resolve, h, &text) !=
+  if (lagscope__report_stack_json(&h->samples[h->data.sample_count - 1], resolve, h, &text) !=
       LAGSCOPE_OK)
     return NULL;
   char *payload = lagscope__payload_text(text);
@@ -493,7 +494,7 @@ int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
   lagscope__process_sample *info = lagscope__alloc(sizeof(*info));
   if (info == NULL) return LAGSCOPE_ENOMEM;
   uint64_t start_ns = lagscope__now_ns();
-  lagscope__hang_record r = {.main_tid = lagscope__main_thread_id(),
+  lagscope__report_data r = {.main_tid = lagscope__main_thread_id(),
                              .start_wall_ms = lagscope__wall_ms()};
   lagscope__stack *stacks = capture_threads(h, info, r.main_tid);
   int rc = LAGSCOPE_ENOMEM;

@@ -1,4 +1,4 @@
-/* Hang reports as JSON: one hang's record (main-thread samples, every thread's stack, metrics
+/* Hang reports as JSON: one hang's data (main-thread samples, every thread's stack, metrics
  * around it) symbolicated and merged into a call tree. Field by field in docs/hang-report.md.
  *
  * Contents:
@@ -341,7 +341,7 @@ static int child_of(tree *t, uint32_t parent, uint32_t ident, uint32_t frame, ui
   return 0;
 }
 
-static int tree_build(tree *t, report_ctx *c, const lagscope__hang_record *r) {
+static int tree_build(tree *t, report_ctx *c, const lagscope__report_data *r) {
   uint64_t frames_total = 0;
   for (uint32_t s = 0; s < r->sample_count; s++) frames_total += stack_depth(&r->samples[s]);
   t->capacity = frames_total + 1 < REPORT_MAX_NODES ? (uint32_t)frames_total + 1 : REPORT_MAX_NODES;
@@ -537,14 +537,14 @@ static int stack_json(report_ctx *c, const lagscope__stack *stack, cJSON *array)
   return 0;
 }
 
-static const lagscope__thread_sample *find_before(const lagscope__hang_record *r, int32_t tid) {
+static const lagscope__thread_sample *find_before(const lagscope__report_data *r, int32_t tid) {
   if (r->thread_info_before == NULL) return NULL;
   for (uint32_t i = 0; i < r->thread_count_before; i++)
     if (r->thread_info_before[i].tid == tid) return &r->thread_info_before[i];
   return NULL;
 }
 
-static int threads_json(report_ctx *c, const lagscope__hang_record *r, cJSON *report) {
+static int threads_json(report_ctx *c, const lagscope__report_data *r, cJSON *report) {
   cJSON *threads = cJSON_AddArrayToObject(report, "threads");
   uint32_t written = 0;
   for (uint32_t i = 0; i < r->thread_count; i++) {
@@ -642,13 +642,13 @@ static const char *first_function(report_ctx *c, const lagscope__stack *s) {
   return any != NULL ? any : "an unknown function";
 }
 
-static int thread_index(const lagscope__hang_record *r, int32_t tid) {
+static int thread_index(const lagscope__report_data *r, int32_t tid) {
   for (uint32_t i = 0; i < r->thread_count; i++)
     if (r->threads[i].tid == tid) return (int)i;
   return -1;
 }
 
-static const char *thread_name(const lagscope__hang_record *r, int index, char *buf, size_t size) {
+static const char *thread_name(const lagscope__report_data *r, int index, char *buf, size_t size) {
   if (r->thread_info == NULL || index < 0) return "?";
   size_t len = strnlen(r->thread_info[index].name, LAGSCOPE_THREAD_NAME_MAX - 1);
   snprintf(buf, size, "%.*s", (int)len, r->thread_info[index].name);
@@ -657,7 +657,7 @@ static const char *thread_name(const lagscope__hang_record *r, int index, char *
 
 /* What a blocked stack waits on: named when it was captured (a thread at the hang's start, or
  * the main thread's last blocked call), else now. */
-static void wait_target(const lagscope__hang_record *r, const lagscope__stack *s, char *out,
+static void wait_target(const lagscope__report_data *r, const lagscope__stack *s, char *out,
                         size_t size) {
   if (r->thread_targets != NULL && r->threads != NULL && s >= r->threads &&
       s < r->threads + r->thread_count) {
@@ -673,7 +673,7 @@ static void wait_target(const lagscope__hang_record *r, const lagscope__stack *s
 }
 
 /* The index in r of the thread whose system id (the id Darwin's mutexes record) is id. */
-static int thread_index_by_system_id(const lagscope__hang_record *r, uint64_t id) {
+static int thread_index_by_system_id(const lagscope__report_data *r, uint64_t id) {
   for (uint32_t i = 0; r->thread_info != NULL && i < r->thread_count; i++)
     if (r->thread_info[i].system_id == id) return (int)i;
   return -1;
@@ -682,7 +682,7 @@ static int thread_index_by_system_id(const lagscope__hang_record *r, uint64_t id
 /* The lock a thread waits for: its address, and the index in r of its owner when that is a
  * thread of this capture (-1 otherwise). Linux: the futex word and the owner glibc's mutex
  * recorded when captured; Darwin: the trap's arguments. */
-static int lock_of(report_ctx *c, const lagscope__hang_record *r, const lagscope__stack *s,
+static int lock_of(report_ctx *c, const lagscope__report_data *r, const lagscope__stack *s,
                    uintptr_t *address) {
   if (s->syscall >= 0) {
     *address = s->args[0];
@@ -697,12 +697,12 @@ static int lock_of(report_ctx *c, const lagscope__hang_record *r, const lagscope
   return is_port ? thread_index(r, (int32_t)owner) : thread_index_by_system_id(r, owner);
 }
 
-static int owner_index(report_ctx *c, const lagscope__hang_record *r, const lagscope__stack *s) {
+static int owner_index(report_ctx *c, const lagscope__report_data *r, const lagscope__stack *s) {
   uintptr_t address;
   return lock_of(c, r, s, &address);
 }
 
-static uintptr_t lock_address(report_ctx *c, const lagscope__hang_record *r,
+static uintptr_t lock_address(report_ctx *c, const lagscope__report_data *r,
                               const lagscope__stack *s) {
   uintptr_t address = 0;
   lock_of(c, r, s, &address);
@@ -711,7 +711,7 @@ static uintptr_t lock_address(report_ctx *c, const lagscope__hang_record *r,
 
 /* What a thread is doing, as the end of a sentence: "blocked in read() on pipe:[8812]"; for a
  * lock, its owner and what the owner does, `left` owners deep. */
-static void phrase(report_ctx *c, const lagscope__hang_record *r, const lagscope__stack *s,
+static void phrase(report_ctx *c, const lagscope__report_data *r, const lagscope__stack *s,
                    int left, char *out, size_t size) {
   char call[128], target[LAGSCOPE__TARGET_MAX];
   lagscope__cause_kind kind = classify(c, s);
@@ -743,7 +743,7 @@ static void phrase(report_ctx *c, const lagscope__hang_record *r, const lagscope
 }
 
 /* One thread's cause object, following the lock owner while there is one, up to `left` more. */
-static cJSON *thread_cause_json(report_ctx *c, const lagscope__hang_record *r, int index,
+static cJSON *thread_cause_json(report_ctx *c, const lagscope__report_data *r, int index,
                                 int left) {
   const lagscope__stack *s = &r->threads[index];
   lagscope__cause_kind kind = classify(c, s);
@@ -769,7 +769,7 @@ static cJSON *thread_cause_json(report_ctx *c, const lagscope__hang_record *r, i
 
 /* The lock chain from thread `index`: the tids in order, and whether it comes back to one of
  * them (a deadlock: *cycle_from is where the cycle starts). */
-static int lock_chain(report_ctx *c, const lagscope__hang_record *r, int index, int *chain,
+static int lock_chain(report_ctx *c, const lagscope__report_data *r, int index, int *chain,
                       int *cycle_from) {
   int n = 0;
   *cycle_from = -1;
@@ -797,7 +797,7 @@ static int by_share(const void *a, const void *b) {
   return x->kind - y->kind;
 }
 
-static void summary_sentence(report_ctx *c, const lagscope__hang_record *r, int main_index,
+static void summary_sentence(report_ctx *c, const lagscope__report_data *r, int main_index,
                              lagscope__cause_kind kind, double ms, const lagscope__stack *main,
                              char *out, size_t size) {
   char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8];
@@ -834,7 +834,7 @@ static void summary_sentence(report_ctx *c, const lagscope__hang_record *r, int 
   }
 }
 
-static void deadlock_sentence(report_ctx *c, const lagscope__hang_record *r, const int *chain,
+static void deadlock_sentence(report_ctx *c, const lagscope__report_data *r, const int *chain,
                               int n, int from, char *out, size_t size) {
   put(out, size, "Deadlock:");
   char name[LAGSCOPE_THREAD_NAME_MAX + 8], holder[LAGSCOPE_THREAD_NAME_MAX + 8];
@@ -852,7 +852,7 @@ static void deadlock_sentence(report_ctx *c, const lagscope__hang_record *r, con
 /* The hang's label: its kind and, in a few words, what it waited for ("lock · keeper",
  * "io · read /data/app.db", "cpu · parse_config"). The one rule for every place that names a
  * hang in a line: the viewer's list, the HUD, lagscope-run's summary. */
-static void label_text(report_ctx *c, const lagscope__hang_record *r, int main_index,
+static void label_text(report_ctx *c, const lagscope__report_data *r, int main_index,
                        lagscope__cause_kind kind, const lagscope__stack *main,
                        const char *telling, char *out, size_t size) {
   /* Where the time went: the heaviest stack's telling function (the list's "function"), else
@@ -881,7 +881,7 @@ static void label_text(report_ctx *c, const lagscope__hang_record *r, int main_i
 }
 
 /* A deadlock's label: the threads of its cycle ("deadlock · main, keeper"). */
-static void deadlock_label(const lagscope__hang_record *r, const int *chain, int n, int from,
+static void deadlock_label(const lagscope__report_data *r, const int *chain, int n, int from,
                            char *out, size_t size) {
   put(out, size, "deadlock ·");
   char name[LAGSCOPE_THREAD_NAME_MAX + 8];
@@ -896,7 +896,7 @@ static void deadlock_label(const lagscope__hang_record *r, const int *chain, int
  * what it waited on and, for a lock, the owners' chain from the capture of every thread at the
  * hang's start; a chain that comes back on itself is a deadlock. */
 /* heaviest: the report's heaviest stack (frames, innermost first); NULL if not at hand. */
-static cJSON *cause_json(report_ctx *c, const lagscope__hang_record *r, const cJSON *heaviest) {
+static cJSON *cause_json(report_ctx *c, const lagscope__report_data *r, const cJSON *heaviest) {
   uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
   const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
   for (uint32_t i = 0; i < r->sample_count; i++) {
@@ -994,7 +994,7 @@ static cJSON *frames_json(const lagscope_metrics *m) {
   return o;
 }
 
-static void metrics_json(const lagscope__hang_record *r, cJSON *report) {
+static void metrics_json(const lagscope__report_data *r, cJSON *report) {
   cJSON *cpu = cJSON_AddObjectToObject(report, "cpu");
   lagscope__json_add_measure(cpu, "before", r->before.cpu_percent);
   if (r->have_during) lagscope__json_add_measure(cpu, "during", r->during.cpu_percent);
@@ -1014,7 +1014,7 @@ static void metrics_json(const lagscope__hang_record *r, cJSON *report) {
 /* The samples in time order: when each was taken (ms since the hang's start), the call tree
  * node its stack ended at, so that exports can replay the stacks over time, and what the
  * main thread was doing ("cpu" or the system call it waited in). */
-static void timeline_json(report_ctx *c, const tree *t, const lagscope__hang_record *r,
+static void timeline_json(report_ctx *c, const tree *t, const lagscope__report_data *r,
                           cJSON *samples) {
   cJSON *timeline = cJSON_AddObjectToObject(samples, "timeline");
   cJSON *times = cJSON_AddArrayToObject(timeline, "t_ms");
@@ -1031,7 +1031,7 @@ static void timeline_json(report_ctx *c, const tree *t, const lagscope__hang_rec
   }
 }
 
-static int report_build(const lagscope__hang_record *r, report_ctx *c, tree *t,
+static int report_build(const lagscope__report_data *r, report_ctx *c, tree *t,
                         char **report_json, char **heaviest_stack_json) {
   int rc = tree_build(t, c, r);
   if (rc != 0) return rc;
@@ -1148,7 +1148,7 @@ static void ctx_free(report_ctx *c) {
   lagscope__dealloc(c->idents.items);
 }
 
-int lagscope__report_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json) {
   if (report_json != NULL) *report_json = NULL;
   if (heaviest_stack_json != NULL) *heaviest_stack_json = NULL;
@@ -1173,7 +1173,7 @@ static char *print_and_delete(cJSON *doc) {
   return text;
 }
 
-int lagscope__report_threads_json(const lagscope__hang_record *r, lagscope__resolve_fn resolve,
+int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                                   void *ctx, char **out) {
   *out = NULL;
   if (r == NULL || (r->threads == NULL && r->thread_count > 0)) return LAGSCOPE_EINVAL;
@@ -1216,7 +1216,7 @@ int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_
   return rc;
 }
 
-int lagscope__report_cause_json(const lagscope__hang_record *r, const char *heaviest_json,
+int lagscope__report_cause_json(const lagscope__report_data *r, const char *heaviest_json,
                                 lagscope__resolve_fn resolve, void *ctx, char **out) {
   *out = NULL;
   if (r == NULL || (r->samples == NULL && r->sample_count > 0) ||

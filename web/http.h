@@ -83,6 +83,7 @@ typedef struct lagscope__request {
   const char *set_cookie;  /* a roll-over: the cookie to set with the answer, or NULL */
 } lagscope__request;
 
+/* ---- answers (reply.c) ---- */
 typedef struct lagscope__reply {
   int status;
   const char *content_type;    /* NULL: application/json */
@@ -104,6 +105,8 @@ int lagscope__reply_error(lagscope__request *req, int status, const char *kind,
                           const char *message);
 /* The body as JSON text that the reply takes (freed with lagscope_free after sending). */
 int lagscope__reply_json(lagscope__request *req, int status, char *json);
+/* The error kind of a status: "not_found" for 404, and so on; "error" for one without. F */
+const char *lagscope__reply_kind(int status);
 
 /* ---- the routes (api.c, stream.c) ----------------------------------------------------------------- */
 int lagscope__api_status(lagscope__request *req);

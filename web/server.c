@@ -3,13 +3,14 @@
  * every path (there is no document root), access by the per-launch token, security headers on
  * every answer, and bounds on clients, streams, header and body sizes and request time.
  *
+ * Answers are made in reply.c, which api.c and stream.c use too.
+ *
  * Contents
- *   1. answers: the headers every answer carries
- *   2. access: the token from the query, a bearer header or the cookie
- *   3. request checks: framing, Host, Origin, the path's escapes
- *   4. the request handler: limits, access, route, dispatch
- *   5. connections: counted, bounded in all and per client address
- *   6. lifecycle: options, the URL, start, events, stop
+ *   1. access: the token from the query, a bearer header or the cookie
+ *   2. request checks: framing, Host, Origin, the path's escapes
+ *   3. the request handler: limits, access, route, dispatch
+ *   4. connections: counted, bounded in all and per client address
+ *   5. lifecycle: options, the URL, start, events, stop
  */
 #define _GNU_SOURCE
 #include "http.h"
@@ -43,85 +44,7 @@
 #define COOKIE_NAME "lagscope_token"
 #define COOKIE_MAX_AGE "604800"  /* a week: a browser keeps viewing across launches */
 
-/* ---- 1. answers --------------------------------------------------------------------------------- */
-
-static const char *const security_headers[][2] = {
-    {"Content-Security-Policy",
-     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
-    {"X-Content-Type-Options", "nosniff"},
-    {"X-Frame-Options", "DENY"},
-    {"Referrer-Policy", "no-referrer"},
-    {"Cache-Control", "no-store"},
-};
-
-static void add_header(struct mg_connection *conn, const char *name, const char *value) {
-  if (value != NULL) mg_response_header_add(conn, name, value, -1);
-}
-
-void lagscope__reply_add_security_headers(struct mg_connection *conn) {
-  for (size_t i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
-    add_header(conn, security_headers[i][0], security_headers[i][1]);
-}
-
-int lagscope__reply_send(lagscope__request *req, const lagscope__reply *reply) {
-  struct mg_connection *conn = req->conn;
-  char length[24], retry[16];
-  snprintf(length, sizeof(length), "%zu", reply->length);
-  mg_response_header_start(conn, reply->status);
-  add_header(conn, "Content-Type",
-             reply->content_type != NULL ? reply->content_type : "application/json; charset=utf-8");
-  add_header(conn, "Content-Length", length);
-  lagscope__reply_add_security_headers(conn);
-  add_header(conn, "Location", reply->location);
-  add_header(conn, "Content-Disposition", reply->disposition);
-  add_header(conn, "Allow", reply->allow);
-  if (reply->retry_after_s > 0) {
-    snprintf(retry, sizeof(retry), "%d", reply->retry_after_s);
-    add_header(conn, "Retry-After", retry);
-  }
-  add_header(conn, "Set-Cookie", reply->set_cookie != NULL ? reply->set_cookie : req->set_cookie);
-  mg_response_header_send(conn);
-  if (!req->head_only && reply->length > 0) mg_write(conn, reply->body, reply->length);
-  return reply->status;
-}
-
-int lagscope__reply_error(lagscope__request *req, int status, const char *kind,
-                          const char *message) {
-  char body[512];
-  /* kind and message are ours, never the client's: no escaping needed but quotes. */
-  int n = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", kind, message);
-  lagscope__reply reply = {.status = status, .body = body};
-  reply.length = n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0;
-  if (status == 405) reply.allow = req->route.allow;
-  if (status == 503) reply.retry_after_s = 1;
-  return lagscope__reply_send(req, &reply);
-}
-
-int lagscope__reply_json(lagscope__request *req, int status, char *json) {
-  if (json == NULL)
-    return lagscope__reply_error(req, 500, "internal", "out of memory building the answer");
-  lagscope__reply reply = {.status = status, .body = json, .length = strlen(json)};
-  int rc = lagscope__reply_send(req, &reply);
-  lagscope_free(json);
-  return rc;
-}
-
-static const char *error_kind(int status) {
-  switch (status) {
-    case 400: return "bad_request";
-    case 401: return "unauthorized";
-    case 403: return "forbidden";
-    case 404: return "not_found";
-    case 405: return "method_not_allowed";
-    case 413: return "too_large";
-    case 429: return "rate_limited";
-    case 503: return "busy";
-  }
-  return "error";
-}
-
-/* ---- 2. access ------------------------------------------------------------------------------------ */
+/* ---- 1. access ------------------------------------------------------------------------------------ */
 
 /* Which token the candidate is: 2 this launch's, 1 the previous launch's, 0 neither. */
 static int token_kind(const lagscope__web *web, const char *candidate) {
@@ -159,7 +82,7 @@ static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
   return best > 0;
 }
 
-/* ---- 3. request checks ------------------------------------------------------------------------- */
+/* ---- 2. request checks ------------------------------------------------------------------------- */
 
 /* Two Content-Length headers that disagree leave the body's end to be guessed: a proxy in
  * front and this server could guess differently (request smuggling). */
@@ -240,7 +163,7 @@ static int request_refusal(lagscope__request *req, const struct mg_request_info 
   return 0;
 }
 
-/* ---- 4. the request handler ----------------------------------------------------------------------- */
+/* ---- 3. the request handler ----------------------------------------------------------------------- */
 
 static int serve_asset(lagscope__request *req) {
   const lagscope__asset *asset = lagscope__asset_find(req->route.asset);
@@ -301,7 +224,7 @@ static int handle_request(struct mg_connection *conn, void *data) {
   }
   const char *message = NULL;
   int refused = request_refusal(&req, info, &message);
-  if (refused != 0) return lagscope__reply_error(&req, refused, error_kind(refused), message);
+  if (refused != 0) return lagscope__reply_error(&req, refused, lagscope__reply_kind(refused), message);
   /* civetweb's decoding is off (it would cut "/api/v1/status%00" to "/api/v1/status"). */
   char decoded[HEADERS_MAX_BYTES + 1]; /* the request line fits in the headers' bound */
   int path_ok = lagscope__path_decode(path, decoded, sizeof(decoded));
@@ -315,14 +238,14 @@ static int handle_request(struct mg_connection *conn, void *data) {
                                  "open the viewer with the URL (and its token) that the app "
                                  "printed in its log or shows on its HUD");
   if (req.route.status != 0)
-    return lagscope__reply_error(&req, req.route.status, error_kind(req.route.status),
+    return lagscope__reply_error(&req, req.route.status, lagscope__reply_kind(req.route.status),
                                  req.route.error);
   if (req.content_length > BODY_MAX || !drain_body(conn))
     return lagscope__reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
   return dispatch(&req, decoded);
 }
 
-/* ---- 5. connections ------------------------------------------------------------------------------- */
+/* ---- 4. connections ------------------------------------------------------------------------------- */
 
 static lagscope__web *web_of(const struct mg_connection *conn) {
   return mg_get_user_data(mg_get_context(conn));
@@ -426,7 +349,7 @@ static int civetweb_error(struct mg_connection *conn, int status, const char *me
   (void)message; /* civetweb's text may quote the client's bytes: ours only */
   lagscope__request req = {.conn = conn, .web = web_of(conn)};
   const char *kind = status == 400 ? "bad_request" : status == 408 ? "timeout"
-                   : status == 413 || status == 431 ? "too_large" : error_kind(status);
+                   : status == 413 || status == 431 ? "too_large" : lagscope__reply_kind(status);
   lagscope__reply_error(&req, status, kind, "the server could not read this request");
   return 0;
 }
@@ -454,7 +377,7 @@ static int quiet(const struct mg_connection *conn, const char *message) {
   return 1;
 }
 
-/* ---- 6. lifecycle --------------------------------------------------------------------------------- */
+/* ---- 5. lifecycle --------------------------------------------------------------------------------- */
 
 /* A connection that sends nothing is not handed to civetweb (Linux TCP_DEFER_ACCEPT): it
  * takes no worker, however many there are (civetweb has a worker per connection, and a

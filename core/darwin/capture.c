@@ -286,8 +286,9 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
-int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, int *method) {
-  (void)timeout_ns;
+int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack *scratch,
+                               int *method) {
+  (void)timeout_ns, (void)scratch;
   lagscope__walk walk;
   if (capture_snapshot(tid, &walk) != 0) return LAGSCOPE_ENOENT;
   *method = LAGSCOPE__METHOD_SUSPEND;

@@ -733,11 +733,10 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 
-int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, int *method) {
-  static lagscope__stack unused;
-  lagscope__stack_reset(tid, &unused);
-  int rc = take_any(tid, timeout_ns, 0, &unused);
+int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack *scratch,
+                               int *method) {
+  int rc = take_any(tid, timeout_ns, 0, scratch);
   if (rc != LAGSCOPE_OK) return rc;
-  *method = unused.method;
+  *method = scratch->method;
   return LAGSCOPE_OK;
 }

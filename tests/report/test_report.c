@@ -103,7 +103,7 @@ static lagscope__stack samples[100];
 static lagscope__stack threads[3];
 static lagscope__thread_sample thread_info[3], thread_before[2];
 
-static lagscope__hang_record make_record(void) {
+static lagscope__report_data make_record(void) {
   for (int i = 0; i < 100; i++) {
     if (i % 10 < 7) {
       uintptr_t f[] = {0x405010 + (uintptr_t)(i % 5) * 4, 0x403020, 0x402020, 0x401050};
@@ -129,7 +129,7 @@ static lagscope__hang_record make_record(void) {
   thread_before[0] = (lagscope__thread_sample){.tid = 101, .cpu_ns = 300000000};
   thread_before[1] = (lagscope__thread_sample){.tid = 100, .cpu_ns = 1950000000};
 
-  lagscope__hang_record r = {0};
+  lagscope__report_data r = {0};
   snprintf(r.id, sizeof(r.id), "20240405T101112Z-4242-1");
   r.hang_id = 1;
   r.state = LAGSCOPE__REPORT_ENDED;
@@ -206,7 +206,7 @@ static const char *string_of(const cJSON *o, const char *name) {
 
 static void test_tree_and_heaviest(void) {
   uint64_t memory = lagscope__memory_in_use();
-  lagscope__hang_record r = make_record();
+  lagscope__report_data r = make_record();
   resolver res = {0};
   char *json = NULL, *heaviest = NULL;
   CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
@@ -350,7 +350,7 @@ static void test_tree_and_heaviest(void) {
 }
 
 static void test_exact_and_states(void) {
-  lagscope__hang_record r = make_record();
+  lagscope__report_data r = make_record();
   r.hang_id = UINT64_MAX;
   r.start_ns = 1234567890123456789ULL;
   r.start_wall_ms = INT64_MIN + 1;
@@ -401,7 +401,7 @@ static void test_bad_and_empty(void) {
   CHECK_EQ_INT(lagscope__report_json(NULL, fake_resolve, NULL, &json, &heaviest), LAGSCOPE_EINVAL);
   CHECK(json == NULL && heaviest == NULL);
 
-  lagscope__hang_record r = make_record();
+  lagscope__report_data r = make_record();
   r.state = (lagscope__report_state)7;
   CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, NULL, &json, NULL), LAGSCOPE_EINVAL);
   r = make_record();
@@ -471,7 +471,7 @@ static void test_big(void) {
     }
     set_stack(&big[i], 1, f, 64);
   }
-  lagscope__hang_record r = make_record();
+  lagscope__report_data r = make_record();
   r.samples = big;
   r.sample_count = 6000;
   resolver res = {.generic = 1};
@@ -548,7 +548,7 @@ static void test_big(void) {
 
 /* A small report for the documentation: 3 samples, 1 thread. */
 static int print_example(void) {
-  lagscope__hang_record r = make_record();
+  lagscope__report_data r = make_record();
   r.sample_count = 3;
   samples[2] = samples[7]; /* one sample in __poll */
   r.threads = &threads[1]; /* one thread: the worker, with a frame in no known object */
@@ -572,7 +572,7 @@ static int print_example(void) {
  * samples outweigh its heaviest child. Every sample's state is in the timeline; every thread
  * says how it was taken and, blocked in a call, which and with what arguments. */
 static void test_call_sites_states_and_stop(void) {
-  lagscope__hang_record r = make_record();
+  lagscope__report_data r = make_record();
   /* 10 of the 70 samples in b go on into spin; 60 end in b itself (its PC). */
   for (int i = 0, n = 0; i < 100; i++) {
     if (i % 10 >= 7) continue;
@@ -675,7 +675,7 @@ static void test_darwin_lock_chain(void) {
   info[0] = (lagscope__thread_sample){.tid = MAIN, .name = "main", .system_id = 7000};
   info[1] = (lagscope__thread_sample){.tid = A, .name = "loader", .system_id = 7001};
   info[2] = (lagscope__thread_sample){.tid = B, .name = "sleeper", .system_id = 7002};
-  lagscope__hang_record r = make_record();
+  lagscope__report_data r = make_record();
   r.main_tid = MAIN;
   r.samples = darwin_samples, r.sample_count = 4;
   r.threads = darwin_threads, r.thread_info = info, r.thread_count = 3;

@@ -595,7 +595,7 @@ static void test_report_cycle(void) {
     samples[i].frames[0] = 0x1000 + (uintptr_t)i;
     samples[i].frames[1] = 0x2000;
   }
-  lagscope__hang_record r = {0};
+  lagscope__report_data r = {0};
   snprintf(r.id, sizeof(r.id), "20240101T000000Z-99-3");
   r.hang_id = 3;
   r.state = LAGSCOPE__REPORT_IN_PROGRESS;

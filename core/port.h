@@ -1,0 +1,248 @@
+/*
+ * The port contract: everything an OS family implements, in its own folder (core/linux/,
+ * core/darwin/; one file per concern), and all the portable core may ask of the OS. As libuv's
+ * uv-common.h and its unix/ and win/ folders: the portable half of a concern (core/capture.c,
+ * core/symbols.c, core/config.c's names) calls the port's half declared here. Included by
+ * internal.h; it needs only lagscope.h and internal.h's memory section.
+ */
+#ifndef LAGSCOPE_PORT_H
+#define LAGSCOPE_PORT_H
+
+#include "lagscope.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- clock (core/linux/clock.c) ----------------------------------------------------------- */
+uint64_t lagscope__now_ns(void);     /* F: monotonic, stops nowhere but system sleep */
+int64_t lagscope__wall_ms(void);     /* F: Unix time in ms */
+
+/* ---- randomness (core/linux/random.c) ---------------------------------------------------- */
+/* Fills out from the OS's random source (Linux: getrandom; Darwin: arc4random_buf). F */
+int lagscope__random_bytes(void *out, size_t size);
+
+/* ---- threads and waiting (core/linux/thread.c) --------------------------------------- */
+typedef struct lagscope__wakeup lagscope__wakeup; /* a counting semaphore */
+lagscope__wakeup *lagscope__wakeup_new(void);     /* A */
+void lagscope__wakeup_free(lagscope__wakeup *w);  /* A */
+void lagscope__wakeup_post(lagscope__wakeup *w);  /* F: one syscall at most */
+/* Waits until posted or until the monotonic deadline; 1 if posted, 0 on timeout. F */
+int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns);
+
+/* ---- the platform's part of the lifecycle (core/linux/platform.c, core/darwin/platform.c)
+ * What Darwin does for the app that a Linux host does itself: the main dispatch queue answers
+ * pings, a display link counts frames, the app's background state excuses stalls. Linux's
+ * versions do nothing. ---- */
+/* Fills in what the platform supplies when the config leaves it out (Darwin: post_main). F */
+void lagscope__platform_defaults(lagscope_config *config);
+/* From lagscope_start, after the threads started (Darwin: schedules the display link and the
+ * background observers on the main thread, never waited for). A */
+int lagscope__platform_start(const lagscope_config *config);
+void lagscope__platform_stop(void); /* idempotent; never waits for the main thread */
+/* 1 while the app is in the background (iOS), when a stalled main thread is no hang. F */
+int lagscope__platform_in_background(void);
+/* The display's rate as measured (Darwin's display link; 10 to 120 Hz under ProMotion); 0 when
+ * not measured, and config.refresh_hz stands. F */
+uint32_t lagscope__platform_refresh_hz(void);
+
+/* ---- process sampling (core/linux/process.c) ----------------------------------------- */
+#define LAGSCOPE__MAX_THREADS 1024 /* threads the sampler tracks; more are counted, not ranked */
+
+typedef struct lagscope__thread_sample {
+  int32_t tid;
+  char name[LAGSCOPE_THREAD_NAME_MAX];
+  char state;      /* Linux's letter: R running, S sleeping, D disk wait, T stopped, ... */
+  uint64_t cpu_ns; /* user + system, since the thread started */
+  uint64_t system_id; /* the id lock owners are recorded by: Linux the tid; Darwin the thread
+                         id (pthread_threadid_np's), where tid is the thread's port name */
+} lagscope__thread_sample;
+
+typedef struct lagscope__process_sample {
+  uint64_t time_ns;
+  uint64_t cpu_ns;        /* the process, user + system */
+  uint64_t rss_bytes;
+  uint64_t pss_bytes;
+  uint32_t thread_count;  /* all threads, even past LAGSCOPE__MAX_THREADS */
+  uint32_t threads_len;   /* entries in threads */
+  lagscope__thread_sample threads[LAGSCOPE__MAX_THREADS];
+} lagscope__process_sample;
+
+/* What lagscope__process_sample_read reads beyond the process's CPU, RSS and every thread's
+ * CPU time. */
+#define LAGSCOPE__SAMPLE_PSS 1u    /* the proportional set size, which costs far more where the
+                                    * OS walks every mapping for it (Linux: smaps_rollup, 0.8 ms
+                                    * with 500 mappings); without, pss_bytes is 0 */
+#define LAGSCOPE__SAMPLE_DETAIL 2u /* each thread's name and state read afresh (Linux: two files
+                                    * a thread); without, a thread's CPU is one system call, its
+                                    * name is previous's for the same id (read only for a new
+                                    * one) and its state is '\0' */
+
+/* Fills *out from the OS. On failure returns a negative code and writes a sentence to why;
+ * fields it could read are still filled. A thread that exits mid-read is skipped. what:
+ * LAGSCOPE__SAMPLE_* bits; previous (may be NULL) lends names to a sample without DETAIL. No
+ * allocation (the sample is the caller's), no lock. */
+int lagscope__process_sample_read(lagscope__process_sample *out,
+                                  const lagscope__process_sample *previous, unsigned what,
+                                  char *why, size_t why_size);
+/* How long the calling thread has waited, runnable, for a CPU since it started (Linux:
+ * /proc/thread-self/schedstat). LAGSCOPE_ENOENT where the OS does not say. No allocation. */
+int lagscope__thread_queued_ns(uint64_t *out);
+/* The program's short name as the OS has it (Linux: /proc/self/comm; Darwin: getprogname),
+ * "" when unknown. F */
+void lagscope__process_raw_name(char *out, size_t size);
+int32_t lagscope__process_id(void); /* F */
+long lagscope__user_id(void);       /* F */
+/* Where this user's state lives by the platform's convention, for the default report folder
+ * (Linux: "$XDG_STATE_HOME/lagscope", else "$HOME/.local/state/lagscope"); "" when the
+ * platform has none or the environment names none (Darwin: $TMPDIR is per user, and per app
+ * in a sandbox). F */
+void lagscope__state_root(char *out, size_t size);
+/* Tests only: read from this folder instead of /proc/self (NULL: back to /proc/self). */
+void lagscope__process_set_root(const char *path);
+
+/* ---- capture (core/linux/capture.c, core/darwin/capture.c; the portable half: core/capture.c)
+ * Takes one thread's stack without disturbing it. Linux: a thread blocked in a system call is
+ * read without a signal (its syscall, stack pointer and pc from /proc, its stack from memory);
+ * only a thread on the CPU gets the real-time signal, whose handler copies registers and stack
+ * into a preallocated buffer, async-signal-safe. Darwin: thread_suspend, copy, resume. Nothing
+ * that can take a lock runs while a thread is stopped. */
+#define LAGSCOPE__MAX_FRAMES 128
+
+/* How a stack walk ended, once: XX(NAME, "name in a report"). In order: reached the outermost
+ * frame; LAGSCOPE__MAX_FRAMES reached first; an unreadable or corrupt frame ended it; the thread
+ * did not answer in time (signal blocked, ...); the thread is gone; one of lagscope's threads
+ * (never stopped). */
+#define LAGSCOPE__WALKS(XX)                                                                    \
+  XX(COMPLETE, "complete") XX(TRUNCATED, "truncated") XX(BAD_FRAME, "bad_frame")              \
+  XX(NO_REPLY, "no_reply") XX(EXITED, "exited") XX(OWN, "own")
+
+typedef enum lagscope__walk {
+#define LAGSCOPE__WALK_ENUM_(name, text) LAGSCOPE__WALK_##name,
+  LAGSCOPE__WALKS(LAGSCOPE__WALK_ENUM_)
+#undef LAGSCOPE__WALK_ENUM_
+  LAGSCOPE__WALK_COUNT
+} lagscope__walk;
+
+/* The walk's name in a report (core/error.c); "unknown" for none. F */
+const char *lagscope__walk_name(int walk);
+
+/* How a stack was taken. */
+typedef enum lagscope__capture_method {
+  LAGSCOPE__METHOD_NONE = 0, /* not taken (own thread, gone, ...) */
+  LAGSCOPE__METHOD_SIGNAL,   /* Linux: the thread ran our handler (it was on the CPU) */
+  LAGSCOPE__METHOD_BLOCKED,  /* Linux: read while blocked in the kernel, no signal sent */
+  LAGSCOPE__METHOD_SUSPEND   /* Darwin: thread_suspend, copy, thread_resume */
+} lagscope__capture_method;
+#define LAGSCOPE__METHOD_COUNT 4
+/* "none", "signal", "blocked", "suspend" (core/error.c). F */
+const char *lagscope__method_name(int method);
+
+/* What the thread was doing when its stack was taken. */
+typedef enum lagscope__run_state {
+  LAGSCOPE__RUN_UNKNOWN = 0,
+  LAGSCOPE__RUN_CPU,     /* running or runnable */
+  LAGSCOPE__RUN_SYSCALL, /* blocked in a system call: syscall (Linux: its number; Darwin: -1,
+                            the call is the innermost frame, a kernel trap) and args */
+  LAGSCOPE__RUN_BLOCKED  /* off the CPU but in no system call (stopped, a page fault) */
+} lagscope__run_state;
+
+typedef struct lagscope__stack {
+  int32_t tid;
+  lagscope__walk walk;
+  uint8_t method;          /* lagscope__capture_method */
+  uint8_t run_state;       /* lagscope__run_state */
+  uint16_t frames_scanned; /* frames found by scanning the stack, not by unwind info */
+  uint8_t loop_wait;       /* blocked in the event loop's own wait (lagscope__loop_wait_is_own,
+                              set when captured): idle, not io */
+  int32_t syscall;         /* LAGSCOPE__RUN_SYSCALL: the call's number, -1 when unknown */
+  int32_t lock_owner;      /* a futex wait on a locked pthread mutex: the owner's tid as the
+                              mutex records it when captured (0: none); not yet checked to be
+                              a live thread */
+  uint32_t depth;
+  uint64_t time_ns;                       /* when captured */
+  uintptr_t args[6];                      /* LAGSCOPE__RUN_SYSCALL: its raw arguments */
+  uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
+} lagscope__stack;
+
+/* ---- what a blocked thread waits for (core/linux/thread_state.c, wait_target.c, loop_wait.c) ---- */
+/* A system call's name ("nanosleep", "futex", ...) from its number; NULL when the port does
+ * not know it (Darwin: the innermost frame names it). F */
+const char *lagscope__syscall_name(int32_t nr);
+
+#define LAGSCOPE__TARGET_MAX 160 /* bytes of a wait target's description */
+
+/* What a blocking system call waits for, by its number. */
+typedef enum lagscope__syscall_class {
+  LAGSCOPE__SYSCALL_OTHER = 0,
+  LAGSCOPE__SYSCALL_SLEEP, /* nanosleep, clock_nanosleep */
+  LAGSCOPE__SYSCALL_IO,    /* read, write, recv, send, connect, accept, open, fsync, ... */
+  LAGSCOPE__SYSCALL_POLL,  /* poll, ppoll, select, pselect, epoll_wait: io on the fds waited on */
+  LAGSCOPE__SYSCALL_FUTEX, /* a lock or a wait: the innermost functions say which */
+  LAGSCOPE__SYSCALL_WAIT   /* wait4, waitid, sigtimedwait, pause, ... */
+} lagscope__syscall_class;
+/* The call's class, and the argument that is its file descriptor (-1: none). F */
+lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg);
+/* The event loop's own wait (Linux: core/linux/loop_wait.c; Darwin: nothing to learn, its run
+ * loop is known by name). Learnt from the loop: what the main thread waits on as a ping is
+ * posted, kept when the ping is answered at once; an fd in two such waits is the loop's own.
+ * Monitor thread only. No allocation, no lock. */
+void lagscope__loop_wait_reset(void);               /* forget: a new start */
+void lagscope__loop_wait_note(int32_t tid);         /* before a ping: what tid waits on now */
+void lagscope__loop_wait_confirm(int answered_at_once); /* that ping's fate */
+int lagscope__loop_wait_known(void);                /* 1 once some fd is known as the loop's */
+/* 1 when the stack is blocked in a poll, select or epoll_wait on nothing but the loop's own
+ * fds: the loop waits and does not run lagscope's ping (idle). Call when captured. */
+int lagscope__loop_wait_is_own(const lagscope__stack *stack);
+
+/* What a blocked call waits on, as a person reads it: an fd's path, "pipe:[8812]", a socket
+ * with its peer ("tcp 127.0.0.1:41234 -> 127.0.0.1:5432"), the fds a poll or epoll waits on.
+ * Writes "" when nothing can be said. Reads /proc (Linux). A (none kept), no lock. */
+void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, size_t size);
+
+/* The bytes each capture copies of a stopped thread's stack (config.stack_copy_kib), set by
+ * lagscope_start before the monitor starts (Darwin); Linux walks the live stack and ignores
+ * it. A */
+void lagscope__capture_set_copy_bytes(size_t bytes);
+/* Prepares capture. Linux: installs the handler on `wanted` (0: the first real-time signal
+ * from SIGRTMIN+3 that has no handler). LAGSCOPE_EINVAL when wanted is no real-time signal,
+ * LAGSCOPE_ESIGNAL when it is the app's (or none is free): threads on the CPU are then not
+ * captured, blocked ones still are. A */
+int lagscope__capture_init(uint32_t wanted);
+/* The signal in use, 0 when none. F */
+int lagscope__capture_signal(void);
+int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
+/* The port's half, after core/capture.c reset *out and refused lagscope's threads and the
+ * caller: takes the stack (patient as lagscope__capture_stack_patient), with the same
+ * results as lagscope__capture_stack. */
+int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient);
+/* lagscope__capture_raw's port half, for a thread already known not to be refused; scratch is
+ * a reset record the port may use. */
+int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack *scratch,
+                               int *method);
+
+/* ---- symbols (core/linux/symbols.c: ELF and DWARF; core/darwin/symbols.c: Mach-O) ----------
+ * Addresses to names, off the captured thread. */
+typedef struct lagscope__frame_info {
+  uintptr_t address;         /* as captured */
+  const char *function;      /* demangled, NULL when unknown (never invented) */
+  uintptr_t function_offset; /* address - the function's start, when function is known */
+  const char *module;        /* path of the loaded object; NULL when in none */
+  const char *build_id;      /* lowercase hex; "" when the object has none */
+  uintptr_t load_address;    /* the object's load bias */
+  uintptr_t module_offset;   /* address - load_address: the file address, for offline tools */
+  const char *file;          /* source file from DWARF; NULL when unknown */
+  uint32_t line;             /* 0 when unknown */
+} lagscope__frame_info;
+
+/* The port's half (core/linux/symbols.c: ELF and DWARF; core/darwin/symbols.c: dyld's images
+ * and Mach-O), called under lagscope__symbols' lock. */
+typedef struct lagscope__symbol_index lagscope__symbol_index;
+lagscope__symbol_index *lagscope__symbol_index_new(void); /* A */
+void lagscope__symbol_index_free(lagscope__symbol_index *index); /* A */
+/* Fills *out (cleared, with address and build_id "") for address, looked up at lookup (address
+ * - 1 for a return address). As lagscope__symbols_resolve. A */
+int lagscope__symbol_index_resolve(lagscope__symbol_index *index, uintptr_t address,
+                                   uintptr_t lookup, lagscope__frame_info *out);
+size_t lagscope__symbol_index_memory(const lagscope__symbol_index *index); /* F */
+
+#endif /* LAGSCOPE_PORT_H */
