@@ -621,7 +621,10 @@ static int take_snapshot(int32_t tid, uint64_t timeout_ns, lagscope__stack *out)
 #define PATIENT_LOOKS 40
 #define PATIENT_PAUSE_NS (500u * 1000u)
 
-enum take_result { TAKEN, TAKE_BY_SIGNAL, TAKE_GONE };
+/* TAKE_STARVED: it looked running, yet had no CPU at all through a patient wait: a thread
+ * waiting in a run queue, perhaps on its way out of a timed-out call, which a signal would turn
+ * into EINTR. Not taken: the app's calls come first. */
+enum take_result { TAKEN, TAKE_BY_SIGNAL, TAKE_GONE, TAKE_STARVED };
 
 /* Benchmarks only: every thread gets the signal, blocked or not (the old way, as a baseline). */
 static int force_signal;
@@ -691,15 +694,19 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
  * been on a CPU since it was seen running (its run count moves), then looks again: by then it
  * has returned, and is either blocked again (read without a signal) or really running. */
 static enum take_result wait_until_it_ran(int32_t tid, lagscope__stack *out) {
-  uint64_t runs_seen, runs;
-  if (lagscope__linux_read_run_count(tid, &runs_seen) != LAGSCOPE_OK) return TAKE_BY_SIGNAL;
+  uint64_t cpu_seen, runs_seen, cpu, runs;
+  if (lagscope__linux_read_schedstat(tid, &cpu_seen, &runs_seen) != LAGSCOPE_OK)
+    return TAKE_BY_SIGNAL;
   for (int look = 0; look < PATIENT_LOOKS; look++) {
     struct timespec pause = {0, PATIENT_PAUSE_NS};
     nanosleep(&pause, NULL);
-    int rc = lagscope__linux_read_run_count(tid, &runs);
+    int rc = lagscope__linux_read_schedstat(tid, &cpu, &runs);
     if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
     if (rc != LAGSCOPE_OK || runs != runs_seen) return take_blocked(tid, out);
   }
+  /* Never switched in: on a CPU all along (its CPU time grew: really running), or never on
+   * one (an overloaded machine's run queue: it may be leaving a call). */
+  if (cpu == cpu_seen) return TAKE_STARVED;
   return take_blocked(tid, out);
 }
 
@@ -712,6 +719,7 @@ static int take_any(int32_t tid, uint64_t timeout_ns, int patient, lagscope__sta
   switch (how) {
     case TAKEN: return LAGSCOPE_OK;
     case TAKE_GONE: out->walk = LAGSCOPE__WALK_EXITED; return LAGSCOPE_ENOENT;
+    case TAKE_STARVED: out->walk = LAGSCOPE__WALK_NO_REPLY; return LAGSCOPE_ENOENT;
     case TAKE_BY_SIGNAL: break;
   }
   out->walk = LAGSCOPE__WALK_NO_REPLY;

@@ -65,14 +65,20 @@ int lagscope__linux_read_thread_state(int32_t tid, lagscope__linux_thread_state 
   return lagscope__linux_parse_syscall(text, out) == 0 ? LAGSCOPE_OK : LAGSCOPE_ESYS;
 }
 
-int lagscope__linux_read_run_count(int32_t tid, uint64_t *count) {
+int lagscope__linux_read_schedstat(int32_t tid, uint64_t *on_cpu_ns, uint64_t *runs) {
   char text[SYSCALL_FILE_MAX];
   int rc = read_task_file(tid, "schedstat", text, sizeof(text));
   if (rc != LAGSCOPE_OK) return rc;
-  unsigned long long on_cpu_ns, waiting_ns, runs;
-  if (sscanf(text, "%llu %llu %llu", &on_cpu_ns, &waiting_ns, &runs) != 3) return LAGSCOPE_ESYS;
-  *count = runs;
+  unsigned long long on_cpu, waiting_ns, count;
+  if (sscanf(text, "%llu %llu %llu", &on_cpu, &waiting_ns, &count) != 3) return LAGSCOPE_ESYS;
+  *on_cpu_ns = on_cpu;
+  *runs = count;
   return LAGSCOPE_OK;
+}
+
+int lagscope__linux_read_run_count(int32_t tid, uint64_t *count) {
+  uint64_t on_cpu_ns;
+  return lagscope__linux_read_schedstat(tid, &on_cpu_ns, count);
 }
 
 int lagscope__linux_same_blocked_state(const lagscope__linux_thread_state *a,
