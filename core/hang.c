@@ -19,13 +19,18 @@
 #define THREAD_ANSWER_NS (20u * 1000u * 1000u) /* a thread that blocks the signal costs this */
 #define MAIN_ANSWER_NS (50u * 1000u * 1000u)
 #define RETRY_EVERY_NS (5000ull * 1000u * 1000u) /* a final report the disk had no room for */
+/* The symbol index (libdw's DWARF readers and lagscope's tables: megabytes in a large app) is
+ * let go this long after its last use; the next hang indexes again, each object as its
+ * addresses come (tens of milliseconds, on the monitor thread). */
+#define SYMBOLS_KEEP_NS (30000ull * 1000u * 1000u)
 
 struct lagscope__hang_recorder {
   lagscope_config config;
   char app_name[64];
   char report_dir[512];
   lagscope__store *store;
-  lagscope__symbols *symbols;
+  lagscope__symbols *symbols; /* made at the first report; let go when unused for a while */
+  uint64_t symbols_used_ns;
   int signal_lost_reported; /* the app took the capture signal over: said once */
 
   /* The main thread's samples while it was late, before a hang began: a ring. */
@@ -137,6 +142,7 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
 static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_info *out) {
   lagscope__hang_recorder *h = ctx;
   if (h->symbols == NULL) h->symbols = lagscope__symbols_new();
+  h->symbols_used_ns = lagscope__now_ns();
   if (h->symbols == NULL) {
     memset(out, 0, sizeof(*out));
     out->address = address;
@@ -168,6 +174,13 @@ static void keep_unsaved(lagscope__hang_recorder *h, const char *json) {
 
 int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h) {
   return h != NULL && h->unsaved != NULL;
+}
+
+void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
+  if (h == NULL || h->symbols == NULL || h->active || now_ns - h->symbols_used_ns < SYMBOLS_KEEP_NS)
+    return;
+  lagscope__symbols_free(h->symbols);
+  h->symbols = NULL;
 }
 
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {

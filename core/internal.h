@@ -610,6 +610,9 @@ lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *conf
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
 /* Writes again a final report the disk had no room for, every few seconds at most. A */
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
+/* Lets the symbol index go when no report has needed it for 30 s (and no hang is on), so
+ * that its memory goes back to the system. A */
+void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns);
 /* 1 if a final report waits for room on the disk (the next retry writes). F */
 int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
 /* Publishes hang_recovered for reports an earlier run left in progress. A */

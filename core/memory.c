@@ -8,25 +8,37 @@
 static _Atomic uint64_t memory_in_use;
 
 /* Every allocation is cache-line aligned (the bus keeps its counters on lines of their own)
- * and starts with a line that holds its size, so that dealloc knows what it gives back. */
-#define ALLOCATION_PREFIX LAGSCOPE__CACHE_LINE
+ * and is preceded by a header that holds its size and where the block begins, so that dealloc
+ * knows what it gives back. */
+#define ALIGNMENT LAGSCOPE__CACHE_LINE
 
+typedef struct allocation_header {
+  size_t size;
+  void *block; /* what calloc returned */
+} allocation_header;
+
+/* calloc, not aligned_alloc and memset: calloc knows that memory fresh from the OS is zero and
+ * leaves it untouched, so a table (the bus's slots, a sample's thread list) takes resident
+ * memory only as it is used. The alignment is made by hand, within the block. */
 void *lagscope__alloc(size_t size) {
-  if (size > SIZE_MAX - 2 * ALLOCATION_PREFIX) return NULL;
-  size_t total = (ALLOCATION_PREFIX + size + ALLOCATION_PREFIX - 1) & ~(size_t)(ALLOCATION_PREFIX - 1);
-  char *block = aligned_alloc(ALLOCATION_PREFIX, total);
+  size_t extra = sizeof(allocation_header) + ALIGNMENT - 1;
+  if (size > SIZE_MAX - extra) return NULL;
+  char *block = calloc(1, size + extra);
   if (block == NULL) return NULL;
-  memset(block, 0, total);
-  *(size_t *)block = size;
+  uintptr_t start = ((uintptr_t)block + sizeof(allocation_header) + ALIGNMENT - 1) &
+                    ~(uintptr_t)(ALIGNMENT - 1);
+  allocation_header *header = (allocation_header *)start - 1;
+  header->size = size;
+  header->block = block;
   atomic_fetch_add_explicit(&memory_in_use, size, memory_order_relaxed);
-  return block + ALLOCATION_PREFIX;
+  return (void *)start;
 }
 
 void lagscope__dealloc(void *p) {
   if (p == NULL) return;
-  char *block = (char *)p - ALLOCATION_PREFIX;
-  atomic_fetch_sub_explicit(&memory_in_use, *(size_t *)block, memory_order_relaxed);
-  free(block);
+  allocation_header *header = (allocation_header *)p - 1;
+  atomic_fetch_sub_explicit(&memory_in_use, header->size, memory_order_relaxed);
+  free(header->block);
 }
 
 uint64_t lagscope__memory_in_use(void) {

@@ -281,6 +281,7 @@ static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   else
     in->last_metrics = *m, in->have_last_metrics = 1;
   lagscope__hang_recorder_retry(in->hang_recorder);
+  lagscope__hang_recorder_tidy(in->hang_recorder, now);
 
   pthread_mutex_lock(&latest_lock);
   latest_metrics = *m;

@@ -13,11 +13,16 @@
  * reads lagscope's own figures (monitor_cpu_percent, monitor_memory_bytes). An idle loop makes
  * the overhead as visible as it can be: anything the app does on top only hides it.
  *
- * Usage: bench_overhead [--seconds N] [--heartbeat] [--hitch-ms M]   (N seconds per child;
- * default 30; --heartbeat: heartbeat mode, no post_main, the frames proving the main thread
- * alive; --hitch-ms: one frame a second works M ms on the CPU, in both children: what lagscope
- * costs an app that hitches, its samples from the stall's first milliseconds and a hitch event
- * a second, symbolicated)
+ * Usage: bench_overhead [--seconds N] [--heartbeat] [--hitch-ms M [--hitch-seconds S]]
+ *                       [--smaps-dir DIR]
+ *   --seconds      N seconds per child (default 30)
+ *   --heartbeat    heartbeat mode: no post_main, the frames prove the main thread alive
+ *   --hitch-ms     one frame a second works M ms on the CPU, in both children: what lagscope
+ *                  costs an app that hitches (samples from the stall's first milliseconds, a
+ *                  hitch event a second, symbolicated)
+ *   --hitch-seconds  hitches only in the first S seconds, then idle: what lagscope keeps after
+ *   --smaps-dir    each child's mappings at the end, in DIR/baseline.smaps and
+ *                  DIR/lagscope.smaps: where the memory goes
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -43,6 +48,7 @@
 #define FRAME_NS (1000000000u / 60u)
 
 static uint64_t hitch_ns; /* --hitch-ms: one frame a second works this long */
+static uint64_t hitch_seconds; /* --hitch-seconds: only during the first this many (0: all) */
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 typedef struct loop_stats {
@@ -68,7 +74,8 @@ static loop_stats run_loop(uint64_t seconds, bool with_lagscope) {
     stats.posts_run += bench_post_drain();
     now = bench_now_ns();
     if (now < deadline) continue; /* woken by a post: back to waiting for the frame */
-    if (hitch_ns != 0 && stats.frames % 60 == 59) { /* a frame's work, on the CPU */
+    int hitching = hitch_ns != 0 && (hitch_seconds == 0 || stats.frames < hitch_seconds * 60);
+    if (hitching && stats.frames % 60 == 59) { /* a frame's work, on the CPU */
       uint64_t until = bench_now_ns() + hitch_ns;
       while (bench_now_ns() < until) {
       }
@@ -124,6 +131,21 @@ static uint64_t status_kib(const char *field) {
 }
 
 static bool heartbeat_mode;
+static const char *smaps_dir; /* --smaps-dir: where each child leaves its /proc/self/smaps */
+
+/* Where the memory is: the child's mappings at the end, as DIR/baseline.smaps or
+ * DIR/lagscope.smaps, to compare by hand. */
+static void copy_smaps(bool with_lagscope) {
+  if (smaps_dir == NULL) return;
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.smaps", smaps_dir, with_lagscope ? "lagscope" : "baseline");
+  FILE *in = fopen("/proc/self/smaps", "r"), *out = fopen(path, "w");
+  char buf[4096];
+  size_t n;
+  while (in != NULL && out != NULL && (n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+  if (in != NULL) fclose(in);
+  if (out != NULL) fclose(out);
+}
 
 static int start_lagscope(void) {
   lagscope_config config = lagscope_config_default();
@@ -158,6 +180,7 @@ static child_result measure_child(uint64_t seconds, bool with_lagscope) {
   r.main_cpu_pct = 100.0 * (double)(cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID) - main0) / wall;
   r.rss_kib = status_kib("VmRSS");
   r.hwm_kib = status_kib("VmHWM");
+  copy_smaps(with_lagscope);
   if (with_lagscope) {
     r.have_metrics = lagscope_metrics_latest(&r.metrics) == 0;
     lagscope_stop();
@@ -279,6 +302,9 @@ int main(int argc, char **argv) {
   unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
   for (int i = 1; i < argc; i++) heartbeat_mode |= strcmp(argv[i], "--heartbeat") == 0;
   hitch_ns = (uint64_t)bench_arg_uint(argc, argv, "--hitch-ms", 0, 0) * 1000000u;
+  hitch_seconds = bench_arg_uint(argc, argv, "--hitch-seconds", 0, 0);
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "--smaps-dir") == 0) smaps_dir = argv[i + 1];
   child_result base, with;
   printf("bench_overhead: %u s without lagscope, then %u s with it...\n", seconds, seconds);
   if (run_child(seconds, false, &base) != 0) return 1;

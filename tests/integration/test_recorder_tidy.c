@@ -1,0 +1,75 @@
+/* The symbol index is let go once no report has needed it for a while: a hitch of the main
+ * thread is recorded (early samples, then the hitch's stack, symbolicated), which makes the
+ * index and counts its tables in lagscope's heap; lagscope__hang_recorder_tidy keeps it at 29 s
+ * after its last use and lets it go at 31 s, and the heap is smaller by at least its tables.
+ * The recorder runs on a thread of its own: the main thread is the one sampled, busy in
+ * spin_main. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NS_PER_S 1000000000ull
+
+static _Atomic int done;
+
+__attribute__((noinline)) static void spin_main(void) {
+  while (!atomic_load(&done)) {
+  }
+}
+
+static void *record(void *arg) {
+  const char *dir = arg;
+  lagscope_config config = lagscope_config_default();
+  config.report_dir = dir;
+  lagscope__hang_recorder *h = lagscope__hang_recorder_new(&config);
+  CHECK(h != NULL);
+  uint64_t start = lagscope__now_ns();
+  for (int i = 0; i < 5; i++) {
+    lagscope__hang_recorder_sample_early(h);
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  uint64_t without_index = lagscope__memory_in_use();
+  uint32_t samples;
+  const char *cause, *function;
+  char *stack = lagscope__hang_recorder_hitch(h, start, lagscope__now_ns() - start, &samples,
+                                              &cause, &function);
+  CHECK(stack != NULL);
+  printf("hitch: %u samples in %s\n", samples, function);
+  CHECK_MSG(samples > 0 && strstr(stack, "spin_main") != NULL, "the hitch's stack: %s", stack);
+  lagscope_release(stack);
+  uint64_t with_index = lagscope__memory_in_use();
+  uint64_t used = lagscope__now_ns();
+  lagscope__hang_recorder_tidy(h, used + 29 * NS_PER_S);
+  CHECK_MSG(lagscope__memory_in_use() == with_index, "the index was let go after 29 s");
+  lagscope__hang_recorder_tidy(h, used + 31 * NS_PER_S);
+  uint64_t after = lagscope__memory_in_use();
+  printf("lagscope's heap: %llu bytes before the hitch, %llu with the index, %llu after 31 s\n",
+         (unsigned long long)without_index, (unsigned long long)with_index,
+         (unsigned long long)after);
+  CHECK_MSG(with_index > without_index + 16384 && after + 16384 < with_index,
+            "the index's tables were not let go");
+  lagscope__hang_recorder_free(h);
+  atomic_store(&done, 1);
+  return NULL;
+}
+
+int main(void) {
+  char dir[] = "/tmp/lagscope-tidy-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, record, dir) == 0);
+  spin_main();
+  pthread_join(t, NULL);
+  char command[64];
+  snprintf(command, sizeof command, "rm -rf %s", dir);
+  CHECK(system(command) == 0);
+  return 0;
+}
