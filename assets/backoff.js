@@ -1,6 +1,6 @@
 /*
  * How long the viewer waits before it opens the event stream again after it failed. Pure:
- * stream.js schedules with it, node's test runner tests it (tests/viewer/).
+ * stream.js schedules with it, node's test runner tests it (tests/unit/viewer/).
  */
 
 export const FIRST_RETRY_MS = 300;    // at once, nearly: a server that dropped a slow reader

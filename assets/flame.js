@@ -1,7 +1,7 @@
 /*
  * The flame graph: an icicle graph of a call tree on a canvas, zoomable, with a tooltip. Its
  * geometry (indexFlame, flamePath, layoutFlame, flameHit) is pure and tested by node
- * (tests/viewer/flame.test.mjs); the rest draws it and answers the pointer.
+ * (tests/unit/viewer/flame.test.mjs); the rest draws it and answers the pointer.
  */
 import { colors, prepareCanvas } from './canvas.js';
 import { byId, el } from './dom.js';

@@ -1,7 +1,7 @@
 /*
  * The viewer's words for numbers and frames: durations, uptimes, times of day, bytes,
  * percentages, frame names and places, and which modules are the system's. Pure (no DOM):
- * node's test runner imports it as it is (tests/viewer/format.test.mjs).
+ * node's test runner imports it as it is (tests/unit/viewer/format.test.mjs).
  */
 export function basename(path) {
   if (!path) return '';

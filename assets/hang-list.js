@@ -2,7 +2,7 @@
  * The hang list's entries, without the page: one entry per hang, merged from the stored pages
  * (GET /api/v1/hangs) and from the stream's events, keyed by pid and hang id (a live hang has
  * no report id until it ends). Pure: hangs.js draws the list from these, and node's test
- * runner imports this file as it is (tests/viewer/).
+ * runner imports this file as it is (tests/unit/viewer/).
  */
 
 export const FINAL_STATES = new Set(['ended', 'ended_by_termination']);

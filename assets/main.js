@@ -29,7 +29,7 @@
  *   capture.js     "Capture now"
  *   stream.js      the event stream, reloads, the once-a-second checks
  * The pure ones import nothing that touches the page, so node's test runner tests them as
- * they are (tests/viewer/). The page modules call one another's functions (a hang's detail
+ * they are (tests/unit/viewer/). The page modules call one another's functions (a hang's detail
  * and the hang list, for one): such cycles are sound in ES modules because no module calls
  * into another while it is being loaded, only from start() on.
  */

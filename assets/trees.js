@@ -1,6 +1,6 @@
 /*
  * Call trees turned into other call trees, pure (no DOM) and so tested by node
- * (tests/viewer/trees.test.mjs): bottom-up, "my code only", a hitch's stack as a tree.
+ * (tests/unit/viewer/trees.test.mjs): bottom-up, "my code only", a hitch's stack as a tree.
  */
 import { isSystemLibrary } from './format.js';
 

@@ -32,8 +32,8 @@ extern "C" {
 #endif
 
 /* The library exports exactly the functions this header declares, each marked LAGSCOPE_EXTERN;
- * everything else is built hidden (the test install_exports, tests/install/check-exports, checks
- * a shared build). */
+ * everything else is built hidden (the test install_exports,
+ * tests/builds/install/check-exports, checks a shared build). */
 #if defined(__GNUC__) || defined(__clang__)
 #define LAGSCOPE_EXTERN __attribute__((visibility("default")))
 #else

@@ -4,7 +4,7 @@
  *
  * Text uses cairo's toy API with one font family, grey antialiasing and no hinting, so that
  * the same state renders to the same pixels on every machine with the same font package (the
- * reference images in tests/hud depend on it).
+ * reference images in tests/unit/hud depend on it).
  */
 #include "hud.h"
 #include "internal.h"

@@ -1,9 +1,9 @@
 # The viewer's files: every file of assets/ of a kind the viewer serves (the kinds whose content
 # type web/embed-assets.cmake knows). One list for the build (CMakeLists.txt) and for the checks
-# that compile web/ on their own (tests/fuzz/run-fuzz, tests/darwin/check, through
+# that compile web/ on their own (tests/fuzz/run-fuzz, tests/builds/darwin/check, through
 # embed-assets.cmake's ASSETS_DIR), so a file added to assets/ is embedded and routed everywhere.
 # assets/package.json is not one: it only tells node that the .js files are ES modules, for
-# the viewer's unit tests (tests/viewer/).
+# the viewer's unit tests (tests/unit/viewer/).
 set(LAGSCOPE_ASSET_PATTERNS *.html *.css *.js *.svg *.png)
 
 # Sets out to the full paths of dir's viewer files, sorted. In a project (not cmake -P) the glob

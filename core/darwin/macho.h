@@ -2,7 +2,7 @@
  * The Mach-O image index: the function symbols of one loaded 64-bit Mach-O image, read once
  * from its LC_SYMTAB through __LINKEDIT, sorted, and binary-searched per address. Portable C:
  * it reads memory laid out the way dyld lays an image out, so it compiles and is tested on
- * Linux too (tests/macho/), where images are zig-built Mach-O files mapped by a small loader.
+ * Linux too (tests/unit/macho/), where images are zig-built Mach-O files mapped by a small loader.
  *
  * The Darwin port feeds it the images dyld reports (_dyld_register_func_for_add_image, or
  * _dyld_image_count/_dyld_get_image_header/_dyld_get_image_vmaddr_slide/_dyld_get_image_name),

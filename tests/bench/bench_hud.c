@@ -16,7 +16,7 @@
 #include "bench.h"
 
 #include "../../hud/hud.h"
-#include "../hud/hud_states.h"
+#include "../unit/hud/hud_states.h"
 
 #include <cairo/cairo.h>
 #include <math.h>

@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 
 #ifndef MACHO_FIXTURE_SCRIPT
-#error "MACHO_FIXTURE_SCRIPT: the path of tests/macho/build-fixtures"
+#error "MACHO_FIXTURE_SCRIPT: the path of tests/unit/macho/build-fixtures"
 #endif
 #ifndef MACHO_BENCH_DIR
 #error "MACHO_BENCH_DIR: where the large fixture is built and kept"

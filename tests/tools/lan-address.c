@@ -1,5 +1,5 @@
 /* lan-address — what the viewer's URL names with every interface bound, then every address the
- * status API lists, one "interface address" a line: for tests/web/check-lan-address. */
+ * status API lists, one "interface address" a line: for tests/unit/web/check-lan-address. */
 #include "web.h"
 
 #include <stdio.h>

@@ -1,0 +1,131 @@
+// The hang list's merge (assets/hang-list.js): entries from stored pages and from the stream's
+// events become one entry per hang, and a hang that ended stays ended.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import {
+  beganFields, elapsedMs, endedFields, hangKey, mergeHang, newestFirst, nextOffsetAfter, sampleFields,
+  summaryFields,
+} from '../../../assets/hang-list.js';
+
+const PID = 4242;
+
+function summary(fields) {
+  return Object.assign({ id: '20240405T101112.123Z-4242-1', hang_id: 1, pid: PID, app: 'demo', state: 'ended',
+    start_wall_ms: 1712311872123, duration_ms: 640, samples: 61, function: 'demo_busy_spin',
+    module: '/bin/demo' }, fields);
+}
+
+function merge(entries, fields) {
+  return mergeHang(entries, hangKey(fields.pid, fields.hang_id), fields);
+}
+
+test('a page and then the stream: the live hang ends in the entry the page made', () => {
+  const entries = new Map();
+  const page = summary({ state: 'in_progress', duration_ms: 300, samples: 12 });
+  assert.equal(merge(entries, summaryFields(page)).isNew, true);
+  const { entry, isNew } = merge(entries, endedFields({ hang_id: 1, report_id: page.id, duration_ms: 910,
+    heaviest_stack: [{ function: 'demo_now_ns', module: '/bin/demo' }], cause: { label: 'cpu · demo_now_ns' } }, PID));
+  assert.equal(isNew, false);
+  assert.equal(entries.size, 1);
+  assert.equal(entry.state, 'ended');
+  assert.equal(entry.duration_ms, 910);
+  assert.equal(entry.id, page.id);
+  assert.equal(entry.function, 'demo_now_ns');
+  assert.equal(entry.label, 'cpu · demo_now_ns');
+  assert.equal(entry.samples, 12, 'what the event does not say stays as the page said');
+});
+
+test('an older page seen after the end does not undo it', () => {
+  const entries = new Map();
+  merge(entries, endedFields({ hang_id: 1, report_id: 'r1', duration_ms: 910 }, PID));
+  const { entry } = merge(entries, summaryFields(summary({ id: 'r1', state: 'in_progress', duration_ms: 300, samples: 12 })));
+  assert.equal(entry.state, 'ended');
+  assert.equal(entry.duration_ms, 910);
+  assert.equal(entry.samples, 12, 'the rest of the older copy is still taken');
+  // A final state may follow a final state: the store may find the app was killed.
+  merge(entries, summaryFields(summary({ id: 'r1', state: 'ended_by_termination', duration_ms: 2000 })));
+  assert.equal(entry.state, 'ended_by_termination');
+  assert.equal(entry.duration_ms, 2000);
+});
+
+test('the stream first and then a page: the page gives the live hang its report id', () => {
+  const entries = new Map();
+  const began = beganFields({ hang_id: 3, start_wall_ms: 1000, time_ns: 5260e6, start_ns: 5000e6 }, PID, 'demo', 100);
+  const { entry } = merge(entries, began);
+  assert.equal(entry.id, null);
+  assert.equal(entry.state, 'in_progress');
+  assert.equal(entry.elapsedBase, 260);
+  assert.equal(entry.elapsedAt, 100);
+  merge(entries, summaryFields(summary({ id: 'r3', hang_id: 3, state: 'in_progress', start_wall_ms: 1000 })));
+  assert.equal(entries.size, 1);
+  assert.equal(entry.id, 'r3');
+  assert.equal(entry.live, true, 'still the stream\'s live entry');
+});
+
+test('one hang id in two launches is two hangs', () => {
+  const entries = new Map();
+  merge(entries, summaryFields(summary({ pid: 100, hang_id: 1, id: 'old' })));
+  merge(entries, summaryFields(summary({ pid: 200, hang_id: 1, id: 'new' })));
+  assert.equal(entries.size, 2);
+  assert.equal(entries.get(hangKey(100, 1)).id, 'old');
+  assert.equal(entries.get(hangKey(200, 1)).id, 'new');
+});
+
+test('a label only when the report or the event has one', () => {
+  assert.equal('label' in summaryFields(summary({ label: '' })), false);
+  assert.equal('label' in summaryFields(summary({ label: null })), false);
+  assert.equal(summaryFields(summary({ label: 'lock · keeper' })).label, 'lock · keeper');
+  assert.equal('label' in endedFields({ hang_id: 1 }, PID), false);
+});
+
+test('hang_began: an event without the clocks falls back to the threshold', () => {
+  assert.equal(beganFields({ hang_id: 1, threshold_ms: 250 }, PID, 'demo', 0).elapsedBase, 250);
+  assert.equal(beganFields({ hang_id: 1, time_ns: 7, start_ns: 7 }, PID, 'demo', 0).elapsedBase, 0);
+});
+
+test('hang_sample: the list names the innermost frame that has a name', () => {
+  const vdso = { address: '0x7ffd1000', module: 'linux-vdso.so.1' };
+  const named = sampleFields({ hang_id: 1, sample_count: 9,
+    stack: [vdso, { function: 'clock_gettime', module: '/usr/lib/libc.so.6' }] });
+  assert.equal(named.function, 'clock_gettime');
+  assert.equal(named.module, '/usr/lib/libc.so.6');
+  assert.equal(named.samples, 9);
+  assert.equal(named.latestStack.length, 2);
+  const unnamed = sampleFields({ hang_id: 1, stack: [vdso] });
+  assert.equal(unnamed.function, null);
+  assert.equal(unnamed.module, 'linux-vdso.so.1');
+  assert.equal('samples' in unnamed, false);
+  assert.equal('function' in sampleFields({ hang_id: 1 }), false, 'no stack: nothing said about where');
+});
+
+test('a sample merged after the end changes where, not the state', () => {
+  const entries = new Map();
+  const { entry } = merge(entries, endedFields({ hang_id: 1, duration_ms: 500 }, PID));
+  mergeHang(entries, hangKey(PID, 1), sampleFields({ hang_id: 1, stack: [{ function: 'late' }] }));
+  assert.equal(entry.state, 'ended');
+  assert.equal(entry.duration_ms, 500);
+});
+
+test('"Load more" pages on; a refresh of the newest page never moves it back', () => {
+  assert.equal(nextOffsetAfter(0, 0, 20, true), 20);
+  assert.equal(nextOffsetAfter(20, 20, 20, false), 40);
+  assert.equal(nextOffsetAfter(40, 40, 7, false), 47);
+  assert.equal(nextOffsetAfter(47, 0, 20, true), 47);
+  assert.equal(nextOffsetAfter(3, 0, 5, true), 5, 'a refresh that found more moves it on');
+});
+
+test('elapsedMs: a live hang counts on from the last figure, an ended one is its duration', () => {
+  assert.equal(elapsedMs({ state: 'in_progress', elapsedBase: 300, elapsedAt: 1000 }, 1450), 750);
+  assert.equal(elapsedMs({ state: 'in_progress', elapsedBase: 300, elapsedAt: 0 }, 1450), 300);
+  assert.equal(elapsedMs({ state: 'ended', duration_ms: 640, elapsedBase: 300, elapsedAt: 1000 }, 9999), 640);
+});
+
+test('newestFirst: by start time, an entry without one last', () => {
+  const entries = new Map();
+  merge(entries, summaryFields(summary({ hang_id: 1, start_wall_ms: 2000 })));
+  merge(entries, summaryFields(summary({ hang_id: 2, start_wall_ms: 3000 })));
+  merge(entries, { hang_id: 9, pid: PID }); // a sample's hang, not yet listed: no start time
+  merge(entries, summaryFields(summary({ hang_id: 3, start_wall_ms: 1000 })));
+  assert.deepEqual(newestFirst(entries).map((e) => e.hang_id), [2, 1, 3, 9]);
+});
