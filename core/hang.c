@@ -41,7 +41,7 @@ struct lagscope__hang_recorder {
   int active;
   lagscope__report_data data; /* what its report is made from */
   lagscope__stack *samples;
-  uint32_t samples_capacity;
+  size_t samples_capacity;
   lagscope__stack *threads;
   char *thread_targets;                         /* LAGSCOPE__TARGET_MAX per thread */
   lagscope__process_sample *thread_info;        /* at the hang's start */
@@ -300,16 +300,12 @@ static void note_sample_target(lagscope__report_data *r, const lagscope__stack *
 }
 
 static int grow_samples(lagscope__hang_recorder *h) {
-  uint32_t capacity = h->samples_capacity == 0 ? SAMPLES_INITIAL : h->samples_capacity * 2;
-  if (capacity > SAMPLES_MAX) capacity = SAMPLES_MAX;
-  lagscope__stack *bigger = lagscope__alloc(sizeof(lagscope__stack) * capacity);
-  if (bigger == NULL) return 0;
-  if (h->samples != NULL)
-    memcpy(bigger, h->samples, sizeof(lagscope__stack) * h->data.sample_count);
-  lagscope__dealloc(h->samples);
-  h->samples = bigger;
-  h->samples_capacity = capacity;
-  h->data.samples = bigger;
+  void *samples = h->samples;
+  if (lagscope__grow_upto(&samples, &h->samples_capacity, h->data.sample_count,
+                          sizeof(lagscope__stack), SAMPLES_INITIAL, SAMPLES_MAX) != LAGSCOPE_OK)
+    return 0;
+  h->samples = samples;
+  h->data.samples = samples;
   return 1;
 }
 

@@ -98,6 +98,9 @@ uint64_t lagscope__memory_in_use(void);         /* F */
  * (to `first`, then doubling) when full, its items kept. 0, or LAGSCOPE_ENOMEM with the
  * array as it was. A */
 int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size, size_t first);
+/* The same, never past `most` items (LAGSCOPE_ENOMEM once full). A */
+int lagscope__grow_upto(void **items, size_t *capacity, size_t len, size_t item_size,
+                        size_t first, size_t most);
 /* Texts kept together until the arena is freed (the symbol indexes' demangled names): copies
  * go into chunks of 16 KiB, so that thousands of short names cost a few allocations. Zeroed is
  * empty. */

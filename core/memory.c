@@ -45,9 +45,11 @@ uint64_t lagscope__memory_in_use(void) {
   return atomic_load_explicit(&memory_in_use, memory_order_relaxed);
 }
 
-int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size, size_t first) {
+int lagscope__grow_upto(void **items, size_t *capacity, size_t len, size_t item_size,
+                        size_t first, size_t most) {
   if (len < *capacity) return LAGSCOPE_OK;
   size_t grown = *capacity != 0 ? *capacity * 2 : first;
+  if (grown > most) grown = most;
   if (grown <= len || grown > SIZE_MAX / item_size) return LAGSCOPE_ENOMEM;
   void *bigger = lagscope__alloc(grown * item_size);
   if (bigger == NULL) return LAGSCOPE_ENOMEM;
@@ -56,6 +58,10 @@ int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size,
   *items = bigger;
   *capacity = grown;
   return LAGSCOPE_OK;
+}
+
+int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size, size_t first) {
+  return lagscope__grow_upto(items, capacity, len, item_size, first, SIZE_MAX);
 }
 
 /* ---- text arenas ---- */

@@ -137,16 +137,12 @@ static void let_go_string(lagscope__symbol_index *s, char *text) {
   if (text != NULL) let_go(s, text, strlen(text) + 1);
 }
 
-/* Makes room for one more element; 0, or -1 when out of memory. */
+/* Makes room for one more element, counted in the index's bytes; 0, or -1 when out of
+ * memory. */
 static int grow(lagscope__symbol_index *s, void **array, size_t *cap, size_t len, size_t element) {
-  if (len < *cap) return 0;
-  size_t new_cap = *cap ? *cap * 2 : 16;
-  void *bigger = hold(s, new_cap * element);
-  if (bigger == NULL) return -1;
-  if (*array != NULL) memcpy(bigger, *array, len * element);
-  let_go(s, *array, *cap * element);
-  *array = bigger;
-  *cap = new_cap;
+  size_t before = *cap;
+  if (lagscope__grow(array, cap, len, element, 16) != LAGSCOPE_OK) return -1;
+  s->bytes += (*cap - before) * element;
   return 0;
 }
 
