@@ -1,7 +1,8 @@
 /*
- * The internal contract, grouped by concern. Portable modules (the .c files of core/) implement and use
- * what is declared here; each port (core/linux/, later core/darwin/) implements the "port"
- * sections, one file per concern. Names: lagscope__module_verb.
+ * The internal contract, grouped by concern. Portable modules (the .c files of core/)
+ * implement and use what is declared here; what each port (core/linux/, core/darwin/)
+ * implements, one file per concern, is in port.h, which this includes. Names:
+ * lagscope__module_verb.
  *
  * Each function says whether it allocates (A), takes a lock (L), or is lock-free and
  * allocation-free (F). Nothing here is async-signal-safe unless it says so.

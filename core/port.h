@@ -245,4 +245,22 @@ int lagscope__symbol_index_resolve(lagscope__symbol_index *index, uintptr_t addr
                                    uintptr_t lookup, lagscope__frame_info *out);
 size_t lagscope__symbol_index_memory(const lagscope__symbol_index *index); /* F */
 
+/* ---- network (core/linux/net.c, core/darwin/net.c): what the viewer needs of the OS ---- */
+/* The interface whose address the viewer's URL names (Linux: the default route's; Darwin:
+ * en0); "" when none is known. F */
+void lagscope__net_preferred_interface(char *out, size_t size);
+/* One TCP connection the process accepted, live (not yet shut down by either side). */
+typedef struct lagscope__peer_socket {
+  int fd;
+  unsigned char address[4]; /* the peer's; the viewer listens on IPv4 only */
+} lagscope__peer_socket;
+/* 1, with its peer, when fd is such a connection accepted on port; else 0. F */
+int lagscope__net_peer_socket(int fd, uint16_t port, lagscope__peer_socket *out);
+/* Up to max of them among the process's open fds; how many. 0 where the port cannot tell
+ * (Darwin: the viewer then has no bound per client address). F */
+size_t lagscope__net_peer_sockets(uint16_t port, lagscope__peer_socket *out, size_t max);
+/* The kernel holds a connection to the listening socket on port until it sends something, for
+ * up to seconds (Linux: TCP_DEFER_ACCEPT; Darwin: nothing). F */
+void lagscope__net_defer_accept(uint16_t port, int seconds);
+
 #endif /* LAGSCOPE_PORT_H */

@@ -6,7 +6,8 @@
  *   <dir>/<id>.json          a report (id: [A-Za-z0-9._-], not starting with '.')
  *   <dir>/.<id>.json.tmp     a report being written; left behind only by an interrupted write
  *
- * Not thread-safe: one caller at a time (the dispatcher). */
+ * Not thread-safe: one caller at a time (the monitor thread's hang recorder; the viewer only
+ * reads, through lagscope__store_list and _read). */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* UTIME_OMIT on older glibc */
 #define _DARWIN_C_SOURCE /* O_DIRECTORY, O_NOFOLLOW beside _POSIX_C_SOURCE */

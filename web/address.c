@@ -15,35 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The interface to prefer, "" when none is known. */
-static void preferred_interface(char *out, size_t size) {
-  out[0] = '\0';
-#if defined(__APPLE__)
-  snprintf(out, size, "en0");
-#else
-  /* /proc/net/route: "Iface Destination Gateway Flags RefCnt Use Metric ...", hex fields; the
-   * default route has destination 0; the lowest metric wins, as the kernel's choice does. */
-  FILE *f = fopen("/proc/net/route", "re");
-  if (f == NULL) return;
-  char line[256], name[IF_NAMESIZE];
-  long best = -1;
-  if (fgets(line, sizeof(line), f) != NULL) { /* the header */
-    while (fgets(line, sizeof(line), f) != NULL) {
-      unsigned long destination, gateway;
-      unsigned flags;
-      long metric;
-      if (sscanf(line, "%15s %lx %lx %x %*d %*d %ld", name, &destination, &gateway, &flags,
-                 &metric) != 5)
-        continue;
-      if (destination != 0 || (flags & 1u) == 0 || (best >= 0 && metric >= best)) continue;
-      best = metric; /* flag 1: RTF_UP */
-      snprintf(out, size, "%s", name);
-    }
-  }
-  fclose(f);
-#endif
-}
-
 int lagscope__lan_addresses(lagscope__lan_address *out, int max) {
   struct ifaddrs *list;
   if (getifaddrs(&list) != 0) return 0;
@@ -67,7 +38,7 @@ void lagscope__lan_address_pick(const char *bind, char *out, size_t size) {
   lagscope__lan_address all[LAGSCOPE__LAN_ADDRESSES_MAX];
   int n = lagscope__lan_addresses(all, LAGSCOPE__LAN_ADDRESSES_MAX);
   char preferred[IF_NAMESIZE];
-  preferred_interface(preferred, sizeof(preferred));
+  lagscope__net_preferred_interface(preferred, sizeof(preferred));
   int pick = n > 0 ? 0 : -1;
   for (int i = 0; i < n; i++)
     if (preferred[0] != '\0' && strcmp(all[i].interface, preferred) == 0) {

@@ -17,7 +17,6 @@
 
 #include <arpa/inet.h>
 #include <civetweb.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -251,32 +250,6 @@ static lagscope__web *web_of(const struct mg_connection *conn) {
   return mg_get_user_data(mg_get_context(conn));
 }
 
-#if defined(__linux__) && defined(TCP_INFO)
-/* One accepted connection of the viewer's port, live (not yet shut down by either side). */
-typedef struct peer_socket {
-  int fd;
-  unsigned char address[4]; /* the server listens on IPv4 only */
-} peer_socket;
-
-/* 1 with its peer's address when fd is a live connection accepted on port. F */
-static int viewer_connection(int fd, uint16_t port, peer_socket *out) {
-  struct sockaddr_storage a;
-  socklen_t n = sizeof(a);
-  if (getsockname(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET ||
-      ntohs(((struct sockaddr_in *)&a)->sin_port) != port)
-    return 0;
-  struct tcp_info info;
-  socklen_t info_n = sizeof(info);
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &info_n) != 0 ||
-      (info.tcpi_state != TCP_ESTABLISHED && info.tcpi_state != TCP_CLOSE_WAIT))
-    return 0; /* the listening socket, or one already shut down */
-  n = sizeof(a);
-  if (getpeername(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET) return 0;
-  out->fd = fd;
-  memcpy(out->address, &((struct sockaddr_in *)&a)->sin_addr, sizeof(out->address));
-  return 1;
-}
-
 /* Connections one client address may hold: half the bound in all, and at least what one
  * browser needs (every stream and a request). F */
 static uint32_t peer_bound(const lagscope__web *web) {
@@ -288,20 +261,13 @@ static uint32_t peer_bound(const lagscope__web *web) {
 /* Every connection of an address past its bound is shut down, so that the worker reading it
  * gets its end at once instead of waiting out a client that sends a byte now and then.
  * civetweb tells a callback neither the socket nor (before the request) the peer: the
- * process's sockets on the viewer's port are the truth, found by /proc/self/fd. A */
+ * process's sockets on the viewer's port are the truth, as the port finds them (Linux:
+ * /proc/self/fd; Darwin finds none, and has no bound per address). A */
 static void bound_peers(lagscope__web *web) {
   static pthread_mutex_t scanning = PTHREAD_MUTEX_INITIALIZER;
   if (pthread_mutex_trylock(&scanning) != 0) return; /* another worker is at it */
-  DIR *fds = opendir("/proc/self/fd");
-  peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
-  size_t n = 0;
-  for (struct dirent *e; fds != NULL && found != NULL && n < PEER_SCAN_MAX &&
-                         (e = readdir(fds)) != NULL;) {
-    int fd = atoi(e->d_name);
-    if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != dirfd(fds) &&
-        viewer_connection(fd, web->port, &found[n]))
-      n++;
-  }
+  lagscope__peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
+  size_t n = found != NULL ? lagscope__net_peer_sockets(web->port, found, PEER_SCAN_MAX) : 0;
   uint32_t bound = peer_bound(web);
   for (size_t i = 0; i < n; i++) {
     uint32_t same = 0; /* connections of this address met before this one */
@@ -312,8 +278,8 @@ static void bound_peers(lagscope__web *web) {
      * duplicate holds the socket itself, which is checked again before it is shut down. */
     int own = fcntl(found[i].fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) continue;
-    peer_socket again;
-    if (viewer_connection(own, web->port, &again) &&
+    lagscope__peer_socket again;
+    if (lagscope__net_peer_socket(own, web->port, &again) &&
         memcmp(again.address, found[i].address, sizeof(again.address)) == 0) {
       shutdown(own, SHUT_RDWR);
       atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
@@ -321,21 +287,15 @@ static void bound_peers(lagscope__web *web) {
     close(own);
   }
   lagscope__dealloc(found);
-  if (fds != NULL) closedir(fds);
   pthread_mutex_unlock(&scanning);
 }
-#endif
 
 static int connection_opened(const struct mg_connection *conn, void **data) {
   (void)data;
   lagscope__web *web = web_of(conn);
   int open = atomic_fetch_add_explicit(&web->clients, 1, memory_order_relaxed) + 1;
-#if defined(__linux__) && defined(TCP_INFO)
   /* With no more connections in all than one address may hold, none can be over: no look. */
   if ((uint32_t)open > peer_bound(web)) bound_peers(web);
-#else
-  (void)open; /* Darwin: no bound per address (no /proc, no TCP_INFO states) */
-#endif
   return 0;
 }
 
@@ -379,35 +339,13 @@ static int quiet(const struct mg_connection *conn, const char *message) {
 
 /* ---- 5. lifecycle --------------------------------------------------------------------------------- */
 
-/* A connection that sends nothing is not handed to civetweb (Linux TCP_DEFER_ACCEPT): it
- * takes no worker, however many there are (civetweb has a worker per connection, and a
- * connection that is silent would hold its worker for the whole request timeout). The kernel
- * keeps it for DEFER_ACCEPT_S, then hands it over if the client still answers: a short
- * period would only postpone the attack (with 10 s, 60 idle connections took every worker
- * after ~15 s). civetweb hands out no socket: the listening one is found among the process's
- * by its port. A */
-static void defer_accept(lagscope__web *web) {
-#ifdef TCP_DEFER_ACCEPT
-  DIR *fds = opendir("/proc/self/fd");
-  if (fds == NULL) return;
-  for (struct dirent *e; (e = readdir(fds)) != NULL;) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    int fd = atoi(e->d_name), listening = 0;
-    socklen_t n = sizeof(listening);
-    struct sockaddr_in a;
-    socklen_t a_n = sizeof(a);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) != 0 || !listening) continue;
-    if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
-        ntohs(a.sin_port) != web->port)
-      continue;
-    int seconds = DEFER_ACCEPT_S;
-    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
-  }
-  closedir(fds);
-#else
-  (void)web;
-#endif
-}
+/* A connection that sends nothing is not handed to civetweb (Linux: TCP_DEFER_ACCEPT, through
+ * the port): it takes no worker, however many there are (civetweb has a worker per
+ * connection, and a connection that is silent would hold its worker for the whole request
+ * timeout). The kernel keeps it for DEFER_ACCEPT_S, then hands it over if the client still
+ * answers: a short period would only postpone the attack (with 10 s, 60 idle connections took
+ * every worker after ~15 s). A */
+static void defer_accept(lagscope__web *web) { lagscope__net_defer_accept(web->port, DEFER_ACCEPT_S); }
 
 /* 0 when port can be bound on address now, else bind's errno (SO_REUSEADDR as civetweb's own
  * socket, so that a port in TIME_WAIT counts as free). F */

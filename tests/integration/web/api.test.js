@@ -328,7 +328,7 @@ function expectSecurityHeaders(res) {
 
 // The status answer that docs/viewer-api.md shows (its JSON block under "GET /api/v1/status").
 function documentedStatus() {
-  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'viewer-api.md'), 'utf8');
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'viewer-api.md'), 'utf8');
   const block = doc.split('### `GET /api/v1/status`')[1].split('```json')[1].split('```')[0];
   return JSON.parse(block);
 }

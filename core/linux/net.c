@@ -1,0 +1,92 @@
+/*
+ * The network, as the viewer needs it from the OS: the interface of the default route, the
+ * live connections accepted on the viewer's port (for its bound per client address), and the
+ * kernel holding silent connections back. civetweb hands out no socket, so the process's own
+ * are looked at through /proc/self/fd.
+ */
+#define _GNU_SOURCE
+#include "../internal.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* /proc/net/route: "Iface Destination Gateway Flags RefCnt Use Metric ...", hex fields; the
+ * default route has destination 0; the lowest metric wins, as the kernel's choice does. */
+void lagscope__net_preferred_interface(char *out, size_t size) {
+  out[0] = '\0';
+  FILE *f = fopen("/proc/net/route", "re");
+  if (f == NULL) return;
+  char line[256], name[IF_NAMESIZE];
+  long best = -1;
+  if (fgets(line, sizeof(line), f) != NULL) { /* the header */
+    while (fgets(line, sizeof(line), f) != NULL) {
+      unsigned long destination, gateway;
+      unsigned flags;
+      long metric;
+      if (sscanf(line, "%15s %lx %lx %x %*d %*d %ld", name, &destination, &gateway, &flags,
+                 &metric) != 5)
+        continue;
+      if (destination != 0 || (flags & 1u) == 0 || (best >= 0 && metric >= best)) continue;
+      best = metric; /* flag 1: RTF_UP */
+      snprintf(out, size, "%s", name);
+    }
+  }
+  fclose(f);
+}
+
+int lagscope__net_peer_socket(int fd, uint16_t port, lagscope__peer_socket *out) {
+  struct sockaddr_storage a;
+  socklen_t n = sizeof(a);
+  if (getsockname(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET ||
+      ntohs(((struct sockaddr_in *)&a)->sin_port) != port)
+    return 0;
+  struct tcp_info info;
+  socklen_t info_n = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &info_n) != 0 ||
+      (info.tcpi_state != TCP_ESTABLISHED && info.tcpi_state != TCP_CLOSE_WAIT))
+    return 0; /* the listening socket, or one already shut down */
+  n = sizeof(a);
+  if (getpeername(fd, (struct sockaddr *)&a, &n) != 0 || a.ss_family != AF_INET) return 0;
+  out->fd = fd;
+  memcpy(out->address, &((struct sockaddr_in *)&a)->sin_addr, sizeof(out->address));
+  return 1;
+}
+
+size_t lagscope__net_peer_sockets(uint16_t port, lagscope__peer_socket *out, size_t max) {
+  DIR *fds = opendir("/proc/self/fd");
+  if (fds == NULL) return 0;
+  size_t n = 0;
+  for (struct dirent *e; n < max && (e = readdir(fds)) != NULL;) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != dirfd(fds) &&
+        lagscope__net_peer_socket(fd, port, &out[n]))
+      n++;
+  }
+  closedir(fds);
+  return n;
+}
+
+void lagscope__net_defer_accept(uint16_t port, int seconds) {
+  DIR *fds = opendir("/proc/self/fd");
+  if (fds == NULL) return;
+  for (struct dirent *e; (e = readdir(fds)) != NULL;) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    int fd = atoi(e->d_name), listening = 0;
+    socklen_t n = sizeof(listening);
+    struct sockaddr_in a;
+    socklen_t a_n = sizeof(a);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) != 0 || !listening) continue;
+    if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
+        ntohs(a.sin_port) != port)
+      continue;
+    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
+  }
+  closedir(fds);
+}
