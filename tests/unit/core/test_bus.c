@@ -1,5 +1,6 @@
 /* The bus: order, drop counting, payload reference counts, many publishers at once. */
 #define _GNU_SOURCE
+#include "cases.h"
 #include "check.h"
 #include "internal.h"
 
@@ -15,7 +16,7 @@ static lagscope_event event_with(uint64_t id, const void *payload) {
   return e;
 }
 
-static void ordering(void) {
+static void test_ordering(void) {
   lagscope__bus bus;
   CHECK_EQ_INT(lagscope__bus_init(&bus, 16), 0);
   lagscope_event e, out;
@@ -34,7 +35,7 @@ static void ordering(void) {
   lagscope__bus_destroy(&bus);
 }
 
-static void drops(void) {
+static void test_drops(void) {
   lagscope__bus bus;
   CHECK_EQ_INT(lagscope__bus_init(&bus, 16), 0);
   lagscope_event e = event_with(0, NULL), out;
@@ -56,7 +57,7 @@ static void count_destroy(void *p) {
   destroyed++;
 }
 
-static void refcounts(void) {
+static void test_refcounts(void) {
   lagscope__bus bus;
   CHECK_EQ_INT(lagscope__bus_init(&bus, 16), 0);
   uint64_t before = lagscope__memory_in_use();
@@ -106,7 +107,7 @@ static void *publisher(void *arg) {
   return NULL;
 }
 
-static void many_publishers(void) {
+static void test_many_publishers(void) {
   CHECK_EQ_INT(lagscope__bus_init(&shared_bus, 1024), 0);
   pthread_t threads[PUBLISHERS];
   for (uintptr_t i = 0; i < PUBLISHERS; i++)
@@ -134,11 +135,12 @@ static void many_publishers(void) {
   lagscope__bus_destroy(&shared_bus);
 }
 
-int main(void) {
-  ordering();
-  drops();
-  refcounts();
-  many_publishers();
-  printf("bus: ok\n");
-  return 0;
-}
+static const test_case cases[] = {
+    TEST_CASE(ordering),
+    TEST_CASE(drops),
+    TEST_CASE(refcounts),
+    TEST_CASE(many_publishers),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
+

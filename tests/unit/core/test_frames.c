@@ -1,5 +1,6 @@
 /* Frame math on synthetic timestamps: steady 60 Hz, 120 Hz, and a 200 ms hitch; an
  * event-driven app's idle gaps, a stall after idleness, a frame in progress during a hang. */
+#include "cases.h"
 #include "check.h"
 #include "internal.h"
 
@@ -36,7 +37,7 @@ static void steady(uint32_t hz) {
 
 /* A display that drops from 120 to 60 Hz (ProMotion): told, the meter judges 16.7 ms frames
  * against 60 Hz and finds none dropped; against 120 Hz each would have missed one refresh. */
-static void rate_change(void) {
+static void test_rate_change(void) {
   lagscope__frame_meter m;
   lagscope_frame_metrics out;
   uint64_t t = START;
@@ -54,7 +55,7 @@ static void rate_change(void) {
 }
 
 /* Jitter of ±20 % never counts as a dropped frame or a hitch. */
-static void jitter(void) {
+static void test_jitter(void) {
   lagscope__frame_meter m;
   lagscope_frame_metrics out;
   uint64_t t = START;
@@ -68,7 +69,7 @@ static void jitter(void) {
   CHECK_NEAR(out.hitch_ms_per_s, 0, 1e-9);
 }
 
-static void hitch_200ms(void) {
+static void test_hitch_200ms(void) {
   lagscope__frame_meter m;
   lagscope_frame_metrics out;
   uint64_t period = SECOND / 60, t = START;
@@ -96,7 +97,7 @@ static void hitch_200ms(void) {
   CHECK_EQ_INT(out.total_dropped, 11);
 }
 
-static void bands(void) {
+static void test_bands(void) {
   CHECK_EQ_INT(lagscope__hitch_band(10.0), LAGSCOPE_HITCH_GOOD);
   CHECK_EQ_INT(lagscope__hitch_band(10.1), LAGSCOPE_HITCH_WARNING);
   CHECK_EQ_INT(lagscope__hitch_band(25.0), LAGSCOPE_HITCH_WARNING);
@@ -105,7 +106,7 @@ static void bands(void) {
 }
 
 /* The ring: the monitor reads what the main thread pushed, and counts what it missed. */
-static void ring(void) {
+static void test_ring(void) {
   static lagscope__frame_ring r;
   lagscope__frame_meter m;
   lagscope_frame_metrics out;
@@ -125,7 +126,7 @@ static void ring(void) {
 /* An event-driven app: a few frames, 2 s of nothing while its main thread answers in time,
  * a few frames. The gap is idle: no frame time, no dropped frame, no hitch; while it lasts
  * the meter says idle, not 0 FPS. */
-static void idle_gap(void) {
+static void test_idle_gap(void) {
   lagscope__frame_meter m;
   lagscope_frame_metrics out;
   uint64_t t = START, period = SECOND / 60;
@@ -155,7 +156,7 @@ static void idle_gap(void) {
 
 /* Idle for 5 s, then a click whose handler stalls 600 ms (the watchdog saw it late from its
  * ping's post, 20 ms in): the frame after it took the stall, not the 5.6 s since the last one. */
-static void stall_after_idle(void) {
+static void test_stall_after_idle(void) {
   lagscope__frame_meter m;
   lagscope_frame_metrics out;
   uint64_t t = START, period = SECOND / 60;
@@ -175,7 +176,7 @@ static void stall_after_idle(void) {
 
 /* A hang in progress: no frame comes, and the meter says the frame in progress is late, not
  * idle and not GOOD; when the hang ends the next frame takes it. */
-static void frame_in_progress_during_hang(void) {
+static void test_frame_in_progress_during_hang(void) {
   lagscope__frame_meter m;
   lagscope_frame_metrics out;
   uint64_t t = START, period = SECOND / 60;
@@ -197,17 +198,21 @@ static void frame_in_progress_during_hang(void) {
   CHECK_NEAR(out.recent_ms[out.recent_count - 1], 795 + 1000.0 / 60 + 1000.0 / 60, 0.5);
 }
 
-int main(void) {
-  idle_gap();
-  stall_after_idle();
-  frame_in_progress_during_hang();
-  steady(60);
-  steady(120);
-  rate_change();
-  jitter();
-  hitch_200ms();
-  bands();
-  ring();
-  printf("frames: ok\n");
-  return 0;
-}
+static void test_steady_60(void) { steady(60); }
+static void test_steady_120(void) { steady(120); }
+
+static const test_case cases[] = {
+    TEST_CASE(idle_gap),
+    TEST_CASE(stall_after_idle),
+    TEST_CASE(frame_in_progress_during_hang),
+    TEST_CASE(steady_60),
+    TEST_CASE(steady_120),
+    TEST_CASE(rate_change),
+    TEST_CASE(jitter),
+    TEST_CASE(hitch_200ms),
+    TEST_CASE(bands),
+    TEST_CASE(ring),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
+

@@ -1,6 +1,7 @@
 /* The /proc parsers, fed odd input: they answer EPARSE and never read past the length; and
  * the samples read from this process. */
 #define _GNU_SOURCE
+#include "cases.h"
 #include "check.h"
 #include "internal.h"
 
@@ -22,7 +23,7 @@ static int parse_stat(const char *text, char *name, uint64_t *u, uint64_t *s) {
   return rc;
 }
 
-static void stat_lines(void) {
+static void test_stat_lines(void) {
   char name[LAGSCOPE_THREAD_NAME_MAX];
   uint64_t u = 0, s = 0;
   CHECK_EQ_INT(parse_stat("42 (demo) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 3 0 9", name,
@@ -46,7 +47,7 @@ static void stat_lines(void) {
     CHECK_EQ_INT(parse_stat(odd[i], name, &u, &s), LAGSCOPE_EPARSE);
 }
 
-static void kb_fields(void) {
+static void test_kb_fields(void) {
   const char *rollup = "55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:     1234 kB\nPss:   "
                        "  567 kB\nPss_Anon: 9 kB\n";
   uint64_t bytes = 0;
@@ -68,7 +69,7 @@ static void kb_fields(void) {
 }
 
 /* The real /proc of this process reads without error and is plausible. */
-static void this_process(void) {
+static void test_this_process(void) {
   static lagscope__process_sample a, b;
   char why[256] = "";
   CHECK_EQ_INT(lagscope__process_sample_read(&a, NULL, LAGSCOPE__SAMPLE_PSS | LAGSCOPE__SAMPLE_DETAIL,
@@ -112,7 +113,7 @@ static const lagscope__thread_sample *find_thread(const lagscope__process_sample
 /* Without DETAIL, a thread's CPU comes from its CPU clock (the same nanoseconds schedstat has)
  * and its name from the previous sample: a new thread's from comm, a renamed one's only at
  * the next read with DETAIL. */
-static void light_reads(void) {
+static void test_light_reads(void) {
   static lagscope__process_sample a, b, c, d;
   char why[256] = "";
   pthread_t t;
@@ -153,7 +154,7 @@ static void light_reads(void) {
 }
 
 /* The busiest threads are ranked by CPU used between two samples. */
-static void ranking(void) {
+static void test_ranking(void) {
   static lagscope__process_sample a, b;
   a.time_ns = 0, b.time_ns = 1000000000;
   for (int i = 0; i < 12; i++) {
@@ -195,20 +196,20 @@ static void folder_safe_name(const char *comm, const char *expected) {
   rmdir(root);
 }
 
-static void app_names(void) {
+static void test_app_names(void) {
   folder_safe_name("demo-app_1.2\n", "demo-app_1.2");
   folder_safe_name("../etc passwd\n", "_._etc_passwd");
   folder_safe_name("\n", "app");
   folder_safe_name(".hidden\n", "_hidden");
 }
 
-int main(void) {
-  app_names();
-  stat_lines();
-  kb_fields();
-  this_process();
-  light_reads();
-  ranking();
-  printf("proc_parse: ok\n");
-  return 0;
-}
+static const test_case cases[] = {
+    TEST_CASE(app_names),
+    TEST_CASE(stat_lines),
+    TEST_CASE(kb_fields),
+    TEST_CASE(this_process),
+    TEST_CASE(light_reads),
+    TEST_CASE(ranking),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

@@ -1,5 +1,6 @@
 /* The watchdog's state machine on a simulated clock: the main thread's signals are written
  * by the test, so every case is exact. */
+#include "cases.h"
 #include "check.h"
 #include "internal.h"
 
@@ -29,7 +30,7 @@ static void step_at(lagscope__watchdog *w, uint64_t now, lagscope__watchdog_step
   w->expected_wake_ns = s->wake_at_ns;
 }
 
-static void prompt_answers_never_hang(void) {
+static void test_prompt_answers_never_hang(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -44,7 +45,7 @@ static void prompt_answers_never_hang(void) {
   CHECK(w.ping_seq > 10); /* it kept pinging at the interval */
 }
 
-static void a_stall_is_one_hang(void) {
+static void test_a_stall_is_one_hang(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -76,7 +77,7 @@ static void a_stall_is_one_hang(void) {
 }
 
 /* Frames after the ping was posted move the hang's start: the main thread was alive then. */
-static void frames_move_the_start(void) {
+static void test_frames_move_the_start(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -97,7 +98,7 @@ static void frames_move_the_start(void) {
 
 /* The monitor wakes 2 s late: the process was stopped. No hang, even though the ping is
  * still unanswered when it looks. */
-static void suspension_is_not_a_hang(void) {
+static void test_suspension_is_not_a_hang(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -115,7 +116,7 @@ static void suspension_is_not_a_hang(void) {
 }
 
 /* A hang during which the process is stopped for 2 s: that time is not in its duration. */
-static void suspension_inside_a_hang(void) {
+static void test_suspension_inside_a_hang(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -135,7 +136,7 @@ static void suspension_inside_a_hang(void) {
 
 /* The same lateness inside a hang, but the monitor was runnable the whole time (a loaded
  * machine starved it): nothing was stopped, the hang keeps every millisecond. */
-static void starvation_inside_a_hang(void) {
+static void test_starvation_inside_a_hang(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -157,7 +158,7 @@ static void starvation_inside_a_hang(void) {
   CHECK_EQ_INT(s.duration_ns, late + 100 * MS - t0);
 }
 
-static void heartbeat_mode(void) {
+static void test_heartbeat_mode(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 1);
@@ -186,7 +187,7 @@ static void heartbeat_mode(void) {
 }
 
 /* A ping from an earlier start, answered late, does not answer the new instance's ping. */
-static void stale_ping(void) {
+static void test_stale_ping(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -205,7 +206,7 @@ static void stale_ping(void) {
 
 /* An app in the background owes no answer: excused, an unanswered ping starts no hang; once
  * the excuses stop, the threshold counts from the last one. */
-static void excused_is_not_a_hang(void) {
+static void test_excused_is_not_a_hang(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -225,7 +226,7 @@ static void excused_is_not_a_hang(void) {
 
 /* The host's queue drops a ping while frames flow: once the main thread has run on for a whole
  * threshold after the post, the ping is lost; another is posted at once, and no hang began. */
-static void a_lost_ping_is_posted_again(void) {
+static void test_a_lost_ping_is_posted_again(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -251,7 +252,7 @@ static void a_lost_ping_is_posted_again(void) {
 
 /* A stall while the ping is lost: the hang ends at the first frame after it, though the ping
  * is never answered. (Before, such a hang lasted until stop.) */
-static void no_hang_outlives_a_frame(void) {
+static void test_no_hang_outlives_a_frame(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
@@ -279,7 +280,7 @@ static void no_hang_outlives_a_frame(void) {
 /* Heartbeat mode, the main loop waits 2 s for input between idle_begin and idle_end: no hang,
  * and the monitor keeps a steady pace (no wake-up in the past); after the end, the threshold
  * counts from it. */
-static void idle_is_not_a_hang(void) {
+static void test_idle_is_not_a_hang(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 1);
@@ -303,7 +304,7 @@ static void idle_is_not_a_hang(void) {
 /* Post_main mode, the main thread stalls just after answering: the monitor does not wake more
  * often while pings are answered, and samples the stall from 50 ms on, every tick, until the
  * hang begins (its report starts with those samples). */
-static void a_late_main_thread_is_sampled_early(void) {
+static void test_a_late_main_thread_is_sampled_early(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   memset(&s, 0, sizeof(s));
@@ -327,7 +328,7 @@ static void a_late_main_thread_is_sampled_early(void) {
 
 /* A 120 ms stall that ends before the threshold ends the lateness once: a hitch, from the
  * unanswered ping's post to the answer; a stall that becomes a hang is no hitch. */
-static void late_then_answered_is_a_hitch(void) {
+static void test_late_then_answered_is_a_hitch(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   memset(&s, 0, sizeof(s));
@@ -356,21 +357,21 @@ static void late_then_answered_is_a_hitch(void) {
   }
 }
 
-int main(void) {
-  late_then_answered_is_a_hitch();
-  a_late_main_thread_is_sampled_early();
-  idle_is_not_a_hang();
-  a_lost_ping_is_posted_again();
-  no_hang_outlives_a_frame();
-  prompt_answers_never_hang();
-  a_stall_is_one_hang();
-  frames_move_the_start();
-  suspension_is_not_a_hang();
-  suspension_inside_a_hang();
-  starvation_inside_a_hang();
-  heartbeat_mode();
-  stale_ping();
-  excused_is_not_a_hang();
-  printf("watchdog: ok\n");
-  return 0;
-}
+static const test_case cases[] = {
+    TEST_CASE(late_then_answered_is_a_hitch),
+    TEST_CASE(a_late_main_thread_is_sampled_early),
+    TEST_CASE(idle_is_not_a_hang),
+    TEST_CASE(a_lost_ping_is_posted_again),
+    TEST_CASE(no_hang_outlives_a_frame),
+    TEST_CASE(prompt_answers_never_hang),
+    TEST_CASE(a_stall_is_one_hang),
+    TEST_CASE(frames_move_the_start),
+    TEST_CASE(suspension_is_not_a_hang),
+    TEST_CASE(suspension_inside_a_hang),
+    TEST_CASE(starvation_inside_a_hang),
+    TEST_CASE(heartbeat_mode),
+    TEST_CASE(stale_ping),
+    TEST_CASE(excused_is_not_a_hang),
+};
+
+int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
