@@ -1,6 +1,7 @@
 /* Start and stop: 100 cycles leave no thread and no byte behind (ASan checks the rest);
  * stop is idempotent and safe from other threads; misuse gets a clear code. */
 #define _GNU_SOURCE
+#include "cases.h"
 #include "check.h"
 #include "host_loop.h"
 #include "internal.h"
@@ -13,7 +14,7 @@ static int count_events(void *user) {
   return recorder_count(user, LAGSCOPE_EVENT_METRICS) >= 1;
 }
 
-static void hundred_cycles(void) {
+static void test_hundred_cycles(void) {
   host_loop *loop = host_loop_new(1000);
   for (int i = 0; i < 100; i++) {
     recorder rec;
@@ -56,7 +57,7 @@ static void *stop_from_thread(void *arg) {
 }
 
 /* Eight threads stop at once: exactly one does it, the others find it stopped. */
-static void concurrent_stops(void) {
+static void test_concurrent_stops(void) {
   lagscope_config c = lagscope_config_default(); /* heartbeat mode, defaults */
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* but the viewer: loopback, any free port */
   CHECK_EQ_INT(lagscope_start(&c), 0);
@@ -89,7 +90,7 @@ static int callback_done(void *user) {
   return atomic_load(&callback_ran) && atomic_load(&callback_unsubscribe_rc) != 0;
 }
 
-static void calls_from_callbacks(void) {
+static void test_calls_from_callbacks(void) {
   lagscope_config c = lagscope_config_default();
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   c.sample_interval_ms = 50;
@@ -108,14 +109,23 @@ static void calls_from_callbacks(void) {
   CHECK_EQ_INT(lagscope_subscribe(recorder_on_event, NULL, NULL), LAGSCOPE_ENOTRUNNING);
 }
 
-int main(void) {
+/* Before any start there is nothing to read. */
+static void test_metrics_before_start(void) {
   lagscope_metrics m;
   CHECK_EQ_INT(lagscope_metrics_latest(&m), LAGSCOPE_ENODATA);
   CHECK_EQ_INT(lagscope_metrics_latest(NULL), LAGSCOPE_EINVAL);
-  hundred_cycles();
-  concurrent_stops();
-  calls_from_callbacks();
+}
+
+static const test_case cases[] = {
+    TEST_CASE(metrics_before_start),
+    TEST_CASE(hundred_cycles),
+    TEST_CASE(concurrent_stops),
+    TEST_CASE(calls_from_callbacks),
+};
+
+/* Each case, and all of them, leave no byte behind. */
+int main(int argc, char **argv) {
+  int rc = run_test_case(argc, argv, cases, CASE_COUNT(cases));
   CHECK_EQ_INT(lagscope__memory_in_use(), 0);
-  printf("lifecycle: ok\n");
-  return 0;
+  return rc;
 }
