@@ -32,9 +32,7 @@ static void process_folder_name(char *out, size_t size) {
   size_t n = 0;
   for (size_t i = 0; raw[i] != '\0' && n + 1 < size; i++) {
     char c = raw[i];
-    int safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '-' || c == '_' || c == '.';
-    out[n] = safe && !(n == 0 && c == '.') ? c : '_';
+    out[n] = lagscope__name_char(c) && !(n == 0 && c == '.') ? c : '_';
     n++;
   }
   if (n == 0 && size > 4) n = (size_t)snprintf(out, size, "app");

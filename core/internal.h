@@ -547,6 +547,12 @@ const char *lagscope__hang_report_kind(const lagscope_hang_report *report);
 
 /* ---- store (core/store.c): reports on disk, never lost ------------------------------------------- */
 typedef struct lagscope__store lagscope__store;
+/* A character that a report's id, or a folder named after the app, may hold: [A-Za-z0-9._-],
+ * safe in a path everywhere (the store, the router and the app's folder name apply it). F */
+static inline int lagscope__name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '.' || c == '_' || c == '-';
+}
 /* Opens (creating with its parents, 0700) the folder, refused unless it is ours and nobody else
  * can write it or a folder above it (see lagscope__folder_open). A */
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,

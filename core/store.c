@@ -482,12 +482,8 @@ static void enforce_bounds(const lagscope__store *s, const char *keep) {
 static int valid_id(const char *id) {
   size_t len = strlen(id);
   if (len == 0 || len > STORE_MAX_ID || id[0] == '.' || strstr(id, "..") != NULL) return 0;
-  for (const char *p = id; *p != '\0'; p++) {
-    char c = *p;
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == '-'))
-      return 0;
-  }
+  for (const char *p = id; *p != '\0'; p++)
+    if (!lagscope__name_char(*p)) return 0;
   return 1;
 }
 

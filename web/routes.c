@@ -70,17 +70,12 @@ static size_t length_up_to(const char *s, size_t max) {
 
 /* ---- paths ---- */
 
-static int id_char(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         c == '.' || c == '_' || c == '-';
-}
-
 /* The store's id rules, narrowed to what the router holds: 1..63 bytes of [0-9A-Za-z._-], not
  * starting with '.' and without "..", so an id can never name a path outside the folder. */
 static int id_valid(const char *id, size_t n) {
   if (n == 0 || n > LAGSCOPE__REPORT_ID_MAX || id[0] == '.') return 0;
   for (size_t i = 0; i < n; i++) {
-    if (!id_char(id[i])) return 0;
+    if (!lagscope__name_char(id[i])) return 0;
     if (id[i] == '.' && i + 1 < n && id[i + 1] == '.') return 0;
   }
   return 1;
