@@ -59,34 +59,58 @@ int lagscope__net_peer_socket(int fd, uint16_t port, lagscope__peer_socket *out)
   return 1;
 }
 
-size_t lagscope__net_peer_sockets(uint16_t port, lagscope__peer_socket *out, size_t max) {
-  DIR *fds = opendir("/proc/self/fd");
-  if (fds == NULL) return 0;
-  size_t n = 0;
-  for (struct dirent *e; n < max && (e = readdir(fds)) != NULL;) {
-    int fd = atoi(e->d_name);
-    if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != dirfd(fds) &&
-        lagscope__net_peer_socket(fd, port, &out[n]))
-      n++;
-  }
-  closedir(fds);
-  return n;
-}
-
-void lagscope__net_defer_accept(uint16_t port, int seconds) {
+/* Calls visit for each of the process's open fds (but the listing's own) until it returns 0.
+ * civetweb hands out no socket: this is how the viewer's are found. */
+static void each_own_fd(int (*visit)(int fd, void *ctx), void *ctx) {
   DIR *fds = opendir("/proc/self/fd");
   if (fds == NULL) return;
   for (struct dirent *e; (e = readdir(fds)) != NULL;) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    int fd = atoi(e->d_name), listening = 0;
-    socklen_t n = sizeof(listening);
-    struct sockaddr_in a;
-    socklen_t a_n = sizeof(a);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) != 0 || !listening) continue;
-    if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
-        ntohs(a.sin_port) != port)
-      continue;
-    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
+    int fd = atoi(e->d_name);
+    if (fd != dirfd(fds) && !visit(fd, ctx)) break;
   }
   closedir(fds);
+}
+
+typedef struct peer_search {
+  uint16_t port;
+  lagscope__peer_socket *out;
+  size_t max, found;
+} peer_search;
+
+static int note_peer(int fd, void *ctx) {
+  peer_search *p = ctx;
+  if (lagscope__net_peer_socket(fd, p->port, &p->out[p->found])) p->found++;
+  return p->found < p->max;
+}
+
+size_t lagscope__net_peer_sockets(uint16_t port, lagscope__peer_socket *out, size_t max) {
+  peer_search search = {port, out, max, 0};
+  if (max > 0) each_own_fd(note_peer, &search);
+  return search.found;
+}
+
+typedef struct deferral {
+  uint16_t port;
+  int seconds;
+} deferral;
+
+/* The listening socket of the port is held to the deferral; every other fd is passed over. */
+static int defer_if_listening(int fd, void *ctx) {
+  const deferral *d = ctx;
+  int listening = 0;
+  socklen_t n = sizeof(listening);
+  struct sockaddr_in a;
+  socklen_t a_n = sizeof(a);
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) != 0 || !listening) return 1;
+  if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
+      ntohs(a.sin_port) != d->port)
+    return 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &d->seconds, sizeof(d->seconds));
+  return 1;
+}
+
+void lagscope__net_defer_accept(uint16_t port, int seconds) {
+  deferral d = {port, seconds};
+  each_own_fd(defer_if_listening, &d);
 }
