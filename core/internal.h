@@ -68,7 +68,7 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
   XX(report_max_count, uint32_t, 50, RANGE, 1, 100000, "", CONFIG)                          \
   XX(report_max_bytes, uint64_t, 32u * 1024u * 1024u, AT_LEAST, 64u * 1024u, 0, "bytes",    \
      CONFIG)                                                                                \
-  XX(bus_capacity, uint32_t, 1024, POW2, 16, 65536, "", NONE)                               \
+  XX(bus_capacity, uint32_t, 256, POW2, 16, 65536, "", NONE)                               \
   XX(subscriber_capacity, uint32_t, 256, POW2, 16, 65536, "", NONE)                         \
   XX(hud, int, 1, ON_OFF, 0, 1, "", NONE)                                                   \
   XX(hud_scale, float, 1.0f, RANGE, 0.5f, 8.0f, "pixels per point", NONE)                   \

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CAPACITY 1024u     /* lagscope's default bus_capacity */
+#define CAPACITY 256u      /* lagscope's default bus_capacity */
 #define BURST 64           /* publishes between two looks at the stop flag */
 #define WAIT_NS 1000000u   /* the consumer's wait when empty; publishers wake it earlier */
 /* Throughput runs per figure, alternating the two queues so that the machine's noise over
