@@ -14,13 +14,14 @@
  * the overhead as visible as it can be: anything the app does on top only hides it.
  *
  * Usage: bench_overhead [--seconds N] [--heartbeat] [--hitch-ms M [--hitch-seconds S]]
- *                       [--smaps-dir DIR]
+ *                       [--no-viewer] [--smaps-dir DIR]
  *   --seconds      N seconds per child (default 30)
  *   --heartbeat    heartbeat mode: no post_main, the frames prove the main thread alive
  *   --hitch-ms     one frame a second works M ms on the CPU, in both children: what lagscope
  *                  costs an app that hitches (samples from the stall's first milliseconds, a
  *                  hitch event a second, symbolicated)
  *   --hitch-seconds  hitches only in the first S seconds, then idle: what lagscope keeps after
+ *   --no-viewer    lagscope without its viewer (config.server = 0): what the viewer costs
  *   --smaps-dir    each child's mappings at the end, in DIR/baseline.smaps and
  *                  DIR/lagscope.smaps: where the memory goes
  */
@@ -96,6 +97,7 @@ typedef struct child_result {
   double process_cpu_pct;    /* the whole process over the loop, % of one core */
   double main_cpu_pct;       /* the main thread alone */
   uint64_t rss_kib, hwm_kib; /* VmRSS at the end, VmHWM (peak) */
+  uint64_t anon_kib, file_kib; /* its parts: RssAnon (heaps, stacks), RssFile (mapped files) */
   loop_stats loop;
   bool have_metrics;
   lagscope_metrics metrics;  /* lagscope's latest sample, taken at the end */
@@ -131,6 +133,7 @@ static uint64_t status_kib(const char *field) {
 }
 
 static bool heartbeat_mode;
+static bool no_viewer; /* --no-viewer */
 static const char *smaps_dir; /* --smaps-dir: where each child leaves its /proc/self/smaps */
 
 /* Where the memory is: the child's mappings at the end, as DIR/baseline.smaps or
@@ -152,6 +155,7 @@ static int start_lagscope(void) {
   config.server_port = 0, config.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   config.post_main = heartbeat_mode ? NULL : bench_post_main; /* the rest at its default */
   config.on_event = count_hitches;
+  if (no_viewer) config.server = 0;
   int rc = lagscope_start(&config);
   if (rc == LAGSCOPE_DISABLED) return BENCH_SKIP;
   if (rc != 0) fprintf(stderr, "bench_overhead: lagscope_start: %s\n", lagscope_strerror(rc));
@@ -180,6 +184,8 @@ static child_result measure_child(uint64_t seconds, bool with_lagscope) {
   r.main_cpu_pct = 100.0 * (double)(cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID) - main0) / wall;
   r.rss_kib = status_kib("VmRSS");
   r.hwm_kib = status_kib("VmHWM");
+  r.anon_kib = status_kib("RssAnon");
+  r.file_kib = status_kib("RssFile");
   copy_smaps(with_lagscope);
   if (with_lagscope) {
     r.have_metrics = lagscope_metrics_latest(&r.metrics) == 0;
@@ -263,13 +269,14 @@ static void print_table(const child_result *base, const child_result *with) {
   char title[160], v[48];
   if (hitch_ns != 0)
     snprintf(title, sizeof title,
-             "lagscope overhead at defaults, 60 Hz loop with a %llu ms hitch every second "
+             "lagscope overhead at defaults%s, 60 Hz loop with a %llu ms hitch every second "
              "(%.1f s each, with vs without)",
-             (unsigned long long)(hitch_ns / 1000000u), with->seconds);
+             no_viewer ? " but the viewer" : "", (unsigned long long)(hitch_ns / 1000000u),
+             with->seconds);
   else
     snprintf(title, sizeof title,
-             "lagscope overhead at defaults, idle 60 Hz loop (%.1f s each, with vs without)",
-             with->seconds);
+             "lagscope overhead at defaults%s, idle 60 Hz loop (%.1f s each, with vs without)",
+             no_viewer ? " but the viewer" : "", with->seconds);
   bench_table_begin(title);
   row_pct("process CPU, % of one core", with->process_cpu_pct, base->process_cpu_pct, "-");
   snprintf(v, sizeof v, "%.3f %%", tidy(with->process_cpu_pct - base->process_cpu_pct));
@@ -282,6 +289,10 @@ static void print_table(const child_result *base, const child_result *with) {
   row_kib("RSS peak (VmHWM)", (double)with->hwm_kib, (double)base->hwm_kib, "-");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->rss_kib - (double)base->rss_kib);
   row_plain("RSS overhead (difference at the end)", v, "≤ 1 MiB (1024 KiB)");
+  snprintf(v, sizeof v, "%+.0f KiB", (double)with->anon_kib - (double)base->anon_kib);
+  row_plain("  anonymous: heaps, stacks (RssAnon)", v, "-");
+  snprintf(v, sizeof v, "%+.0f KiB", (double)with->file_kib - (double)base->file_kib);
+  row_plain("  library pages, shared (RssFile)", v, "-");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->hwm_kib - (double)base->hwm_kib);
   row_plain("peak RSS overhead (difference)", v, "≤ 1 MiB (1024 KiB)");
   print_lagscope_rows(with);
@@ -301,6 +312,7 @@ static void print_table(const child_result *base, const child_result *with) {
 int main(int argc, char **argv) {
   unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
   for (int i = 1; i < argc; i++) heartbeat_mode |= strcmp(argv[i], "--heartbeat") == 0;
+  for (int i = 1; i < argc; i++) no_viewer |= strcmp(argv[i], "--no-viewer") == 0;
   hitch_ns = (uint64_t)bench_arg_uint(argc, argv, "--hitch-ms", 0, 0) * 1000000u;
   hitch_seconds = bench_arg_uint(argc, argv, "--hitch-seconds", 0, 0);
   for (int i = 1; i + 1 < argc; i++)
