@@ -277,6 +277,8 @@ struct cJSON;
 /* Exact integers: cJSON's numbers are doubles, exact only to 2^53. A */
 void lagscope__json_add_u64(struct cJSON *object, const char *name, uint64_t value);
 void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t value);
+/* A value rounded to 0.001, half away from zero, without libm. No allocation, no lock. */
+double lagscope__json_rounded(double value);
 /* A measurement rounded to 0.001 (finer than any is accurate); null when not finite. A */
 void lagscope__json_add_measure(struct cJSON *object, const char *name, double value);
 

@@ -26,7 +26,7 @@ void lagscope__json_add_i64(cJSON *object, const char *name, int64_t value) {
 /* Measurements as decimals people read: 0.001 is finer than any of them is accurate. Rounded
  * by hand, half away from zero as round() does: each metrics tick comes here, and round() is
  * libm's only call on an idle app's path, whose first call makes 64 KiB of libm resident. */
-static double rounded(double value) {
+double lagscope__json_rounded(double value) {
   double scaled = value * 1000.0;
   if (!(fabs(scaled) < 4e15)) return value; /* beyond 2^52 a double has no fraction left */
   return (double)(int64_t)(scaled + (scaled < 0 ? -0.5 : 0.5)) / 1000.0;
@@ -36,7 +36,7 @@ void lagscope__json_add_measure(cJSON *object, const char *name, double value) {
   if (!isfinite(value))
     cJSON_AddNullToObject(object, name);
   else
-    cJSON_AddNumberToObject(object, name, rounded(value));
+    cJSON_AddNumberToObject(object, name, lagscope__json_rounded(value));
 }
 
 static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
@@ -59,7 +59,7 @@ static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
     cJSON_AddItemToArray(counts, cJSON_CreateNumber((double)f->histogram[i]));
   cJSON *recent = cJSON_AddArrayToObject(o, "recent_frame_ms");
   for (uint32_t i = 0; i < f->recent_count; i++)
-    cJSON_AddItemToArray(recent, cJSON_CreateNumber(rounded(f->recent_ms[i])));
+    cJSON_AddItemToArray(recent, cJSON_CreateNumber(lagscope__json_rounded(f->recent_ms[i])));
 }
 
 static void add_metrics(cJSON *o, const lagscope_metrics *m) {

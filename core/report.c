@@ -17,7 +17,6 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1023,7 +1022,7 @@ static void timeline_json(report_ctx *c, const tree *t, const lagscope__report_d
   for (uint32_t s = 0; s < r->sample_count; s++) {
     uint64_t at = r->samples[s].time_ns, start = r->start_ns;
     double t_ms = at > start ? (double)(at - start) / 1e6 : 0.0;
-    cJSON_AddItemToArray(times, cJSON_CreateNumber(round(t_ms * 1000.0) / 1000.0));
+    cJSON_AddItemToArray(times, cJSON_CreateNumber(lagscope__json_rounded(t_ms)));
     cJSON_AddItemToArray(nodes, cJSON_CreateNumber(t->written_id[t->sample_end[s]]));
     char buf[128];
     cJSON_AddItemToArray(states, cJSON_CreateString(run_state_text(c, &r->samples[s], buf,

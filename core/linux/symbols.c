@@ -700,16 +700,22 @@ static const entry *find_entry(const object *o, uint64_t file_address) {
 
 /* ---- 5. names ------------------------------------------------------------------------------------ */
 
-/* Looked up again after a dlopen: a C program may load C++ plugins later. */
+/* libstdc++'s, when the app links it: a weak reference, resolved when lagscope is loaded. Not
+ * dlsym(RTLD_DEFAULT): in a C program the name is nowhere, and that failed lookup reads the
+ * symbol tables of every loaded library, whose pages then stay resident. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status)
+    __attribute__((weak));
+
+/* Looked up again after a dlopen: a C program may load C++ plugins later (libstdc++ then
+ * comes with them, found by name without loading anything). */
 static demangle_fn find_demangler(lagscope__symbol_index *s) {
   if (s->demangle != NULL) return s->demangle;
+  if (__cxa_demangle != NULL) return s->demangle = __cxa_demangle;
   if (s->demangle_checked && s->demangle_checked_adds == s->adds) return NULL;
   s->demangle_checked = 1;
   s->demangle_checked_adds = s->adds;
-  void *f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-  if (f == NULL && s->libstdcxx == NULL)
-    s->libstdcxx = dlopen("libstdc++.so.6", RTLD_NOLOAD | RTLD_LAZY);
-  if (f == NULL && s->libstdcxx != NULL) f = dlsym(s->libstdcxx, "__cxa_demangle");
+  if (s->libstdcxx == NULL) s->libstdcxx = dlopen("libstdc++.so.6", RTLD_NOLOAD | RTLD_LAZY);
+  void *f = s->libstdcxx != NULL ? dlsym(s->libstdcxx, "__cxa_demangle") : NULL;
   if (f != NULL) memcpy(&s->demangle, &f, sizeof(f)); /* object to function pointer, as POSIX allows */
   return s->demangle;
 }
