@@ -29,7 +29,10 @@ void lagscope__json_add_i64(cJSON *object, const char *name, int64_t value) {
 double lagscope__json_rounded(double value) {
   double scaled = value * 1000.0;
   if (!(fabs(scaled) < 4e15)) return value; /* beyond 2^52 a double has no fraction left */
-  return (double)(int64_t)(scaled + (scaled < 0 ? -0.5 : 0.5)) / 1000.0;
+  double whole = (double)(int64_t)scaled, fraction = scaled - whole; /* both exact */
+  if (fraction >= 0.5) whole += 1.0;
+  else if (fraction <= -0.5) whole -= 1.0; /* not scaled + 0.5: 0.49999999999999994 + 0.5 is 1 */
+  return whole / 1000.0;
 }
 
 void lagscope__json_add_measure(cJSON *object, const char *name, double value) {
