@@ -5,50 +5,14 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "host_loop.h"
+#include "http_probe.h"
 #include "internal.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-
-static int http_status(uint16_t port, const char *path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
-  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-  struct timeval limit = {5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  int status = -1;
-  char request[512], reply[64] = "";
-  snprintf(request, sizeof(request), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
-  if (connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0 &&
-      write(fd, request, strlen(request)) == (ssize_t)strlen(request) &&
-      read(fd, reply, sizeof(reply) - 1) > 12)
-    status = atoi(reply + 9);
-  close(fd);
-  return status;
-}
-
-static int listening_fd(uint16_t port) {
-  DIR *d = opendir("/proc/self/fd");
-  int found = -1;
-  for (struct dirent *e; d != NULL && found < 0 && (e = readdir(d)) != NULL;) {
-    int fd = atoi(e->d_name), listening = 0;
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a), optlen = sizeof(listening);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) == 0 && listening &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0 && a.sin_family == AF_INET &&
-        ntohs(a.sin_port) == port)
-      found = fd;
-  }
-  if (d != NULL) closedir(d);
-  return found;
-}
 
 int main(void) {
   lagscope_config c = lagscope_config_default();
@@ -60,18 +24,18 @@ int main(void) {
   unsigned port = 0;
   CHECK(sscanf(url, "http://127.0.0.1:%u/", &port) == 1);
   snprintf(path, sizeof(path), "/api/v1/status?%s", strstr(url, "token="));
-  CHECK_EQ_INT(http_status((uint16_t)port, path), 200);
+  CHECK_EQ_INT(test_http_status((uint16_t)port, path), 200);
 
-  int fd = listening_fd((uint16_t)port);
+  int fd = test_listening_fd((uint16_t)port);
   CHECK(fd >= 0);
   CHECK_EQ_INT(shutdown(fd, SHUT_RDWR), 0);
-  CHECK_EQ_INT(http_status((uint16_t)port, path), -1);
+  CHECK_EQ_INT(test_http_status((uint16_t)port, path), -1);
 
   lagscope__app_resumed();
   uint64_t deadline = test_now_ns() + 10ull * 1000 * 1000 * 1000;
   struct timespec pause = {0, 20 * 1000 * 1000};
   int status = -1;
-  while ((status = http_status((uint16_t)port, path)) != 200 && test_now_ns() < deadline)
+  while ((status = test_http_status((uint16_t)port, path)) != 200 && test_now_ns() < deadline)
     nanosleep(&pause, NULL);
   CHECK_EQ_INT(status, 200);
   char again[256];
