@@ -259,8 +259,15 @@ int lagscope__net_peer_socket(int fd, uint16_t port, lagscope__peer_socket *out)
 /* Up to max of them among the process's open fds; how many. 0 where the port cannot tell
  * (Darwin: the viewer then has no bound per client address). F */
 size_t lagscope__net_peer_sockets(uint16_t port, lagscope__peer_socket *out, size_t max);
-/* The kernel holds a connection to the listening socket on port until it sends something, for
- * up to seconds (Linux: TCP_DEFER_ACCEPT; Darwin: nothing). F */
-void lagscope__net_defer_accept(uint16_t port, int seconds);
+/* The kernel holds a connection to the listening socket fd until it sends something, for up to
+ * seconds (Linux: TCP_DEFER_ACCEPT; Darwin: nothing). F */
+void lagscope__net_defer_accept(int fd, int seconds);
+/* The process's listening socket bound to exactly address:port (IPv4, both in network order),
+ * or -1 (Linux: through /proc/self/fd; Darwin: every fd below the table's size). F */
+int lagscope__net_listening_fd(uint32_t address, uint16_t port);
+/* Makes fd number onto a second descriptor of from's socket, close-on-exec from the start where
+ * the OS can (Linux: dup3; Darwin: dup2, then the flag); what onto was is closed. 0, or -1 with
+ * errno. F */
+int lagscope__net_dup_onto(int from, int onto);
 
 #endif /* LAGSCOPE_PORT_H */

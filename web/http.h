@@ -42,7 +42,11 @@ int lagscope__token_make(const char *dir, char current[LAGSCOPE__TOKEN_HEX + 1],
 #define LAGSCOPE__METRICS_WINDOW 120 /* ticks the metrics route keeps: a minute at 500 ms */
 
 struct lagscope__web {
-  struct mg_context *ctx;
+  struct mg_context *ctx;   /* NULL until the first client (server.c, section 5) */
+  int listener;             /* the viewer's socket while it is ours; -1 once civetweb has it */
+  int wake[2];              /* a byte stops the waiter */
+  lagscope__thread *waiter; /* waits for the first client, starts civetweb, returns */
+  lagscope__wakeup *listener_go; /* civetweb's listening thread may start (server.c) */
   lagscope_config config; /* server_bind points into bind */
   char bind[64];
   char report_dir[512];

@@ -1,7 +1,9 @@
 /*
- * The embedded civetweb server: started and stopped with lagscope, one request handler for
- * every path (there is no document root), access by the per-launch token, security headers on
- * every answer, and bounds on clients, streams, header and body sizes and request time.
+ * The embedded civetweb server: its port listens from lagscope's start, civetweb itself starts
+ * at the first client (its workers are made all at once) and stops with lagscope; one request
+ * handler for every path (there is no document root), access by the per-launch token, security
+ * headers on every answer, and bounds on clients, streams, header and body sizes and request
+ * time.
  *
  * Answers are made in reply.c, which api.c and stream.c use too.
  *
@@ -10,7 +12,7 @@
  *   2. request checks: framing, Host, Origin, the path's escapes
  *   3. the request handler: limits, access, route, dispatch
  *   4. connections: counted, bounded in all and per client address
- *   5. lifecycle: options, the URL, start, events, stop
+ *   5. lifecycle: the port, civetweb at the first client, the URL, events, stop, restart
  */
 #define _GNU_SOURCE
 #include "http.h"
@@ -23,6 +25,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,8 @@
 #define DEFER_ACCEPT_S 3600       /* a connection that sends nothing waits in the kernel */
 #define PEER_SCAN_MAX 1024       /* connections looked at for the bound per address */
 #define PORT_TRIES 10            /* the configured port and the next nine (8080: 8081-8089) */
+#define CIVETWEB_OWN_PORT "127.0.0.1:0" /* what civetweb opens, until it is given ours */
+#define HAND_OVER_WAIT_NS (5ull * 1000000000u) /* civetweb's listening thread takes our socket */
 #define COOKIE_NAME "lagscope_token"
 #define COOKIE_MAX_AGE "604800"  /* a week: a browser keeps viewing across launches */
 
@@ -314,11 +319,18 @@ static int civetweb_error(struct mg_connection *conn, int status, const char *me
   return 0;
 }
 
-/* civetweb's threads work for lagscope: never captured as the app's, and they take no signal. */
+/* civetweb's listening thread waits here, before its first wait for a connection, until
+ * start_civetweb has registered the handler and put the viewer's socket in place of civetweb's
+ * own: a client already waiting is accepted at once, and must not meet civetweb's 404. */
+static void hold_listener(lagscope__web *web) {
+  lagscope__wakeup_wait_until(web->listener_go, lagscope__now_ns() + HAND_OVER_WAIT_NS);
+}
+
+/* civetweb's threads work for lagscope: never captured as the app's, and they take no signal.
+ * Type 0 is its listening thread. */
 static void *thread_started(const struct mg_context *ctx, int thread_type) {
-  (void)ctx;
-  (void)thread_type;
   lagscope__thread_adopt();
+  if (thread_type == 0) hold_listener(mg_get_user_data(ctx));
   return NULL;
 }
 
@@ -339,44 +351,49 @@ static int quiet(const struct mg_connection *conn, const char *message) {
 
 /* ---- 5. lifecycle --------------------------------------------------------------------------------- */
 
-/* A connection that sends nothing is not handed to civetweb (Linux: TCP_DEFER_ACCEPT, through
- * the port): it takes no worker, however many there are (civetweb has a worker per
- * connection, and a connection that is silent would hold its worker for the whole request
- * timeout). The kernel keeps it for DEFER_ACCEPT_S, then hands it over if the client still
- * answers: a short period would only postpone the attack (with 10 s, 60 idle connections took
- * every worker after ~15 s). A */
-static void defer_accept(lagscope__web *web) { lagscope__net_defer_accept(web->port, DEFER_ACCEPT_S); }
+/* A connection that sends nothing is not handed to civetweb (Linux: TCP_DEFER_ACCEPT): it
+ * takes no worker, however many there are (civetweb has a worker per connection, and a
+ * connection that is silent would hold its worker for the whole request timeout), and it does
+ * not start civetweb. The kernel keeps it for DEFER_ACCEPT_S, then hands it over if the client
+ * still answers: a short period would only postpone the attack (with 10 s, 60 idle
+ * connections took every worker after ~15 s). F */
+static void defer_accept(lagscope__web *web) { lagscope__net_defer_accept(web->listener, DEFER_ACCEPT_S); }
 
-/* 0 when port can be bound on address now, else bind's errno (SO_REUSEADDR as civetweb's own
- * socket, so that a port in TIME_WAIT counts as free). F */
-static int port_bind_error(const char *address, unsigned port) {
+/* A listening socket of ours on address:port (SO_REUSEADDR, as civetweb's own would have, so
+ * that a port in TIME_WAIT counts as free; close-on-exec): the fd, or -1 with *error. F */
+static int listen_on(const char *address, unsigned port, int *error) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  if (inet_pton(AF_INET, address, &a.sin_addr) != 1) return EINVAL;
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return errno;
+  *error = EINVAL;
+  if (inet_pton(AF_INET, address, &a.sin_addr) != 1) return -1;
+  int fd = socket(AF_INET, SOCK_STREAM, 0); /* no SOCK_CLOEXEC: Darwin has none */
+  if (fd < 0) return *error = errno, -1;
   fcntl(fd, F_SETFD, FD_CLOEXEC);
   int on = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-  int error = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : errno;
+  if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, SOMAXCONN) == 0) return fd;
+  *error = errno;
   close(fd);
-  return error;
+  return -1;
 }
 
-/* The configured port, or when another program has it the first free of the next ones (two
- * instrumented apps on one machine both get a viewer); 0 stays 0 (the OS picks). Says which
- * port was taken and why, or why none could be. F */
-static int choose_port(lagscope__web *web, unsigned *out, char *why, size_t why_size) {
-  unsigned first = web->config.server_port, last = first + PORT_TRIES - 1;
+/* The viewer's socket, listening from now on: on the configured port, or when another program
+ * has it on the first free of the next ones (two instrumented apps on one machine both get a
+ * viewer); 0: the OS picks. Says which port was taken and why, or why none could be. F */
+static int open_listener(lagscope__web *web, char *why, size_t why_size) {
+  unsigned first = web->config.server_port, last = first == 0 ? 0 : first + PORT_TRIES - 1;
   if (last > 65535) last = 65535;
-  *out = first;
-  if (first == 0) return LAGSCOPE_OK;
   for (unsigned port = first; port <= last; port++) {
-    int error = port_bind_error(web->bind, port);
-    if (error == 0) {
-      *out = port;
+    int error = 0, fd = listen_on(web->bind, port, &error);
+    if (fd >= 0) {
+      struct sockaddr_in a;
+      socklen_t n = sizeof(a);
+      getsockname(fd, (struct sockaddr *)&a, &n);
+      web->listener = fd;
+      web->port = ntohs(a.sin_port);
       if (port != first)
         lagscope__log("viewer: port %u on %s is in use (EADDRINUSE): using port %u", first,
                       web->bind, port);
+      defer_accept(web);
       return LAGSCOPE_OK;
     }
     if (error != EADDRINUSE) {
@@ -390,15 +407,27 @@ static int choose_port(lagscope__web *web, unsigned *out, char *why, size_t why_
   return LAGSCOPE_ESYS;
 }
 
+/* The fd number civetweb's listening thread polls becomes a second descriptor of the viewer's
+ * socket (civetweb 1.15 takes no socket it did not open): its accepts then take from the
+ * viewer's port, and whoever connected before civetweb was up is served. 0 or -1. F */
+static int hand_over_listener(lagscope__web *web) {
+  struct mg_server_port own;
+  uint32_t loopback = htonl(INADDR_LOOPBACK); /* civetweb's own: CIVETWEB_OWN_PORT */
+  int fd = mg_get_server_ports(web->ctx, 1, &own) == 1
+               ? lagscope__net_listening_fd(loopback, htons((uint16_t)own.port)) : -1;
+  if (fd < 0 || fd == web->listener || lagscope__net_dup_onto(web->listener, fd) != 0) return -1;
+  close(web->listener); /* the socket is civetweb's now */
+  web->listener = -1;
+  return 0;
+}
+
+/* civetweb, listening on a loopback port of its own until its listening thread, held at its
+ * start, is given the viewer's socket in that port's place. F */
 static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
-  char ports[96], threads[16];
-  unsigned port;
-  int rc = choose_port(web, &port, why, why_size);
-  if (rc != LAGSCOPE_OK) return rc;
-  snprintf(ports, sizeof(ports), "%s:%u", web->bind, port);
+  char threads[16];
   snprintf(threads, sizeof(threads), "%u", web->config.server_max_clients + SPARE_THREADS);
   const char *options[] = {
-      "listening_ports", ports,
+      "listening_ports", CIVETWEB_OWN_PORT,
       "num_threads", threads,
       "request_timeout_ms", REQUEST_TIMEOUT_MS,
       "keep_alive_timeout_ms", KEEP_ALIVE_MS,
@@ -425,26 +454,68 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   struct mg_init_data init = {.callbacks = &callbacks, .user_data = web,
                               .configuration_options = options};
   struct mg_error_data error = {.text = why, .text_buffer_size = why_size};
+  mg_init_library(0); /* here, not at lagscope_start: not a page of civetweb until a client */
   web->ctx = mg_start2(&init, &error);
   if (web->ctx == NULL) {
-    /* The port was free a moment ago: another program took it since, or civetweb failed. */
+    mg_exit_library();
     char civetweb_said[160];
     snprintf(civetweb_said, sizeof(civetweb_said), "%s", why);
-    lagscope__explain(why, why_size, "cannot listen on %s port %u: %s", web->bind, port,
-                      civetweb_said[0] != '\0' ? civetweb_said : "civetweb did not start");
+    lagscope__explain(why, why_size, "civetweb did not start: %s",
+                      civetweb_said[0] != '\0' ? civetweb_said : "no reason given");
     return LAGSCOPE_ESYS;
   }
-  struct mg_server_port bound[1];
-  if (mg_get_server_ports(web->ctx, 1, bound) < 1) {
-    lagscope__explain(why, why_size, "civetweb started but reports no port");
-    return LAGSCOPE_ESYS;
-  }
-  web->port = (uint16_t)bound[0].port;
-  defer_accept(web);
-  /* Last: the handler's registration (under civetweb's lock) publishes what is above to the
-   * worker threads; until then civetweb answers 404 by itself. */
+  /* The handler's registration (under civetweb's lock) publishes what is above to the worker
+   * threads; before it civetweb would answer 404 by itself. */
   mg_set_request_handler(web->ctx, "/", handle_request, web);
-  return LAGSCOPE_OK;
+  int handed = hand_over_listener(web);
+  lagscope__wakeup_post(web->listener_go); /* whether or not: mg_stop needs it going */
+  if (handed == 0) return LAGSCOPE_OK;
+  lagscope__explain(why, why_size, "civetweb could not be given the viewer's socket on port %u",
+                    (unsigned)web->port);
+  mg_stop(web->ctx);
+  mg_exit_library();
+  web->ctx = NULL;
+  return LAGSCOPE_ESYS;
+}
+
+/* The viewer's own thread until its first client: civetweb starts when a client has sent
+ * something (with TCP_DEFER_ACCEPT, not merely connected), not with lagscope, because its
+ * workers are made all at once (server_max_clients + 2 threads, a stack and a malloc arena
+ * each: ~0.5 MiB) and an app nobody is viewing should not pay them. Returns at once when told
+ * to stop (a byte on the wake pipe). */
+static void wait_for_first_client(void *arg) {
+  lagscope__web *web = arg;
+  struct pollfd fds[2] = {{.fd = web->listener, .events = POLLIN},
+                          {.fd = web->wake[0], .events = POLLIN}};
+  for (;;) {
+    int n = poll(fds, 2, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || fds[1].revents != 0) return;
+    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return; /* closed under us (iOS) */
+    if (fds[0].revents & POLLIN) break;
+  }
+  char why[256] = "";
+  int rc = start_civetweb(web, why, sizeof(why));
+  if (rc == LAGSCOPE_OK) return;
+  close(web->listener); /* refused at once, rather than left waiting in the backlog */
+  web->listener = -1;
+  lagscope__publish_error(rc, "viewer not started: %s", why);
+}
+
+static int start_waiting(lagscope__web *web) {
+  return lagscope__thread_start(&web->waiter, "lagscope-viewer", wait_for_first_client, web);
+}
+
+/* The waiter stopped and joined, its wake pipe emptied (a stop may come after it returned). */
+static void stop_waiting(lagscope__web *web) {
+  if (web->waiter == NULL) return;
+  char byte = 1;
+  ssize_t written = write(web->wake[1], &byte, 1);
+  (void)written; /* a full pipe wakes it as well */
+  lagscope__thread_join(web->waiter);
+  web->waiter = NULL;
+  while (read(web->wake[0], &byte, 1) == 1) {
+  }
 }
 
 static void web_free(lagscope__web *web) {
@@ -456,7 +527,21 @@ static void web_free(lagscope__web *web) {
   lagscope__dealloc(web->metrics_latest);
   pthread_mutex_destroy(&web->metrics_lock);
   pthread_mutex_destroy(&web->capture_lock);
+  if (web->listener >= 0) close(web->listener);
+  for (int i = 0; i < 2; i++)
+    if (web->wake[i] >= 0) close(web->wake[i]);
+  lagscope__wakeup_free(web->listener_go);
   lagscope__dealloc(web);
+}
+
+/* The waiter's wake pipe: close-on-exec, and neither end ever blocks. 0, or -1 with errno. F */
+static int open_wake_pipe(lagscope__web *web) {
+  if (pipe(web->wake) != 0) return web->wake[0] = web->wake[1] = -1, -1;
+  for (int i = 0; i < 2; i++) {
+    fcntl(web->wake[i], F_SETFD, FD_CLOEXEC);
+    fcntl(web->wake[i], F_SETFL, fcntl(web->wake[i], F_GETFL) | O_NONBLOCK);
+  }
+  return 0;
 }
 
 int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, char *why,
@@ -466,6 +551,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   if (web == NULL) return LAGSCOPE_ENOMEM;
   pthread_mutex_init(&web->metrics_lock, NULL);
   pthread_mutex_init(&web->capture_lock, NULL);
+  web->listener = web->wake[0] = web->wake[1] = -1;
   web->config = *host->config;
   snprintf(web->bind, sizeof(web->bind), "%s",
            host->config->server_bind != NULL ? host->config->server_bind : "0.0.0.0");
@@ -479,17 +565,18 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   web->launch_ns = lagscope__now_ns();
   web->stream = lagscope__stream_new(host->config->server_max_stream_clients);
   web->hitches = lagscope__alloc(sizeof(char *) * web->config.hitch_keep);
-  int rc = web->stream != NULL && web->hitches != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
+  web->listener_go = lagscope__wakeup_new();
+  int rc = web->stream != NULL && web->hitches != NULL && web->listener_go != NULL
+               ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
+  if (rc == LAGSCOPE_OK && open_wake_pipe(web) != 0) {
+    lagscope__explain(why, why_size, "no pipe for the viewer: %s", strerror(errno));
+    rc = LAGSCOPE_ESYS;
+  }
   if (rc == LAGSCOPE_OK)
     rc = lagscope__token_make(web->report_dir, web->token, web->previous_token, why, why_size);
-  if (rc == LAGSCOPE_OK) {
-    mg_init_library(0);
-    rc = start_civetweb(web, why, why_size);
-    if (rc != LAGSCOPE_OK) {
-      if (web->ctx != NULL) mg_stop(web->ctx);
-      mg_exit_library();
-    }
-  }
+  if (rc == LAGSCOPE_OK) rc = open_listener(web, why, why_size);
+  if (rc == LAGSCOPE_OK && (rc = start_waiting(web)) != LAGSCOPE_OK)
+    lagscope__explain(why, why_size, "no thread for the viewer: %s", lagscope_strerror(rc));
   if (rc != LAGSCOPE_OK) {
     web_free(web);
     return rc;
@@ -553,27 +640,32 @@ static void stop_civetweb(lagscope__web *web) {
   mg_stop(web->ctx);
   atomic_store(&poke.done, 1);
   if (poker != NULL) lagscope__thread_join(poker);
+  mg_exit_library();
   web->ctx = NULL;
 }
 
 void lagscope__web_stop(lagscope__web *web) {
   if (web == NULL) return;
+  stop_waiting(web);
   stop_civetweb(web);
-  mg_exit_library();
   web_free(web);
 }
 
 /* The listener again, on the port it had (so the URL stays) and with the token it had: iOS
- * closes a suspended app's listening sockets, and civetweb never reopens one. */
+ * closes a suspended app's listening sockets, and civetweb never reopens one. civetweb starts
+ * again at the next client. */
 int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size) {
+  stop_waiting(web);
   stop_civetweb(web);
+  if (web->listener >= 0) close(web->listener);
+  web->listener = -1;
   lagscope__stream_reopen(web->stream);
   uint16_t asked = web->config.server_port;
   web->config.server_port = web->port;
-  int rc = start_civetweb(web, why, why_size);
+  int rc = open_listener(web, why, why_size);
   web->config.server_port = asked;
-  if (rc != LAGSCOPE_OK && web->ctx != NULL) mg_stop(web->ctx);
-  if (rc != LAGSCOPE_OK) web->ctx = NULL;
+  if (rc == LAGSCOPE_OK && (rc = start_waiting(web)) != LAGSCOPE_OK)
+    lagscope__explain(why, why_size, "no thread for the viewer: %s", lagscope_strerror(rc));
   return rc;
 }
 

@@ -1,14 +1,16 @@
 /*
  * The network, as the viewer needs it from the OS: the interface of the default route, the
- * live connections accepted on the viewer's port (for its bound per client address), and the
- * kernel holding silent connections back. civetweb hands out no socket, so the process's own
- * are looked at through /proc/self/fd.
+ * live connections accepted on the viewer's port (for its bound per client address), civetweb's
+ * listening socket (given the viewer's in its place), and the kernel holding silent
+ * connections back. civetweb hands out no socket, so the process's own are looked at through
+ * /proc/self/fd.
  */
 #define _GNU_SOURCE
 #include "../internal.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /* /proc/net/route: "Iface Destination Gateway Flags RefCnt Use Metric ...", hex fields; the
  * default route has destination 0; the lowest metric wins, as the kernel's choice does. */
@@ -90,27 +93,39 @@ size_t lagscope__net_peer_sockets(uint16_t port, lagscope__peer_socket *out, siz
   return search.found;
 }
 
-typedef struct deferral {
-  uint16_t port;
-  int seconds;
-} deferral;
-
-/* The listening socket of the port is held to the deferral; every other fd is passed over. */
-static int defer_if_listening(int fd, void *ctx) {
-  const deferral *d = ctx;
+/* Whether fd is a listening socket bound to exactly address:port (network order). */
+static int is_listening_on(int fd, uint32_t address, uint16_t port) {
   int listening = 0;
   socklen_t n = sizeof(listening);
   struct sockaddr_in a;
   socklen_t a_n = sizeof(a);
-  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) != 0 || !listening) return 1;
-  if (getsockname(fd, (struct sockaddr *)&a, &a_n) != 0 || a.sin_family != AF_INET ||
-      ntohs(a.sin_port) != d->port)
-    return 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &d->seconds, sizeof(d->seconds));
-  return 1;
+  return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) == 0 && listening &&
+         getsockname(fd, (struct sockaddr *)&a, &a_n) == 0 && a.sin_family == AF_INET &&
+         a.sin_port == port && a.sin_addr.s_addr == address;
 }
 
-void lagscope__net_defer_accept(uint16_t port, int seconds) {
-  deferral d = {port, seconds};
-  each_own_fd(defer_if_listening, &d);
+typedef struct listener_search {
+  uint32_t address;
+  uint16_t port;
+  int fd;
+} listener_search;
+
+static int note_listener(int fd, void *ctx) {
+  listener_search *l = ctx;
+  if (is_listening_on(fd, l->address, l->port)) l->fd = fd;
+  return l->fd < 0;
+}
+
+int lagscope__net_listening_fd(uint32_t address, uint16_t port) {
+  listener_search search = {address, port, -1};
+  each_own_fd(note_listener, &search);
+  return search.fd;
+}
+
+void lagscope__net_defer_accept(int fd, int seconds) {
+  setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &seconds, sizeof(seconds));
+}
+
+int lagscope__net_dup_onto(int from, int onto) {
+  return dup3(from, onto, O_CLOEXEC) == onto ? 0 : -1;
 }
