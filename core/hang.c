@@ -181,6 +181,7 @@ void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
     return;
   lagscope__symbols_free(h->symbols);
   h->symbols = NULL;
+  lagscope__capture_release_unwinder(); /* its cache too: both come back at the next stall */
 }
 
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {

@@ -215,6 +215,10 @@ int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
  * caller: takes the stack (patient as lagscope__capture_stack_patient), with the same
  * results as lagscope__capture_stack. */
 int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient);
+/* Lets go of what the unwinder keeps between captures, made again at the next one (Linux:
+ * libunwind's address space and its cache, ~0.5 MB; Darwin: nothing). Only where captures are
+ * made (the monitor's thread). A */
+void lagscope__capture_release_unwinder(void);
 /* lagscope__capture_raw's port half, for a thread already known not to be refused; scratch is
  * a reset record the port may use. */
 int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack *scratch,

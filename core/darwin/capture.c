@@ -55,6 +55,9 @@ static uint8_t default_stack[STACK_COPY_BYTES];
 /* One capture at a time per process (the callers serialise). */
 static snapshot the_snapshot = {.stack = default_stack, .copy_bytes = STACK_COPY_BYTES};
 
+/* The frame-pointer walk keeps nothing between captures. */
+void lagscope__capture_release_unwinder(void) {}
+
 /* Before the monitor starts (no capture runs). A larger buffer is kept for the process's life,
  * so that a later start never frees one a capture could hold. */
 void lagscope__capture_set_copy_bytes(size_t bytes) {

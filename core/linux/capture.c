@@ -305,6 +305,12 @@ static int create_address_space(void) {
   return LAGSCOPE_OK;
 }
 
+void lagscope__capture_release_unwinder(void) {
+  if (address_space == NULL) return;
+  unw_destroy_addr_space(address_space);
+  address_space = NULL;
+}
+
 /* ---- the walk: CFI, and for a blocked thread a stack scan where CFI cannot go on ---- */
 
 #if defined(__x86_64__)

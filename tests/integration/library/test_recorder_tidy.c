@@ -1,7 +1,8 @@
 /* The symbol index is let go once no report has needed it for a while: a hitch of the main
  * thread is recorded (early samples, then the hitch's stack, symbolicated), which makes the
  * index and counts its tables in lagscope's heap; lagscope__hang_recorder_tidy keeps it at 29 s
- * after its last use and lets it go at 31 s, and the heap is smaller by at least its tables.
+ * after its last use and lets it go at 31 s (the unwinder's cache with it), and the heap is
+ * smaller by at least its tables; the next hitch makes both again.
  * The recorder runs on a thread of its own: the main thread is the one sampled, busy in
  * spin_main. */
 #define _GNU_SOURCE
@@ -56,6 +57,18 @@ static void *record(void *arg) {
          (unsigned long long)after);
   CHECK_MSG(with_index > without_index + 16384 && after + 16384 < with_index,
             "the index's tables were not let go");
+  /* The next stall makes both again (the unwinder went with the index): its stack is whole. */
+  start = lagscope__now_ns();
+  for (int i = 0; i < 5; i++) {
+    lagscope__hang_recorder_sample_early(h);
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  stack = lagscope__hang_recorder_hitch(h, start, lagscope__now_ns() - start, &samples, &cause,
+                                        &function);
+  CHECK(stack != NULL);
+  CHECK_MSG(samples > 0 && strstr(stack, "spin_main") != NULL, "the next hitch's stack: %s", stack);
+  lagscope_release(stack);
   lagscope__hang_recorder_free(h);
   atomic_store(&done, 1);
   return NULL;
