@@ -1,9 +1,12 @@
 /* lagscope's heap: every allocation is counted (published as monitor_memory_bytes), and
  * payloads carry a reference count in a hidden header. */
+#define _DEFAULT_SOURCE /* MAP_ANON, with -std=c11 */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static _Atomic uint64_t memory_in_use;
 
@@ -14,22 +17,53 @@ static _Atomic uint64_t memory_in_use;
 
 typedef struct allocation_header {
   size_t size;
-  void *block; /* what calloc returned */
+  void *block;         /* what calloc or mmap returned */
+  size_t mapped_bytes; /* the mapping's length; 0 when the block came from calloc */
 } allocation_header;
+
+/* Blocks this large are mapped on their own and unmapped when freed. glibc would map them too,
+ * at first, but its threshold grows to the size of the first such block freed, and from then
+ * on they come from the calling thread's arena, which keeps what is freed in its middle: the
+ * symbol index's tables, let go 30 s after a stall, stayed resident. Not under ASan, which
+ * checks only what malloc hands out. */
+#define OWN_MAPPING_MIN ((size_t)64 * 1024)
+#if defined(__SANITIZE_ADDRESS__)
+#define OWN_MAPPINGS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OWN_MAPPINGS 0
+#endif
+#endif
+#ifndef OWN_MAPPINGS
+#define OWN_MAPPINGS 1
+#endif
+
+/* size bytes and the header in a mapping of their own, zeroed; NULL when none was given. */
+static void *map_block(size_t size, size_t *mapped_bytes) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (size > SIZE_MAX - ALIGNMENT - page) return NULL;
+  size_t bytes = (size + ALIGNMENT + page - 1) / page * page;
+  void *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+  if (block == MAP_FAILED) return NULL;
+  *mapped_bytes = bytes;
+  return block;
+}
 
 /* calloc, not aligned_alloc and memset: calloc knows that memory fresh from the OS is zero and
  * leaves it untouched, so a table (the bus's slots, a sample's thread list) takes resident
  * memory only as it is used. The alignment is made by hand, within the block. */
 void *lagscope__alloc(size_t size) {
-  size_t extra = sizeof(allocation_header) + ALIGNMENT - 1;
+  size_t extra = sizeof(allocation_header) + ALIGNMENT - 1, mapped_bytes = 0;
   if (size > SIZE_MAX - extra) return NULL;
-  char *block = calloc(1, size + extra);
+  char *block = OWN_MAPPINGS && size >= OWN_MAPPING_MIN ? map_block(size, &mapped_bytes)
+                                                         : calloc(1, size + extra);
   if (block == NULL) return NULL;
   uintptr_t start = ((uintptr_t)block + sizeof(allocation_header) + ALIGNMENT - 1) &
                     ~(uintptr_t)(ALIGNMENT - 1);
   allocation_header *header = (allocation_header *)start - 1;
   header->size = size;
   header->block = block;
+  header->mapped_bytes = mapped_bytes;
   atomic_fetch_add_explicit(&memory_in_use, size, memory_order_relaxed);
   return (void *)start;
 }
@@ -38,7 +72,10 @@ void lagscope__dealloc(void *p) {
   if (p == NULL) return;
   allocation_header *header = (allocation_header *)p - 1;
   atomic_fetch_sub_explicit(&memory_in_use, header->size, memory_order_relaxed);
-  free(header->block);
+  if (header->mapped_bytes != 0)
+    munmap(header->block, header->mapped_bytes);
+  else
+    free(header->block);
 }
 
 uint64_t lagscope__memory_in_use(void) {
