@@ -164,6 +164,9 @@ int lagscope__parse_stat(const char *text, size_t len, char *name, size_t name_s
 int lagscope__parse_kb_field(const char *text, size_t len, const char *field, uint64_t *bytes);
 /* The first decimal number of the text (e.g. /proc/.../schedstat's run time in ns). */
 int lagscope__parse_first_u64(const char *text, size_t len, uint64_t *value);
+/* The first count numbers, separated by spaces (statm, schedstat): not sscanf, whose code is
+ * libc's scanf machinery, made resident by the first call of an app that has no other use. */
+int lagscope__parse_u64s(const char *text, size_t len, uint64_t *values, int count);
 
 /* ---- frames (core/frames.c) ----------------------------------------------------------------- */
 /* The main thread writes timestamps into a single-producer ring; the monitor reads them. */

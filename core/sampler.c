@@ -31,6 +31,13 @@ int lagscope__parse_first_u64(const char *text, size_t len, uint64_t *value) {
   return parse_u64(&text, text + len, value);
 }
 
+int lagscope__parse_u64s(const char *text, size_t len, uint64_t *values, int count) {
+  const char *end = text + len;
+  for (int i = 0; i < count; i++)
+    if (parse_u64(&text, end, &values[i]) != LAGSCOPE_OK) return LAGSCOPE_EPARSE;
+  return LAGSCOPE_OK;
+}
+
 /* "pid (comm) state ppid ... utime stime ...": comm may hold spaces and parentheses, so it
  * ends at the last ')'. utime and stime are fields 14 and 15. */
 int lagscope__parse_stat(const char *text, size_t len, char *name, size_t name_size,

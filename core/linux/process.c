@@ -180,9 +180,10 @@ static int read_statm_rss(uint64_t *out) {
   char path[PATH_MAX_LEN], buf[PROC_READ_MAX];
   snprintf(path, sizeof(path), "%s/statm", proc_self);
   ssize_t len = read_small_file(path, buf);
-  unsigned long long size, resident;
-  if (len <= 0 || sscanf(buf, "%llu %llu", &size, &resident) != 2) return -1;
-  *out = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+  uint64_t size_and_resident[2];
+  if (len <= 0 || lagscope__parse_u64s(buf, (size_t)len, size_and_resident, 2) != LAGSCOPE_OK)
+    return -1;
+  *out = size_and_resident[1] * (uint64_t)sysconf(_SC_PAGESIZE);
   return 0;
 }
 
@@ -253,9 +254,10 @@ void lagscope__state_root(char *out, size_t size) {
 
 int lagscope__thread_queued_ns(uint64_t *out) {
   char buf[PROC_READ_MAX];
-  if (read_small_file("/proc/thread-self/schedstat", buf) < 0) return LAGSCOPE_ENOENT;
-  unsigned long long on_cpu, queued;
-  if (sscanf(buf, "%llu %llu", &on_cpu, &queued) != 2) return LAGSCOPE_ENOENT;
-  *out = queued;
+  ssize_t len = read_small_file("/proc/thread-self/schedstat", buf);
+  uint64_t on_cpu_and_queued[2];
+  if (len <= 0 || lagscope__parse_u64s(buf, (size_t)len, on_cpu_and_queued, 2) != LAGSCOPE_OK)
+    return LAGSCOPE_ENOENT;
+  *out = on_cpu_and_queued[1];
   return LAGSCOPE_OK;
 }

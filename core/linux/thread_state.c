@@ -69,10 +69,10 @@ int lagscope__linux_read_schedstat(int32_t tid, uint64_t *on_cpu_ns, uint64_t *r
   char text[SYSCALL_FILE_MAX];
   int rc = read_task_file(tid, "schedstat", text, sizeof(text));
   if (rc != LAGSCOPE_OK) return rc;
-  unsigned long long on_cpu, waiting_ns, count;
-  if (sscanf(text, "%llu %llu %llu", &on_cpu, &waiting_ns, &count) != 3) return LAGSCOPE_ESYS;
-  *on_cpu_ns = on_cpu;
-  *runs = count;
+  uint64_t figures[3]; /* on the CPU (ns), waiting to run (ns), times run */
+  if (lagscope__parse_u64s(text, strlen(text), figures, 3) != LAGSCOPE_OK) return LAGSCOPE_ESYS;
+  *on_cpu_ns = figures[0];
+  *runs = figures[2];
   return LAGSCOPE_OK;
 }
 

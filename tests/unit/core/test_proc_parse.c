@@ -196,6 +196,23 @@ static void folder_safe_name(const char *comm, const char *expected) {
   rmdir(root);
 }
 
+/* statm's and schedstat's numbers; a missing or odd one is refused, never read past len. */
+static void test_numbers(void) {
+  uint64_t v[3];
+  const char *schedstat = "123456789 42 7\n";
+  CHECK_EQ_INT(lagscope__parse_u64s(schedstat, strlen(schedstat), v, 3), 0);
+  CHECK(v[0] == 123456789u && v[1] == 42u && v[2] == 7u);
+  const char *statm = "4096 1024 512 10 0 300 0\n";
+  CHECK_EQ_INT(lagscope__parse_u64s(statm, strlen(statm), v, 2), 0);
+  CHECK(v[0] == 4096u && v[1] == 1024u);
+  CHECK_EQ_INT(lagscope__parse_u64s("18446744073709551615 0", 22, v, 2), 0);
+  CHECK(v[0] == UINT64_MAX && v[1] == 0);
+  const char *odd[] = {"", "12", "12 x", "-1 2", "18446744073709551616 1", "12\n3"};
+  for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+    CHECK_EQ_INT(lagscope__parse_u64s(odd[i], strlen(odd[i]), v, 2), LAGSCOPE_EPARSE);
+  CHECK_EQ_INT(lagscope__parse_u64s("12 34", 2, v, 2), LAGSCOPE_EPARSE); /* len ends it */
+}
+
 static void test_app_names(void) {
   folder_safe_name("demo-app_1.2\n", "demo-app_1.2");
   folder_safe_name("../etc passwd\n", "_._etc_passwd");
@@ -205,6 +222,7 @@ static void test_app_names(void) {
 
 static const test_case cases[] = {
     TEST_CASE(app_names),
+    TEST_CASE(numbers),
     TEST_CASE(stat_lines),
     TEST_CASE(kb_fields),
     TEST_CASE(this_process),
