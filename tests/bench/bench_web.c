@@ -33,6 +33,8 @@
 #include <civetweb.h>
 #include <lagscope.h>
 
+#include "http.h" /* the viewer's security headers */
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -161,15 +163,6 @@ static double json_number(const char *json, const char *from, const char *name) 
 }
 
 /* ---- the baseline: civetweb with one static answer ----------------------------------------- */
-static const char *const security_headers[][2] = {
-    {"Content-Security-Policy",
-     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
-    {"X-Content-Type-Options", "nosniff"},
-    {"X-Frame-Options", "DENY"},
-    {"Referrer-Policy", "no-referrer"},
-    {"Cache-Control", "no-store"},
-};
 
 static struct {
   char body[BODY_MAX];
@@ -184,8 +177,7 @@ static int static_handler(struct mg_connection *conn, void *data) {
   mg_response_header_start(conn, 200);
   mg_response_header_add(conn, "Content-Type", "application/json; charset=utf-8", -1);
   mg_response_header_add(conn, "Content-Length", static_answer.length_text, -1);
-  for (size_t i = 0; i < sizeof security_headers / sizeof security_headers[0]; i++)
-    mg_response_header_add(conn, security_headers[i][0], security_headers[i][1], -1);
+  lagscope__reply_add_security_headers(conn); /* the viewer's own, so both send the same */
   mg_response_header_send(conn);
   mg_write(conn, static_answer.body, static_answer.length);
   return 200;
