@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 
 #include "check.h"
+#include "test_files.h"
 #include "host_loop.h"
 #include "internal.h"
 #include "recorder.h"
@@ -40,18 +41,6 @@ static int port;
 static char token[64];
 
 static uint64_t now_ms(void) { return test_now_ns() / 1000000u; }
-
-static void path_in(char *out, size_t size, const char *dir, const char *name) {
-  int n = snprintf(out, size, "%s/%s", dir, name);
-  CHECK(n > 0 && (size_t)n < size);
-}
-
-static void write_file(const char *path, const char *text) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  CHECK_MSG(fd >= 0, "open %s: %s", path, strerror(errno));
-  CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-  close(fd);
-}
 
 static void start(lagscope_config *c) {
   c->report_dir = reports;
@@ -115,7 +104,7 @@ static int get(const char *path, const char *with_token, int timeout_ms, char *b
 static int case_token_fifo(void) {
   char fifo[512];
   CHECK(mkdir(reports, 0700) == 0);
-  path_in(fifo, sizeof(fifo), reports, "viewer-token");
+  test_path_in(fifo, sizeof(fifo), reports, "viewer-token");
   CHECK(mkfifo(fifo, 0600) == 0);
   lagscope_config c = lagscope_config_default();
   alarm(20); /* blocked in open() before the fix: the alarm ends the test as failed */
@@ -133,8 +122,8 @@ static int case_token_fifo(void) {
    * the file keeps its bytes. */
   char target[512];
   const char *planted = "0123456789abcdef0123456789abcdef\n";
-  path_in(target, sizeof(target), root, "their-token");
-  write_file(target, planted);
+  test_path_in(target, sizeof(target), root, "their-token");
+  test_write_text(target, planted);
   CHECK(unlink(fifo) == 0 && symlink(target, fifo) == 0);
   start(&c);
   CHECK_EQ_INT(get("/api/v1/status", "0123456789abcdef0123456789abcdef", 5000, NULL, 0), 401);
@@ -152,11 +141,12 @@ static int case_token_fifo(void) {
 static void plant_specials(void) {
   char path[512], secret[512];
   CHECK(mkdir(reports, 0700) == 0);
-  path_in(path, sizeof(path), reports, "x.json");
+  test_path_in(path, sizeof(path), reports, "x.json");
   CHECK(mkfifo(path, 0600) == 0);
-  path_in(secret, sizeof(secret), root, "secret");
-  write_file(secret, "{\"schema_version\":1,\"id\":\"secret\",\"state\":\"ended\",\"password\":\"hunter2\"}");
-  path_in(path, sizeof(path), reports, "secret.json");
+  test_path_in(secret, sizeof(secret), root, "secret");
+  test_write_text(secret,
+                  "{\"schema_version\":1,\"id\":\"secret\",\"state\":\"ended\",\"password\":\"hunter2\"}");
+  test_path_in(path, sizeof(path), reports, "secret.json");
   CHECK(symlink(secret, path) == 0);
 }
 
@@ -198,7 +188,7 @@ static void *slowloris(void *arg) {
 /* A valid report of 8 MB. */
 static void plant_big_report(void) {
   char path[512];
-  path_in(path, sizeof(path), reports, "big.json");
+  test_path_in(path, sizeof(path), reports, "big.json");
   FILE *f = fopen(path, "w");
   CHECK(f != NULL);
   fprintf(f, "{\"schema_version\":1,\"id\":\"big\",\"state\":\"ended\",\"pad\":\"");
@@ -397,7 +387,7 @@ int main(int argc, char **argv) {
   CHECK(argc == 2);
   snprintf(root, sizeof(root), "/tmp/lagscope-folder-XXXXXX");
   CHECK(mkdtemp(root) != NULL);
-  path_in(reports, sizeof(reports), root, "reports");
+  test_path_in(reports, sizeof(reports), root, "reports");
   struct {
     const char *name;
     int (*run)(void);

@@ -6,6 +6,7 @@
 
 #include "cases.h"
 #include "check.h"
+#include "test_files.h"
 #include "internal.h"
 
 #include <cjson/cJSON.h>
@@ -25,18 +26,6 @@
 static char root[256];
 
 /* ---- file helpers ---- */
-
-static void path_in(char *out, size_t size, const char *dir, const char *name) {
-  int n = snprintf(out, size, "%s/%s", dir, name);
-  CHECK(n > 0 && (size_t)n < size);
-}
-
-static void write_file(const char *path, const void *data, size_t len) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  CHECK_MSG(fd >= 0, "open %s: %s", path, strerror(errno));
-  CHECK(write(fd, data, len) == (ssize_t)len);
-  close(fd);
-}
 
 /* The whole file, NUL-terminated (malloc); NULL when missing. */
 static char *read_text(const char *path, size_t *len) {
@@ -71,13 +60,13 @@ static int count_entries(const char *dir) {
 
 static void set_mtime(const char *dir, const char *name, time_t when) {
   char path[512];
-  path_in(path, sizeof(path), dir, name);
+  test_path_in(path, sizeof(path), dir, name);
   struct timespec times[2] = {{when, 0}, {when, 0}};
   CHECK_MSG(utimensat(AT_FDCWD, path, times, 0) == 0, "utimensat %s: %s", path, strerror(errno));
 }
 
 static void make_dir(char *out, size_t size, const char *name) {
-  path_in(out, size, root, name);
+  test_path_in(out, size, root, name);
   CHECK(mkdir(out, 0700) == 0);
 }
 
@@ -90,7 +79,7 @@ static void remove_tree(const char *path) {
     while (d != NULL && (e = readdir(d)) != NULL) {
       if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
       char child[512];
-      path_in(child, sizeof(child), path, e->d_name);
+      test_path_in(child, sizeof(child), path, e->d_name);
       remove_tree(child);
     }
     if (d != NULL) closedir(d);
@@ -124,12 +113,12 @@ static void store_write_ok(lagscope__store *s, const char *id, const char *json)
 static void test_open(void) {
   char dir[512], why[512];
   lagscope__store *s = NULL;
-  path_in(dir, sizeof(dir), root, "open/a/b/c/");
+  test_path_in(dir, sizeof(dir), root, "open/a/b/c/");
   CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), 0);
   CHECK(s != NULL);
   lagscope__store_close(s);
   struct stat st;
-  path_in(dir, sizeof(dir), root, "open/a/b/c");
+  test_path_in(dir, sizeof(dir), root, "open/a/b/c");
   CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
   CHECK_EQ_INT(st.st_mode & 0777, 0700);
   CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), 0); /* exists: fine */
@@ -137,9 +126,9 @@ static void test_open(void) {
 
   /* A parent that is a regular file. */
   char file[512];
-  path_in(file, sizeof(file), root, "open/plain");
-  write_file(file, "x", 1);
-  path_in(dir, sizeof(dir), file, "reports");
+  test_path_in(file, sizeof(file), root, "open/plain");
+  test_write_bytes(file, "x", 1);
+  test_path_in(dir, sizeof(dir), file, "reports");
   CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), LAGSCOPE_ESYS);
   CHECK(s == NULL);
   printf("parent is a file: %s\n", why);
@@ -150,7 +139,7 @@ static void test_open(void) {
   CHECK(strstr(why, file) != NULL && strstr(why, strerror(ENOTDIR)) != NULL);
   /* Not writable: chmod stops everyone but root. */
   if (geteuid() != 0) {
-    path_in(dir, sizeof(dir), root, "open/readonly");
+    test_path_in(dir, sizeof(dir), root, "open/readonly");
     CHECK(mkdir(dir, 0500) == 0);
     CHECK_EQ_INT(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)), LAGSCOPE_ESYS);
     printf("read-only folder: %s\n", why);
@@ -170,7 +159,7 @@ static void test_write_and_ids(void) {
   const char *first = "{\"schema_version\":1,\"id\":\"r-1.x_Y\",\"state\":\"in_progress\"}";
   CHECK_EQ_INT(lagscope__store_write(s, "r-1.x_Y", first, path, sizeof(path), why, sizeof(why)), 0);
   char expected[512];
-  path_in(expected, sizeof(expected), dir, "r-1.x_Y.json");
+  test_path_in(expected, sizeof(expected), dir, "r-1.x_Y.json");
   CHECK(strcmp(path, expected) == 0);
   char *text = read_text(path, NULL);
   CHECK(text != NULL && strcmp(text, first) == 0);
@@ -230,8 +219,8 @@ static void test_write_failures(void) {
   CHECK_EQ_INT(rc, LAGSCOPE_ESYS);
   printf("full disk: %s\n", why);
   CHECK(strstr(why, strerror(EFBIG)) != NULL && strstr(why, "keep.json") != NULL);
-  path_in(path, sizeof(path), dir, "keep.json");
-  path_in(temp, sizeof(temp), dir, ".keep.json.tmp");
+  test_path_in(path, sizeof(path), dir, "keep.json");
+  test_path_in(temp, sizeof(temp), dir, ".keep.json.tmp");
   char *now = read_text(path, NULL);
   CHECK(now != NULL && strcmp(now, old) == 0);
   free(now);
@@ -240,27 +229,27 @@ static void test_write_failures(void) {
 
   /* The target name is a folder: rename fails. */
   char taken[512];
-  path_in(taken, sizeof(taken), dir, "taken.json");
+  test_path_in(taken, sizeof(taken), dir, "taken.json");
   CHECK(mkdir(taken, 0700) == 0);
   char inside[512];
-  path_in(inside, sizeof(inside), taken, "x");
-  write_file(inside, "x", 1);
+  test_path_in(inside, sizeof(inside), taken, "x");
+  test_write_bytes(inside, "x", 1);
   rc = lagscope__store_write(s, "taken", old, path, sizeof(path), why, sizeof(why));
   CHECK_EQ_INT(rc, LAGSCOPE_ESYS);
   printf("name taken by a folder: %s\n", why);
   CHECK(strstr(why, "rename") != NULL);
-  path_in(temp, sizeof(temp), dir, ".taken.json.tmp");
+  test_path_in(temp, sizeof(temp), dir, ".taken.json.tmp");
   CHECK(!exists(temp) && exists(inside));
 
   /* The folder moved and a file put in its place: the store keeps writing in the folder it
    * opened and checked (every file relative to its fd), never in what now has the name. */
   char moved[512], moved_keep[512];
-  path_in(moved, sizeof(moved), root, "full-moved");
+  test_path_in(moved, sizeof(moved), root, "full-moved");
   CHECK(rename(dir, moved) == 0);
-  write_file(dir, "not a folder", 12);
+  test_write_bytes(dir, "not a folder", 12);
   rc = lagscope__store_write(s, "keep", big, path, sizeof(path), why, sizeof(why));
   CHECK_MSG(rc == 0, "write after the folder moved: %s", why);
-  path_in(moved_keep, sizeof(moved_keep), moved, "keep.json");
+  test_path_in(moved_keep, sizeof(moved_keep), moved, "keep.json");
   now = read_text(moved_keep, NULL);
   CHECK(now != NULL && strcmp(now, big) == 0);
   free(now);
@@ -295,12 +284,12 @@ static void test_bounds_by_count(void) {
   set_mtime(dir, "r2.json", 3000);
   set_mtime(dir, "r3.json", 2000);
   store_report_ok(s, "r4", 200); /* four: the oldest, r1, goes */
-  path_in(path, sizeof(path), dir, "r1.json");
+  test_path_in(path, sizeof(path), dir, "r1.json");
   CHECK(!exists(path));
   CHECK_EQ_INT(count_entries(dir), 3);
   set_mtime(dir, "r4.json", 4000);
   store_report_ok(s, "r5", 200); /* r3 (2000) is now the oldest */
-  path_in(path, sizeof(path), dir, "r3.json");
+  test_path_in(path, sizeof(path), dir, "r3.json");
   CHECK(!exists(path));
   /* Every other report newer than the one being written: it still stays; of the others
    * (same time) the first by name goes. */
@@ -311,14 +300,14 @@ static void test_bounds_by_count(void) {
   store_report_ok(s, "r6", 200);
   const char *left[] = {"r4.json", "r5.json", "r6.json"};
   for (int i = 0; i < 3; i++) {
-    path_in(path, sizeof(path), dir, left[i]);
+    test_path_in(path, sizeof(path), dir, left[i]);
     CHECK_MSG(exists(path), "%s was removed", left[i]);
   }
   CHECK_EQ_INT(count_entries(dir), 3);
   /* Temporary files and other files are not reports: never counted or removed. */
   char other[512];
-  path_in(other, sizeof(other), dir, "notes.txt");
-  write_file(other, "hello", 5);
+  test_path_in(other, sizeof(other), dir, "notes.txt");
+  test_write_bytes(other, "hello", 5);
   store_report_ok(s, "r7", 200);
   CHECK(exists(other));
   CHECK_EQ_INT(count_entries(dir), 4);
@@ -344,15 +333,15 @@ static void test_bounds_idle_first(void) {
   set_mtime(dir, "r2.json", 3000); /* the newest, but idle */
   set_mtime(dir, "r3.json", 2000);
   store_report_ok(s, "r4", 200);
-  path_in(path, sizeof(path), dir, "r2.json");
+  test_path_in(path, sizeof(path), dir, "r2.json");
   CHECK_MSG(!exists(path), "the idle report stayed");
   const char *left[] = {"r1.json", "r3.json", "r4.json"};
   for (int i = 0; i < 3; i++) {
-    path_in(path, sizeof(path), dir, left[i]);
+    test_path_in(path, sizeof(path), dir, left[i]);
     CHECK_MSG(exists(path), "%s was removed before the idle report", left[i]);
   }
   store_report_ok(s, "r5", 200); /* no idle one left: the oldest goes, as before */
-  path_in(path, sizeof(path), dir, "r1.json");
+  test_path_in(path, sizeof(path), dir, "r1.json");
   CHECK(!exists(path));
   lagscope__store_close(s);
   printf("bounds, idle first: ok\n");
@@ -371,13 +360,13 @@ static void test_bounds_by_bytes(void) {
   set_mtime(dir, "b3.json", 300);
   CHECK_EQ_INT(count_entries(dir), 3); /* 3000 bytes: at the bound, not over */
   store_report_ok(s, "b4", 1000);
-  path_in(path, sizeof(path), dir, "b1.json");
+  test_path_in(path, sizeof(path), dir, "b1.json");
   CHECK(!exists(path));
   CHECK_EQ_INT(count_entries(dir), 3);
   /* One report larger than the bound: every other goes, it stays. */
   store_report_ok(s, "b5", 5000);
   CHECK_EQ_INT(count_entries(dir), 1);
-  path_in(path, sizeof(path), dir, "b5.json");
+  test_path_in(path, sizeof(path), dir, "b5.json");
   CHECK(exists(path));
   lagscope__store_close(s);
   printf("bounds by bytes: ok\n");
@@ -424,11 +413,11 @@ static void test_recover(void) {
       "{\"schema_version\":1,\"id\":\"20240101T000000Z-7-1\",\"hang_id\":1,"
       "\"state\":\"in_progress\",\"start\":{\"wall_ms\":1704067200000,"
       "\"monotonic_ns\":18446744073709551615},\"duration_ms\":1.5e3,\"heaviest_stack\":[]}";
-  path_in(path, sizeof(path), dir, "20240101T000000Z-7-1.json");
-  write_file(path, progress, strlen(progress));
+  test_path_in(path, sizeof(path), dir, "20240101T000000Z-7-1.json");
+  test_write_bytes(path, progress, strlen(progress));
   const char *ended = "{ \"schema_version\": 1, \"id\": \"done\", \"state\": \"ended\" }\n";
-  path_in(path, sizeof(path), dir, "done.json");
-  write_file(path, ended, strlen(ended));
+  test_path_in(path, sizeof(path), dir, "done.json");
+  test_write_bytes(path, ended, strlen(ended));
 
   /* Corrupt files, one of each kind. */
   struct {
@@ -455,7 +444,7 @@ static void test_recover(void) {
   const size_t bad_count = sizeof(bad) / sizeof(bad[0]);
   kept before[16];
   for (size_t i = 0; i < bad_count; i++) {
-    path_in(path, sizeof(path), dir, bad[i].name);
+    test_path_in(path, sizeof(path), dir, bad[i].name);
     if (strcmp(bad[i].name, "binary.json") == 0) {
       unsigned char noise[4096];
       uint64_t x = 0x9E3779B97F4A7C15ULL;
@@ -463,7 +452,7 @@ static void test_recover(void) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         noise[j] = (unsigned char)x;
       }
-      write_file(path, noise, sizeof(noise));
+      test_write_bytes(path, noise, sizeof(noise));
     } else if (strcmp(bad[i].name, "huge.json") == 0) {
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
       CHECK(fd >= 0);
@@ -471,16 +460,16 @@ static void test_recover(void) {
       CHECK(ftruncate(fd, 17 * 1024 * 1024) == 0);
       close(fd);
     } else {
-      write_file(path, bad[i].text, strlen(bad[i].text));
+      test_write_bytes(path, bad[i].text, strlen(bad[i].text));
     }
     before[i].name = bad[i].name;
     before[i].bytes = read_text(path, &before[i].len);
   }
   char stale[512], notes[512];
-  path_in(stale, sizeof(stale), dir, ".20240101T000000Z-7-2.json.tmp");
-  write_file(stale, "{\"half", 6);
-  path_in(notes, sizeof(notes), dir, "notes.txt");
-  write_file(notes, "mine", 4);
+  test_path_in(stale, sizeof(stale), dir, ".20240101T000000Z-7-2.json.tmp");
+  test_write_bytes(stale, "{\"half", 6);
+  test_path_in(notes, sizeof(notes), dir, "notes.txt");
+  test_write_bytes(notes, "mine", 4);
 
   lagscope__store *s;
   CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
@@ -494,7 +483,7 @@ static void test_recover(void) {
    * byte kept (the 64-bit clock exact). */
   CHECK_EQ_INT(got.found, 1);
   CHECK(strcmp(got.found_id[0], "20240101T000000Z-7-1") == 0);
-  path_in(path, sizeof(path), dir, "20240101T000000Z-7-1.json");
+  test_path_in(path, sizeof(path), dir, "20240101T000000Z-7-1.json");
   char *now = read_text(path, NULL);
   CHECK(strcmp(now, got.found_json[0]) == 0);
   printf("recovered: %s\n", now);
@@ -511,7 +500,7 @@ static void test_recover(void) {
   CHECK(strncmp(now, progress, strlen("{\"schema_version\":1,\"id\":\"20240101T000000Z-7-1\","
                                       "\"hang_id\":1,\"state\":")) == 0);
   free(now);
-  path_in(path, sizeof(path), dir, "done.json");
+  test_path_in(path, sizeof(path), dir, "done.json");
   now = read_text(path, NULL);
   CHECK(strcmp(now, ended) == 0);
   free(now);
@@ -529,7 +518,7 @@ static void test_recover(void) {
                 bad[i].name, got.corrupt_why[j], bad[i].expect);
     }
     CHECK_MSG(hits == 1, "%s reported %d times", bad[i].name, hits);
-    path_in(path, sizeof(path), dir, bad[i].name);
+    test_path_in(path, sizeof(path), dir, bad[i].name);
     size_t len;
     char *after = read_text(path, &len);
     CHECK(after != NULL && len == before[i].len && memcmp(after, before[i].bytes, len) == 0);
@@ -558,8 +547,8 @@ static void test_recover_full_disk(void) {
   char dir[512], why[512], path[512];
   make_dir(dir, sizeof(dir), "recover-full");
   char *progress = report_text("big", "in_progress", 16 * 1024);
-  path_in(path, sizeof(path), dir, "big.json");
-  write_file(path, progress, strlen(progress));
+  test_path_in(path, sizeof(path), dir, "big.json");
+  test_write_bytes(path, progress, strlen(progress));
   lagscope__store *s;
   CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
   struct rlimit saved, limit;

@@ -8,6 +8,7 @@
 #define _DEFAULT_SOURCE /* lchown, symlink */
 
 #include "check.h"
+#include "test_files.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -27,18 +28,6 @@
 
 static char root[256];
 
-static void path_in(char *out, size_t size, const char *dir, const char *name) {
-  int n = snprintf(out, size, "%s/%s", dir, name);
-  CHECK(n > 0 && (size_t)n < size);
-}
-
-static void write_file(const char *path, const char *text) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  CHECK_MSG(fd >= 0, "open %s: %s", path, strerror(errno));
-  CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-  close(fd);
-}
-
 static int file_is(const char *path, const char *text) {
   char buf[256] = "";
   int fd = open(path, O_RDONLY);
@@ -54,7 +43,7 @@ static int exists(const char *path) {
 }
 
 static void make_dir(char *out, size_t size, const char *name, mode_t mode) {
-  path_in(out, size, root, name);
+  test_path_in(out, size, root, name);
   CHECK_MSG(mkdir(out, 0700) == 0, "mkdir %s: %s", out, strerror(errno));
   CHECK(chmod(out, mode) == 0); /* past the umask */
 }
@@ -84,7 +73,7 @@ static int case_writable_by_others(void) {
   CHECK(chmod(dir, 0770) == 0);
   expect_refused(dir, "can be written by other users");
   /* A folder above that others can write, not sticky: they could rename ours away. */
-  path_in(inner, sizeof(inner), dir, "app");
+  test_path_in(inner, sizeof(inner), dir, "app");
   CHECK(mkdir(inner, 0700) == 0);
   expect_refused(inner, "can be written by other users");
   /* Sticky, as /tmp: fine. */
@@ -94,7 +83,7 @@ static int case_writable_by_others(void) {
   CHECK_MSG(lagscope__store_open(inner, 10, 0, &s, why, sizeof(why)) == 0, "%s", why);
   lagscope__store_close(s);
   /* What the store creates is 0700. */
-  path_in(inner, sizeof(inner), dir, "new/deeper");
+  test_path_in(inner, sizeof(inner), dir, "new/deeper");
   CHECK_MSG(lagscope__store_open(inner, 10, 0, &s, why, sizeof(why)) == 0, "%s", why);
   lagscope__store_close(s);
   struct stat st;
@@ -111,22 +100,22 @@ static int case_other_owner(void) {
   }
   char shared[512], planted[512], dir[512], link_dir[512], token[512];
   make_dir(shared, sizeof(shared), "shared-tmp", 01777);
-  path_in(planted, sizeof(planted), shared, "lagscope-65534");
+  test_path_in(planted, sizeof(planted), shared, "lagscope-65534");
   CHECK(mkdir(planted, 0755) == 0 && chown(planted, ATTACKER_UID, ATTACKER_UID) == 0);
-  path_in(dir, sizeof(dir), planted, "app");
+  test_path_in(dir, sizeof(dir), planted, "app");
   CHECK(mkdir(dir, 0777) == 0 && chmod(dir, 0777) == 0);
   CHECK(chown(dir, ATTACKER_UID, ATTACKER_UID) == 0);
-  path_in(token, sizeof(token), dir, "viewer-token");
-  write_file(token, "0123456789abcdef0123456789abcdef\n");
+  test_path_in(token, sizeof(token), dir, "viewer-token");
+  test_write_text(token, "0123456789abcdef0123456789abcdef\n");
   /* A folder of the attacker's, 0700 or not, in a folder root owns. */
   char own_dir[512];
-  path_in(own_dir, sizeof(own_dir), shared, "theirs");
+  test_path_in(own_dir, sizeof(own_dir), shared, "theirs");
   CHECK(mkdir(own_dir, 0700) == 0 && chown(own_dir, ATTACKER_UID, ATTACKER_UID) == 0);
   /* A link the attacker made, in the sticky folder, to a folder of the victim's. */
   char target[512];
-  path_in(target, sizeof(target), shared, "target");
+  test_path_in(target, sizeof(target), shared, "target");
   CHECK(mkdir(target, 0700) == 0 && chown(target, VICTIM_UID, VICTIM_UID) == 0);
-  path_in(link_dir, sizeof(link_dir), shared, "link");
+  test_path_in(link_dir, sizeof(link_dir), shared, "link");
   CHECK(symlink(target, link_dir) == 0 && lchown(link_dir, ATTACKER_UID, ATTACKER_UID) == 0);
   pid_t pid = fork();
   CHECK(pid >= 0);
@@ -135,7 +124,7 @@ static int case_other_owner(void) {
     expect_refused(own_dir, "belongs to another user");
     expect_refused(dir, "belongs to another user");
     char below[512];
-    path_in(below, sizeof(below), planted, "app/reports");
+    test_path_in(below, sizeof(below), planted, "app/reports");
     expect_refused(below, "belongs to another user");
     expect_refused(link_dir, "symbolic link made by another user");
     /* The viewer's token file in it is not read: lagscope__token_make would log and go on. */
@@ -144,7 +133,7 @@ static int case_other_owner(void) {
     CHECK_EQ_INT(lagscope__folder_open(dir, 0, &fd, why, sizeof(why)), LAGSCOPE_ESYS);
     /* Its own folder in the same sticky place is fine. */
     char mine[512];
-    path_in(mine, sizeof(mine), shared, "mine/app");
+    test_path_in(mine, sizeof(mine), shared, "mine/app");
     lagscope__store *s = NULL;
     CHECK_MSG(lagscope__store_open(mine, 10, 0, &s, why, sizeof(why)) == 0, "%s", why);
     lagscope__store_close(s);
@@ -161,10 +150,10 @@ static int case_other_owner(void) {
 static int case_probe_link(void) {
   char dir[512], precious[512], probe[512], name[64];
   make_dir(dir, sizeof(dir), "probe", 0700);
-  path_in(precious, sizeof(precious), root, "precious");
-  write_file(precious, "do not truncate me");
+  test_path_in(precious, sizeof(precious), root, "precious");
+  test_write_text(precious, "do not truncate me");
   snprintf(name, sizeof(name), ".lagscope-probe-%ld", (long)getpid());
-  path_in(probe, sizeof(probe), dir, name);
+  test_path_in(probe, sizeof(probe), dir, name);
   CHECK(symlink(precious, probe) == 0);
   lagscope__store *s = NULL;
   char why[512];
@@ -172,7 +161,7 @@ static int case_probe_link(void) {
   CHECK(file_is(precious, "do not truncate me"));
   /* A stale temporary file that is a link: the write replaces the link, not its target. */
   char temp[512];
-  path_in(temp, sizeof(temp), dir, ".r1.json.tmp");
+  test_path_in(temp, sizeof(temp), dir, ".r1.json.tmp");
   CHECK(symlink(precious, temp) == 0);
   char *text = report("r1", "ended");
   CHECK_MSG(lagscope__store_write(s, "r1", text, NULL, 0, why, sizeof(why)) == 0, "%s", why);
@@ -195,25 +184,25 @@ static int case_foreign_files(void) {
   make_dir(dir, sizeof(dir), "foreign", 0700);
   for (int i = 0; i < 60; i++) { /* the user's own JSON files */
     snprintf(name, sizeof(name), "user-%02d.json", i);
-    path_in(path, sizeof(path), dir, name);
+    test_path_in(path, sizeof(path), dir, name);
     char text[64];
     snprintf(text, sizeof(text), "{\"n\":%d}", i);
-    write_file(path, text);
+    test_write_text(path, text);
   }
   /* 50 MB of a foreign file (sparse: no disk needed), over report_max_bytes by itself. */
   char big[512];
-  path_in(big, sizeof(big), dir, "big.json");
+  test_path_in(big, sizeof(big), dir, "big.json");
   int fd = open(big, O_WRONLY | O_CREAT, 0600);
   CHECK(fd >= 0 && ftruncate(fd, 50 * 1024 * 1024) == 0);
   close(fd);
   /* Named as reports are, but not one: begins as a report, then garbage; and a link. */
   char fake[512], linked[512], outside[512];
-  path_in(fake, sizeof(fake), dir, "20200101T000000.000Z-1-1.json");
-  write_file(fake, "{\"schema_version\":1,\"id\":\"20200101T000000.000Z-1-1\" garbage");
-  path_in(outside, sizeof(outside), root, "20200101T000000.000Z-1-2.json");
+  test_path_in(fake, sizeof(fake), dir, "20200101T000000.000Z-1-1.json");
+  test_write_text(fake, "{\"schema_version\":1,\"id\":\"20200101T000000.000Z-1-1\" garbage");
+  test_path_in(outside, sizeof(outside), root, "20200101T000000.000Z-1-2.json");
   char *outside_text = report("20200101T000000.000Z-1-2", "ended");
-  write_file(outside, outside_text);
-  path_in(linked, sizeof(linked), dir, "20200101T000000.000Z-1-2.json");
+  test_write_text(outside, outside_text);
+  test_path_in(linked, sizeof(linked), dir, "20200101T000000.000Z-1-2.json");
   CHECK(symlink(outside, linked) == 0);
   struct timespec old[2] = {{1000, 0}, {1000, 0}};
   CHECK(utimensat(AT_FDCWD, fake, old, 0) == 0);
@@ -227,11 +216,11 @@ static int case_foreign_files(void) {
     char *text = report(ids[i], "ended");
     CHECK_MSG(lagscope__store_write(s, ids[i], text, NULL, 0, why, sizeof(why)) == 0, "%s", why);
     free(text);
-    path_in(path, sizeof(path), dir, "r1.json");
+    test_path_in(path, sizeof(path), dir, "r1.json");
     if (i == 1) CHECK_MSG(exists(path), "a valid report went for a foreign file's bytes");
     char mine[64];
     snprintf(mine, sizeof(mine), "%s.json", ids[i]);
-    path_in(path, sizeof(path), dir, mine);
+    test_path_in(path, sizeof(path), dir, mine);
     struct timespec when[2] = {{2000 + i, 0}, {2000 + i, 0}};
     CHECK(utimensat(AT_FDCWD, path, when, 0) == 0);
   }
@@ -240,12 +229,12 @@ static int case_foreign_files(void) {
   for (int i = 0; i < 5; i++) {
     char mine[64];
     snprintf(mine, sizeof(mine), "%s.json", ids[i]);
-    path_in(path, sizeof(path), dir, mine);
+    test_path_in(path, sizeof(path), dir, mine);
     CHECK_MSG(exists(path) == (i >= 2), "%s: %s", mine, exists(path) ? "kept" : "deleted");
   }
   for (int i = 0; i < 60; i++) {
     snprintf(name, sizeof(name), "user-%02d.json", i);
-    path_in(path, sizeof(path), dir, name);
+    test_path_in(path, sizeof(path), dir, name);
     CHECK_MSG(exists(path), "the user's %s was deleted", name);
   }
   struct stat st;
@@ -267,20 +256,20 @@ static int case_reader(void) {
   CHECK(lagscope__store_write(s, "good", good, NULL, 0, why, sizeof(why)) == 0);
   lagscope__store_close(s);
   /* A FIFO: read at once, refused (no writer ever comes). */
-  path_in(path, sizeof(path), dir, "x.json");
+  test_path_in(path, sizeof(path), dir, "x.json");
   CHECK(mkfifo(path, 0600) == 0);
   /* A link to a file of the user: never served, even though it is a report. */
-  path_in(secret, sizeof(secret), root, "secret-file");
+  test_path_in(secret, sizeof(secret), root, "secret-file");
   char *secret_text = report("secret", "ended");
-  write_file(secret, secret_text);
-  path_in(path, sizeof(path), dir, "secret.json");
+  test_write_text(secret, secret_text);
+  test_path_in(path, sizeof(path), dir, "secret.json");
   CHECK(symlink(secret, path) == 0);
   /* Another document; and one that begins as a report does but is none (listed by its looks,
    * never served). */
-  path_in(path, sizeof(path), dir, "notes.json");
-  write_file(path, "{\"mine\":true}");
-  path_in(path, sizeof(path), dir, "looks.json");
-  write_file(path, "{\"schema_version\":1,\"id\":\"looks\",\"mine\":true}");
+  test_path_in(path, sizeof(path), dir, "notes.json");
+  test_write_text(path, "{\"mine\":true}");
+  test_path_in(path, sizeof(path), dir, "looks.json");
+  test_write_text(path, "{\"schema_version\":1,\"id\":\"looks\",\"mine\":true}");
 
   char *text = NULL;
   size_t len = 0;
@@ -309,7 +298,7 @@ static int case_reader(void) {
   CHECK_EQ_INT(lagscope__store_list(dir, &entries, &count), LAGSCOPE_ESYS);
   CHECK(chmod(dir, 0700) == 0);
   /* No folder yet: no reports. */
-  path_in(path, sizeof(path), dir, "none");
+  test_path_in(path, sizeof(path), dir, "none");
   CHECK_EQ_INT(lagscope__store_list(path, &entries, &count), 0);
   CHECK_EQ_INT(count, 0);
   free(good);
