@@ -269,6 +269,8 @@ void lagscope__net_defer_accept(int fd, int seconds);
 /* The process's listening socket bound to exactly address:port (IPv4, both in network order),
  * or -1 (Linux: through /proc/self/fd; Darwin: every fd below the table's size). F */
 int lagscope__net_listening_fd(uint32_t address, uint16_t port);
+/* Whether fd is that socket; portable (core/net.c), what both ports ask of each fd. F */
+int lagscope__net_is_listening_on(int fd, uint32_t address, uint16_t port);
 /* Makes fd number onto a second descriptor of from's socket, close-on-exec from the start where
  * the OS can (Linux: dup3; Darwin: dup2, then the flag); what onto was is closed. 0, or -1 with
  * errno. F */

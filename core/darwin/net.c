@@ -8,9 +8,7 @@
 #include "../internal.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <stdio.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 void lagscope__net_preferred_interface(char *out, size_t size) { snprintf(out, size, "en0"); }
@@ -29,16 +27,8 @@ void lagscope__net_defer_accept(int fd, int seconds) { (void)fd, (void)seconds; 
 
 int lagscope__net_listening_fd(uint32_t address, uint16_t port) {
   int limit = getdtablesize();
-  for (int fd = 0; fd < limit && fd < 65536; fd++) {
-    int listening = 0;
-    socklen_t n = sizeof(listening);
-    struct sockaddr_in a;
-    socklen_t a_n = sizeof(a);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) == 0 && listening &&
-        getsockname(fd, (struct sockaddr *)&a, &a_n) == 0 && a.sin_family == AF_INET &&
-        a.sin_port == port && a.sin_addr.s_addr == address)
-      return fd;
-  }
+  for (int fd = 0; fd < limit && fd < 65536; fd++)
+    if (lagscope__net_is_listening_on(fd, address, port)) return fd;
   return -1;
 }
 

@@ -93,17 +93,6 @@ size_t lagscope__net_peer_sockets(uint16_t port, lagscope__peer_socket *out, siz
   return search.found;
 }
 
-/* Whether fd is a listening socket bound to exactly address:port (network order). */
-static int is_listening_on(int fd, uint32_t address, uint16_t port) {
-  int listening = 0;
-  socklen_t n = sizeof(listening);
-  struct sockaddr_in a;
-  socklen_t a_n = sizeof(a);
-  return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &n) == 0 && listening &&
-         getsockname(fd, (struct sockaddr *)&a, &a_n) == 0 && a.sin_family == AF_INET &&
-         a.sin_port == port && a.sin_addr.s_addr == address;
-}
-
 typedef struct listener_search {
   uint32_t address;
   uint16_t port;
@@ -112,7 +101,7 @@ typedef struct listener_search {
 
 static int note_listener(int fd, void *ctx) {
   listener_search *l = ctx;
-  if (is_listening_on(fd, l->address, l->port)) l->fd = fd;
+  if (lagscope__net_is_listening_on(fd, l->address, l->port)) l->fd = fd;
   return l->fd < 0;
 }
 
