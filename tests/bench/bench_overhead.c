@@ -39,7 +39,6 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,35 +119,33 @@ static uint64_t cpu_clock_ns(clockid_t id) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A /proc file's text (its first size - 1 bytes), "" when it cannot be read. */
+static void read_proc(const char *path, char *text, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, text, size - 1) : -1;
+  if (fd >= 0) close(fd);
+  text[n > 0 ? n : 0] = '\0';
+}
+
+/* The number after "Name:" in the text (KiB in these files), 0 when missing. */
+static uint64_t kib_field(const char *text, const char *name) {
+  const char *at = strstr(text, name);
+  return at != NULL ? strtoull(at + strlen(name), NULL, 10) : 0;
+}
+
 /* The memory lines of /proc/self/status, from one read (one snapshot: the parts add up), and
  * the private pages. Without stdio: the measure must not touch pages that only one child would. */
 static void read_memory(child_result *r) {
-  static const struct {
-    const char *name;
-    size_t offset;
-  } fields[] = {{"VmRSS:", offsetof(child_result, rss_kib)},
-                {"VmHWM:", offsetof(child_result, hwm_kib)},
-                {"RssAnon:", offsetof(child_result, anon_kib)},
-                {"RssFile:", offsetof(child_result, file_kib)}};
-  char text[4096];
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-  if (fd >= 0) close(fd);
-  text[n > 0 ? n : 0] = '\0';
-  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-    const char *at = strstr(text, fields[i].name);
-    uint64_t kib = at != NULL ? strtoull(at + strlen(fields[i].name), NULL, 10) : 0;
-    memcpy((char *)r + fields[i].offset, &kib, sizeof kib);
-  }
+  char status[4096], rollup[4096];
+  read_proc("/proc/self/status", status, sizeof status);
+  r->rss_kib = kib_field(status, "VmRSS:");
+  r->hwm_kib = kib_field(status, "VmHWM:");
+  r->anon_kib = kib_field(status, "RssAnon:");
+  r->file_kib = kib_field(status, "RssFile:");
   /* What the machine pays: a page of libc that lagscope's code touched is also resident for
    * the parent and every other process, and counts in RSS but not here. */
-  fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
-  n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-  if (fd >= 0) close(fd);
-  text[n > 0 ? n : 0] = '\0';
-  const char *clean = strstr(text, "Private_Clean:"), *dirty = strstr(text, "Private_Dirty:");
-  r->uss_kib = clean != NULL && dirty != NULL
-                   ? strtoull(clean + 14, NULL, 10) + strtoull(dirty + 14, NULL, 10) : 0;
+  read_proc("/proc/self/smaps_rollup", rollup, sizeof rollup);
+  r->uss_kib = kib_field(rollup, "Private_Clean:") + kib_field(rollup, "Private_Dirty:");
 }
 
 static bool heartbeat_mode;
