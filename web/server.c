@@ -502,8 +502,12 @@ static void wait_for_first_client(void *arg) {
   lagscope__publish_error(rc, "viewer not started: %s", why);
 }
 
-static int start_waiting(lagscope__web *web) {
-  return lagscope__thread_start(&web->waiter, "lagscope-viewer", wait_for_first_client, web);
+/* The waiter started on the listening socket, or why not. F */
+static int start_waiting(lagscope__web *web, char *why, size_t why_size) {
+  int rc = lagscope__thread_start(&web->waiter, "lagscope-viewer", wait_for_first_client, web);
+  if (rc != LAGSCOPE_OK)
+    lagscope__explain(why, why_size, "no thread for the viewer: %s", lagscope_strerror(rc));
+  return rc;
 }
 
 /* The waiter stopped and joined, its wake pipe emptied (a stop may come after it returned). */
@@ -575,8 +579,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   if (rc == LAGSCOPE_OK)
     rc = lagscope__token_make(web->report_dir, web->token, web->previous_token, why, why_size);
   if (rc == LAGSCOPE_OK) rc = open_listener(web, why, why_size);
-  if (rc == LAGSCOPE_OK && (rc = start_waiting(web)) != LAGSCOPE_OK)
-    lagscope__explain(why, why_size, "no thread for the viewer: %s", lagscope_strerror(rc));
+  if (rc == LAGSCOPE_OK) rc = start_waiting(web, why, why_size);
   if (rc != LAGSCOPE_OK) {
     web_free(web);
     return rc;
@@ -664,8 +667,7 @@ int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size) {
   web->config.server_port = web->port;
   int rc = open_listener(web, why, why_size);
   web->config.server_port = asked;
-  if (rc == LAGSCOPE_OK && (rc = start_waiting(web)) != LAGSCOPE_OK)
-    lagscope__explain(why, why_size, "no thread for the viewer: %s", lagscope_strerror(rc));
+  if (rc == LAGSCOPE_OK) rc = start_waiting(web, why, why_size);
   return rc;
 }
 
