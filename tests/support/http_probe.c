@@ -1,8 +1,8 @@
 #define _GNU_SOURCE
 #include "http_probe.h"
+#include "internal.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +31,5 @@ int test_http_status(uint16_t port, const char *path) {
 }
 
 int test_listening_fd(uint16_t port) {
-  DIR *d = opendir("/proc/self/fd");
-  int found = -1;
-  for (struct dirent *e; d != NULL && found < 0 && (e = readdir(d)) != NULL;) {
-    int fd = atoi(e->d_name), listening = 0;
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a), optlen = sizeof(listening);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) == 0 && listening &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0 && a.sin_family == AF_INET &&
-        ntohs(a.sin_port) == port)
-      found = fd;
-  }
-  if (d != NULL) closedir(d);
-  return found;
+  return lagscope__net_listening_fd(htonl(INADDR_LOOPBACK), htons(port));
 }
