@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "bench_temp.h"
 #include "spawn.h"
 #include "xvfb.h"
 
@@ -67,10 +68,11 @@ static long long cpu_ticks(pid_t pid) {
   return (long long)(utime + stime);
 }
 
-/* A "Name: value" line of /proc/PID/status as a number (VmRSS in kB, Threads). */
-static double status_number(pid_t pid, const char *name) {
+/* A "Name: value" line of /proc/PID/FILE as a number: Threads in status; Rss in kB in
+ * smaps_rollup, exact, where status's VmRSS is a per-CPU counter read without summing. */
+static double proc_number(pid_t pid, const char *file, const char *name) {
   char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
   FILE *in = fopen(path, "r");
   double value = -1;
   size_t len = strlen(name);
@@ -104,12 +106,23 @@ static int measure(int with_lagscope, unsigned seconds, sample *out) {
   snprintf(events, sizeof events, "%s/bench-preload-%d.jsonl", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
            (int)getpid());
   unlink(events);
+  /* A fresh report folder: each start reads the reports it finds, so the user's folder,
+   * growing by a report a run, would make the figures drift. */
+  char report_dir[512];
+  if (with_lagscope && bench_temp_folder(report_dir, sizeof report_dir, "bench-preload") != 0) {
+    perror("bench_preload: mkdtemp");
+    return -1;
+  }
   char *alone[] = {LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
   char *launched[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
-                      "--events", events, "--", LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
+                      "--events", events, "--report-dir", report_dir, "--",
+                      LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
   char **argv = with_lagscope ? launched : alone;
   spawn_proc p;
-  if (spawn_start(&p, argv[0], argv, SPAWN_CAPTURE_STDERR) != 0) return -1;
+  if (spawn_start(&p, argv[0], argv, SPAWN_CAPTURE_STDERR) != 0) {
+    if (with_lagscope) bench_remove_folder(report_dir);
+    return -1;
+  }
   pid_t pid = program_pid(p.pid, with_lagscope);
   spawn_sleep_ms(WARM_UP_MS);
   long long ticks0 = pid > 0 ? cpu_ticks(pid) : -1;
@@ -117,13 +130,14 @@ static int measure(int with_lagscope, unsigned seconds, sample *out) {
   spawn_sleep_ms((int)seconds * 1000);
   long long ticks1 = pid > 0 ? cpu_ticks(pid) : -1;
   uint64_t t1 = bench_now_ns();
-  out->rss_kib = status_number(pid, "VmRSS");
-  out->threads = status_number(pid, "Threads");
+  out->rss_kib = proc_number(pid, "smaps_rollup", "Rss");
+  out->threads = proc_number(pid, "status", "Threads");
   spawn_signal(&p, SIGTERM);
   spawn_wait(&p, 10000);
   spawn_close(&p);
   out->own_cpu_percent = with_lagscope ? own_cpu_median(events) : -1;
   unlink(events);
+  if (with_lagscope) bench_remove_folder(report_dir);
   if (ticks0 < 0 || ticks1 < 0) return -1;
   double cpu_s = (double)(ticks1 - ticks0) / (double)sysconf(_SC_CLK_TCK);
   out->cpu_percent = 100.0 * cpu_s / ((double)(t1 - t0) / 1e9);

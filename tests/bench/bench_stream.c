@@ -28,13 +28,13 @@
 #endif
 
 #include "bench.h"
+#include "bench_temp.h"
 #include "bench_post.h"
 
 #include <lagscope.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -613,13 +613,6 @@ static void *touched(size_t size) {
   return p;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
 int main(int argc, char **argv) {
   unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 60, 2);
   unsigned nclients = bench_arg_uint(argc, argv, "--clients", 16, 1);
@@ -628,8 +621,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   bench_post_open();
-  char report_dir[] = "/tmp/bench_stream.XXXXXX"; /* this run's reports, removed at the end */
-  if (bench_post_queue.wake_fd < 0 || mkdtemp(report_dir) == NULL) {
+  char report_dir[512]; /* this run's reports, removed at the end */
+  if (bench_post_queue.wake_fd < 0 ||
+      bench_temp_folder(report_dir, sizeof report_dir, "bench_stream") != 0) {
     perror("bench_stream: eventfd or mkdtemp");
     return 1;
   }
@@ -716,7 +710,7 @@ int main(int argc, char **argv) {
 
 out:
   if (running) lagscope_stop();
-  nftw(report_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+  bench_remove_folder(report_dir);
   bench_post_close();
   for (unsigned i = 0; r.clients != NULL && i < nclients; i++) {
     free(r.clients[i].seq);
