@@ -19,10 +19,12 @@
 #define THREAD_ANSWER_NS (20u * 1000u * 1000u) /* a thread that blocks the signal costs this */
 #define MAIN_ANSWER_NS (50u * 1000u * 1000u)
 #define RETRY_EVERY_NS (5000ull * 1000u * 1000u) /* a final report the disk had no room for */
-/* The symbol index (libdw's DWARF readers and lagscope's tables: megabytes in a large app) is
- * let go this long after its last use; the next hang indexes again, each object as its
- * addresses come (tens of milliseconds, on the monitor thread). */
-#define SYMBOLS_KEEP_NS (30000ull * 1000u * 1000u)
+/* The symbol index (libdw's DWARF readers and lagscope's tables: megabytes in a large app)
+ * and the unwinder's cache are let go this long after their last use: a burst of stalls
+ * (hitches every second) keeps them, an app gone idle gets its memory back soon. The next
+ * stall indexes again, each object as its addresses come (tens of milliseconds, on the
+ * monitor thread). */
+#define SYMBOLS_KEEP_NS (5000ull * 1000u * 1000u)
 
 struct lagscope__hang_recorder {
   lagscope_config config;

@@ -17,8 +17,9 @@
  *
  * Then, on the monitor thread: libunwind's remote interface walks the snapshot with DWARF CFI
  * (.eh_frame), so frames of libc built without frame pointers unwind to the app's callers. Its
- * memory reads come from the stack copy, or from a loaded object's readable segment; anything
- * else is refused. A blocked thread's other registers are unknown (the kernel gives sp and pc
+ * memory reads come from the stack copy, or from a loaded object's readable segment, read from
+ * the object's file (object_bytes.c) so that the app's pages stay as they were; anything else
+ * is refused. A blocked thread's other registers are unknown (the kernel gives sp and pc
  * only): they read as 0, so a frame whose CFA needs one fails to unwind, and the walk goes on
  * by scanning the stack for a word that is a return address (in code, just after a call),
  * as Breakpad's stack scanner does; the frame pointer saved beside it, when it looks like one,
@@ -185,32 +186,7 @@ uint64_t lagscope__capture_interrupted_syscalls(void) {
   return atomic_load_explicit(&interrupted_syscalls, memory_order_relaxed);
 }
 
-/* ---- checked reads for the unwinder ---- */
-
-/* Readable segments of loaded objects, where .eh_frame and code live. */
-#define READABLE_RANGES_MAX 1024
-typedef struct range {
-  uintptr_t start, end;
-  int executable;
-} range;
-static range readable[READABLE_RANGES_MAX];
-static size_t readable_len;
-
-static int add_object_ranges(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size, (void)data;
-  for (int i = 0; i < info->dlpi_phnum && readable_len < READABLE_RANGES_MAX; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R)) continue;
-    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-    readable[readable_len++] = (range){start, start + ph->p_memsz, (ph->p_flags & PF_X) != 0};
-  }
-  return 0;
-}
-
-static void refresh_readable_ranges(void) {
-  readable_len = 0;
-  dl_iterate_phdr(add_object_ranges, NULL);
-}
+/* ---- reads for the unwinder ---- */
 
 /* [address, address + bytes) within [start, end), written so that no sum can wrap: a
  * corrupt frame hands us addresses near 2^64. */
@@ -218,45 +194,29 @@ static int within(uintptr_t address, size_t bytes, uintptr_t start, uintptr_t en
   return address >= start && end - start >= bytes && address - start <= end - start - bytes;
 }
 
-/* The readable segment holding [address, address + bytes), or NULL. */
-static const range *readable_range_of(uintptr_t address, size_t bytes) {
-  for (size_t i = 0; i < readable_len; i++)
-    if (within(address, bytes, readable[i].start, readable[i].end)) return &readable[i];
-  return NULL;
+/* Code bytes of a loaded object, for the stack scan; 0 when [address, address + bytes) is not
+ * all in one object's executable segment. */
+static int read_code(uintptr_t address, void *out, size_t bytes) {
+  uintptr_t start;
+  int executable;
+  return lagscope__linux_object_segment(address, bytes, &start, &executable) && executable &&
+         lagscope__linux_object_read(address, out, bytes) == 0;
 }
 
-static int in_readable_object(uintptr_t address, size_t bytes) {
-  return readable_range_of(address, bytes) != NULL;
-}
-
-/* A word from a loaded object's segment, with plain byte loads: sanitizers have no business
- * here (TSan keeps no shadow for the vDSO) and memcpy would be intercepted. */
-__attribute__((no_sanitize("address", "thread", "undefined"))) static unw_word_t
-load_object_word(uintptr_t address) {
-  const volatile unsigned char *p = (const volatile unsigned char *)address;
-  unsigned char bytes[sizeof(unw_word_t)];
-  for (size_t i = 0; i < sizeof(bytes); i++) bytes[i] = p[i];
-  unw_word_t value;
-  memcpy(&value, bytes, sizeof(value));
-  return value;
-}
-
-__attribute__((no_sanitize("address", "thread", "undefined"))) static uint8_t
-load_object_byte(uintptr_t address) {
-  return *(const volatile uint8_t *)address;
-}
-
+/* A word from the stack copy, or from a loaded object (its file: object_bytes.c). */
 static int read_word(const snapshot *s, uintptr_t address, unw_word_t *value) {
   if (within(address, sizeof(*value), s->stack_base, s->stack_base + s->stack_len)) {
     memcpy(value, s->stack + (address - s->stack_base), sizeof(*value));
     return 0;
   }
-  if (!in_readable_object(address, sizeof(*value))) {
-    refresh_readable_ranges(); /* a dlopen since the last look */
-    if (!in_readable_object(address, sizeof(*value))) return -UNW_EINVAL;
+  uintptr_t start;
+  int executable;
+  if (!lagscope__linux_object_segment(address, sizeof(*value), &start, &executable)) {
+    lagscope__linux_objects_refresh(); /* a dlopen since the last look */
+    if (!lagscope__linux_object_segment(address, sizeof(*value), &start, &executable))
+      return -UNW_EINVAL;
   }
-  *value = load_object_word(address);
-  return 0;
+  return lagscope__linux_object_read(address, value, sizeof(*value)) == 0 ? 0 : -UNW_EINVAL;
 }
 
 /* ---- libunwind's remote accessors over a snapshot ---- */
@@ -291,10 +251,55 @@ static int resume(unw_addr_space_t as, unw_cursor_t *cursor, void *arg) {
   return -UNW_EINVAL;
 }
 
+/* libunwind's lookup for this very process; what ours cannot serve goes to it. */
+static int (*local_find_proc_info)(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                                   int need_unwind_info, void *arg);
+
+/* .eh_frame_hdr's encodings (LSB's exception frames): the form every linker writes, which
+ * allows the binary search. */
+#define EH_VERSION 1
+#define EH_PE_UDATA4 0x03
+#define EH_PE_SDATA4 0x0b
+#define EH_PE_PCREL 0x10
+#define EH_PE_DATAREL 0x30
+#define EH_FRAME_HDR_BYTES 12 /* version, 3 encodings, eh_frame_ptr, fde_count */
+#define EH_TABLE_ENTRY_BYTES 8
+
+/* libunwind's search of one object's .eh_frame_hdr table; exported, not in its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+                                              unw_dyn_info_t *di, unw_proc_info_t *pi,
+                                              int need_unwind_info, void *arg);
+
+/* The unwind info for ip, from the object's .eh_frame_hdr read through access_mem (so from
+ * its file), where libunwind's own lookup reads the header in the app's mapping. */
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                          int need_unwind_info, void *arg) {
+  uintptr_t hdr, start, end;
+  uint8_t head[EH_FRAME_HDR_BYTES];
+  if (lagscope__linux_object_unwind_table((uintptr_t)ip, &hdr, &start, &end) != 0 ||
+      lagscope__linux_object_read(hdr, head, sizeof(head)) != 0 || head[0] != EH_VERSION ||
+      head[1] != (EH_PE_PCREL | EH_PE_SDATA4) || head[2] != EH_PE_UDATA4 ||
+      head[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
+    return local_find_proc_info(as, ip, pi, need_unwind_info, arg); /* .debug_frame, ... */
+  uint32_t fde_count;
+  memcpy(&fde_count, head + 8, sizeof(fde_count));
+  unw_dyn_info_t di;
+  memset(&di, 0, sizeof(di));
+  di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+  di.start_ip = start;
+  di.end_ip = end;
+  di.u.rti.segbase = hdr; /* the table's offsets are from the header */
+  di.u.rti.table_data = hdr + EH_FRAME_HDR_BYTES;
+  di.u.rti.table_len = (unw_word_t)fde_count * EH_TABLE_ENTRY_BYTES / sizeof(unw_word_t);
+  return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+}
+
 static int create_address_space(void) {
-  /* The local space's lookup of unwind info (dl_iterate_phdr, .eh_frame_hdr) serves us as
-   * is: our target is this very process; only memory and registers come from the snapshot. */
+  /* The local space's accessors, but memory and registers from the snapshot, and unwind
+   * tables found through our list of objects. */
   unw_accessors_t accessors = *unw_get_accessors(unw_local_addr_space);
+  local_find_proc_info = accessors.find_proc_info;
+  accessors.find_proc_info = find_proc_info;
   accessors.access_mem = access_mem;
   accessors.access_reg = access_reg;
   accessors.access_fpreg = access_fpreg;
@@ -306,6 +311,7 @@ static int create_address_space(void) {
 }
 
 void lagscope__capture_release_unwinder(void) {
+  lagscope__linux_objects_release(); /* the page cache and the files held open */
   if (address_space == NULL) return;
   unw_destroy_addr_space(address_space);
   address_space = NULL;
@@ -341,12 +347,11 @@ static void set_partial_registers(snapshot *s, uintptr_t ip, uintptr_t sp, uintp
 /* Copies the bytes before ip within its executable segment into code (up to
  * LAGSCOPE__CALL_BYTES_MAX); how many, 0 when ip is in no loaded object's code. */
 static size_t code_before(uintptr_t ip, uint8_t *code) {
-  const range *r = readable_range_of(ip, 1);
-  if (r == NULL || !r->executable) return 0;
-  size_t before = ip - r->start < LAGSCOPE__CALL_BYTES_MAX ? ip - r->start
-                                                            : LAGSCOPE__CALL_BYTES_MAX;
-  for (size_t i = 0; i < before; i++) code[i] = load_object_byte(ip - before + i);
-  return before;
+  uintptr_t start;
+  int executable;
+  if (!lagscope__linux_object_segment(ip, 1, &start, &executable) || !executable) return 0;
+  size_t before = ip - start < LAGSCOPE__CALL_BYTES_MAX ? ip - start : LAGSCOPE__CALL_BYTES_MAX;
+  return lagscope__linux_object_read(ip - before, code, before) == 0 ? before : 0;
 }
 
 /* Is ip a return address: in a loaded object's executable segment, just after a call? */
@@ -369,13 +374,11 @@ static int calls_callee(uintptr_t return_address, uintptr_t callee_ip, uintptr_t
   size_t before = code_before(return_address, code);
   uintptr_t target, slot;
   if (!lagscope__linux_direct_call_target(code, before, return_address, &target)) return 0;
-  const range *r = readable_range_of(target, sizeof(code));
-  if (r != NULL && r->executable) {
-    for (size_t i = 0; i < sizeof(code); i++) code[i] = load_object_byte(target + i);
-    if (lagscope__linux_plt_slot(code, sizeof(code), target, &slot) &&
-        in_readable_object(slot, sizeof(target)))
-      target = (uintptr_t)load_object_word(slot);
-  }
+  uintptr_t through_slot;
+  if (read_code(target, code, sizeof(code)) &&
+      lagscope__linux_plt_slot(code, sizeof(code), target, &slot) &&
+      lagscope__linux_object_read(slot, &through_slot, sizeof(through_slot)) == 0)
+    target = through_slot;
   if (callee_start != 0) return target == callee_start;
   return target <= callee_ip && callee_ip - target < CALLEE_REACH;
 }
@@ -427,10 +430,8 @@ static uintptr_t saved_frame_pointer(const snapshot *s, uintptr_t at) {
 /* A function's frame pointer from its prologue: where the frame record of the frame at
  * (start, sp) lies, when the prologue says and a return address is there; else 0. */
 static uintptr_t frame_pointer_from_prologue(uintptr_t start, uintptr_t sp, const snapshot *s) {
-  const range *r = readable_range_of(start, LAGSCOPE__PROLOGUE_BYTES);
-  if (start == 0 || r == NULL || !r->executable) return 0;
   uint8_t code[LAGSCOPE__PROLOGUE_BYTES];
-  for (size_t i = 0; i < sizeof(code); i++) code[i] = load_object_byte(start + i);
+  if (start == 0 || !read_code(start, code, sizeof(code))) return 0;
   long offset = lagscope__linux_frame_pointer_offset(code, sizeof(code));
   uintptr_t fp = sp + (uintptr_t)offset, return_address;
   if (offset < 0 || !stack_word(s, fp + sizeof(fp), &return_address)) return 0;
@@ -452,7 +453,7 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
   out->frames_scanned = 0;
   out->walk = LAGSCOPE__WALK_BAD_FRAME;
   if (address_space == NULL) { /* the first hang: an app that never hangs never pays for it */
-    refresh_readable_ranges();
+    lagscope__linux_objects_refresh();
     if (create_address_space() != LAGSCOPE_OK) return;
   }
   frame_at last = {0, s->stack_pointer, 0}, prologue_tried = {0, 0, 0};

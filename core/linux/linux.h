@@ -65,6 +65,25 @@ int lagscope__linux_direct_call_target(const uint8_t *code, size_t len_before,
 int lagscope__linux_plt_slot(const uint8_t *code, size_t len, uintptr_t address,
                              uintptr_t *slot);
 
+/* ---- object_bytes.c: loaded objects' bytes, from their files (monitor thread only) ---- */
+
+/* Reads the loader's list again when it changed (dlopen, dlclose) or was never read. */
+void lagscope__linux_objects_refresh(void);
+/* Closes the files, frees the page cache (256 KiB) and forgets the list. */
+void lagscope__linux_objects_release(void);
+/* 1 when [address, address + bytes) lies in one readable segment of an object of the list:
+ * where it starts in *start, whether it is code in *executable. F */
+int lagscope__linux_object_segment(uintptr_t address, size_t bytes, uintptr_t *start,
+                                   int *executable);
+/* Copies [address, address + bytes) of such a segment: a read-only segment's from the file
+ * (its page cache), anything else with a checked read in place. 0, or -1. Allocates the cache
+ * once. */
+int lagscope__linux_object_read(uintptr_t address, void *out, size_t bytes);
+/* The .eh_frame_hdr of the object whose segment holds ip, and that segment's range. 0, or -1
+ * when ip is in no object or its object has none. F */
+int lagscope__linux_object_unwind_table(uintptr_t ip, uintptr_t *eh_frame_hdr,
+                                        uintptr_t *segment_start, uintptr_t *segment_end);
+
 /* ---- capture.c ---- */
 
 /* How many times a capture's signal cut a system call short (the thread entered it between

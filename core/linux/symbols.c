@@ -43,12 +43,6 @@
 #define MAX_PARENT_STEPS 64     /* deeper nesting of symbols than this is corrupt, not code */
 #define BUILD_ID_HEX_MAX 129    /* 64 bytes of id; GNU ld writes 20 */
 #define DEBUG_BUILD_ID_DIR "/usr/lib/debug/.build-id/"
-/* libdw inflates compressed DWARF into its own heap (≈ 13 MB for Debian's libc debug file),
- * out of lagscope__alloc's sight. Past this much in one symbolicator, further objects with
- * compressed DWARF get names but no file:line; DWARF read in place from the file is free. Kept
- * small: an app's own code (uncompressed -g) keeps its lines, and a hang does not grow the app
- * by tens of MB to give libc's frames line numbers few developers need. */
-#define DWARF_INFLATED_MAX ((uint64_t)4 << 20)
 
 typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -109,7 +103,6 @@ struct lagscope__symbol_index {
   void *libstdcxx;              /* our reference to libstdc++ when found by dlopen(NOLOAD) */
   int demangle_checked;
   unsigned long long demangle_checked_adds;
-  uint64_t dwarf_inflated;      /* by every object's DWARF reader (see DWARF_INFLATED_MAX) */
 };
 
 /* ---- 1. memory ------------------------------------------------------------------------------ */
@@ -602,48 +595,42 @@ static Elf *open_object(lagscope__symbol_index *s, const object *o, int *fd, voi
   return NULL;
 }
 
-/* Bytes libdw will inflate into its heap when it opens the file's DWARF: compressed .debug_
- * sections (Debian's debug packages, -gz builds) are decompressed whole at dwarf_begin_elf.
- * Uncompressed ones are read in place, from the file's mapping. */
-static uint64_t inflated_size(Elf *elf) {
-  uint64_t total = 0;
+/* 1 when a .debug_ section is compressed (Debian's debug packages, -gz builds): libdw would
+ * inflate it whole at dwarf_begin_elf; uncompressed ones are read in place, from the file's
+ * mapping. */
+static int has_compressed_dwarf(Elf *elf) {
   size_t names;
   if (elf_getshdrstrndx(elf, &names) != 0) return 0;
   Elf_Scn *scn = NULL;
   while ((scn = elf_nextscn(elf, scn)) != NULL) {
     GElf_Shdr sh;
-    GElf_Chdr ch;
     const char *name;
-    if (gelf_getshdr(scn, &sh) == NULL || !(sh.sh_flags & SHF_COMPRESSED) ||
-        (name = elf_strptr(elf, names, sh.sh_name)) == NULL || strncmp(name, ".debug_", 7) != 0 ||
-        gelf_getchdr(scn, &ch) == NULL)
-      continue;
-    total += ch.ch_size;
+    if (gelf_getshdr(scn, &sh) != NULL && (sh.sh_flags & SHF_COMPRESSED) &&
+        (name = elf_strptr(elf, names, sh.sh_name)) != NULL && strncmp(name, ".debug_", 7) == 0)
+      return 1;
   }
-  return total;
+  return 0;
 }
 
-/* A DWARF reader on elf, unless its inflated sections would pass the process-wide budget. */
-static Dwarf *open_dwarf(lagscope__symbol_index *s, Elf *elf) {
-  if (elf == NULL) return NULL;
-  uint64_t inflated = inflated_size(elf);
-  if (inflated > DWARF_INFLATED_MAX - s->dwarf_inflated) return NULL; /* names, no lines */
-  Dwarf *dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-  if (dwarf == NULL) return NULL;
-  s->dwarf_inflated += inflated;
-  return dwarf;
+/* A DWARF reader on elf, unless its DWARF is compressed: names then, but no file:line. libdw
+ * would inflate it with the app's malloc (13 MB for Debian's libc debug file), and what it
+ * frees stays with the app: the arena keeps the pages, and glibc raises its mmap threshold to
+ * the largest freed block, for the app's own allocations too. An app's own -g code is not
+ * compressed (unless built with -gz) and keeps its lines. */
+static Dwarf *open_dwarf(Elf *elf) {
+  if (elf == NULL || has_compressed_dwarf(elf)) return NULL;
+  return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 }
 
 /* Keeps a DWARF reader on whichever file has debug info (the object or its debug file). */
-static void keep_dwarf(lagscope__symbol_index *s, object *o, int *fd, Elf **elf, int *debug_fd,
-                       Elf **debug_elf) {
-  Dwarf *dwarf = *fd >= 0 ? open_dwarf(s, *elf) : NULL;
+static void keep_dwarf(object *o, int *fd, Elf **elf, int *debug_fd, Elf **debug_elf) {
+  Dwarf *dwarf = *fd >= 0 ? open_dwarf(*elf) : NULL;
   if (dwarf != NULL) {
     o->dwarf = dwarf, o->dwarf_elf = *elf, o->dwarf_fd = *fd;
     *elf = NULL, *fd = -1;
     return;
   }
-  dwarf = open_dwarf(s, *debug_elf);
+  dwarf = open_dwarf(*debug_elf);
   if (dwarf != NULL) {
     o->dwarf = dwarf, o->dwarf_elf = *debug_elf, o->dwarf_fd = *debug_fd;
     *debug_elf = NULL, *debug_fd = -1;
@@ -671,7 +658,7 @@ static void index_object(lagscope__symbol_index *s, object *o) {
   if (rc == 0) build_index(s, o, &list, symtab != NULL);
   lagscope__dealloc(list.items);
   if (debug_elf == NULL && !o->is_vdso) open_debug_file(o, &debug_fd, &debug_elf);
-  keep_dwarf(s, o, &fd, &elf, &debug_fd, &debug_elf);
+  keep_dwarf(o, &fd, &elf, &debug_fd, &debug_elf);
   close_file(fd, elf);
   close_file(debug_fd, debug_elf);
   let_go(s, copy, o->image_size);

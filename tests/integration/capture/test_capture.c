@@ -9,6 +9,8 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
@@ -61,9 +63,66 @@ static const char *name_of(uintptr_t address) {
   return info.dli_sname;
 }
 
+/* libc's unwind tables, from its .eh_frame_hdr to the end of the segment that holds it
+ * (.eh_frame follows the header): the unwinder reads them to step out of libc. */
+typedef struct tables {
+  uintptr_t libc_base, start, end;
+} tables;
+
+static int find_tables(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  tables *t = data;
+  if (info->dlpi_addr != t->libc_base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME) t->start = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t at = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && t->start >= at && t->start < at + ph->p_memsz)
+      t->end = at + ph->p_memsz;
+  }
+  return 1;
+}
+
+#define PAGE 4096u
+#define TABLE_PAGES_MAX 4096u
+
+/* Which pages of [start, end) are mapped in this process now (/proc/self/pagemap, bit 63). */
+static size_t present_pages(const tables *t, uint8_t *present) {
+  int fd = open("/proc/self/pagemap", O_RDONLY);
+  CHECK(fd >= 0);
+  size_t n = 0;
+  for (uintptr_t page = t->start / PAGE; page * PAGE < t->end && n < TABLE_PAGES_MAX; page++) {
+    uint64_t entry = 0;
+    CHECK(pread(fd, &entry, sizeof(entry), (off_t)(page * sizeof(entry))) == sizeof(entry));
+    present[n++] = (uint8_t)(entry >> 63);
+  }
+  close(fd);
+  return n;
+}
+
 static void check_one_capture(int spinning) {
   static lagscope__stack stack;
+  /* The unwinder reads libc's tables from libc's file: a page of them that was not mapped in
+   * the app before is not after (it would stay resident in the app). */
+  tables t = {0};
+  Dl_info libc;
+  CHECK(dladdr((void *)nanosleep, &libc) != 0);
+  t.libc_base = (uintptr_t)libc.dli_fbase;
+  dl_iterate_phdr(find_tables, &t);
+  CHECK(t.start != 0 && t.end > t.start);
+  static uint8_t before[TABLE_PAGES_MAX], after[TABLE_PAGES_MAX];
+  size_t pages = present_pages(&t, before);
   int rc = lagscope__capture_stack(lagscope__main_thread_id(), &stack, 1000000000u);
+  CHECK(present_pages(&t, after) == pages);
+  size_t absent = 0, mapped_by_us = 0;
+  for (size_t i = 0; i < pages; i++) {
+    absent += !before[i];
+    mapped_by_us += !before[i] && after[i];
+  }
+  printf("%s: libc's unwind tables: %zu pages, %zu not mapped before, %zu mapped by the capture\n",
+         kind, pages, absent, mapped_by_us);
+  CHECK_EQ_INT(mapped_by_us, 0);
   printf("%s: rc %d, walk %s, method %s, %u frames\n", kind, rc, lagscope__walk_name(stack.walk),
          lagscope__method_name(stack.method), stack.depth);
   CHECK_EQ_INT(stack.method, spinning ? LAGSCOPE__METHOD_SIGNAL : LAGSCOPE__METHOD_BLOCKED);

@@ -1,7 +1,7 @@
 /* The symbol index is let go once no report has needed it for a while: a hitch of the main
  * thread is recorded (early samples, then the hitch's stack, symbolicated), which makes the
- * index and counts its tables in lagscope's heap; lagscope__hang_recorder_tidy keeps it at 29 s
- * after its last use and lets it go at 31 s (the unwinder's cache with it), and the heap is
+ * index and counts its tables in lagscope's heap; lagscope__hang_recorder_tidy keeps it at 4 s
+ * after its last use and lets it go at 6 s (the unwinder's cache with it), and the heap is
  * smaller by at least its tables; the next hitch makes both again.
  * The recorder runs on a thread of its own: the main thread is the one sampled, busy in
  * spin_main. */
@@ -48,11 +48,11 @@ static void *record(void *arg) {
   lagscope_release(stack);
   uint64_t with_index = lagscope__memory_in_use();
   uint64_t used = lagscope__now_ns();
-  lagscope__hang_recorder_tidy(h, used + 29 * NS_PER_S);
-  CHECK_MSG(lagscope__memory_in_use() == with_index, "the index was let go after 29 s");
-  lagscope__hang_recorder_tidy(h, used + 31 * NS_PER_S);
+  lagscope__hang_recorder_tidy(h, used + 4 * NS_PER_S);
+  CHECK_MSG(lagscope__memory_in_use() == with_index, "the index was let go after 4 s");
+  lagscope__hang_recorder_tidy(h, used + 6 * NS_PER_S);
   uint64_t after = lagscope__memory_in_use();
-  printf("lagscope's heap: %llu bytes before the hitch, %llu with the index, %llu after 31 s\n",
+  printf("lagscope's heap: %llu bytes before the hitch, %llu with the index, %llu after 6 s\n",
          (unsigned long long)without_index, (unsigned long long)with_index,
          (unsigned long long)after);
   CHECK_MSG(with_index > without_index + 16384 && after + 16384 < with_index,
