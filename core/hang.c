@@ -33,6 +33,8 @@ struct lagscope__hang_recorder {
   lagscope__store *store;
   lagscope__symbols *symbols; /* made at the first report; let go when unused for a while */
   uint64_t symbols_used_ns;
+  uint64_t captured_ns; /* the last capture: the unwinder and its page cache are in use */
+  int unwinder_held;    /* made by a capture and not let go since */
   int signal_lost_reported; /* the app took the capture signal over: said once */
 
   /* The main thread's samples while it was late, before a hang began: a ring. */
@@ -105,6 +107,8 @@ static void report_capture_init(uint32_t wanted, int rc) {
 /* A capture found the signal taken over since start (the app installed its own handler):
  * said once, and the stack says no_reply. */
 static void note_capture(lagscope__hang_recorder *h, int rc) {
+  h->captured_ns = lagscope__now_ns();
+  h->unwinder_held = 1;
   if (rc != LAGSCOPE_ESIGNAL || h->signal_lost_reported) return;
   h->signal_lost_reported = 1;
   lagscope__publish_error(rc, "the app installed its own handler on lagscope's capture signal "
@@ -178,12 +182,23 @@ int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h) {
   return h != NULL && h->unsaved != NULL;
 }
 
+/* How long since then, 0 when then is later than now (a use after now was read). */
+static uint64_t idle_ns(uint64_t now_ns, uint64_t then_ns) {
+  return now_ns > then_ns ? now_ns - then_ns : 0;
+}
+
 void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
-  if (h == NULL || h->symbols == NULL || h->active || now_ns - h->symbols_used_ns < SYMBOLS_KEEP_NS)
-    return;
-  lagscope__symbols_free(h->symbols);
-  h->symbols = NULL;
-  lagscope__capture_release_unwinder(); /* its cache too: both come back at the next stall */
+  if (h == NULL || h->active) return;
+  /* Early samples of a stall that ended below a hitch use the unwinder but not the index:
+   * each is let go on its own clock. */
+  if (h->symbols != NULL && idle_ns(now_ns, h->symbols_used_ns) >= SYMBOLS_KEEP_NS) {
+    lagscope__symbols_free(h->symbols);
+    h->symbols = NULL;
+  }
+  if (h->unwinder_held && idle_ns(now_ns, h->captured_ns) >= SYMBOLS_KEEP_NS) {
+    lagscope__capture_release_unwinder(); /* its cache too: it comes back at the next stall */
+    h->unwinder_held = 0;
+  }
 }
 
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {

@@ -18,10 +18,21 @@
 
 #define NS_PER_S 1000000000ull
 
-static _Atomic int done;
+static _Atomic int done, spinning;
 
 __attribute__((noinline)) static void spin_main(void) {
+  atomic_store(&spinning, 1);
   while (!atomic_load(&done)) {
+  }
+}
+
+/* Until the main thread is in spin_main: under ASan its pthread_create waits for the new
+ * thread to start, and on a loaded machine the first samples could all find it there. */
+static void await_spinning(void) {
+  for (int ms = 0; !atomic_load(&spinning); ms++) {
+    CHECK_MSG(ms < 10000, "the main thread never reached spin_main");
+    struct timespec pause = {0, 1000 * 1000};
+    nanosleep(&pause, NULL);
   }
 }
 
@@ -31,6 +42,7 @@ static void *record(void *arg) {
   config.report_dir = dir;
   lagscope__hang_recorder *h = lagscope__hang_recorder_new(&config);
   CHECK(h != NULL);
+  await_spinning();
   uint64_t start = lagscope__now_ns();
   for (int i = 0; i < 5; i++) {
     lagscope__hang_recorder_sample_early(h);
