@@ -238,7 +238,7 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
     if (final) keep_unsaved(h, json);
   }
   if (!want_payload) {
-    lagscope_free(json);
+    lagscope__dealloc(json);
     return NULL;
   }
   lagscope_hang_report *report =
@@ -434,7 +434,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
     }
     *sample_count = r.sample_count;
   }
-  lagscope_free(stack);
+  lagscope__dealloc(stack);
   lagscope_free(cause);
   lagscope__dealloc(samples);
   return payload;
@@ -546,10 +546,8 @@ int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
 
 static void publish_recovered(void *ctx, const char *id, const char *path, const char *json) {
   (void)ctx;
-  size_t len = strlen(json) + 1;
-  char *copy = malloc(len); /* freed by the report with lagscope_free */
+  char *copy = lagscope__strdup(json); /* the report's: freed with lagscope__dealloc */
   if (copy == NULL) return;
-  memcpy(copy, json, len);
   lagscope_hang_report *report = lagscope__hang_report_new(id, 0, path, copy, NULL);
   if (report == NULL) return;
   lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_RECOVERED};

@@ -19,8 +19,8 @@ struct lagscope_hang_report {
 
 static void hang_report_destroy(void *payload) {
   lagscope_hang_report *r = payload;
-  lagscope_free(r->json);
-  lagscope_free(r->heaviest_stack_json);
+  lagscope__dealloc(r->json); /* lagscope__json_print's */
+  lagscope__dealloc(r->heaviest_stack_json);
   lagscope_free(r->cause_json);
 }
 
@@ -29,8 +29,8 @@ lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id
                                                 char *heaviest_stack_json) {
   lagscope_hang_report *r = lagscope__payload_new(sizeof(*r), hang_report_destroy);
   if (r == NULL) {
-    lagscope_free(json);
-    lagscope_free(heaviest_stack_json);
+    lagscope__dealloc(json);
+    lagscope__dealloc(heaviest_stack_json);
     return NULL;
   }
   snprintf(r->id, sizeof(r->id), "%s", id);

@@ -119,6 +119,9 @@ void *lagscope__payload_new(size_t size, lagscope__payload_destroy_fn destroy); 
 char *lagscope__payload_text(const char *text); /* A: a payload holding a copy; NULL: no memory */
 char *lagscope__strdup(const char *text);       /* A: a copy, freed with lagscope__dealloc */
 void *lagscope__alloc_array(size_t count, size_t size); /* A: zeroed; NULL on overflow too */
+/* qsort's contract, in place (core/sort.c): glibc's qsort mallocs a copy of the array. F */
+void lagscope__sort(void *items, size_t count, size_t size,
+                    int (*compare)(const void *, const void *));
 uint32_t lagscope__payload_refs(const void *payload);                        /* F: for tests */
 
 #include "port.h" /* what each OS folder implements */
@@ -284,6 +287,11 @@ void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t valu
 double lagscope__json_rounded(double value);
 /* A measurement rounded to 0.001 (finer than any is accurate); null when not finite. A */
 void lagscope__json_add_measure(struct cJSON *object, const char *name, double value);
+/* The document as compact text in lagscope's heap, freed with lagscope__dealloc; NULL when out
+ * of memory. A report's text passes 128 KiB: from malloc, that block would be mapped, and
+ * freeing it raises glibc's mmap and trim thresholds for the app's allocations too, and leaves
+ * the arena's freed pages resident. A */
+char *lagscope__json_print(const struct cJSON *doc);
 
 /* ---- autostart (core/autostart.c): starting without the app's code ---------------------------- */
 /* A setting's text: 0 for "0", "no", "false", "off"; 1 for "1", "yes", "true", "on" (any case);
@@ -509,7 +517,7 @@ typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
 
 /* The report as JSON text (schema in README "Hang reports"), and the heaviest main-thread
  * stack alone as a JSON array of frames, innermost first. Either out pointer may be NULL.
- * Both are freed with lagscope_free. A */
+ * Both are freed with lagscope__dealloc (lagscope__json_print). A */
 int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json);
 
@@ -538,7 +546,7 @@ const struct cJSON *lagscope__report_telling_frame(const struct cJSON *stack);
 /* The public, immutable, reference-counted report that events carry. A */
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
                                                 const char *path, char *json,
-                                                char *heaviest_stack_json); /* takes both */
+                                                char *heaviest_stack_json); /* takes both: lagscope__alloc's */
 /* The heaviest main-thread stack as a JSON array; NULL when none. F */
 const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report);
 /* Gives the report its verdict (lagscope__report_cause_json's; taken) and keeps its label. A */

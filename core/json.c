@@ -5,8 +5,10 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
     LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
@@ -149,6 +151,26 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       cJSON_AddStringToObject(o, "message", e->payload.message != NULL ? e->payload.message : "");
       break;
   }
+}
+
+/* Printed into a block of lagscope's own, doubled until the text fits (cJSON says when it does
+ * not), then copied into one of its length when that halves what is kept. */
+char *lagscope__json_print(const cJSON *doc) {
+  for (size_t size = 16384; size <= (size_t)INT_MAX; size *= 2) {
+    char *text = lagscope__alloc(size);
+    if (text == NULL) return NULL;
+    if (!cJSON_PrintPreallocated((cJSON *)doc, text, (int)size, 0)) {
+      lagscope__dealloc(text);
+      continue;
+    }
+    size_t length = strlen(text) + 1;
+    if (length > size / 2) return text;
+    char *exact = lagscope__alloc(length);
+    if (exact != NULL) memcpy(exact, text, length);
+    lagscope__dealloc(text);
+    return exact;
+  }
+  return NULL;
 }
 
 char *lagscope_event_json(const lagscope_event *event) {

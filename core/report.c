@@ -9,8 +9,10 @@
  *   5. JSON: frames, the tree, the heaviest stack, threads, metrics, the report
  *   6. the verdict: why the main thread did not answer (cause), with the lock owners' chain
  *
- * Memory: every working table comes from lagscope__alloc and is freed before returning; the two
- * strings handed out come from cJSON_PrintUnformatted (malloc), freed with lagscope_free. */
+ * Memory: every working table comes from lagscope__alloc and is freed before returning; the
+ * report and its heaviest stack are handed out in lagscope's heap too (lagscope__json_print),
+ * freed with lagscope__dealloc; the smaller texts come from cJSON_PrintUnformatted (malloc),
+ * freed with lagscope_free. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "internal.h"
@@ -429,7 +431,7 @@ static void children_json(tree *t, const report_ctx *c, uint32_t index, cJSON *p
   uint32_t k = 0;
   for (uint32_t ch = n->first_child; ch != NONE; ch = t->nodes[ch].next_sibling)
     level[k++] = (ranked){t->nodes[ch].count, ch};
-  qsort(level, k, sizeof(ranked), by_count);
+  lagscope__sort(level, k, sizeof(ranked), by_count);
   for (uint32_t i = 0; i < k; i++) {
     const node *child = &t->nodes[level[i].index];
     cJSON *o = frame_json(c, child->frame);
@@ -913,7 +915,7 @@ static cJSON *cause_json(report_ctx *c, const lagscope__report_data *r, const cJ
   }
   share shares[LAGSCOPE__CAUSE_COUNT];
   for (int k = 0; k < LAGSCOPE__CAUSE_COUNT; k++) shares[k] = (share){k, counts[k]};
-  qsort(shares, LAGSCOPE__CAUSE_COUNT, sizeof(share), by_share);
+  lagscope__sort(shares, LAGSCOPE__CAUSE_COUNT, sizeof(share), by_share);
   lagscope__cause_kind kind = total > 0 ? (lagscope__cause_kind)shares[0].kind
                                         : LAGSCOPE__CAUSE_UNKNOWN;
   double share_of = total > 0 ? (double)shares[0].count / total : 0.0;
@@ -1100,7 +1102,7 @@ static int report_build(const lagscope__report_data *r, report_ctx *c, tree *t,
 
   char *heaviest_text = NULL;
   if (heaviest_stack_json != NULL) {
-    heaviest_text = cJSON_PrintUnformatted(heaviest);
+    heaviest_text = lagscope__json_print(heaviest);
     if (heaviest_text == NULL) {
       cJSON_Delete(heaviest);
       cJSON_Delete(cause);
@@ -1117,13 +1119,13 @@ static int report_build(const lagscope__report_data *r, report_ctx *c, tree *t,
 
   char *text = NULL;
   if (rc == 0 && report_json != NULL) {
-    text = cJSON_PrintUnformatted(report);
+    text = lagscope__json_print(report);
     if (text == NULL) rc = LAGSCOPE_ENOMEM;
   }
   cJSON_Delete(report);
   if (rc != 0) {
-    free(heaviest_text);
-    free(text);
+    lagscope__dealloc(heaviest_text);
+    lagscope__dealloc(text);
     return rc;
   }
   if (report_json != NULL) *report_json = text;

@@ -462,7 +462,7 @@ static void enforce_bounds(const lagscope__store *s, const char *keep) {
   }
   uint64_t count = l.len, bytes = 0;
   for (size_t i = 0; i < l.len; i++) bytes += l.items[i].size;
-  if (l.len > 1) qsort(l.items, l.len, sizeof(listed), by_eviction);
+  if (l.len > 1) lagscope__sort(l.items, l.len, sizeof(listed), by_eviction);
   for (size_t i = 0; i < l.len; i++) {
     int over = (s->max_reports != 0 && count > s->max_reports) ||
                (s->max_bytes != 0 && bytes > s->max_bytes);
@@ -607,7 +607,7 @@ int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_
     lagscope__dealloc(l.items);
     return rc;
   }
-  qsort(l.items, l.len, sizeof(listed), by_name_descending); /* ids start with the UTC time */
+  lagscope__sort(l.items, l.len, sizeof(listed), by_name_descending); /* ids start with the UTC time */
   lagscope__store_entry *out = lagscope__alloc(sizeof(*out) * l.len);
   if (out == NULL) {
     lagscope__dealloc(l.items);
@@ -909,7 +909,7 @@ int lagscope__store_recover(lagscope__store *s,
     lagscope__dealloc(l.items);
     return rc;
   }
-  if (l.len > 1) qsort(l.items, l.len, sizeof(listed), by_name);
+  if (l.len > 1) lagscope__sort(l.items, l.len, sizeof(listed), by_name);
   for (size_t i = 0; i < l.len; i++) {
     const char *name = l.items[i].name;
     char path[STORE_PATH_MAX], stem[sizeof(l.items[i].name)], why[256], sentence[300];

@@ -394,7 +394,7 @@ static candidate *collect(const layout *l, size_t *count, int *oom) {
   for (uint32_t i = 0; i < l->symtab.nsyms && *count < n; i++)
     *count += (size_t)read_candidate(l, i, &list[*count]);
   *count += read_starts(l, list + *count, starts);
-  qsort(list, *count, sizeof(candidate), compare_candidates);
+  lagscope__sort(list, *count, sizeof(candidate), compare_candidates);
   return list;
 }
 

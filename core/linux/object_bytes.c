@@ -24,7 +24,6 @@
 #include <fcntl.h>
 #include <link.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -152,7 +151,7 @@ void lagscope__linux_objects_refresh(void) {
   forget_files(); /* object numbers change */
   segments_len = objects_len = paths_len = 0;
   dl_iterate_phdr(add_object, NULL);
-  qsort(segments, segments_len, sizeof(segment), by_start);
+  lagscope__sort(segments, segments_len, sizeof(segment), by_start);
   loader_adds = counters[0], loader_subs = counters[1], listed = 1;
 }
 

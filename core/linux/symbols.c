@@ -310,7 +310,7 @@ static void read_objects(lagscope__symbol_index *s) {
   dl_iterate_phdr(read_one_object, &ctx);
   for (size_t i = 0; i < s->objects_len; i++)
     if (s->objects[i]->seen != s->generation) s->objects[i]->loaded = 0;
-  if (s->ranges_len > 1) qsort(s->ranges, s->ranges_len, sizeof(range), compare_ranges);
+  if (s->ranges_len > 1) lagscope__sort(s->ranges, s->ranges_len, sizeof(range), compare_ranges);
 }
 
 typedef struct counters {
@@ -472,7 +472,7 @@ static size_t name_length(const char *name) { return strcspn(name, "@"); }
 /* Turns the raw list into the object's entries and names. 0, or -1 when out of memory. */
 static int build_index(lagscope__symbol_index *s, object *o, raw_list *list, int complete) {
   if (list->len == 0 || list->len >= UINT32_MAX) return 0;
-  qsort(list->items, list->len, sizeof(raw_symbol), compare_raw);
+  lagscope__sort(list->items, list->len, sizeof(raw_symbol), compare_raw);
   uint32_t *stack = lagscope__alloc(list->len * sizeof(uint32_t));
   if (stack == NULL) return -1;
   size_t n = dedupe(list->items, list->len, stack);

@@ -596,7 +596,7 @@ static void test_report_cycle(void) {
   lagscope__store *s;
   CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
   CHECK_EQ_INT(lagscope__store_write(s, r.id, json, path, sizeof(path), why, sizeof(why)), 0);
-  lagscope_free(json);
+  lagscope__dealloc(json);
   lagscope__store_close(s);
 
   /* The next launch. */
