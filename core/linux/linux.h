@@ -76,8 +76,8 @@ void lagscope__linux_objects_release(void);
 int lagscope__linux_object_segment(uintptr_t address, size_t bytes, uintptr_t *start,
                                    int *executable);
 /* Copies [address, address + bytes) of such a segment: a read-only segment's from the file
- * (its page cache), anything else with a checked read in place. 0, or -1. Allocates the cache
- * once. */
+ * (its page cache), anything else in place. 0, or -1 when it is in no such segment. Allocates
+ * the cache once. */
 int lagscope__linux_object_read(uintptr_t address, void *out, size_t bytes);
 /* The .eh_frame_hdr of the object whose segment holds ip, and that segment's range. 0, or -1
  * when ip is in no object or its object has none. F */
