@@ -287,6 +287,9 @@ void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t valu
 double lagscope__json_rounded(double value);
 /* A measurement rounded to 0.001 (finer than any is accurate); null when not finite. A */
 void lagscope__json_add_measure(struct cJSON *object, const char *name, double value);
+/* Its text, without stdio: "12.345", "-0.5", "3" (out: 32 bytes); 0 when the value is too large
+ * for thousandths (|value| >= 4e12) or not finite. F */
+int lagscope__json_measure_text(double value, char *out);
 /* The document as compact text in lagscope's heap, freed with lagscope__dealloc; NULL when out
  * of memory. A report's text passes 128 KiB: from malloc, that block would be mapped, and
  * freeing it raises glibc's mmap and trim thresholds for the app's allocations too, and leaves

@@ -4,7 +4,6 @@
 #include "internal.h"
 
 #include <cjson/cJSON.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,16 +12,80 @@
 static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
     LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
 
+/* Numbers are written as text here, not by cJSON: it prints each with sprintf and reads it
+ * back with sscanf, and on an idle app's path (a metrics event each 500 ms) those are the
+ * only callers of libc's formatting code, 64 KiB pages of it made resident, and ~1 µs a
+ * number. */
+
+/* value's decimal digits into out (NUL-terminated); its length. F */
+static size_t u64_text(uint64_t value, char *out) {
+  char reversed[20];
+  size_t n = 0;
+  do {
+    reversed[n++] = (char)('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  for (size_t i = 0; i < n; i++) out[i] = reversed[n - 1 - i];
+  out[n] = '\0';
+  return n;
+}
+
+static size_t i64_text(int64_t value, char *out) {
+  if (value >= 0) return u64_text((uint64_t)value, out);
+  out[0] = '-';
+  return 1 + u64_text(0 - (uint64_t)value, out + 1);
+}
+
+/* A measurement rounded to 0.001, as thousandths: "12.345", "-0.5", "3"; 0 when it is too
+ * large for that (then cJSON writes it). The text reads back as lagscope__json_rounded's
+ * double: both are the double nearest to the same number of thousandths. F */
+static int measure_text(double value, char *out) {
+  double scaled = value * 1000.0;
+  if (!(fabs(scaled) < 4e15)) return 0; /* NaN too */
+  int64_t thousandths = (int64_t)scaled; /* toward zero, then half away from zero */
+  double fraction = scaled - (double)thousandths;
+  if (fraction >= 0.5) thousandths++;
+  else if (fraction <= -0.5) thousandths--;
+  uint64_t magnitude = thousandths < 0 ? 0 - (uint64_t)thousandths : (uint64_t)thousandths;
+  size_t n = 0;
+  if (thousandths < 0) out[n++] = '-';
+  n += u64_text(magnitude / 1000, out + n);
+  unsigned fraction_digits = (unsigned)(magnitude % 1000);
+  if (fraction_digits != 0) {
+    out[n++] = '.';
+    for (unsigned unit = 100; unit > 0 && fraction_digits != 0; unit /= 10) {
+      out[n++] = (char)('0' + fraction_digits / unit);
+      fraction_digits %= unit;
+    }
+  }
+  out[n] = '\0';
+  return 1;
+}
+
 void lagscope__json_add_u64(cJSON *object, const char *name, uint64_t value) {
   char text[24];
-  snprintf(text, sizeof(text), "%" PRIu64, value);
+  u64_text(value, text);
   cJSON_AddRawToObject(object, name, text);
 }
 
 void lagscope__json_add_i64(cJSON *object, const char *name, int64_t value) {
   char text[24];
-  snprintf(text, sizeof(text), "%" PRId64, value);
+  i64_text(value, text);
   cJSON_AddRawToObject(object, name, text);
+}
+
+/* A measurement as an array item (see measure_text). */
+static cJSON *measure_item(double value) {
+  char text[32];
+  if (!isfinite(value)) return cJSON_CreateNull();
+  return measure_text(value, text) ? cJSON_CreateRaw(text)
+                                   : cJSON_CreateNumber(lagscope__json_rounded(value));
+}
+
+static cJSON *u64_item(uint64_t value) {
+  char text[24];
+  u64_text(value, text);
+  return cJSON_CreateRaw(text);
 }
 
 /* Measurements as decimals people read: 0.001 is finer than any of them is accurate. Rounded
@@ -38,17 +101,16 @@ double lagscope__json_rounded(double value) {
 }
 
 void lagscope__json_add_measure(cJSON *object, const char *name, double value) {
-  if (!isfinite(value))
-    cJSON_AddNullToObject(object, name);
-  else
-    cJSON_AddNumberToObject(object, name, lagscope__json_rounded(value));
+  cJSON_AddItemToObject(object, name, measure_item(value));
 }
 
+int lagscope__json_measure_text(double value, char *out) { return measure_text(value, out); }
+
 static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
-  cJSON_AddNumberToObject(o, "refresh_hz", f->refresh_hz);
+  lagscope__json_add_measure(o, "refresh_hz", f->refresh_hz);
   lagscope__json_add_measure(o, "fps", f->fps);
-  cJSON_AddNumberToObject(o, "frames", f->frames);
-  cJSON_AddNumberToObject(o, "dropped", f->dropped);
+  lagscope__json_add_u64(o, "frames", f->frames);
+  lagscope__json_add_u64(o, "dropped", f->dropped);
   lagscope__json_add_measure(o, "hitch_ms_per_s", f->hitch_ms_per_s);
   cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(f->band));
   cJSON_AddBoolToObject(o, "idle", f->idle);
@@ -56,15 +118,15 @@ static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
   lagscope__json_add_u64(o, "total_dropped", f->total_dropped);
   lagscope__json_add_u64(o, "lost_timestamps", f->lost_timestamps);
   cJSON *histogram = cJSON_AddObjectToObject(o, "frame_histogram");
-  cJSON_AddItemToObject(histogram, "edges_ms",
-                        cJSON_CreateDoubleArray(histogram_edges_ms,
-                                                LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1));
+  cJSON *edges = cJSON_AddArrayToObject(histogram, "edges_ms");
+  for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1; i++)
+    cJSON_AddItemToArray(edges, measure_item(histogram_edges_ms[i]));
   cJSON *counts = cJSON_AddArrayToObject(histogram, "counts");
   for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS; i++)
-    cJSON_AddItemToArray(counts, cJSON_CreateNumber((double)f->histogram[i]));
+    cJSON_AddItemToArray(counts, u64_item(f->histogram[i]));
   cJSON *recent = cJSON_AddArrayToObject(o, "recent_frame_ms");
   for (uint32_t i = 0; i < f->recent_count; i++)
-    cJSON_AddItemToArray(recent, cJSON_CreateNumber(lagscope__json_rounded(f->recent_ms[i])));
+    cJSON_AddItemToArray(recent, measure_item(f->recent_ms[i]));
 }
 
 static void add_metrics(cJSON *o, const lagscope_metrics *m) {
@@ -72,13 +134,13 @@ static void add_metrics(cJSON *o, const lagscope_metrics *m) {
   lagscope__json_add_i64(o, "wall_ms", m->wall_ms);
   add_frames(o, &m->frames);
   lagscope__json_add_measure(o, "cpu_percent", m->cpu_percent);
-  cJSON_AddNumberToObject(o, "thread_count", m->thread_count);
+  lagscope__json_add_u64(o, "thread_count", m->thread_count);
   lagscope__json_add_u64(o, "rss_bytes", m->rss_bytes);
   lagscope__json_add_u64(o, "pss_bytes", m->pss_bytes);
   cJSON *busiest = cJSON_AddArrayToObject(o, "busiest_threads");
   for (uint32_t i = 0; i < m->busiest_count; i++) {
     cJSON *t = cJSON_CreateObject();
-    cJSON_AddNumberToObject(t, "tid", m->busiest[i].tid);
+    lagscope__json_add_i64(t, "tid", m->busiest[i].tid);
     cJSON_AddStringToObject(t, "name", m->busiest[i].name);
     lagscope__json_add_measure(t, "cpu_percent", m->busiest[i].cpu_percent);
     cJSON_AddItemToArray(busiest, t);
@@ -110,7 +172,7 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       lagscope__json_add_u64(o, "hang_id", e->as.hang_began.hang_id);
       lagscope__json_add_u64(o, "start_ns", e->as.hang_began.start_ns);
       lagscope__json_add_i64(o, "start_wall_ms", e->as.hang_began.start_wall_ms);
-      cJSON_AddNumberToObject(o, "threshold_ms", e->as.hang_began.threshold_ms);
+      lagscope__json_add_u64(o, "threshold_ms", e->as.hang_began.threshold_ms);
       break;
     case LAGSCOPE_EVENT_HANG_ENDED:
       lagscope__json_add_u64(o, "hang_id", e->as.hang_ended.hang_id);
@@ -128,14 +190,14 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       break;
     case LAGSCOPE_EVENT_HANG_SAMPLE:
       lagscope__json_add_u64(o, "hang_id", e->as.hang_sample.hang_id);
-      cJSON_AddNumberToObject(o, "sample_count", e->as.hang_sample.sample_count);
+      lagscope__json_add_u64(o, "sample_count", e->as.hang_sample.sample_count);
       lagscope__json_add_measure(o, "elapsed_ms", (double)e->as.hang_sample.elapsed_ns / 1e6);
       if (e->payload.stack_json != NULL) cJSON_AddRawToObject(o, "stack", e->payload.stack_json);
       break;
     case LAGSCOPE_EVENT_HITCH:
       lagscope__json_add_u64(o, "start_ns", e->as.hitch.start_ns);
       lagscope__json_add_measure(o, "duration_ms", (double)e->as.hitch.duration_ns / 1e6);
-      cJSON_AddNumberToObject(o, "sample_count", e->as.hitch.sample_count);
+      lagscope__json_add_u64(o, "sample_count", e->as.hitch.sample_count);
       cJSON_AddStringToObject(o, "function",
                               e->as.hitch.function != NULL ? e->as.hitch.function : "");
       cJSON_AddRawToObject(o, "heaviest_stack",
@@ -144,7 +206,7 @@ static void add_body(cJSON *o, const lagscope_event *e) {
       break;
     case LAGSCOPE_EVENT_SERVER_STARTED:
       cJSON_AddStringToObject(o, "url", e->payload.message != NULL ? e->payload.message : "");
-      cJSON_AddNumberToObject(o, "port", e->as.server_started.port);
+      lagscope__json_add_u64(o, "port", e->as.server_started.port);
       break;
     case LAGSCOPE_EVENT_ERROR:
       cJSON_AddStringToObject(o, "code", lagscope_error_name(e->as.error.code));

@@ -1,17 +1,47 @@
 /* lagscope__json_rounded (the metrics' and reports' 0.001 rounding, written without libm)
- * against libm's round(): the same result for measurements of every size and sign. */
+ * against libm's round(): the same result for measurements of every size and sign. And the
+ * texts written without stdio: a measurement's reads back (strtod) as exactly that rounded
+ * value, and 64-bit integers come out as printf writes them. */
 #include "check.h"
 #include "internal.h"
 
+#include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static double by_libm(double value) { return round(value * 1000.0) / 1000.0; }
+
+static unsigned long texts_checked;
 
 static void same(double value) {
   double ours = lagscope__json_rounded(value), theirs = by_libm(value);
   CHECK_MSG(ours == theirs, "%.17g: %.17g, round() gives %.17g", value, ours, theirs);
+  char text[32];
+  if (!lagscope__json_measure_text(value, text)) {
+    CHECK_MSG(fabs(value) >= 4e12, "%.17g: no text", value);
+    return;
+  }
+  char *end = NULL;
+  double back = strtod(text, &end);
+  CHECK_MSG(*end == '\0' && back == ours, "%.17g: \"%s\" reads as %.17g, not %.17g", value, text,
+            back, ours);
+  texts_checked++;
+}
+
+/* An integer as the event JSON writes it, against printf. */
+static void integer_text(uint64_t u, int64_t i) {
+  cJSON *o = cJSON_CreateObject();
+  lagscope__json_add_u64(o, "u", u);
+  lagscope__json_add_i64(o, "i", i);
+  char *printed = cJSON_PrintUnformatted(o), expected[96];
+  snprintf(expected, sizeof(expected), "{\"u\":%" PRIu64 ",\"i\":%" PRId64 "}", u, i);
+  CHECK_MSG(strcmp(printed, expected) == 0, "%s, printf: %s", printed, expected);
+  free(printed);
+  cJSON_Delete(o);
 }
 
 int main(void) {
@@ -36,6 +66,20 @@ int main(void) {
     double magnitude = pow(10.0, (double)(i % 19) - 6.0);
     same((i & 1 ? -1.0 : 1.0) * unit * magnitude);
   }
-  printf("lagscope__json_rounded agrees with round() on 250 146 values\n");
+  const uint64_t unsigned_cases[] = {0, 1, 9, 10, 99, 1000, 4294967295u, 9007199254740993ull,
+                                     UINT64_MAX};
+  const int64_t signed_cases[] = {0, -1, 1, -10, 123456789, INT64_MIN, INT64_MAX};
+  for (size_t i = 0; i < sizeof(unsigned_cases) / sizeof(unsigned_cases[0]); i++)
+    for (size_t j = 0; j < sizeof(signed_cases) / sizeof(signed_cases[0]); j++)
+      integer_text(unsigned_cases[i], signed_cases[j]);
+  CHECK(texts_checked > 250000);
+  char text[32];
+  CHECK(lagscope__json_measure_text(-0.0625, text) && strcmp(text, "-0.063") == 0);
+  CHECK(lagscope__json_measure_text(16.6667, text) && strcmp(text, "16.667") == 0);
+  CHECK(lagscope__json_measure_text(60.0, text) && strcmp(text, "60") == 0);
+  CHECK(lagscope__json_measure_text(0.5, text) && strcmp(text, "0.5") == 0);
+  CHECK(!lagscope__json_measure_text(NAN, text) && !lagscope__json_measure_text(1e300, text));
+  printf("lagscope__json_rounded agrees with round() on 250 146 values; %lu measurement texts "
+         "read back as them; 63 integers as printf writes them\n", texts_checked);
   return 0;
 }
