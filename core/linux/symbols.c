@@ -12,7 +12,9 @@
  *   4. lookup    — binary search, then the chain of enclosing symbols;
  *   5. names     — C++ names demangled by libstdc++'s __cxa_demangle, found at run time so
  *                  that lagscope never links libstdc++; cached per symbol;
- *   6. lines     — file:line from DWARF through libdw, when the object has debug info;
+ *   6. lines     — file:line from DWARF through libdw, when the object has debug info; libdw
+ *                  is loaded then (dlopen), not with lagscope: most apps' objects have no
+ *                  DWARF to read, and its pages (0.4 MiB with its libraries) stay out;
  *   7. the contract of internal.h.
  *
  * Never an invented name: an address past a symbol's size has no function. A symbol of size 0
@@ -595,21 +597,65 @@ static Elf *open_object(lagscope__symbol_index *s, const object *o, int *fd, voi
   return NULL;
 }
 
-/* 1 when a .debug_ section is compressed (Debian's debug packages, -gz builds): libdw would
- * inflate it whole at dwarf_begin_elf; uncompressed ones are read in place, from the file's
- * mapping. */
-static int has_compressed_dwarf(Elf *elf) {
+/* 1 when elf has DWARF that can be read in place: a .debug_info section, and no .debug_
+ * section compressed (Debian's debug packages, -gz builds), which libdw would inflate whole at
+ * dwarf_begin_elf. */
+static int has_plain_dwarf(Elf *elf) {
   size_t names;
   if (elf_getshdrstrndx(elf, &names) != 0) return 0;
+  int info = 0;
   Elf_Scn *scn = NULL;
   while ((scn = elf_nextscn(elf, scn)) != NULL) {
     GElf_Shdr sh;
     const char *name;
-    if (gelf_getshdr(scn, &sh) != NULL && (sh.sh_flags & SHF_COMPRESSED) &&
-        (name = elf_strptr(elf, names, sh.sh_name)) != NULL && strncmp(name, ".debug_", 7) == 0)
-      return 1;
+    if (gelf_getshdr(scn, &sh) == NULL || (name = elf_strptr(elf, names, sh.sh_name)) == NULL ||
+        strncmp(name, ".debug_", 7) != 0)
+      continue;
+    if (sh.sh_flags & SHF_COMPRESSED) return 0;
+    if (strcmp(name, ".debug_info") == 0 && sh.sh_type != SHT_NOBITS) info = 1;
   }
-  return 0;
+  return info;
+}
+
+/* libdw's functions that lagscope calls, from libdw.so.1 loaded at the first object with DWARF
+ * to read (RTLD_LOCAL, never unloaded: its Dwarf handles may live in an index). The loader's
+ * lock is taken then, once, on lagscope's thread. NULL when it cannot be loaded: names still,
+ * no lines. */
+typedef struct libdw_calls {
+  Dwarf *(*begin_elf)(Elf *elf, Dwarf_Cmd cmd, Elf_Scn *scn);
+  int (*end)(Dwarf *dwarf);
+  Dwarf_Die *(*addrdie)(Dwarf *dwarf, Dwarf_Addr address, Dwarf_Die *result);
+  Dwarf_Line *(*getsrc_die)(Dwarf_Die *cu, Dwarf_Addr address);
+  int (*lineno)(Dwarf_Line *line, int *number);
+  const char *(*linesrc)(Dwarf_Line *line, Dwarf_Word *mtime, Dwarf_Word *length);
+} libdw_calls;
+
+static libdw_calls libdw;
+static int libdw_loaded;
+static pthread_once_t libdw_once = PTHREAD_ONCE_INIT;
+
+static void load_libdw(void) {
+  void *handle = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL) return;
+  libdw_calls calls;
+  *(void **)&calls.begin_elf = dlsym(handle, "dwarf_begin_elf");
+  *(void **)&calls.end = dlsym(handle, "dwarf_end");
+  *(void **)&calls.addrdie = dlsym(handle, "dwarf_addrdie");
+  *(void **)&calls.getsrc_die = dlsym(handle, "dwarf_getsrc_die");
+  *(void **)&calls.lineno = dlsym(handle, "dwarf_lineno");
+  *(void **)&calls.linesrc = dlsym(handle, "dwarf_linesrc");
+  if (calls.begin_elf == NULL || calls.end == NULL || calls.addrdie == NULL ||
+      calls.getsrc_die == NULL || calls.lineno == NULL || calls.linesrc == NULL) {
+    dlclose(handle);
+    return;
+  }
+  libdw = calls;
+  libdw_loaded = 1;
+}
+
+static const libdw_calls *libdw_functions(void) {
+  pthread_once(&libdw_once, load_libdw);
+  return libdw_loaded ? &libdw : NULL;
 }
 
 /* A DWARF reader on elf, unless its DWARF is compressed: names then, but no file:line. libdw
@@ -618,8 +664,9 @@ static int has_compressed_dwarf(Elf *elf) {
  * the largest freed block, for the app's own allocations too. An app's own -g code is not
  * compressed (unless built with -gz) and keeps its lines. */
 static Dwarf *open_dwarf(Elf *elf) {
-  if (elf == NULL || has_compressed_dwarf(elf)) return NULL;
-  return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+  if (elf == NULL || !has_plain_dwarf(elf)) return NULL;
+  const libdw_calls *dw = libdw_functions();
+  return dw != NULL ? dw->begin_elf(elf, DWARF_C_READ, NULL) : NULL;
 }
 
 /* Keeps a DWARF reader on whichever file has debug info (the object or its debug file). */
@@ -761,11 +808,11 @@ static const char *function_name(lagscope__symbol_index *s, object *o, const ent
 /* file points into libdw's line table, which lives as long as the object's Dwarf: until _free. */
 static void find_line(const object *o, uint64_t file_address, lagscope__frame_info *out) {
   Dwarf_Die cu;
-  if (o->dwarf == NULL || dwarf_addrdie(o->dwarf, file_address, &cu) == NULL) return;
-  Dwarf_Line *line = dwarf_getsrc_die(&cu, file_address);
+  if (o->dwarf == NULL || libdw.addrdie(o->dwarf, file_address, &cu) == NULL) return;
+  Dwarf_Line *line = libdw.getsrc_die(&cu, file_address); /* loaded: o->dwarf is libdw's */
   int number = 0;
-  if (line == NULL || dwarf_lineno(line, &number) != 0 || number <= 0) return;
-  const char *file = dwarf_linesrc(line, NULL, NULL);
+  if (line == NULL || libdw.lineno(line, &number) != 0 || number <= 0) return;
+  const char *file = libdw.linesrc(line, NULL, NULL);
   if (file == NULL) return;
   out->file = file;
   out->line = (uint32_t)number;
@@ -782,7 +829,7 @@ lagscope__symbol_index *lagscope__symbol_index_new(void) {
 }
 
 static void free_object(lagscope__symbol_index *s, object *o) {
-  if (o->dwarf != NULL) dwarf_end(o->dwarf);
+  if (o->dwarf != NULL) libdw.end(o->dwarf);
   close_file(o->dwarf_fd, o->dwarf_elf);
   let_go(s, o->entries, (size_t)o->count * sizeof(entry));
   let_go(s, o->names, o->names_size);
