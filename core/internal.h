@@ -341,6 +341,11 @@ typedef struct lagscope__main_signals {
   _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t answered_seq; /* last ping answered */
   _Atomic uint64_t answered_ns;  /* when */
   _Atomic uint64_t alive_ns;     /* last sign of life: a ping answer, frame or heartbeat */
+  /* The first sign of life after none for gap_ns or more: where a stall ended, however late
+   * the monitor looks (its report's build can take longer than the stall). The watchdog sets
+   * gap_ns (its "late", two frame budgets); 0: not recorded. */
+  _Atomic uint64_t resumed_ns;
+  _Atomic uint64_t gap_ns;
   _Atomic int idle;              /* between lagscope_idle_begin and _end: owes no answer */
 } lagscope__main_signals;
 

@@ -41,23 +41,33 @@ static int on_watched_thread(void) {
   return 0;
 }
 
+/* A sign of life at now: the first after a gap also says where that stall ended. Only the
+ * main thread writes these. */
+static void note_alive(uint64_t now) {
+  uint64_t before = atomic_load_explicit(&main_signals.alive_ns, memory_order_relaxed);
+  uint64_t gap = atomic_load_explicit(&main_signals.gap_ns, memory_order_relaxed);
+  if (gap != 0 && now > before && now - before >= gap)
+    atomic_store_explicit(&main_signals.resumed_ns, now, memory_order_release);
+  atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
+}
+
 void lagscope_frame(void) {
   if (!on_watched_thread()) return;
   uint64_t now = lagscope__now_ns();
   lagscope__frame_ring_push(&frame_ring, now);
-  atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
+  note_alive(now);
 }
 
 void lagscope_heartbeat(void) {
   if (!on_watched_thread()) return;
-  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
+  note_alive(lagscope__now_ns());
 }
 
 /* Idle: alive at begin (which ends a hang), owing nothing until end, alive again at end so
  * that the threshold counts from there. */
 static void set_idle(int idle) {
   if (!on_watched_thread()) return;
-  atomic_store_explicit(&main_signals.alive_ns, lagscope__now_ns(), memory_order_release);
+  note_alive(lagscope__now_ns());
   atomic_store_explicit(&main_signals.idle, idle, memory_order_release);
 }
 
@@ -72,5 +82,5 @@ void lagscope__main_thread_answer_ping(void *arg) {
   atomic_store_explicit(&main_signals.answered_ns, now, memory_order_release);
   if (seq > atomic_load_explicit(&main_signals.answered_seq, memory_order_relaxed))
     atomic_store_explicit(&main_signals.answered_seq, seq, memory_order_release);
-  atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
+  note_alive(now);
 }

@@ -441,6 +441,8 @@ int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *d
     return LAGSCOPE_ENOMEM;
   }
   lagscope__watchdog_init(&in->watchdog, config, lagscope__now_ns(), last_ping_seq);
+  /* The main thread records where a stall ended: a gap as long as the watchdog's "late". */
+  atomic_store_explicit(&in->signals->gap_ns, in->watchdog.late_ns, memory_order_relaxed);
   lagscope__frame_meter_init(&in->frames, config->refresh_hz);
   /* A gap the watchdog could not have seen late (a ping's wait, then lateness) is no proof of
    * idleness; one a frame budget longer is. */

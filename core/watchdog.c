@@ -57,9 +57,17 @@ static uint64_t pending_since(const lagscope__watchdog *w, uint64_t alive_ns) {
   return w->heartbeat_mode ? since : max_u64(since, w->ping_posted_ns);
 }
 
-/* Ends a hang at the main thread's first answer, or at any later sign of life: a hang never
- * outlives a presented frame or a heartbeat, even when its ping was lost. (A frame's end is
- * the latest sign of life the monitor sees, at most one hang tick after the first.) */
+/* The first sign of life after since, when the main thread recorded it (the first after a
+ * gap); else alive_ns, the latest, which the monitor sees at most one look after the first. */
+static uint64_t first_alive_after(const lagscope__main_signals *signals, uint64_t since,
+                                  uint64_t alive_ns) {
+  uint64_t resumed = atomic_load_explicit(&signals->resumed_ns, memory_order_acquire);
+  return resumed > since && resumed <= alive_ns ? resumed : alive_ns;
+}
+
+/* Ends a hang at the main thread's first answer, or at its first sign of life after the stall:
+ * a hang never outlives a presented frame or a heartbeat, even when its ping was lost, nor
+ * lasts longer because the monitor was busy (building the hang's report) when it ended. */
 static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *signals,
                          uint64_t alive_ns, lagscope__watchdog_step *step) {
   uint64_t answered = atomic_load_explicit(&signals->answered_seq, memory_order_acquire);
@@ -70,7 +78,7 @@ static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *si
   if (ping_answered)
     end_ns = atomic_load_explicit(&signals->answered_ns, memory_order_acquire);
   else if (alive_ns > w->hang_start_ns)
-    end_ns = alive_ns;
+    end_ns = first_alive_after(signals, w->hang_start_ns, alive_ns);
   else
     return;
   uint64_t length = end_ns > w->hang_start_ns ? end_ns - w->hang_start_ns : 0;
@@ -120,13 +128,13 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
 
   /* Late, not hung yet: the stall's first samples, so that its report starts near its start.
    * Late before and not now, without a hang: the main thread answered in time; that stall was
-   * a hitch, ended at its first sign of life the monitor saw (at most one look after it). */
+   * a hitch, ended at its first sign of life. */
   int late = !w->hang_active && owed_ns >= w->late_ns;
   step->sample_early = late;
   if (w->late && !late && !w->hang_active && alive > w->late_since_ns) {
     step->late_ended = 1;
     step->late_since_ns = w->late_since_ns;
-    step->late_duration_ns = alive - w->late_since_ns;
+    step->late_duration_ns = first_alive_after(signals, w->late_since_ns, alive) - w->late_since_ns;
   }
   if (late && !w->late) w->late_since_ns = since;
   w->late = late;

@@ -186,6 +186,42 @@ static void test_heartbeat_mode(void) {
   CHECK_EQ_INT(s.duration_ns, 700 * MS);
 }
 
+/* A monitor that looks late (it was building the hang's report) still ends the hang, and a
+ * hitch, where the main thread's first sign of life after the stall was (its resumed_ns), not
+ * at the latest heartbeat it sees. */
+static void test_a_busy_monitor_ends_a_stall_where_it_ended(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  uint64_t t0 = 1000 * MS;
+  for (int resumed_before = 0; resumed_before <= 1; resumed_before++) {
+    reset(&w, 1);
+    atomic_store(&signals.alive_ns, t0);
+    /* 1: a resumption from before the stall, which says nothing about it: the latest sign. */
+    if (resumed_before) atomic_store(&signals.resumed_ns, t0 - 5 * MS);
+    uint64_t now = t0;
+    for (step_at(&w, now, &s); !s.hang_began; step_at(&w, now, &s)) now = s.wake_at_ns;
+    /* Heartbeats resume at 700 ms and go on; the monitor, busy with the hang's report until
+     * 1200 ms (monitor.c moves its expected wake-up to the work's end), looks then. */
+    if (!resumed_before) atomic_store(&signals.resumed_ns, t0 + 700 * MS);
+    atomic_store(&signals.alive_ns, t0 + 1190 * MS);
+    w.expected_wake_ns = t0 + 1200 * MS;
+    lagscope__watchdog_run(&w, &signals, t0 + 1200 * MS, &s);
+    CHECK(s.hang_ended && !s.resumed);
+    CHECK_EQ_INT(s.duration_ns, (resumed_before ? 1190 : 700) * MS);
+  }
+  /* A hitch: late from t0, resumed at 90 ms, looked at after 200 ms of heartbeats. */
+  reset(&w, 1);
+  atomic_store(&signals.alive_ns, t0);
+  uint64_t now = t0;
+  for (step_at(&w, now, &s); !s.sample_early; step_at(&w, now, &s)) now = s.wake_at_ns;
+  atomic_store(&signals.resumed_ns, t0 + 90 * MS);
+  atomic_store(&signals.alive_ns, t0 + 200 * MS);
+  w.expected_wake_ns = t0 + 210 * MS;
+  lagscope__watchdog_run(&w, &signals, t0 + 210 * MS, &s);
+  CHECK(s.late_ended && !s.hang_began);
+  CHECK_EQ_INT(s.late_duration_ns, 90 * MS);
+}
+
 /* A ping from an earlier start, answered late, does not answer the new instance's ping. */
 static void test_stale_ping(void) {
   lagscope__watchdog w;
@@ -370,6 +406,7 @@ static const test_case cases[] = {
     TEST_CASE(suspension_inside_a_hang),
     TEST_CASE(starvation_inside_a_hang),
     TEST_CASE(heartbeat_mode),
+    TEST_CASE(a_busy_monitor_ends_a_stall_where_it_ended),
     TEST_CASE(stale_ping),
     TEST_CASE(excused_is_not_a_hang),
 };
