@@ -6,11 +6,16 @@
 
 #include <string.h>
 
+/* By memcpy through a small buffer, not byte by byte: each byte access is a call under
+ * ThreadSanitizer, and sorting a large library's symbols took 0.7 s there. */
 static void swap_items(unsigned char *a, unsigned char *b, size_t size) {
-  while (size-- > 0) {
-    unsigned char t = *a;
-    *a++ = *b;
-    *b++ = t;
+  unsigned char t[64];
+  while (size > 0) {
+    size_t n = size < sizeof(t) ? size : sizeof(t);
+    memcpy(t, a, n);
+    memcpy(a, b, n);
+    memcpy(b, t, n);
+    a += n, b += n, size -= n;
   }
 }
 
