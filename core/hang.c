@@ -435,7 +435,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
     *sample_count = r.sample_count;
   }
   lagscope__dealloc(stack);
-  lagscope_free(cause);
+  lagscope__dealloc(cause);
   lagscope__dealloc(samples);
   return payload;
 }
@@ -511,7 +511,7 @@ char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t 
       LAGSCOPE_OK)
     return NULL;
   char *payload = lagscope__payload_text(text);
-  lagscope_free(text);
+  lagscope__dealloc(text);
   return payload;
 }
 

@@ -19,9 +19,9 @@ struct lagscope_hang_report {
 
 static void hang_report_destroy(void *payload) {
   lagscope_hang_report *r = payload;
-  lagscope__dealloc(r->json); /* lagscope__json_print's */
+  lagscope__dealloc(r->json); /* lagscope__report_json's */
   lagscope__dealloc(r->heaviest_stack_json);
-  lagscope_free(r->cause_json);
+  lagscope__dealloc(r->cause_json);
 }
 
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
@@ -52,7 +52,7 @@ const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *rep
 }
 
 void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json) {
-  lagscope_free(report->cause_json);
+  lagscope__dealloc(report->cause_json);
   report->cause_json = cause_json;
   report->label[0] = report->kind[0] = '\0';
   cJSON *cause = cause_json != NULL ? cJSON_Parse(cause_json) : NULL;

@@ -290,11 +290,54 @@ void lagscope__json_add_measure(struct cJSON *object, const char *name, double v
 /* Its text, without stdio: "12.345", "-0.5", "3" (out: 32 bytes); 0 when the value is too large
  * for thousandths (|value| >= 4e12) or not finite. F */
 int lagscope__json_measure_text(double value, char *out);
-/* The document as compact text in lagscope's heap, freed with lagscope__dealloc; NULL when out
- * of memory. A report's text passes 128 KiB: from malloc, that block would be mapped, and
- * freeing it raises glibc's mmap and trim thresholds for the app's allocations too, and leaves
- * the arena's freed pages resident. A */
-char *lagscope__json_print(const struct cJSON *doc);
+/* The event as one line of JSON in lagscope's heap (lagscope__dealloc), as lagscope_event_json
+ * writes it; slim: a metrics event without recent_frame_ms, frame_histogram and
+ * busiest_threads (the viewer's window of older ticks). NULL when out of memory. A */
+char *lagscope__event_text(const lagscope_event *event, int slim);
+
+/* value's decimal digits, NUL-terminated (out: 21 bytes); their count. F */
+size_t lagscope__json_u64_text(uint64_t value, char *out);
+
+/* ---- JSON written as text (core/json_writer.c), for documents too large for a cJSON tree --------
+ * Every call appends one value; key is its member name inside an object, NULL inside an array
+ * or at the top. The text lives in lagscope's heap. After a failed allocation the calls do
+ * nothing and finish returns NULL. Each call may allocate (A); no lock. */
+typedef struct lagscope__json_writer {
+  char *text; /* NUL-terminated; NULL before the first value */
+  size_t len, cap;
+  int failed;
+} lagscope__json_writer;
+void lagscope__jw_begin_object(lagscope__json_writer *w, const char *key);
+void lagscope__jw_end_object(lagscope__json_writer *w);
+void lagscope__jw_begin_array(lagscope__json_writer *w, const char *key);
+void lagscope__jw_end_array(lagscope__json_writer *w);
+/* A string; null when text is NULL; bytes that are not UTF-8 become U+FFFD. */
+void lagscope__jw_string(lagscope__json_writer *w, const char *key, const char *text);
+/* An address as the string "0x..." (lowercase hex). */
+void lagscope__jw_hex(lagscope__json_writer *w, const char *key, uintptr_t value);
+void lagscope__jw_u64(lagscope__json_writer *w, const char *key, uint64_t value);
+void lagscope__jw_i64(lagscope__json_writer *w, const char *key, int64_t value);
+/* A measurement rounded to 0.001; null when not finite. */
+void lagscope__jw_measure(lagscope__json_writer *w, const char *key, double value);
+void lagscope__jw_bool(lagscope__json_writer *w, const char *key, int value);
+void lagscope__jw_null(lagscope__json_writer *w, const char *key);
+/* Text that is JSON already, copied as it is. */
+void lagscope__jw_raw(lagscope__json_writer *w, const char *key, const char *json);
+/* The text (freed with lagscope__dealloc), the writer emptied; NULL (and the text freed) when an
+ * allocation failed. */
+char *lagscope__jw_finish(lagscope__json_writer *w);
+/* Frees the text, if any. No allocation. */
+void lagscope__jw_discard(lagscope__json_writer *w);
+
+/* ---- JSON checked without building it (core/json_check.c) ---------------------------------------
+ * No allocation, no lock: a report file is checked in place, however large. */
+/* 1 when text[0, len) begins with one JSON value (after whitespace): *end is where the value
+ * ends. 0 when it does not: *end is where it went wrong.
+ * Never accepts what cJSON would not parse. F */
+int lagscope__json_check(const char *text, size_t len, size_t *end);
+/* The JSON string json[0, len) (quotes included) decoded into out, NUL-terminated; 0 when it
+ * is not exactly one string or does not fit. F */
+int lagscope__json_string_text(const char *json, size_t len, char *out, size_t size);
 
 /* ---- autostart (core/autostart.c): starting without the app's code ---------------------------- */
 /* A setting's text: 0 for "0", "no", "false", "off"; 1 for "1", "yes", "true", "on" (any case);
@@ -525,24 +568,24 @@ typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
 
 /* The report as JSON text (schema in README "Hang reports"), and the heaviest main-thread
  * stack alone as a JSON array of frames, innermost first. Either out pointer may be NULL.
- * Both are freed with lagscope__dealloc (lagscope__json_print). A */
+ * Both are freed with lagscope__dealloc. A */
 int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json);
 
 /* Every thread of r (threads, thread_info, main_tid, start_wall_ms as "wall_ms", duration_ns
  * as how long the capture took), for the viewer's "Capture now":
  * {"wall_ms", "duration_ms", "main_thread_tid", "thread_count", "threads": [as in a report]}.
- * Freed with lagscope_free. A */
+ * Freed with lagscope__dealloc. A */
 int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                                   void *ctx, char **out);
-/* One stack as a JSON array of frames, innermost first. Freed with lagscope_free. A */
+/* One stack as a JSON array of frames, innermost first. Freed with lagscope__dealloc. A */
 int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
                                 void *ctx, char **out);
 
 /* The verdict alone, {"kind", "summary", "label"}, for the hang_ended and hitch events (the
  * report's "cause" has the details). heaviest_json: the report's heaviest stack (its telling
  * function names a cpu, sleep or wait hang in the label, as in the report); NULL: the main
- * thread's one stack says. Freed with lagscope_free. A */
+ * thread's one stack says. Freed with lagscope__dealloc. A */
 int lagscope__report_cause_json(const lagscope__report_data *r, const char *heaviest_json,
                                 lagscope__resolve_fn resolve, void *ctx, char **out);
 
@@ -784,8 +827,8 @@ int lagscope__monitor_start(lagscope__monitor *m); /* A */
 void lagscope__monitor_stop(lagscope__monitor *m); /* joins: a hang still open ends here */
 void lagscope__monitor_free(lagscope__monitor *m);
 /* Asks the monitor thread to capture every thread now and waits up to timeout_ns; *json is
- * freed with lagscope_free. LAGSCOPE_ETIMEDOUT when it did not answer in time. Any other thread;
- * one request at a time. A, L */
+ * freed with lagscope__dealloc. LAGSCOPE_ETIMEDOUT when it did not answer in time. Any other
+ * thread; one request at a time. A, L */
 int lagscope__monitor_capture_now(lagscope__monitor *m, char **json, uint64_t timeout_ns);
 
 /* ---- the instance's life (core/lifecycle.c) ------------------------------------------------------ */

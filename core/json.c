@@ -1,12 +1,15 @@
-/* Events as JSON, through cJSON: one line per event, the format of the demo's --events jsonl
- * and of the viewer's stream. Field by field in README.md, "Events". 64-bit counters and
- * clocks are written as exact integers (cJSON's numbers are doubles, exact only to 2^53). */
+/* Events as JSON: one line per event, the format of the demo's --events jsonl and of the
+ * viewer's stream, field by field in README.md, "Events"; written as text (json_writer.c), not
+ * built as a cJSON tree: a metrics event goes out twice a second. And the helpers for the
+ * viewer's cJSON documents. 64-bit counters and clocks are written as exact integers (cJSON's
+ * numbers are doubles, exact only to 2^53). */
 #include "internal.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
@@ -18,7 +21,7 @@ static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
  * number. */
 
 /* value's decimal digits into out (NUL-terminated); its length. F */
-static size_t u64_text(uint64_t value, char *out) {
+size_t lagscope__json_u64_text(uint64_t value, char *out) {
   char reversed[20];
   size_t n = 0;
   do {
@@ -31,9 +34,9 @@ static size_t u64_text(uint64_t value, char *out) {
 }
 
 static size_t i64_text(int64_t value, char *out) {
-  if (value >= 0) return u64_text((uint64_t)value, out);
+  if (value >= 0) return lagscope__json_u64_text((uint64_t)value, out);
   out[0] = '-';
-  return 1 + u64_text(0 - (uint64_t)value, out + 1);
+  return 1 + lagscope__json_u64_text(0 - (uint64_t)value, out + 1);
 }
 
 /* A measurement rounded to 0.001, as thousandths: "12.345", "-0.5", "3"; 0 when it is too
@@ -49,7 +52,7 @@ static int measure_text(double value, char *out) {
   uint64_t magnitude = thousandths < 0 ? 0 - (uint64_t)thousandths : (uint64_t)thousandths;
   size_t n = 0;
   if (thousandths < 0) out[n++] = '-';
-  n += u64_text(magnitude / 1000, out + n);
+  n += lagscope__json_u64_text(magnitude / 1000, out + n);
   unsigned fraction_digits = (unsigned)(magnitude % 1000);
   if (fraction_digits != 0) {
     out[n++] = '.';
@@ -64,7 +67,7 @@ static int measure_text(double value, char *out) {
 
 void lagscope__json_add_u64(cJSON *object, const char *name, uint64_t value) {
   char text[24];
-  u64_text(value, text);
+  lagscope__json_u64_text(value, text);
   cJSON_AddRawToObject(object, name, text);
 }
 
@@ -80,12 +83,6 @@ static cJSON *measure_item(double value) {
   if (!isfinite(value)) return cJSON_CreateNull();
   return measure_text(value, text) ? cJSON_CreateRaw(text)
                                    : cJSON_CreateNumber(lagscope__json_rounded(value));
-}
-
-static cJSON *u64_item(uint64_t value) {
-  char text[24];
-  u64_text(value, text);
-  return cJSON_CreateRaw(text);
 }
 
 /* Measurements as decimals people read: 0.001 is finer than any of them is accurate. Rounded
@@ -106,144 +103,140 @@ void lagscope__json_add_measure(cJSON *object, const char *name, double value) {
 
 int lagscope__json_measure_text(double value, char *out) { return measure_text(value, out); }
 
-static void add_frames(cJSON *o, const lagscope_frame_metrics *f) {
-  lagscope__json_add_measure(o, "refresh_hz", f->refresh_hz);
-  lagscope__json_add_measure(o, "fps", f->fps);
-  lagscope__json_add_u64(o, "frames", f->frames);
-  lagscope__json_add_u64(o, "dropped", f->dropped);
-  lagscope__json_add_measure(o, "hitch_ms_per_s", f->hitch_ms_per_s);
-  cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(f->band));
-  cJSON_AddBoolToObject(o, "idle", f->idle);
-  lagscope__json_add_u64(o, "total_frames", f->total_frames);
-  lagscope__json_add_u64(o, "total_dropped", f->total_dropped);
-  lagscope__json_add_u64(o, "lost_timestamps", f->lost_timestamps);
-  cJSON *histogram = cJSON_AddObjectToObject(o, "frame_histogram");
-  cJSON *edges = cJSON_AddArrayToObject(histogram, "edges_ms");
+static void frames_write(lagscope__json_writer *w, const lagscope_frame_metrics *f, int slim) {
+  lagscope__jw_measure(w, "refresh_hz", f->refresh_hz);
+  lagscope__jw_measure(w, "fps", f->fps);
+  lagscope__jw_u64(w, "frames", f->frames);
+  lagscope__jw_u64(w, "dropped", f->dropped);
+  lagscope__jw_measure(w, "hitch_ms_per_s", f->hitch_ms_per_s);
+  lagscope__jw_string(w, "hitch_band", lagscope_hitch_band_name(f->band));
+  lagscope__jw_bool(w, "idle", f->idle);
+  lagscope__jw_u64(w, "total_frames", f->total_frames);
+  lagscope__jw_u64(w, "total_dropped", f->total_dropped);
+  lagscope__jw_u64(w, "lost_timestamps", f->lost_timestamps);
+  if (slim) return;
+  lagscope__jw_begin_object(w, "frame_histogram");
+  lagscope__jw_begin_array(w, "edges_ms");
   for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1; i++)
-    cJSON_AddItemToArray(edges, measure_item(histogram_edges_ms[i]));
-  cJSON *counts = cJSON_AddArrayToObject(histogram, "counts");
+    lagscope__jw_measure(w, NULL, histogram_edges_ms[i]);
+  lagscope__jw_end_array(w);
+  lagscope__jw_begin_array(w, "counts");
   for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS; i++)
-    cJSON_AddItemToArray(counts, u64_item(f->histogram[i]));
-  cJSON *recent = cJSON_AddArrayToObject(o, "recent_frame_ms");
-  for (uint32_t i = 0; i < f->recent_count; i++)
-    cJSON_AddItemToArray(recent, measure_item(f->recent_ms[i]));
+    lagscope__jw_u64(w, NULL, f->histogram[i]);
+  lagscope__jw_end_array(w);
+  lagscope__jw_end_object(w);
+  lagscope__jw_begin_array(w, "recent_frame_ms");
+  for (uint32_t i = 0; i < f->recent_count; i++) lagscope__jw_measure(w, NULL, f->recent_ms[i]);
+  lagscope__jw_end_array(w);
 }
 
-static void add_metrics(cJSON *o, const lagscope_metrics *m) {
-  lagscope__json_add_u64(o, "sampled_ns", m->time_ns);
-  lagscope__json_add_i64(o, "wall_ms", m->wall_ms);
-  add_frames(o, &m->frames);
-  lagscope__json_add_measure(o, "cpu_percent", m->cpu_percent);
-  lagscope__json_add_u64(o, "thread_count", m->thread_count);
-  lagscope__json_add_u64(o, "rss_bytes", m->rss_bytes);
-  lagscope__json_add_u64(o, "pss_bytes", m->pss_bytes);
-  cJSON *busiest = cJSON_AddArrayToObject(o, "busiest_threads");
-  for (uint32_t i = 0; i < m->busiest_count; i++) {
-    cJSON *t = cJSON_CreateObject();
-    lagscope__json_add_i64(t, "tid", m->busiest[i].tid);
-    cJSON_AddStringToObject(t, "name", m->busiest[i].name);
-    lagscope__json_add_measure(t, "cpu_percent", m->busiest[i].cpu_percent);
-    cJSON_AddItemToArray(busiest, t);
+static void metrics_write(lagscope__json_writer *w, const lagscope_metrics *m, int slim) {
+  lagscope__jw_u64(w, "sampled_ns", m->time_ns);
+  lagscope__jw_i64(w, "wall_ms", m->wall_ms);
+  frames_write(w, &m->frames, slim);
+  lagscope__jw_measure(w, "cpu_percent", m->cpu_percent);
+  lagscope__jw_u64(w, "thread_count", m->thread_count);
+  lagscope__jw_u64(w, "rss_bytes", m->rss_bytes);
+  lagscope__jw_u64(w, "pss_bytes", m->pss_bytes);
+  if (!slim) {
+    lagscope__jw_begin_array(w, "busiest_threads");
+    for (uint32_t i = 0; i < m->busiest_count; i++) {
+      lagscope__jw_begin_object(w, NULL);
+      lagscope__jw_i64(w, "tid", m->busiest[i].tid);
+      lagscope__jw_string(w, "name", m->busiest[i].name);
+      lagscope__jw_measure(w, "cpu_percent", m->busiest[i].cpu_percent);
+      lagscope__jw_end_object(w);
+    }
+    lagscope__jw_end_array(w);
   }
-  lagscope__json_add_u64(o, "hangs", m->hangs);
-  cJSON_AddBoolToObject(o, "hang_in_progress", m->hang_in_progress);
-  lagscope__json_add_u64(o, "events_published", m->events_published);
-  lagscope__json_add_u64(o, "events_dropped", m->events_dropped);
-  lagscope__json_add_measure(o, "monitor_cpu_percent", m->monitor_cpu_percent);
-  lagscope__json_add_u64(o, "monitor_memory_bytes", m->monitor_memory_bytes);
-  lagscope__json_add_u64(o, "stopped_ms", m->stopped_ms);
-  lagscope__json_add_u64(o, "monitor_starved_ms", m->monitor_starved_ms);
+  lagscope__jw_u64(w, "hangs", m->hangs);
+  lagscope__jw_bool(w, "hang_in_progress", m->hang_in_progress);
+  lagscope__jw_u64(w, "events_published", m->events_published);
+  lagscope__jw_u64(w, "events_dropped", m->events_dropped);
+  lagscope__jw_measure(w, "monitor_cpu_percent", m->monitor_cpu_percent);
+  lagscope__jw_u64(w, "monitor_memory_bytes", m->monitor_memory_bytes);
+  lagscope__jw_u64(w, "stopped_ms", m->stopped_ms);
+  lagscope__jw_u64(w, "monitor_starved_ms", m->monitor_starved_ms);
 }
 
 /* A hang's report in its event: where it is stored and its heaviest main-thread stack. */
-static void add_report(cJSON *o, const lagscope_hang_report *report) {
+static void report_write(lagscope__json_writer *w, const lagscope_hang_report *report) {
   if (report == NULL) return;
-  cJSON_AddStringToObject(o, "report_id", lagscope_report_id(report));
-  cJSON_AddStringToObject(o, "report_path", lagscope_report_path(report));
+  lagscope__jw_string(w, "report_id", lagscope_report_id(report));
+  lagscope__jw_string(w, "report_path", lagscope_report_path(report));
   const char *heaviest = lagscope__hang_report_heaviest_stack(report);
-  if (heaviest != NULL) cJSON_AddRawToObject(o, "heaviest_stack", heaviest);
+  if (heaviest != NULL) lagscope__jw_raw(w, "heaviest_stack", heaviest);
   const char *cause = lagscope__hang_report_cause(report);
-  if (cause != NULL) cJSON_AddRawToObject(o, "cause", cause);
+  if (cause != NULL) lagscope__jw_raw(w, "cause", cause);
 }
 
-static void add_body(cJSON *o, const lagscope_event *e) {
+static void body_write(lagscope__json_writer *w, const lagscope_event *e, int slim) {
   switch (e->type) {
     case LAGSCOPE_EVENT_HANG_BEGAN:
-      lagscope__json_add_u64(o, "hang_id", e->as.hang_began.hang_id);
-      lagscope__json_add_u64(o, "start_ns", e->as.hang_began.start_ns);
-      lagscope__json_add_i64(o, "start_wall_ms", e->as.hang_began.start_wall_ms);
-      lagscope__json_add_u64(o, "threshold_ms", e->as.hang_began.threshold_ms);
+      lagscope__jw_u64(w, "hang_id", e->as.hang_began.hang_id);
+      lagscope__jw_u64(w, "start_ns", e->as.hang_began.start_ns);
+      lagscope__jw_i64(w, "start_wall_ms", e->as.hang_began.start_wall_ms);
+      lagscope__jw_u64(w, "threshold_ms", e->as.hang_began.threshold_ms);
       break;
     case LAGSCOPE_EVENT_HANG_ENDED:
-      lagscope__json_add_u64(o, "hang_id", e->as.hang_ended.hang_id);
-      lagscope__json_add_u64(o, "start_ns", e->as.hang_ended.start_ns);
-      lagscope__json_add_u64(o, "duration_ns", e->as.hang_ended.duration_ns);
-      lagscope__json_add_measure(o, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
-      cJSON_AddBoolToObject(o, "counted", e->as.hang_ended.counted != 0);
-      add_report(o, e->payload.report);
+      lagscope__jw_u64(w, "hang_id", e->as.hang_ended.hang_id);
+      lagscope__jw_u64(w, "start_ns", e->as.hang_ended.start_ns);
+      lagscope__jw_u64(w, "duration_ns", e->as.hang_ended.duration_ns);
+      lagscope__jw_measure(w, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
+      lagscope__jw_bool(w, "counted", e->as.hang_ended.counted != 0);
+      report_write(w, e->payload.report);
       break;
     case LAGSCOPE_EVENT_HANG_RECOVERED:
-      add_report(o, e->payload.report);
+      report_write(w, e->payload.report);
       break;
     case LAGSCOPE_EVENT_METRICS:
-      if (e->payload.metrics != NULL) add_metrics(o, e->payload.metrics);
+      if (e->payload.metrics != NULL) metrics_write(w, e->payload.metrics, slim);
       break;
     case LAGSCOPE_EVENT_HANG_SAMPLE:
-      lagscope__json_add_u64(o, "hang_id", e->as.hang_sample.hang_id);
-      lagscope__json_add_u64(o, "sample_count", e->as.hang_sample.sample_count);
-      lagscope__json_add_measure(o, "elapsed_ms", (double)e->as.hang_sample.elapsed_ns / 1e6);
-      if (e->payload.stack_json != NULL) cJSON_AddRawToObject(o, "stack", e->payload.stack_json);
+      lagscope__jw_u64(w, "hang_id", e->as.hang_sample.hang_id);
+      lagscope__jw_u64(w, "sample_count", e->as.hang_sample.sample_count);
+      lagscope__jw_measure(w, "elapsed_ms", (double)e->as.hang_sample.elapsed_ns / 1e6);
+      if (e->payload.stack_json != NULL) lagscope__jw_raw(w, "stack", e->payload.stack_json);
       break;
     case LAGSCOPE_EVENT_HITCH:
-      lagscope__json_add_u64(o, "start_ns", e->as.hitch.start_ns);
-      lagscope__json_add_measure(o, "duration_ms", (double)e->as.hitch.duration_ns / 1e6);
-      lagscope__json_add_u64(o, "sample_count", e->as.hitch.sample_count);
-      cJSON_AddStringToObject(o, "function",
-                              e->as.hitch.function != NULL ? e->as.hitch.function : "");
-      cJSON_AddRawToObject(o, "heaviest_stack",
-                           e->payload.stack_json != NULL ? e->payload.stack_json : "[]");
-      if (e->as.hitch.cause_json != NULL) cJSON_AddRawToObject(o, "cause", e->as.hitch.cause_json);
+      lagscope__jw_u64(w, "start_ns", e->as.hitch.start_ns);
+      lagscope__jw_measure(w, "duration_ms", (double)e->as.hitch.duration_ns / 1e6);
+      lagscope__jw_u64(w, "sample_count", e->as.hitch.sample_count);
+      lagscope__jw_string(w, "function",
+                          e->as.hitch.function != NULL ? e->as.hitch.function : "");
+      lagscope__jw_raw(w, "heaviest_stack",
+                       e->payload.stack_json != NULL ? e->payload.stack_json : "[]");
+      if (e->as.hitch.cause_json != NULL) lagscope__jw_raw(w, "cause", e->as.hitch.cause_json);
       break;
     case LAGSCOPE_EVENT_SERVER_STARTED:
-      cJSON_AddStringToObject(o, "url", e->payload.message != NULL ? e->payload.message : "");
-      lagscope__json_add_u64(o, "port", e->as.server_started.port);
+      lagscope__jw_string(w, "url", e->payload.message != NULL ? e->payload.message : "");
+      lagscope__jw_u64(w, "port", e->as.server_started.port);
       break;
     case LAGSCOPE_EVENT_ERROR:
-      cJSON_AddStringToObject(o, "code", lagscope_error_name(e->as.error.code));
-      cJSON_AddStringToObject(o, "message", e->payload.message != NULL ? e->payload.message : "");
+      lagscope__jw_string(w, "code", lagscope_error_name(e->as.error.code));
+      lagscope__jw_string(w, "message", e->payload.message != NULL ? e->payload.message : "");
       break;
   }
 }
 
-/* Printed into a block of lagscope's own, doubled until the text fits (cJSON says when it does
- * not), then copied into one of its length when that halves what is kept. */
-char *lagscope__json_print(const cJSON *doc) {
-  for (size_t size = 16384; size <= (size_t)INT_MAX; size *= 2) {
-    char *text = lagscope__alloc(size);
-    if (text == NULL) return NULL;
-    if (!cJSON_PrintPreallocated((cJSON *)doc, text, (int)size, 0)) {
-      lagscope__dealloc(text);
-      continue;
-    }
-    size_t length = strlen(text) + 1;
-    if (length > size / 2) return text;
-    char *exact = lagscope__alloc(length);
-    if (exact != NULL) memcpy(exact, text, length);
-    lagscope__dealloc(text);
-    return exact;
-  }
-  return NULL;
+char *lagscope__event_text(const lagscope_event *event, int slim) {
+  if (event == NULL) return NULL;
+  lagscope__json_writer w = {0};
+  lagscope__jw_begin_object(&w, NULL);
+  lagscope__jw_string(&w, "type", lagscope_event_type_name(event->type));
+  lagscope__jw_u64(&w, "seq", event->sequence);
+  lagscope__jw_u64(&w, "time_ns", event->time_ns);
+  body_write(&w, event, slim);
+  lagscope__jw_end_object(&w);
+  return lagscope__jw_finish(&w);
 }
 
 char *lagscope_event_json(const lagscope_event *event) {
-  if (event == NULL) return NULL;
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddStringToObject(o, "type", lagscope_event_type_name(event->type));
-  lagscope__json_add_u64(o, "seq", event->sequence);
-  lagscope__json_add_u64(o, "time_ns", event->time_ns);
-  add_body(o, event);
-  char *text = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  return text;
+  char *text = lagscope__event_text(event, 0);
+  if (text == NULL) return NULL;
+  size_t size = strlen(text) + 1;
+  char *copy = malloc(size); /* the caller frees it with lagscope_free */
+  if (copy != NULL) memcpy(copy, text, size);
+  lagscope__dealloc(text);
+  return copy;
 }

@@ -152,7 +152,7 @@ static int serve_capture_request(lagscope__monitor *in) {
     lagscope__wakeup_post(in->capture_done);
   }
   pthread_mutex_unlock(&in->capture_lock);
-  lagscope_free(json); /* nobody waits for it any more */
+  lagscope__dealloc(json); /* nobody waits for it any more */
   return 1;
 }
 

@@ -9,10 +9,10 @@
  *   5. JSON: frames, the tree, the heaviest stack, threads, metrics, the report
  *   6. the verdict: why the main thread did not answer (cause), with the lock owners' chain
  *
- * Memory: every working table comes from lagscope__alloc and is freed before returning; the
- * report and its heaviest stack are handed out in lagscope's heap too (lagscope__json_print),
- * freed with lagscope__dealloc; the smaller texts come from cJSON_PrintUnformatted (malloc),
- * freed with lagscope_free. */
+ * Memory: every working table comes from lagscope__alloc and is freed before returning; every
+ * text is written as it goes (core/json_writer.c), never built as a cJSON tree first, into
+ * lagscope's heap, and freed with lagscope__dealloc. cJSON only reads the heaviest stack back
+ * for its telling frame. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "internal.h"
@@ -33,66 +33,6 @@
 #define REPORT_MAX_THREAD_FRAMES 24576u
 
 /* ---- 1. helpers ----------------------------------------------------------------------------- */
-
-static void add_hex(cJSON *object, const char *name, uintptr_t value) {
-  char text[24];
-  snprintf(text, sizeof(text), "0x%" PRIxPTR, value);
-  cJSON_AddStringToObject(object, name, text);
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when the bytes there are not one. */
-static size_t utf8_sequence(const unsigned char *s) {
-  if (s[0] < 0x80) return 1;
-  size_t n;
-  uint32_t min;
-  if ((s[0] & 0xE0) == 0xC0) n = 2, min = 0x80;
-  else if ((s[0] & 0xF0) == 0xE0) n = 3, min = 0x800;
-  else if ((s[0] & 0xF8) == 0xF0) n = 4, min = 0x10000;
-  else return 0;
-  uint32_t c = s[0] & (0x7F >> n);
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
-    c = (c << 6) | (s[i] & 0x3F);
-  }
-  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-  return n;
-}
-
-/* A string from the OS (a path, a thread name, a symbol) as a JSON string: cJSON copies bytes
- * as they are, so invalid UTF-8 is replaced by U+FFFD first to keep the report valid JSON. */
-static void add_text(cJSON *object, const char *name, const char *text) {
-  if (text == NULL) {
-    cJSON_AddNullToObject(object, name);
-    return;
-  }
-  size_t bad = 0, len = 0;
-  for (const unsigned char *p = (const unsigned char *)text; *p != '\0';) {
-    size_t n = utf8_sequence(p);
-    if (n == 0) bad++, n = 1;
-    p += n, len += n;
-  }
-  if (bad == 0) {
-    cJSON_AddStringToObject(object, name, text);
-    return;
-  }
-  char *clean = lagscope__alloc(len + 2 * bad + 1);
-  if (clean == NULL) {
-    cJSON_AddNullToObject(object, name);
-    return;
-  }
-  char *out = clean;
-  for (const unsigned char *p = (const unsigned char *)text; *p != '\0';) {
-    size_t n = utf8_sequence(p);
-    if (n == 0) {
-      memcpy(out, "\xEF\xBF\xBD", 3), out += 3, p++;
-    } else {
-      memcpy(out, p, n), out += n, p += n;
-    }
-  }
-  *out = '\0';
-  cJSON_AddStringToObject(object, name, clean);
-  lagscope__dealloc(clean);
-}
 
 static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
   x ^= x >> 30, x *= 0xbf58476d1ce4e5b9ULL;
@@ -390,24 +330,24 @@ static void tree_free(tree *t) {
 
 /* ---- 5. JSON ------------------------------------------------------------------------------------ */
 
-static void add_frame_fields(cJSON *o, const lagscope__frame_info *f) {
-  add_hex(o, "address", f->address);
-  add_text(o, "function", f->function);
-  if (f->function != NULL) lagscope__json_add_u64(o, "offset", f->function_offset);
-  add_text(o, "module", f->module);
+static void frame_fields(lagscope__json_writer *w, const lagscope__frame_info *f) {
+  lagscope__jw_hex(w, "address", f->address);
+  lagscope__jw_string(w, "function", f->function);
+  if (f->function != NULL) lagscope__jw_u64(w, "offset", f->function_offset);
+  lagscope__jw_string(w, "module", f->module);
   if (f->module != NULL) {
-    add_text(o, "build_id", f->build_id != NULL ? f->build_id : "");
-    add_hex(o, "load_address", f->load_address);
-    add_hex(o, "module_offset", f->module_offset);
+    lagscope__jw_string(w, "build_id", f->build_id != NULL ? f->build_id : "");
+    lagscope__jw_hex(w, "load_address", f->load_address);
+    lagscope__jw_hex(w, "module_offset", f->module_offset);
   }
-  if (f->file != NULL) add_text(o, "file", f->file);
-  if (f->line != 0) cJSON_AddNumberToObject(o, "line", f->line);
+  if (f->file != NULL) lagscope__jw_string(w, "file", f->file);
+  if (f->line != 0) lagscope__jw_u64(w, "line", f->line);
 }
 
-static cJSON *frame_json(const report_ctx *c, uint32_t frame) {
-  cJSON *o = cJSON_CreateObject();
-  if (o != NULL) add_frame_fields(o, &frame_at(c, frame)->info);
-  return o;
+static void frame_write(lagscope__json_writer *w, const report_ctx *c, uint32_t frame) {
+  lagscope__jw_begin_object(w, NULL);
+  frame_fields(w, &frame_at(c, frame)->info);
+  lagscope__jw_end_object(w);
 }
 
 typedef struct ranked {
@@ -420,67 +360,85 @@ static int by_count(const void *a, const void *b) { /* heaviest first; ties: fir
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Writes node's children, sorted, into its "children" array; scratch is a stack of ranked
- * entries with room for every node (each node is in at most one live level). */
-static void children_json(tree *t, const report_ctx *c, uint32_t index, cJSON *parent,
-                          ranked *scratch, uint32_t top) {
-  const node *n = &t->nodes[index];
-  cJSON *children = cJSON_AddArrayToObject(parent, "children");
+/* Relinks every node's children below index heaviest first and numbers the nodes in the order
+ * they are written (depth first; the timeline names nodes by these numbers). scratch is a
+ * stack of ranked entries with room for every node (each node is in at most one live level). */
+static void tree_order(tree *t, uint32_t index, ranked *scratch, uint32_t top) {
+  node *n = &t->nodes[index];
+  t->written_id[index] = t->next_id++;
   if (n->child_count == 0) return;
   ranked *level = scratch + top;
   uint32_t k = 0;
   for (uint32_t ch = n->first_child; ch != NONE; ch = t->nodes[ch].next_sibling)
     level[k++] = (ranked){t->nodes[ch].count, ch};
   lagscope__sort(level, k, sizeof(ranked), by_count);
-  for (uint32_t i = 0; i < k; i++) {
-    const node *child = &t->nodes[level[i].index];
-    cJSON *o = frame_json(c, child->frame);
-    if (o == NULL) continue;
-    t->written_id[level[i].index] = t->next_id;
-    cJSON_AddNumberToObject(o, "id", t->next_id++);
-    cJSON_AddNumberToObject(o, "count", child->count);
-    cJSON_AddNumberToObject(o, "self", child->self);
-    children_json(t, c, level[i].index, o, scratch, top + k);
-    cJSON_AddItemToArray(children, o);
-  }
+  n->first_child = level[0].index;
+  for (uint32_t i = 0; i < k; i++)
+    t->nodes[level[i].index].next_sibling = i + 1 < k ? level[i + 1].index : NONE;
+  for (uint32_t i = 0; i < k; i++) tree_order(t, level[i].index, scratch, top + k);
 }
 
-static cJSON *tree_json(tree *t, const report_ctx *c, ranked *scratch) {
-  cJSON *root = cJSON_CreateObject();
-  if (root == NULL) return NULL;
-  cJSON_AddStringToObject(root, "function", "(all samples)");
-  t->written_id[0] = 0;
-  t->next_id = 1;
-  cJSON_AddNumberToObject(root, "id", 0);
-  cJSON_AddNumberToObject(root, "count", t->nodes[0].count);
-  cJSON_AddNumberToObject(root, "self", t->nodes[0].self);
+static void children_write(lagscope__json_writer *w, const tree *t, const report_ctx *c,
+                           uint32_t index) {
+  lagscope__jw_begin_array(w, "children");
+  for (uint32_t ch = t->nodes[index].first_child; ch != NONE; ch = t->nodes[ch].next_sibling) {
+    const node *child = &t->nodes[ch];
+    lagscope__jw_begin_object(w, NULL);
+    frame_fields(w, &frame_at(c, child->frame)->info);
+    lagscope__jw_u64(w, "id", t->written_id[ch]);
+    lagscope__jw_u64(w, "count", child->count);
+    lagscope__jw_u64(w, "self", child->self);
+    children_write(w, t, c, ch);
+    lagscope__jw_end_object(w);
+  }
+  lagscope__jw_end_array(w);
+}
+
+/* The call tree, ordered by tree_order. */
+static void tree_write(lagscope__json_writer *w, const tree *t, const report_ctx *c) {
+  lagscope__jw_begin_object(w, "call_tree");
+  lagscope__jw_string(w, "function", "(all samples)");
+  lagscope__jw_u64(w, "id", t->written_id[0]);
+  lagscope__jw_u64(w, "count", t->nodes[0].count);
+  lagscope__jw_u64(w, "self", t->nodes[0].self);
   if (t->truncated_samples > 0) {
-    cJSON_AddTrueToObject(root, "truncated");
-    lagscope__json_add_u64(root, "truncated_samples", t->truncated_samples);
+    lagscope__jw_bool(w, "truncated", 1);
+    lagscope__jw_u64(w, "truncated_samples", t->truncated_samples);
   }
-  children_json(t, c, 0, root, scratch, 0);
-  return root;
+  children_write(w, t, c, 0);
+  lagscope__jw_end_object(w);
 }
 
-/* From the root, the heaviest child at each level, down to a node whose own samples (those
- * that ended in it) outweigh its heaviest child: where the time was spent; innermost first. */
-static cJSON *heaviest_json(const tree *t, const report_ctx *c) {
-  cJSON *array = cJSON_CreateArray();
-  if (array == NULL) return NULL;
-  uint32_t at = 0;
-  for (;;) {
-    uint32_t best = NONE;
-    for (uint32_t ch = t->nodes[at].first_child; ch != NONE; ch = t->nodes[ch].next_sibling) {
-      if (best == NONE || t->nodes[ch].count > t->nodes[best].count ||
-          (t->nodes[ch].count == t->nodes[best].count && ch < best))
-        best = ch;
-    }
-    if (best == NONE || (at != 0 && t->nodes[at].self > t->nodes[best].count)) break;
-    cJSON *frame = frame_json(c, t->nodes[best].frame);
-    if (frame != NULL) cJSON_InsertItemInArray(array, 0, frame); /* innermost first */
-    at = best;
+/* The heaviest child of node at, or NONE where the heaviest path stops: at a node whose own
+ * samples (those that ended in it) outweigh its heaviest child, where the time was spent. */
+static uint32_t heaviest_child(const tree *t, uint32_t at) {
+  uint32_t best = NONE;
+  for (uint32_t ch = t->nodes[at].first_child; ch != NONE; ch = t->nodes[ch].next_sibling) {
+    if (best == NONE || t->nodes[ch].count > t->nodes[best].count ||
+        (t->nodes[ch].count == t->nodes[best].count && ch < best))
+      best = ch;
   }
-  return array;
+  if (best == NONE || (at != 0 && t->nodes[at].self > t->nodes[best].count)) return NONE;
+  return best;
+}
+
+/* The frames of the heaviest path below node at, innermost first (written on the way back). */
+static void heaviest_frames(lagscope__json_writer *w, const tree *t, const report_ctx *c,
+                            uint32_t at) {
+  uint32_t best = heaviest_child(t, at);
+  if (best == NONE) return;
+  heaviest_frames(w, t, c, best);
+  frame_write(w, c, t->nodes[best].frame);
+}
+
+/* From the root, the heaviest child at each level: the heaviest stack, as a text of its own
+ * (the hang_ended event carries it too). A */
+static char *heaviest_text(const tree *t, const report_ctx *c) {
+  lagscope__json_writer w = {0};
+  lagscope__jw_begin_array(&w, NULL);
+  heaviest_frames(&w, t, c, 0);
+  lagscope__jw_end_array(&w);
+  return lagscope__jw_finish(&w);
 }
 
 /* What the thread was doing when the stack was taken: "cpu", the system call it was blocked in
@@ -513,28 +471,29 @@ static const char *run_state_text(report_ctx *c, const lagscope__stack *stack, c
 
 /* How a stack was taken, and what its thread was doing: method, frames_scanned, and when it
  * was blocked in a system call, syscall and its raw args. */
-static void capture_fields_json(report_ctx *c, const lagscope__stack *stack, cJSON *o) {
-  cJSON_AddStringToObject(o, "method", lagscope__method_name(stack->method));
-  cJSON_AddNumberToObject(o, "frames_scanned", stack->frames_scanned);
+static void capture_fields(lagscope__json_writer *w, report_ctx *c, const lagscope__stack *stack) {
+  lagscope__jw_string(w, "method", lagscope__method_name(stack->method));
+  lagscope__jw_u64(w, "frames_scanned", stack->frames_scanned);
   if (stack->run_state != LAGSCOPE__RUN_SYSCALL) return;
   char buf[128];
-  add_text(o, "syscall", run_state_text(c, stack, buf, sizeof(buf)));
+  lagscope__jw_string(w, "syscall", run_state_text(c, stack, buf, sizeof(buf)));
   if (stack->syscall < 0) return; /* Darwin: the trap's arguments are not known */
-  cJSON *args = cJSON_AddArrayToObject(o, "args");
-  for (int i = 0; i < 6; i++) {
-    char text[24];
-    snprintf(text, sizeof(text), "0x%" PRIxPTR, stack->args[i]);
-    cJSON_AddItemToArray(args, cJSON_CreateString(text));
-  }
+  lagscope__jw_begin_array(w, "args");
+  for (int i = 0; i < 6; i++) lagscope__jw_hex(w, NULL, stack->args[i]);
+  lagscope__jw_end_array(w);
 }
 
-static int stack_json(report_ctx *c, const lagscope__stack *stack, cJSON *array) {
+/* A stack's frames as the array named key, innermost first. */
+static int stack_write(lagscope__json_writer *w, const char *key, report_ctx *c,
+                       const lagscope__stack *stack) {
+  lagscope__jw_begin_array(w, key);
   uint32_t depth = stack_depth(stack);
   for (uint32_t k = 0; k < depth; k++) {
     uint32_t frame;
     if (frame_of(c, stack->frames[k], k > 0, &frame) != 0) return LAGSCOPE_ENOMEM;
-    cJSON_AddItemToArray(array, frame_json(c, frame));
+    frame_write(w, c, frame);
   }
+  lagscope__jw_end_array(w);
   return 0;
 }
 
@@ -545,43 +504,44 @@ static const lagscope__thread_sample *find_before(const lagscope__report_data *r
   return NULL;
 }
 
-static int threads_json(report_ctx *c, const lagscope__report_data *r, cJSON *report) {
-  cJSON *threads = cJSON_AddArrayToObject(report, "threads");
+static int threads_write(lagscope__json_writer *w, report_ctx *c, const lagscope__report_data *r) {
+  lagscope__jw_begin_array(w, "threads");
   uint32_t written = 0;
   for (uint32_t i = 0; i < r->thread_count; i++) {
     const lagscope__stack *stack = &r->threads[i];
     const lagscope__thread_sample *info = r->thread_info != NULL ? &r->thread_info[i] : NULL;
-    cJSON *t = cJSON_CreateObject();
-    if (t == NULL) return LAGSCOPE_ENOMEM;
-    cJSON_AddItemToArray(threads, t);
+    lagscope__jw_begin_object(w, NULL);
     int32_t tid = info != NULL ? info->tid : stack->tid;
-    cJSON_AddNumberToObject(t, "tid", tid);
+    lagscope__jw_i64(w, "tid", tid);
     if (info != NULL) {
       char name[LAGSCOPE_THREAD_NAME_MAX];
       size_t len = strnlen(info->name, sizeof(name) - 1);
       memcpy(name, info->name, len);
       name[len] = '\0';
-      add_text(t, "name", name);
+      lagscope__jw_string(w, "name", name);
       if (info->state != '\0') {
         char state[2] = {info->state, '\0'};
-        add_text(t, "state", state);
+        lagscope__jw_string(w, "state", state);
       }
     }
-    cJSON_AddBoolToObject(t, "is_main", tid == r->main_tid);
+    lagscope__jw_bool(w, "is_main", tid == r->main_tid);
     const lagscope__thread_sample *before = info != NULL ? find_before(r, tid) : NULL;
     if (before != NULL && r->thread_cpu_window_ns > 0 && info->cpu_ns >= before->cpu_ns)
-      lagscope__json_add_measure(t, "cpu_percent",
-                  100.0 * (double)(info->cpu_ns - before->cpu_ns) / (double)r->thread_cpu_window_ns);
-    cJSON_AddStringToObject(t, "walk", lagscope__walk_name(stack->walk));
-    capture_fields_json(c, stack, t);
-    cJSON *frames = cJSON_AddArrayToObject(t, "stack");
+      lagscope__jw_measure(w, "cpu_percent", 100.0 * (double)(info->cpu_ns - before->cpu_ns) /
+                                                 (double)r->thread_cpu_window_ns);
+    lagscope__jw_string(w, "walk", lagscope__walk_name(stack->walk));
+    capture_fields(w, c, stack);
     if (written + stack_depth(stack) > REPORT_MAX_THREAD_FRAMES) {
-      cJSON_AddTrueToObject(t, "stack_omitted");
-      continue;
+      lagscope__jw_begin_array(w, "stack");
+      lagscope__jw_end_array(w);
+      lagscope__jw_bool(w, "stack_omitted", 1);
+    } else {
+      written += stack_depth(stack);
+      if (stack_write(w, "stack", c, stack) != 0) return LAGSCOPE_ENOMEM;
     }
-    written += stack_depth(stack);
-    if (stack_json(c, stack, frames) != 0) return LAGSCOPE_ENOMEM;
+    lagscope__jw_end_object(w);
   }
+  lagscope__jw_end_array(w);
   return 0;
 }
 
@@ -743,29 +703,32 @@ static void phrase(report_ctx *c, const lagscope__report_data *r, const lagscope
   }
 }
 
-/* One thread's cause object, following the lock owner while there is one, up to `left` more. */
-static cJSON *thread_cause_json(report_ctx *c, const lagscope__report_data *r, int index,
-                                int left) {
+/* One thread's cause fields (its kind when with_kind), following the lock owner while there is
+ * one, up to `left` more. */
+static void thread_cause_fields(lagscope__json_writer *w, report_ctx *c,
+                                const lagscope__report_data *r, int index, int left,
+                                int with_kind) {
   const lagscope__stack *s = &r->threads[index];
   lagscope__cause_kind kind = classify(c, s);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "kind", lagscope__cause_kind_name(kind));
+  if (with_kind) lagscope__jw_string(w, "kind", lagscope__cause_kind_name(kind));
   char buf[PHRASE_MAX], call[128];
-  if (s->run_state == LAGSCOPE__RUN_SYSCALL) add_text(o, "syscall", run_state_text(c, s, call, sizeof(call)));
+  if (s->run_state == LAGSCOPE__RUN_SYSCALL)
+    lagscope__jw_string(w, "syscall", run_state_text(c, s, call, sizeof(call)));
   wait_target(r, s, buf, sizeof(buf));
-  if (buf[0] != '\0') add_text(o, "target", buf);
+  if (buf[0] != '\0') lagscope__jw_string(w, "target", buf);
   uintptr_t mutex = 0;
   int owner = kind == LAGSCOPE__CAUSE_LOCK ? lock_of(c, r, s, &mutex) : -1;
-  if (kind == LAGSCOPE__CAUSE_LOCK && mutex != 0) add_hex(o, "mutex", mutex);
+  if (kind == LAGSCOPE__CAUSE_LOCK && mutex != 0) lagscope__jw_hex(w, "mutex", mutex);
   if (owner >= 0 && left > 0) {
-    cJSON *who = cJSON_AddObjectToObject(o, "owner");
-    cJSON_AddNumberToObject(who, "tid", r->threads[owner].tid);
-    add_text(who, "name", thread_name(r, owner, buf, sizeof(buf)));
-    cJSON *stack = cJSON_AddArrayToObject(who, "stack");
-    stack_json(c, &r->threads[owner], stack);
-    cJSON_AddItemToObject(who, "cause", thread_cause_json(c, r, owner, left - 1));
+    lagscope__jw_begin_object(w, "owner");
+    lagscope__jw_i64(w, "tid", r->threads[owner].tid);
+    lagscope__jw_string(w, "name", thread_name(r, owner, buf, sizeof(buf)));
+    stack_write(w, "stack", c, &r->threads[owner]);
+    lagscope__jw_begin_object(w, "cause");
+    thread_cause_fields(w, c, r, owner, left - 1, 1);
+    lagscope__jw_end_object(w);
+    lagscope__jw_end_object(w);
   }
-  return o;
 }
 
 /* The lock chain from thread `index`: the tids in order, and whether it comes back to one of
@@ -896,8 +859,21 @@ static void deadlock_label(const lagscope__report_data *r, const int *chain, int
 /* The verdict: the main thread's samples by kind (its share of each), the dominant one with
  * what it waited on and, for a lock, the owners' chain from the capture of every thread at the
  * hang's start; a chain that comes back on itself is a deadlock. */
-/* heaviest: the report's heaviest stack (frames, innermost first); NULL if not at hand. */
-static cJSON *cause_json(report_ctx *c, const lagscope__report_data *r, const cJSON *heaviest) {
+typedef struct verdict {
+  share shares[LAGSCOPE__CAUSE_COUNT]; /* heaviest first */
+  uint32_t total;                      /* samples classified */
+  lagscope__cause_kind kind;
+  double share;                        /* of kind */
+  const lagscope__stack *main;         /* the main thread's stack the details come from */
+  int main_index;                      /* main's index in r->threads; -1: a sample */
+  int chain[CHAIN_MAX], chain_len, cycle_from; /* the lock owners; cycle_from >= 0: deadlock */
+  char summary[1024], label[LABEL_MAX];
+} verdict;
+
+/* telling: the heaviest stack's telling function (names a cpu, sleep or wait hang in the
+ * label); NULL when not known. */
+static void verdict_make(report_ctx *c, const lagscope__report_data *r, const char *telling,
+                         verdict *v) {
   uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
   const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
   for (uint32_t i = 0; i < r->sample_count; i++) {
@@ -905,232 +881,248 @@ static cJSON *cause_json(report_ctx *c, const lagscope__report_data *r, const cJ
     counts[k]++;
     last_of[k] = &r->samples[i];
   }
-  int main_index = thread_index(r, r->main_tid);
-  const lagscope__stack *at_start = main_index >= 0 ? &r->threads[main_index] : NULL;
-  uint32_t total = r->sample_count;
-  if (total == 0 && at_start != NULL) { /* no sample yet: the capture at the start says */
+  v->main_index = thread_index(r, r->main_tid);
+  const lagscope__stack *at_start = v->main_index >= 0 ? &r->threads[v->main_index] : NULL;
+  v->total = r->sample_count;
+  if (v->total == 0 && at_start != NULL) { /* no sample yet: the capture at the start says */
     lagscope__cause_kind k = classify(c, at_start);
-    counts[k] = total = 1;
+    counts[k] = v->total = 1;
     last_of[k] = at_start;
   }
-  share shares[LAGSCOPE__CAUSE_COUNT];
-  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT; k++) shares[k] = (share){k, counts[k]};
-  lagscope__sort(shares, LAGSCOPE__CAUSE_COUNT, sizeof(share), by_share);
-  lagscope__cause_kind kind = total > 0 ? (lagscope__cause_kind)shares[0].kind
-                                        : LAGSCOPE__CAUSE_UNKNOWN;
-  double share_of = total > 0 ? (double)shares[0].count / total : 0.0;
+  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT; k++) v->shares[k] = (share){k, counts[k]};
+  lagscope__sort(v->shares, LAGSCOPE__CAUSE_COUNT, sizeof(share), by_share);
+  v->kind = v->total > 0 ? (lagscope__cause_kind)v->shares[0].kind : LAGSCOPE__CAUSE_UNKNOWN;
+  v->share = v->total > 0 ? (double)v->shares[0].count / v->total : 0.0;
   /* The details: from the capture at the start when it shows the same (the other threads are
    * of that moment), else from the last sample of the kind. */
-  const lagscope__stack *main = at_start != NULL && classify(c, at_start) == kind
-                                    ? at_start : last_of[kind];
-  if (main != at_start) main_index = -1;
-
-  cJSON *o = cJSON_CreateObject();
-  int chain[CHAIN_MAX], cycle_from = -1, chain_len = 0;
-  if (kind == LAGSCOPE__CAUSE_LOCK && main_index >= 0)
-    chain_len = lock_chain(c, r, main_index, chain, &cycle_from);
-  char summary[1024], label[LABEL_MAX];
-  double ms = (double)r->duration_ns / 1e6 * share_of;
-  if (cycle_from >= 0) {
-    cJSON_AddStringToObject(o, "kind", "deadlock");
-    deadlock_sentence(c, r, chain, chain_len, cycle_from, summary, sizeof(summary));
-    deadlock_label(r, chain, chain_len, cycle_from, label, sizeof(label));
-  } else {
-    cJSON_AddStringToObject(o, "kind", lagscope__cause_kind_name(kind));
-    if (main != NULL) summary_sentence(c, r, main_index, kind, ms, main, summary, sizeof(summary));
-    else put(summary, sizeof(summary), "Not known why: no stack of the main thread says");
-    const cJSON *top = lagscope__report_telling_frame(heaviest);
-    const cJSON *function = cJSON_GetObjectItemCaseSensitive(top, "function");
-    label_text(c, r, main_index, kind, main,
-               cJSON_IsString(function) ? function->valuestring : NULL, label, sizeof(label));
+  v->main = at_start != NULL && classify(c, at_start) == v->kind ? at_start : last_of[v->kind];
+  if (v->main != at_start) v->main_index = -1;
+  v->chain_len = 0;
+  v->cycle_from = -1;
+  if (v->kind == LAGSCOPE__CAUSE_LOCK && v->main_index >= 0)
+    v->chain_len = lock_chain(c, r, v->main_index, v->chain, &v->cycle_from);
+  double ms = (double)r->duration_ns / 1e6 * v->share;
+  if (v->cycle_from >= 0) {
+    deadlock_sentence(c, r, v->chain, v->chain_len, v->cycle_from, v->summary,
+                      sizeof(v->summary));
+    deadlock_label(r, v->chain, v->chain_len, v->cycle_from, v->label, sizeof(v->label));
+    return;
   }
-  lagscope__json_add_measure(o, "share", share_of);
-  add_text(o, "summary", summary);
-  add_text(o, "label", label);
-  if (main != NULL) {
-    cJSON *detail = main_index >= 0 ? thread_cause_json(c, r, main_index, CHAIN_MAX)
-                                    : NULL;
+  if (v->main != NULL)
+    summary_sentence(c, r, v->main_index, v->kind, ms, v->main, v->summary, sizeof(v->summary));
+  else
+    put(v->summary, sizeof(v->summary), "Not known why: no stack of the main thread says");
+  label_text(c, r, v->main_index, v->kind, v->main, telling, v->label, sizeof(v->label));
+}
+
+static const char *verdict_kind(const verdict *v) {
+  return v->cycle_from >= 0 ? "deadlock" : lagscope__cause_kind_name(v->kind);
+}
+
+/* The report's "cause": the verdict and the main thread's details (syscall, target, mutex,
+ * owner), the cycle of a deadlock, and every kind's share. */
+static void cause_write(lagscope__json_writer *w, report_ctx *c, const lagscope__report_data *r,
+                        const verdict *v) {
+  lagscope__jw_begin_object(w, "cause");
+  lagscope__jw_string(w, "kind", verdict_kind(v));
+  lagscope__jw_measure(w, "share", v->share);
+  lagscope__jw_string(w, "summary", v->summary);
+  lagscope__jw_string(w, "label", v->label);
+  if (v->main_index >= 0) {
+    thread_cause_fields(w, c, r, v->main_index, CHAIN_MAX, 0);
+  } else if (v->main != NULL && v->main->run_state == LAGSCOPE__RUN_SYSCALL) {
     char call[128], target[256];
-    if (detail == NULL && main->run_state == LAGSCOPE__RUN_SYSCALL) {
-      add_text(o, "syscall", run_state_text(c, main, call, sizeof(call)));
-      wait_target(r, main, target, sizeof(target));
-      if (target[0] != '\0') add_text(o, "target", target);
-    }
-    /* The main thread's own details (syscall, target, mutex, owner) join the verdict. */
-    for (cJSON *f = detail != NULL ? detail->child : NULL, *next; f != NULL; f = next) {
-      next = f->next;
-      if (strcmp(f->string, "kind") != 0)
-        cJSON_AddItemToObject(o, f->string, cJSON_DetachItemViaPointer(detail, f));
-    }
-    cJSON_Delete(detail);
+    lagscope__jw_string(w, "syscall", run_state_text(c, v->main, call, sizeof(call)));
+    wait_target(r, v->main, target, sizeof(target));
+    if (target[0] != '\0') lagscope__jw_string(w, "target", target);
   }
-  if (cycle_from >= 0) {
-    cJSON *cycle = cJSON_AddArrayToObject(o, "cycle");
-    for (int i = cycle_from; i < chain_len; i++)
-      cJSON_AddItemToArray(cycle, cJSON_CreateNumber(r->threads[chain[i]].tid));
+  if (v->cycle_from >= 0) {
+    lagscope__jw_begin_array(w, "cycle");
+    for (int i = v->cycle_from; i < v->chain_len; i++)
+      lagscope__jw_i64(w, NULL, r->threads[v->chain[i]].tid);
+    lagscope__jw_end_array(w);
   }
-  cJSON *all = cJSON_AddArrayToObject(o, "causes");
-  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT && shares[k].count > 0; k++) {
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "kind", lagscope__cause_kind_name(shares[k].kind));
-    lagscope__json_add_measure(e, "share", (double)shares[k].count / total);
-    cJSON_AddItemToArray(all, e);
+  lagscope__jw_begin_array(w, "causes");
+  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT && v->shares[k].count > 0; k++) {
+    lagscope__jw_begin_object(w, NULL);
+    lagscope__jw_string(w, "kind", lagscope__cause_kind_name(v->shares[k].kind));
+    lagscope__jw_measure(w, "share", (double)v->shares[k].count / v->total);
+    lagscope__jw_end_object(w);
   }
-  return o;
+  lagscope__jw_end_array(w);
+  lagscope__jw_end_object(w);
 }
 
-static cJSON *memory_json(const lagscope_metrics *m) {
-  cJSON *o = cJSON_CreateObject();
-  lagscope__json_add_u64(o, "rss_bytes", m->rss_bytes);
-  lagscope__json_add_u64(o, "pss_bytes", m->pss_bytes);
-  return o;
+/* The telling function of a heaviest stack's text, copied into out; NULL when none. A */
+static const char *telling_of(const char *heaviest_json, char *out, size_t size) {
+  cJSON *stack = heaviest_json != NULL ? cJSON_Parse(heaviest_json) : NULL;
+  const cJSON *function =
+      cJSON_GetObjectItemCaseSensitive(lagscope__report_telling_frame(stack), "function");
+  const char *found = NULL;
+  if (cJSON_IsString(function)) {
+    put(out, size, "%s", function->valuestring);
+    found = out;
+  }
+  cJSON_Delete(stack);
+  return found;
 }
 
-static cJSON *frames_json(const lagscope_metrics *m) {
-  cJSON *o = cJSON_CreateObject();
-  lagscope__json_add_measure(o, "fps", m->frames.fps);
-  lagscope__json_add_measure(o, "hitch_ms_per_s", m->frames.hitch_ms_per_s);
-  cJSON_AddStringToObject(o, "hitch_band", lagscope_hitch_band_name(m->frames.band));
-  cJSON_AddNumberToObject(o, "dropped", m->frames.dropped);
-  return o;
+static void memory_write(lagscope__json_writer *w, const char *key, const lagscope_metrics *m) {
+  lagscope__jw_begin_object(w, key);
+  lagscope__jw_u64(w, "rss_bytes", m->rss_bytes);
+  lagscope__jw_u64(w, "pss_bytes", m->pss_bytes);
+  lagscope__jw_end_object(w);
 }
 
-static void metrics_json(const lagscope__report_data *r, cJSON *report) {
-  cJSON *cpu = cJSON_AddObjectToObject(report, "cpu");
-  lagscope__json_add_measure(cpu, "before", r->before.cpu_percent);
-  if (r->have_during) lagscope__json_add_measure(cpu, "during", r->during.cpu_percent);
-  else cJSON_AddNullToObject(cpu, "during");
+static void frames_write(lagscope__json_writer *w, const char *key, const lagscope_metrics *m) {
+  lagscope__jw_begin_object(w, key);
+  lagscope__jw_measure(w, "fps", m->frames.fps);
+  lagscope__jw_measure(w, "hitch_ms_per_s", m->frames.hitch_ms_per_s);
+  lagscope__jw_string(w, "hitch_band", lagscope_hitch_band_name(m->frames.band));
+  lagscope__jw_u64(w, "dropped", m->frames.dropped);
+  lagscope__jw_end_object(w);
+}
 
-  cJSON *memory = cJSON_AddObjectToObject(report, "memory");
-  cJSON_AddItemToObject(memory, "before", memory_json(&r->before));
-  cJSON_AddItemToObject(memory, "during",
-                        r->have_during ? memory_json(&r->during) : cJSON_CreateNull());
+static void metrics_write(lagscope__json_writer *w, const lagscope__report_data *r) {
+  lagscope__jw_begin_object(w, "cpu");
+  lagscope__jw_measure(w, "before", r->before.cpu_percent);
+  if (r->have_during) lagscope__jw_measure(w, "during", r->during.cpu_percent);
+  else lagscope__jw_null(w, "during");
+  lagscope__jw_end_object(w);
 
-  cJSON *frames = cJSON_AddObjectToObject(report, "frames");
-  cJSON_AddItemToObject(frames, "before", frames_json(&r->before));
-  cJSON_AddItemToObject(frames, "during",
-                        r->have_during ? frames_json(&r->during) : cJSON_CreateNull());
+  lagscope__jw_begin_object(w, "memory");
+  memory_write(w, "before", &r->before);
+  if (r->have_during) memory_write(w, "during", &r->during);
+  else lagscope__jw_null(w, "during");
+  lagscope__jw_end_object(w);
+
+  lagscope__jw_begin_object(w, "frames");
+  frames_write(w, "before", &r->before);
+  if (r->have_during) frames_write(w, "during", &r->during);
+  else lagscope__jw_null(w, "during");
+  lagscope__jw_end_object(w);
 }
 
 /* The samples in time order: when each was taken (ms since the hang's start), the call tree
  * node its stack ended at, so that exports can replay the stacks over time, and what the
  * main thread was doing ("cpu" or the system call it waited in). */
-static void timeline_json(report_ctx *c, const tree *t, const lagscope__report_data *r,
-                          cJSON *samples) {
-  cJSON *timeline = cJSON_AddObjectToObject(samples, "timeline");
-  cJSON *times = cJSON_AddArrayToObject(timeline, "t_ms");
-  cJSON *nodes = cJSON_AddArrayToObject(timeline, "node");
-  cJSON *states = cJSON_AddArrayToObject(timeline, "state");
+static void timeline_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
+                           const lagscope__report_data *r) {
+  lagscope__jw_begin_object(w, "timeline");
+  lagscope__jw_begin_array(w, "t_ms");
   for (uint32_t s = 0; s < r->sample_count; s++) {
     uint64_t at = r->samples[s].time_ns, start = r->start_ns;
-    double t_ms = at > start ? (double)(at - start) / 1e6 : 0.0;
-    cJSON_AddItemToArray(times, cJSON_CreateNumber(lagscope__json_rounded(t_ms)));
-    cJSON_AddItemToArray(nodes, cJSON_CreateNumber(t->written_id[t->sample_end[s]]));
-    char buf[128];
-    cJSON_AddItemToArray(states, cJSON_CreateString(run_state_text(c, &r->samples[s], buf,
-                                                                   sizeof(buf))));
+    lagscope__jw_measure(w, NULL, at > start ? (double)(at - start) / 1e6 : 0.0);
   }
+  lagscope__jw_end_array(w);
+  lagscope__jw_begin_array(w, "node");
+  for (uint32_t s = 0; s < r->sample_count; s++)
+    lagscope__jw_u64(w, NULL, t->written_id[t->sample_end[s]]);
+  lagscope__jw_end_array(w);
+  lagscope__jw_begin_array(w, "state");
+  for (uint32_t s = 0; s < r->sample_count; s++) {
+    char buf[128];
+    lagscope__jw_string(w, NULL, run_state_text(c, &r->samples[s], buf, sizeof(buf)));
+  }
+  lagscope__jw_end_array(w);
+  lagscope__jw_end_object(w);
 }
 
-static int report_build(const lagscope__report_data *r, report_ctx *c, tree *t,
-                        char **report_json, char **heaviest_stack_json) {
-  int rc = tree_build(t, c, r);
-  if (rc != 0) return rc;
-  /* The verdict first: whether the hang counts goes third in the file, after the id, where
-   * the store reads it with the header (to evict idle hangs' reports first). */
-  cJSON *heaviest = heaviest_json(t, c);
-  cJSON *cause = heaviest != NULL ? cause_json(c, r, heaviest) : NULL;
-  cJSON *report = cause != NULL ? cJSON_CreateObject() : NULL;
-  if (report == NULL) {
-    cJSON_Delete(heaviest);
-    cJSON_Delete(cause);
-    return LAGSCOPE_ENOMEM;
-  }
-  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cause, "kind");
-  int idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
-  cJSON_AddNumberToObject(report, "schema_version", LAGSCOPE__REPORT_SCHEMA_VERSION);
-  char id[sizeof(r->id)];
-  size_t id_len = strnlen(r->id, sizeof(id) - 1);
-  memcpy(id, r->id, id_len);
-  id[id_len] = '\0';
-  add_text(report, "id", id);
-  cJSON_AddBoolToObject(report, "counted", !idle || r->count_idle);
-  lagscope__json_add_u64(report, "hang_id", r->hang_id);
-  cJSON_AddStringToObject(report, "state", lagscope__report_state_name((int)r->state));
-  cJSON_AddStringToObject(report, "lagscope_version", LAGSCOPE_VERSION_STRING);
-  cJSON *app = cJSON_AddObjectToObject(report, "app");
-  add_text(app, "name", r->app_name);
-  cJSON_AddNumberToObject(app, "pid", r->pid);
-  cJSON *start = cJSON_AddObjectToObject(report, "start");
-  lagscope__json_add_i64(start, "wall_ms", r->start_wall_ms);
-  lagscope__json_add_u64(start, "monotonic_ns", r->start_ns);
-  lagscope__json_add_measure(report, "duration_ms", (double)r->duration_ns / 1e6);
-  lagscope__json_add_u64(report, "duration_ns", r->duration_ns);
-  cJSON_AddNumberToObject(report, "threshold_ms", r->threshold_ms);
-  cJSON_AddNumberToObject(report, "sample_interval_ms", r->sample_interval_ms);
-
-  cJSON *samples = cJSON_AddObjectToObject(report, "samples");
-  cJSON_AddNumberToObject(samples, "count", r->sample_count);
-  lagscope__json_add_u64(samples, "dropped", r->samples_dropped);
+static void samples_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
+                          const lagscope__report_data *r) {
+  lagscope__jw_begin_object(w, "samples");
+  lagscope__jw_u64(w, "count", r->sample_count);
+  lagscope__jw_u64(w, "dropped", r->samples_dropped);
   uint32_t walks[LAGSCOPE__WALK_COUNT] = {0};
   for (uint32_t s = 0; s < r->sample_count; s++)
     if ((unsigned)r->samples[s].walk < LAGSCOPE__WALK_COUNT) walks[r->samples[s].walk]++;
-  cJSON *walk_counts = cJSON_AddObjectToObject(samples, "walks");
-  for (int w = 0; w < LAGSCOPE__WALK_COUNT; w++)
-    if (walks[w] > 0) cJSON_AddNumberToObject(walk_counts, lagscope__walk_name(w), walks[w]);
+  lagscope__jw_begin_object(w, "walks");
+  for (int k = 0; k < LAGSCOPE__WALK_COUNT; k++)
+    if (walks[k] > 0) lagscope__jw_u64(w, lagscope__walk_name(k), walks[k]);
+  lagscope__jw_end_object(w);
   uint32_t methods[LAGSCOPE__METHOD_COUNT] = {0};
   uint64_t scanned = 0;
   for (uint32_t s = 0; s < r->sample_count; s++) {
     if (r->samples[s].method < LAGSCOPE__METHOD_COUNT) methods[r->samples[s].method]++;
     scanned += r->samples[s].frames_scanned;
   }
-  cJSON *method_counts = cJSON_AddObjectToObject(samples, "methods");
+  lagscope__jw_begin_object(w, "methods");
   for (int m = 0; m < LAGSCOPE__METHOD_COUNT; m++)
-    if (methods[m] > 0) cJSON_AddNumberToObject(method_counts, lagscope__method_name(m), methods[m]);
-  lagscope__json_add_u64(samples, "frames_scanned", scanned);
+    if (methods[m] > 0) lagscope__jw_u64(w, lagscope__method_name(m), methods[m]);
+  lagscope__jw_end_object(w);
+  lagscope__jw_u64(w, "frames_scanned", scanned);
+  timeline_write(w, c, t, r);
+  lagscope__jw_end_object(w);
+}
 
+static void report_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
+                         const lagscope__report_data *r, const char *heaviest,
+                         const verdict *v, int *rc) {
+  /* Whether the hang counts goes third, after the id, where the store reads it with the
+   * header (to evict idle hangs' reports first). */
+  int idle = v->cycle_from < 0 && v->kind == LAGSCOPE__CAUSE_IDLE;
+  lagscope__jw_begin_object(w, NULL);
+  lagscope__jw_u64(w, "schema_version", LAGSCOPE__REPORT_SCHEMA_VERSION);
+  char id[sizeof(r->id)];
+  size_t id_len = strnlen(r->id, sizeof(id) - 1);
+  memcpy(id, r->id, id_len);
+  id[id_len] = '\0';
+  lagscope__jw_string(w, "id", id);
+  lagscope__jw_bool(w, "counted", !idle || r->count_idle);
+  lagscope__jw_u64(w, "hang_id", r->hang_id);
+  lagscope__jw_string(w, "state", lagscope__report_state_name((int)r->state));
+  lagscope__jw_string(w, "lagscope_version", LAGSCOPE_VERSION_STRING);
+  lagscope__jw_begin_object(w, "app");
+  lagscope__jw_string(w, "name", r->app_name);
+  lagscope__jw_i64(w, "pid", r->pid);
+  lagscope__jw_end_object(w);
+  lagscope__jw_begin_object(w, "start");
+  lagscope__jw_i64(w, "wall_ms", r->start_wall_ms);
+  lagscope__jw_u64(w, "monotonic_ns", r->start_ns);
+  lagscope__jw_end_object(w);
+  lagscope__jw_measure(w, "duration_ms", (double)r->duration_ns / 1e6);
+  lagscope__jw_u64(w, "duration_ns", r->duration_ns);
+  lagscope__jw_u64(w, "threshold_ms", r->threshold_ms);
+  lagscope__jw_u64(w, "sample_interval_ms", r->sample_interval_ms);
+  samples_write(w, c, t, r);
+  tree_write(w, t, c);
+  lagscope__jw_raw(w, "heaviest_stack", heaviest);
+  cause_write(w, c, r, v);
+  lagscope__jw_i64(w, "main_thread_tid", r->main_tid);
+  lagscope__jw_u64(w, "thread_count", r->thread_count);
+  *rc = threads_write(w, c, r);
+  metrics_write(w, r);
+  lagscope__jw_end_object(w);
+}
+
+static int report_build(const lagscope__report_data *r, report_ctx *c, tree *t,
+                        char **report_json, char **heaviest_stack_json) {
+  int rc = tree_build(t, c, r);
+  if (rc != 0) return rc;
   ranked *scratch = lagscope__alloc(sizeof(ranked) * t->len);
-  if (scratch == NULL) {
-    cJSON_Delete(heaviest);
-    cJSON_Delete(cause);
-    cJSON_Delete(report);
-    return LAGSCOPE_ENOMEM;
-  }
-  cJSON_AddItemToObject(report, "call_tree", tree_json(t, c, scratch));
+  if (scratch == NULL) return LAGSCOPE_ENOMEM;
+  t->next_id = 0;
+  tree_order(t, 0, scratch, 0);
   lagscope__dealloc(scratch);
-  timeline_json(c, t, r, samples);
-
-  char *heaviest_text = NULL;
-  if (heaviest_stack_json != NULL) {
-    heaviest_text = lagscope__json_print(heaviest);
-    if (heaviest_text == NULL) {
-      cJSON_Delete(heaviest);
-      cJSON_Delete(cause);
-      cJSON_Delete(report);
-      return LAGSCOPE_ENOMEM;
+  char *heaviest = heaviest_text(t, c);
+  if (heaviest == NULL) return LAGSCOPE_ENOMEM;
+  if (report_json != NULL) {
+    verdict *v = lagscope__alloc(sizeof(*v));
+    char telling[256];
+    lagscope__json_writer w = {0};
+    rc = LAGSCOPE_ENOMEM;
+    if (v != NULL) {
+      verdict_make(c, r, telling_of(heaviest, telling, sizeof(telling)), v);
+      report_write(&w, c, t, r, heaviest, v, &rc);
     }
+    lagscope__dealloc(v);
+    *report_json = rc == 0 ? lagscope__jw_finish(&w) : NULL;
+    lagscope__jw_discard(&w);
+    if (rc == 0 && *report_json == NULL) rc = LAGSCOPE_ENOMEM;
   }
-  cJSON_AddItemToObject(report, "heaviest_stack", heaviest);
-  cJSON_AddItemToObject(report, "cause", cause);
-  cJSON_AddNumberToObject(report, "main_thread_tid", r->main_tid);
-  cJSON_AddNumberToObject(report, "thread_count", r->thread_count);
-  rc = threads_json(c, r, report);
-  if (rc == 0) metrics_json(r, report);
-
-  char *text = NULL;
-  if (rc == 0 && report_json != NULL) {
-    text = lagscope__json_print(report);
-    if (text == NULL) rc = LAGSCOPE_ENOMEM;
-  }
-  cJSON_Delete(report);
-  if (rc != 0) {
-    lagscope__dealloc(heaviest_text);
-    lagscope__dealloc(text);
-    return rc;
-  }
-  if (report_json != NULL) *report_json = text;
-  if (heaviest_stack_json != NULL) *heaviest_stack_json = heaviest_text;
-  return 0;
+  if (rc == 0 && heaviest_stack_json != NULL) *heaviest_stack_json = heaviest;
+  else lagscope__dealloc(heaviest);
+  return rc;
 }
 
 static int ctx_init(report_ctx *c, lagscope__resolve_fn resolve, void *ctx) {
@@ -1167,11 +1159,11 @@ int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn r
   return rc;
 }
 
-/* Prints and frees a document; the text or NULL. */
-static char *print_and_delete(cJSON *doc) {
-  char *text = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
-  cJSON_Delete(doc);
-  return text;
+/* The writer's text into *out when rc is 0 and nothing failed; the code. A */
+static int finish(lagscope__json_writer *w, int rc, char **out) {
+  *out = rc == 0 ? lagscope__jw_finish(w) : NULL;
+  lagscope__jw_discard(w);
+  return rc != 0 ? rc : *out != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
 }
 
 int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
@@ -1179,42 +1171,30 @@ int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__reso
   *out = NULL;
   if (r == NULL || (r->threads == NULL && r->thread_count > 0)) return LAGSCOPE_EINVAL;
   report_ctx c;
+  lagscope__json_writer w = {0};
   int rc = ctx_init(&c, resolve, ctx);
-  cJSON *doc = rc == 0 ? cJSON_CreateObject() : NULL;
-  if (rc == 0 && doc == NULL) rc = LAGSCOPE_ENOMEM;
   if (rc == 0) {
-    lagscope__json_add_i64(doc, "wall_ms", r->start_wall_ms);
-    lagscope__json_add_measure(doc, "duration_ms", (double)r->duration_ns / 1e6);
-    cJSON_AddNumberToObject(doc, "main_thread_tid", r->main_tid);
-    cJSON_AddNumberToObject(doc, "thread_count", r->thread_count);
-    rc = threads_json(&c, r, doc);
-  }
-  if (rc == 0) {
-    *out = print_and_delete(doc);
-    if (*out == NULL) rc = LAGSCOPE_ENOMEM;
-  } else {
-    cJSON_Delete(doc);
+    lagscope__jw_begin_object(&w, NULL);
+    lagscope__jw_i64(&w, "wall_ms", r->start_wall_ms);
+    lagscope__jw_measure(&w, "duration_ms", (double)r->duration_ns / 1e6);
+    lagscope__jw_i64(&w, "main_thread_tid", r->main_tid);
+    lagscope__jw_u64(&w, "thread_count", r->thread_count);
+    rc = threads_write(&w, &c, r);
+    lagscope__jw_end_object(&w);
   }
   ctx_free(&c);
-  return rc;
+  return finish(&w, rc, out);
 }
 
 int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
                                 void *ctx, char **out) {
   *out = NULL;
   report_ctx c;
+  lagscope__json_writer w = {0};
   int rc = ctx_init(&c, resolve, ctx);
-  cJSON *array = rc == 0 ? cJSON_CreateArray() : NULL;
-  if (rc == 0 && array == NULL) rc = LAGSCOPE_ENOMEM;
-  if (rc == 0) rc = stack_json(&c, stack, array);
-  if (rc == 0) {
-    *out = print_and_delete(array);
-    if (*out == NULL) rc = LAGSCOPE_ENOMEM;
-  } else {
-    cJSON_Delete(array);
-  }
+  if (rc == 0) rc = stack_write(&w, NULL, &c, stack);
   ctx_free(&c);
-  return rc;
+  return finish(&w, rc, out);
 }
 
 int lagscope__report_cause_json(const lagscope__report_data *r, const char *heaviest_json,
@@ -1224,21 +1204,21 @@ int lagscope__report_cause_json(const lagscope__report_data *r, const char *heav
       (r->threads == NULL && r->thread_count > 0))
     return LAGSCOPE_EINVAL;
   report_ctx c;
-  int rc = ctx_init(&c, resolve, ctx);
-  cJSON *heaviest = heaviest_json != NULL ? cJSON_Parse(heaviest_json) : NULL;
-  cJSON *cause = rc == 0 ? cause_json(&c, r, heaviest) : NULL;
-  cJSON_Delete(heaviest);
-  cJSON *brief = cJSON_CreateObject();
-  if (cause != NULL && brief != NULL) {
-    cJSON_AddItemToObject(brief, "kind", cJSON_DetachItemFromObject(cause, "kind"));
-    cJSON_AddItemToObject(brief, "summary", cJSON_DetachItemFromObject(cause, "summary"));
-    cJSON_AddItemToObject(brief, "label", cJSON_DetachItemFromObject(cause, "label"));
-    *out = cJSON_PrintUnformatted(brief);
+  lagscope__json_writer w = {0};
+  verdict *v = lagscope__alloc(sizeof(*v));
+  int rc = v != NULL ? ctx_init(&c, resolve, ctx) : LAGSCOPE_ENOMEM;
+  if (rc == 0) {
+    char telling[256];
+    verdict_make(&c, r, telling_of(heaviest_json, telling, sizeof(telling)), v);
+    lagscope__jw_begin_object(&w, NULL);
+    lagscope__jw_string(&w, "kind", verdict_kind(v));
+    lagscope__jw_string(&w, "summary", v->summary);
+    lagscope__jw_string(&w, "label", v->label);
+    lagscope__jw_end_object(&w);
+    ctx_free(&c);
   }
-  cJSON_Delete(cause);
-  cJSON_Delete(brief);
-  ctx_free(&c);
-  return *out != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
+  lagscope__dealloc(v);
+  return finish(&w, rc, out);
 }
 
 /* ---- the telling frame of a stack (the hang list, hitches, the HUD) ---- */

@@ -14,7 +14,6 @@
 
 #include "internal.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -429,7 +428,7 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const listed *)a)->name, ((const listed *)b)->name);
 }
 
-static const char *check_report(const char *text, size_t len, const char *stem, cJSON **doc,
+static const char *check_report(const char *text, size_t len, const char *stem, int *state,
                                 char *why, size_t why_size);
 
 /* 1 when the file holds a whole, valid report of its name: checked before a file is deleted,
@@ -441,9 +440,8 @@ static int holds_report(int dirfd, const char *name) {
   size_t stem_len = strlen(name) - strlen(".json");
   memcpy(stem, name, stem_len);
   stem[stem_len] = '\0';
-  cJSON *doc = NULL;
-  int valid = check_report(text, len, stem, &doc, why, sizeof(why)) == NULL;
-  cJSON_Delete(doc);
+  int state;
+  int valid = check_report(text, len, stem, &state, why, sizeof(why)) == NULL;
   lagscope__dealloc(text);
   return valid;
 }
@@ -654,9 +652,9 @@ static int looks_binary(const char *text, size_t len) {
   return 0;
 }
 
-/* A tiny scanner over JSON that cJSON already accepted: finds a top-level member's value
- * without parsing numbers, so that a rewrite keeps every other byte (64-bit integers stay
- * exact; cJSON would turn them into doubles). */
+/* A tiny scanner over JSON that lagscope__json_check accepted: finds a top-level member's
+ * value without parsing numbers, so that a rewrite keeps every other byte (64-bit integers
+ * stay exact). */
 static size_t skip_ws(const char *s, size_t i, size_t n) {
   while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
   return i;
@@ -781,71 +779,76 @@ static int ends_open(const char *s, size_t n) {
   return depth > 0;
 }
 
-/* Why a report file is unusable, or NULL when it is fine (*doc then holds it). */
-static const char *check_report(const char *text, size_t len, const char *stem, cJSON **doc,
+/* A top-level member's string value, decoded into out; 0 when it is missing, not a string or
+ * longer than size. */
+static int member_text(const char *s, size_t n, const char *key, char *out, size_t size) {
+  span v;
+  size_t close;
+  int empty;
+  return find_member(s, n, key, &v, &close, &empty) == 0 && v.end > v.start &&
+         lagscope__json_string_text(s + v.start, v.end - v.start, out, size);
+}
+
+/* Why a report file is unusable, or NULL when it is fine (*state is then its state). Checked
+ * in place (core/json_check.c), never built as a cJSON tree: every stored report is read at
+ * each start. Members are found by their bytes: a key written with escapes is not read. */
+static const char *check_report(const char *text, size_t len, const char *stem, int *state,
                                 char *why, size_t why_size) {
-  *doc = NULL;
+  *state = -1;
   if (len == 0) return "is empty (the write never happened or the disk lost it)";
   if (looks_binary(text, len)) return "holds binary data, not JSON text";
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-  if (root == NULL) {
+  size_t end = 0;
+  if (!lagscope__json_check(text, len, &end)) {
     /* Cut short: the text ends inside a string or an open object or array. */
-    size_t at = end != NULL && end >= text ? (size_t)(end - text) : 0;
     if (ends_open(text, len))
       lagscope__explain(why, why_size, "ends in the middle of the JSON (truncated at byte %zu)", len);
     else
-      lagscope__explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", at, len);
+      lagscope__explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", end, len);
     return why;
   }
-  if (skip_ws(text, (size_t)(end - text), len) < len) {
-    cJSON_Delete(root);
+  if (skip_ws(text, end, len) < len) {
     lagscope__explain(why, why_size, "has bytes after the JSON document (from byte %zu of %zu)",
-            (size_t)(end - text), len);
+                      end, len);
     return why;
   }
-  const char *problem = NULL;
-  const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
-  const cJSON *state = cJSON_GetObjectItemCaseSensitive(root, "state");
-  if (!cJSON_IsObject(root)) {
-    problem = "is JSON but not an object, so not a lagscope report";
-  } else if (version == NULL) {
-    problem = "has no schema_version, so it is not a lagscope report";
-  } else if (!cJSON_IsNumber(version) || version->valuedouble != LAGSCOPE__REPORT_SCHEMA_VERSION) {
-    if (cJSON_IsNumber(version))
-      lagscope__explain(why, why_size, "has schema_version %g, and this lagscope reads version %d only",
-              version->valuedouble, LAGSCOPE__REPORT_SCHEMA_VERSION);
+  span version;
+  size_t close;
+  int empty;
+  char id[STORE_MAX_ID + 1], state_name[32];
+  if (find_member(text, len, "schema_version", &version, &close, &empty) != 0)
+    return "is JSON but not an object, so not a lagscope report";
+  if (version.end == version.start) return "has no schema_version, so it is not a lagscope report";
+  size_t version_len = version.end - version.start;
+  if (version_len != 1 || text[version.start] != '0' + LAGSCOPE__REPORT_SCHEMA_VERSION) {
+    if (text[version.start] == '-' || (text[version.start] >= '0' && text[version.start] <= '9'))
+      lagscope__explain(why, why_size,
+                        "has schema_version %.*s, and this lagscope reads version %d only",
+                        version_len > 24 ? 24 : (int)version_len, text + version.start,
+                        LAGSCOPE__REPORT_SCHEMA_VERSION);
     else
       lagscope__explain(why, why_size, "has a schema_version that is not a number");
-    problem = why;
-  } else if (!cJSON_IsString(id) || id->valuestring[0] == '\0') {
-    problem = "has no id";
-  } else if (strcmp(id->valuestring, stem) != 0) {
-    lagscope__explain(why, why_size, "has the id \"%.*s\" but its file name says \"%s\"", STORE_MAX_ID,
-            id->valuestring, stem);
-    problem = why;
-  } else if (!cJSON_IsString(state)) {
-    problem = "has no state";
-  } else if (lagscope__report_state_of(state->valuestring) < 0) {
-    lagscope__explain(why, why_size, "has an unknown state \"%.*s\"", 32, state->valuestring);
-    problem = why;
+    return why;
   }
-  if (problem != NULL) {
-    cJSON_Delete(root);
-    return problem;
+  if (!member_text(text, len, "id", id, sizeof(id)) || id[0] == '\0') return "has no id";
+  if (strcmp(id, stem) != 0) {
+    lagscope__explain(why, why_size, "has the id \"%.*s\" but its file name says \"%s\"",
+                      STORE_MAX_ID, id, stem);
+    return why;
   }
-  *doc = root;
+  if (!member_text(text, len, "state", state_name, sizeof(state_name))) return "has no state";
+  *state = lagscope__report_state_of(state_name);
+  if (*state < 0) {
+    lagscope__explain(why, why_size, "has an unknown state \"%.*s\"", 32, state_name);
+    return why;
+  }
   return NULL;
 }
 
 const char *lagscope__store_check(const char *text, size_t len, const char *id, char *why,
                                  size_t why_size) {
-  cJSON *doc = NULL;
-  const char *problem = valid_id(id) ? check_report(text, len, id, &doc, why, why_size)
-                                     : "has a name that is not a report id";
-  cJSON_Delete(doc);
-  return problem;
+  int state;
+  return valid_id(id) ? check_report(text, len, id, &state, why, why_size)
+                      : "has a name that is not a report id";
 }
 
 /* A report the hang's end could not rewrite (a full disk) but marked: it ended. */
@@ -869,29 +872,19 @@ int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
                                    int64_t ended_wall_ms, char **updated, char *why,
                                    size_t why_size, const char **problem) {
   *updated = NULL;
-  cJSON *doc = NULL;
-  *problem = valid_id(id) ? check_report(text, len, id, &doc, why, why_size)
+  int state;
+  *problem = valid_id(id) ? check_report(text, len, id, &state, why, why_size)
                           : "has a name that is not a report id";
   if (*problem != NULL) return LAGSCOPE_EPARSE;
-  const cJSON *state = cJSON_GetObjectItemCaseSensitive(doc, "state");
-  int in_progress = lagscope__report_state_of(state->valuestring) == LAGSCOPE__REPORT_IN_PROGRESS;
-  cJSON_Delete(doc);
-  doc = NULL;
-  if (!in_progress) return LAGSCOPE_OK;
+  if (state != LAGSCOPE__REPORT_IN_PROGRESS) return LAGSCOPE_OK;
   *updated = ended_wall_ms >= 0 ? ended_text(text, ended_wall_ms) : terminated_text(text);
   if (*updated == NULL) return LAGSCOPE_ENOMEM;
-  /* The rewrite works on the bytes; cJSON decodes keys: they disagree on a key written with
-   * escapes ("st\u0061te"), and then the rewrite would not be final. */
-  *problem = check_report(*updated, strlen(*updated), id, &doc, why, why_size);
-  state = *problem == NULL ? cJSON_GetObjectItemCaseSensitive(doc, "state") : NULL;
-  int final = state != NULL &&
-              lagscope__report_state_of(state->valuestring) != LAGSCOPE__REPORT_IN_PROGRESS;
-  cJSON_Delete(doc);
-  if (!final) {
+  /* The rewrite must leave a final report: checked as the next start will. */
+  *problem = check_report(*updated, strlen(*updated), id, &state, why, why_size);
+  if (*problem != NULL || state == LAGSCOPE__REPORT_IN_PROGRESS) {
     lagscope__dealloc(*updated);
     *updated = NULL;
-    *problem = "is a report in progress whose state the store cannot rewrite (its keys are "
-               "written with escapes)";
+    *problem = "is a report in progress whose state the store cannot rewrite";
     return LAGSCOPE_EPARSE;
   }
   return LAGSCOPE_OK;

@@ -106,22 +106,6 @@ int lagscope__api_status(lagscope__request *req) {
 
 /* ---- metrics ---------------------------------------------------------------------------------- */
 
-/* A tick as the window keeps it once a newer one exists: without the last frame times, the
- * histogram and the busiest threads, which only the newest tick needs to carry (a minute of
- * whole ticks would be ~300 KB; of these ~70 KB). NULL when out of memory. */
-static char *slim_tick(const char *json) {
-  cJSON *tick = cJSON_Parse(json);
-  if (tick == NULL) return NULL;
-  cJSON_DeleteItemFromObjectCaseSensitive(tick, "recent_frame_ms");
-  cJSON_DeleteItemFromObjectCaseSensitive(tick, "frame_histogram");
-  cJSON_DeleteItemFromObjectCaseSensitive(tick, "busiest_threads");
-  char *text = print(tick);
-  if (text == NULL) return NULL;
-  char *copy = lagscope__strdup(text); /* kept: counted */
-  lagscope_free(text);
-  return copy;
-}
-
 /* Puts text in a ring's next slot (capacity slots, the next free, how many are full); returns
  * the text it displaced, for the caller to free outside the lock. F */
 static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t *count,
@@ -133,8 +117,7 @@ static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t
   return old;
 }
 
-void lagscope__api_keep_metrics(lagscope__web *web, const char *json) {
-  char *whole = lagscope__strdup(json), *slim = slim_tick(json);
+void lagscope__api_keep_metrics(lagscope__web *web, char *whole, char *slim) {
   if (whole == NULL || slim == NULL) {
     lagscope__dealloc(whole);
     lagscope__dealloc(slim);
@@ -331,5 +314,8 @@ int lagscope__api_capture(lagscope__request *req) {
   if (rc == LAGSCOPE_ETIMEDOUT)
     return lagscope__reply_error(req, 503, "busy", "the monitor did not answer in time");
   if (rc != LAGSCOPE_OK) return lagscope__reply_error(req, 500, "internal", lagscope_strerror(rc));
-  return lagscope__reply_json(req, 200, json);
+  lagscope__reply reply = {.status = 200, .body = json, .length = strlen(json)};
+  rc = lagscope__reply_send(req, &reply);
+  lagscope__dealloc(json); /* lagscope's heap: a capture of every thread can be megabytes */
+  return rc;
 }

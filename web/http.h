@@ -119,8 +119,9 @@ int lagscope__api_hangs(lagscope__request *req);
 int lagscope__api_hang(lagscope__request *req); /* the report, or an export of it */
 int lagscope__api_capture(lagscope__request *req);
 int lagscope__stream_serve(lagscope__request *req);
-/* Keeps a metrics tick for the metrics route. A, L */
-void lagscope__api_keep_metrics(lagscope__web *web, const char *json);
+/* Keeps a metrics tick for the metrics route: whole, the newest, and slim (lagscope__event_text's
+ * slim form), for the window of older ticks; takes both (lagscope__alloc's). A, L */
+void lagscope__api_keep_metrics(lagscope__web *web, char *whole, char *slim);
 int lagscope__api_hitches(lagscope__request *req);
 /* Keeps a hitch event for the hitches route. A, L */
 void lagscope__api_keep_hitch(lagscope__web *web, const char *json);

@@ -600,13 +600,15 @@ void lagscope__web_on_event(const lagscope_event *event, void *data) {
   } else if (event->type == LAGSCOPE_EVENT_HANG_ENDED) {
     atomic_store(&web->hang_in_progress, 0);
   }
-  char *json = lagscope_event_json(event);
+  char *json = lagscope__event_text(event, 0);
   if (json == NULL) return;
-  if (event->type == LAGSCOPE_EVENT_METRICS) lagscope__api_keep_metrics(web, json);
   if (event->type == LAGSCOPE_EVENT_HITCH) lagscope__api_keep_hitch(web, json);
   lagscope__stream_publish(web->stream, lagscope_event_type_name(event->type), event->sequence,
                            json);
-  lagscope_free(json);
+  if (event->type == LAGSCOPE_EVENT_METRICS)
+    lagscope__api_keep_metrics(web, json, lagscope__event_text(event, 1)); /* takes both */
+  else
+    lagscope__dealloc(json);
 }
 
 /* civetweb's listening thread looks at its stop flag between waits of 2 s for a connection:

@@ -4,12 +4,14 @@
  * what recovery would write back) and read back from a real file through
  * lagscope__store_read, the viewer's reader. Besides the sanitizers' checks:
  *   - the reader serves a file exactly when the check accepts it, byte for byte;
+ *   - the JSON check accepts nothing cJSON refuses;
  *   - recovery rewrites only a report in progress, and what it writes is a valid report that
  *     is final (so a second start leaves it alone), ended or ended by termination as marked.
  * Build and run: tests/fuzz/run-fuzz BUILD_DIR [SECONDS] store. */
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +53,22 @@ static void check_rewrite(const char *updated, const char *id, const char *state
   INVARIANT(again == NULL && problem == NULL);
 }
 
+/* The store checks JSON without cJSON (core/json_check.c): never more lenient than cJSON.
+ * What it accepts as one value, cJSON parses as one value, to its last byte. */
+static void check_json(const char *text, size_t len) {
+  size_t end = 0;
+  if (!lagscope__json_check(text, len, &end)) return;
+  INVARIANT(end <= len);
+  const char *parsed_end = NULL;
+  cJSON *doc = cJSON_ParseWithLengthOpts(text, end, &parsed_end, 0);
+  INVARIANT(doc != NULL);
+  INVARIANT(parsed_end == text + end);
+  cJSON_Delete(doc);
+}
+
 static void check_text(const char *text, size_t len, const char *id) {
   char why[256];
+  check_json(text, len);
   const char *problem = lagscope__store_check(text, len, id, why, sizeof(why));
   for (int marked = 0; marked < 2; marked++) {
     char *updated = NULL;

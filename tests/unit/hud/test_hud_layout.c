@@ -322,7 +322,7 @@ static int renderer_draws(const char *cause_json, const lagscope_hud_state *expe
   lagscope_hang_report *report = lagscope__hang_report_new("r-1", 1, "", NULL, NULL);
   CHECK(report != NULL);
   if (cause_json != NULL) {
-    char *cause = malloc(strlen(cause_json) + 1); /* freed by lagscope_free, as cJSON's text */
+    char *cause = lagscope__alloc(strlen(cause_json) + 1); /* the report frees it */
     CHECK(cause != NULL);
     memcpy(cause, cause_json, strlen(cause_json) + 1);
     lagscope__hang_report_set_cause(report, cause);

@@ -704,7 +704,7 @@ static void test_darwin_lock_chain(void) {
   cJSON_Delete(doc);
   lagscope__dealloc(json);
   lagscope__dealloc(heaviest);
-  lagscope_free(brief);
+  lagscope__dealloc(brief);
 }
 
 static const test_case cases[] = {
