@@ -92,7 +92,9 @@ void lagscope__report_dir(const lagscope_config *config, const char *app_name, c
  * with malloc themselves and say nothing: cJSON's trees and printed texts (freed with
  * lagscope_free), libdw's and libelf's symbol tables, cairo's and CoreGraphics' own state,
  * civetweb's connections and threads. */
-void *lagscope__alloc(size_t size); /* A: zeroed; NULL when out of memory; from 64 KiB, mapped on its own */
+/* A, L (the runs' lock, never held across a system call): zeroed, cache-line aligned; NULL
+ * when out of memory. Not from malloc: what is freed leaves the process (see memory.c). */
+void *lagscope__alloc(size_t size);
 void lagscope__dealloc(void *p);                /* A */
 uint64_t lagscope__memory_in_use(void);         /* F */
 /* Room for one more item after len: *items, of *capacity items of item_size bytes, grows

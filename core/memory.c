@@ -1,8 +1,18 @@
 /* lagscope's heap: every allocation is counted (published as monitor_memory_bytes), and
- * payloads carry a reference count in a hidden header. */
+ * payloads carry a reference count in a hidden header.
+ *
+ * None of it comes from malloc (but under ASan, which checks only what malloc hands out).
+ * glibc gives back only the free top of a thread's arena, and only above a threshold that
+ * grows to the largest block the app has freed (megabytes in a GTK app): an arena stays as
+ * large as its busiest moment, for the life of the app. lagscope's busy moments (a stall's
+ * report, the symbol index) are short and rare, and what they used must leave the app's
+ * memory with them. So blocks of half a page or more are mapped on their own and unmapped
+ * when freed, and smaller ones come from runs of 16 KiB of one size each, unmapped when their
+ * last block is freed. */
 #define _DEFAULT_SOURCE /* MAP_ANON, with -std=c11 */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,34 +21,33 @@
 static _Atomic uint64_t memory_in_use;
 
 /* Every allocation is cache-line aligned (the bus keeps its counters on lines of their own)
- * and is preceded by a header that holds its size and where the block begins, so that dealloc
- * knows what it gives back. */
+ * and is preceded by a header that says where its block is, so that dealloc knows what it
+ * gives back. */
 #define ALIGNMENT LAGSCOPE__CACHE_LINE
+
+struct run;
 
 typedef struct allocation_header {
   size_t size;
-  void *block;         /* what calloc or mmap returned */
-  size_t mapped_bytes; /* the mapping's length; 0 when the block came from calloc */
+  void *block;         /* what calloc, mmap or a run gave */
+  size_t mapped_bytes; /* the mapping's length; 0 when from calloc or a run */
+  struct run *run;     /* the run the block is in; NULL when not */
 } allocation_header;
 
-/* Blocks this large are mapped on their own and unmapped when freed. glibc would map them too,
- * at first, but its threshold grows to the size of the first such block freed, and from then
- * on they come from the calling thread's arena, which keeps what is freed in its middle: the
- * symbol index's tables, let go 30 s after a stall, stayed resident. Not under ASan, which
- * checks only what malloc hands out. */
-#define OWN_MAPPING_MIN ((size_t)64 * 1024)
 #if defined(__SANITIZE_ADDRESS__)
-#define OWN_MAPPINGS 0
+#define OWN_MEMORY 0
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define OWN_MAPPINGS 0
+#define OWN_MEMORY 0
 #endif
 #endif
-#ifndef OWN_MAPPINGS
-#define OWN_MAPPINGS 1
+#ifndef OWN_MEMORY
+#define OWN_MEMORY 1
 #endif
 
-/* size bytes and the header in a mapping of their own, zeroed; NULL when none was given. */
+/* ---- blocks of their own: half a page and more ---- */
+
+/* size bytes and the header in a mapping of their own, zeroed; NULL when none was given. A */
 static void *map_block(size_t size, size_t *mapped_bytes) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (size > SIZE_MAX - ALIGNMENT - page) return NULL;
@@ -49,14 +58,127 @@ static void *map_block(size_t size, size_t *mapped_bytes) {
   return block;
 }
 
-/* calloc, not aligned_alloc and memset: calloc knows that memory fresh from the OS is zero and
- * leaves it untouched, so a table (the bus's slots, a sample's thread list) takes resident
- * memory only as it is used. The alignment is made by hand, within the block. */
+/* ---- runs: smaller blocks, 16 KiB of one size at a time ----
+ * A block is a cache line for its header, then the caller's bytes; sizes 128 to 2048. A run's
+ * first block holds the run itself. Blocks never handed out are taken in order (the run's
+ * pages become resident only as they are used); freed ones go to the run's free list. One
+ * lock for all: only lagscope's threads allocate, and the app's only in start and stop; no
+ * system call is made under it. */
+
+#define RUN_BYTES ((size_t)16384)
+#define CLASS_COUNT 5
+#define SMALLEST_BLOCK ((size_t)128)
+#define LARGEST_RUN_SIZE (SMALLEST_BLOCK << (CLASS_COUNT - 1)) /* 2048 */
+
+typedef struct run {
+  struct run *prev, *next; /* in its class's list of runs with a block to give */
+  void *free;              /* a freed block, which holds the next */
+  uint32_t used;           /* blocks handed out */
+  uint32_t untouched;      /* the first block never handed out (blocks past it are fresh) */
+  uint32_t blocks;         /* blocks after the run's own */
+  uint32_t class_index;
+  int listed;
+} run;
+
+static pthread_mutex_t runs_lock = PTHREAD_MUTEX_INITIALIZER;
+static run *runs_with_room[CLASS_COUNT];
+static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
+
+/* A fork while one of lagscope's threads holds the lock would leave it held for ever in the
+ * child, whose lagscope_start would then wait: fork takes it first, as glibc's malloc does its
+ * own. */
+static void lock_runs(void) { pthread_mutex_lock(&runs_lock); }
+static void unlock_runs(void) { pthread_mutex_unlock(&runs_lock); }
+static void add_fork_handlers(void) { pthread_atfork(lock_runs, unlock_runs, unlock_runs); }
+
+static size_t block_bytes(size_t class_index) { return SMALLEST_BLOCK << class_index; }
+
+/* The class whose blocks hold size bytes after the header's line; -1 when none does. */
+static int class_of(size_t size) {
+  for (int c = 0; c < CLASS_COUNT; c++)
+    if (size <= block_bytes((size_t)c) - ALIGNMENT) return c;
+  return -1;
+}
+
+static void list_run(run *r) { /* under runs_lock */
+  r->prev = NULL;
+  r->next = runs_with_room[r->class_index];
+  if (r->next != NULL) r->next->prev = r;
+  runs_with_room[r->class_index] = r;
+  r->listed = 1;
+}
+
+static void unlist_run(run *r) { /* under runs_lock */
+  if (r->prev != NULL) r->prev->next = r->next;
+  else runs_with_room[r->class_index] = r->next;
+  if (r->next != NULL) r->next->prev = r->prev;
+  r->listed = 0;
+}
+
+/* A block of the class from a listed run, or NULL when no run has room. *fresh: it was never
+ * used (zero). Under runs_lock. */
+static char *take_block(int class_index, run **from, int *fresh) {
+  run *r = runs_with_room[class_index];
+  if (r == NULL) return NULL;
+  char *block;
+  if (r->free != NULL) {
+    block = r->free;
+    memcpy(&r->free, block, sizeof(void *));
+    *fresh = 0;
+  } else {
+    block = (char *)r + block_bytes(r->class_index) * (r->untouched++);
+    *fresh = 1;
+  }
+  r->used++;
+  if (r->free == NULL && r->untouched > r->blocks) unlist_run(r);
+  *from = r;
+  return block;
+}
+
+/* A zeroed block for size bytes and its header, from a run; NULL when out of memory. A, L */
+static char *run_block(size_t size, run **from) {
+  int class_index = class_of(size), fresh = 0;
+  pthread_once(&fork_handlers_once, add_fork_handlers);
+  pthread_mutex_lock(&runs_lock);
+  char *block = take_block(class_index, from, &fresh);
+  pthread_mutex_unlock(&runs_lock);
+  if (block == NULL) {
+    run *r = mmap(NULL, RUN_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+    if (r == MAP_FAILED) return NULL;
+    r->class_index = (uint32_t)class_index;
+    r->blocks = (uint32_t)(RUN_BYTES / block_bytes((size_t)class_index)) - 1;
+    r->untouched = 1;
+    pthread_mutex_lock(&runs_lock);
+    list_run(r);
+    block = take_block(class_index, from, &fresh);
+    pthread_mutex_unlock(&runs_lock);
+  }
+  if (!fresh) memset(block, 0, block_bytes((*from)->class_index));
+  return block;
+}
+
+/* Gives a run's block back; the run goes when it was its last. A, L */
+static void free_run_block(run *r, void *block) {
+  pthread_mutex_lock(&runs_lock);
+  memcpy(block, &r->free, sizeof(void *));
+  r->free = block;
+  int empty = --r->used == 0;
+  if (empty && r->listed) unlist_run(r);
+  else if (!empty && !r->listed) list_run(r);
+  pthread_mutex_unlock(&runs_lock);
+  if (empty) munmap(r, RUN_BYTES);
+}
+
+/* ---- the heap ---- */
+
 void *lagscope__alloc(size_t size) {
   size_t extra = sizeof(allocation_header) + ALIGNMENT - 1, mapped_bytes = 0;
   if (size > SIZE_MAX - extra) return NULL;
-  char *block = OWN_MAPPINGS && size >= OWN_MAPPING_MIN ? map_block(size, &mapped_bytes)
-                                                         : calloc(1, size + extra);
+  run *from = NULL;
+  char *block;
+  if (!OWN_MEMORY) block = calloc(1, size + extra);
+  else if (class_of(size) >= 0) block = run_block(size, &from);
+  else block = map_block(size, &mapped_bytes);
   if (block == NULL) return NULL;
   uintptr_t start = ((uintptr_t)block + sizeof(allocation_header) + ALIGNMENT - 1) &
                     ~(uintptr_t)(ALIGNMENT - 1);
@@ -64,6 +186,7 @@ void *lagscope__alloc(size_t size) {
   header->size = size;
   header->block = block;
   header->mapped_bytes = mapped_bytes;
+  header->run = from;
   atomic_fetch_add_explicit(&memory_in_use, size, memory_order_relaxed);
   return (void *)start;
 }
@@ -72,7 +195,9 @@ void lagscope__dealloc(void *p) {
   if (p == NULL) return;
   allocation_header *header = (allocation_header *)p - 1;
   atomic_fetch_sub_explicit(&memory_in_use, header->size, memory_order_relaxed);
-  if (header->mapped_bytes != 0)
+  if (header->run != NULL)
+    free_run_block(header->run, header->block);
+  else if (header->mapped_bytes != 0)
     munmap(header->block, header->mapped_bytes);
   else
     free(header->block);

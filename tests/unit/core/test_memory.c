@@ -1,0 +1,128 @@
+/* lagscope's heap (core/memory.c): blocks come zeroed and cache-line aligned, keep what is
+ * written into them, and are shared out correctly by four threads at once; and what is freed
+ * leaves the process: once the last block of a run or a mapping of its own is freed, its pages
+ * are no longer mapped (mincore says so). Under ASan the heap is malloc's, and only the first
+ * part runs. */
+#define _DEFAULT_SOURCE /* mincore */
+#include "check.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HEAP_IS_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HEAP_IS_MALLOC 1
+#endif
+#endif
+#ifndef HEAP_IS_MALLOC
+#define HEAP_IS_MALLOC 0
+#endif
+
+#define SLOTS 512
+#define ROUNDS 20000
+
+typedef struct worker {
+  unsigned seed;
+  unsigned long checked;
+} worker;
+
+static unsigned next_random(unsigned *seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return *seed >> 8;
+}
+
+static size_t random_size(unsigned *seed) {
+  switch (next_random(seed) % 4) {
+    case 0: return next_random(seed) % 64;
+    case 1: return next_random(seed) % 2048;
+    case 2: return 1900 + next_random(seed) % 300; /* both sides of the runs' largest */
+    default: return next_random(seed) % 20000;
+  }
+}
+
+/* Each slot holds a block filled with a byte of its own; every block is checked whole when it
+ * is freed: a block shared out twice, or written past by a neighbour, shows. */
+static void *churn(void *arg) {
+  worker *w = arg;
+  unsigned char *blocks[SLOTS] = {0};
+  size_t sizes[SLOTS] = {0};
+  for (int round = 0; round < ROUNDS; round++) {
+    size_t i = next_random(&w->seed) % SLOTS;
+    if (blocks[i] != NULL) {
+      unsigned char fill = (unsigned char)(i * 7 + 1);
+      for (size_t k = 0; k < sizes[i]; k++)
+        CHECK_MSG(blocks[i][k] == fill, "slot %zu byte %zu of %zu overwritten", i, k, sizes[i]);
+      w->checked++;
+      lagscope__dealloc(blocks[i]);
+      blocks[i] = NULL;
+      continue;
+    }
+    size_t size = random_size(&w->seed);
+    unsigned char *b = lagscope__alloc(size);
+    CHECK(b != NULL);
+    CHECK_MSG(((uintptr_t)b & (LAGSCOPE__CACHE_LINE - 1)) == 0, "%p not aligned", (void *)b);
+    for (size_t k = 0; k < size; k++) CHECK_MSG(b[k] == 0, "byte %zu of %zu not zero", k, size);
+    memset(b, (int)(i * 7 + 1), size);
+    blocks[i] = b, sizes[i] = size;
+  }
+  for (size_t i = 0; i < SLOTS; i++) lagscope__dealloc(blocks[i]);
+  return NULL;
+}
+
+static void four_threads_share_it_out(void) {
+  uint64_t before = lagscope__memory_in_use();
+  pthread_t threads[4];
+  worker workers[4];
+  for (int t = 0; t < 4; t++) {
+    workers[t] = (worker){.seed = 17u + (unsigned)t};
+    CHECK(pthread_create(&threads[t], NULL, churn, &workers[t]) == 0);
+  }
+  for (int t = 0; t < 4; t++) {
+    CHECK(pthread_join(threads[t], NULL) == 0);
+    CHECK(workers[t].checked > ROUNDS / 4);
+  }
+  CHECK_MSG(lagscope__memory_in_use() == before, "%llu bytes left counted",
+            (unsigned long long)(lagscope__memory_in_use() - before));
+}
+
+/* 1 when the page holding p is mapped. */
+static int mapped(const void *p) {
+  long page = sysconf(_SC_PAGESIZE);
+  unsigned char present;
+  void *start = (void *)((uintptr_t)p & ~(uintptr_t)(page - 1));
+  if (mincore(start, (size_t)page, &present) == 0) return 1;
+  CHECK_MSG(errno == ENOMEM, "mincore: %s", strerror(errno));
+  return 0;
+}
+
+static void freed_memory_leaves(void) {
+  /* A block of its own. */
+  char *big = lagscope__alloc(100000);
+  CHECK(big != NULL && mapped(big));
+  lagscope__dealloc(big);
+  CHECK_MSG(!mapped(big), "a 100000-byte block stayed mapped once freed");
+  /* A run: all its blocks out, then back; the run goes with its last. Sizes of a class no
+   * other part of this process uses at this point (every block of 1000 bytes). */
+  char *blocks[64];
+  for (int i = 0; i < 64; i++) CHECK((blocks[i] = lagscope__alloc(1000)) != NULL);
+  for (int i = 1; i < 64; i++) lagscope__dealloc(blocks[i]);
+  CHECK_MSG(mapped(blocks[0]), "a run went while a block was still out");
+  lagscope__dealloc(blocks[0]);
+  for (int i = 0; i < 64; i++)
+    CHECK_MSG(!mapped(blocks[i]), "block %d's run stayed mapped once all were freed", i);
+}
+
+int main(void) {
+  four_threads_share_it_out();
+  if (!HEAP_IS_MALLOC) freed_memory_leaves();
+  printf("memory: ok%s\n", HEAP_IS_MALLOC ? " (malloc's heap under ASan: not unmapped)" : "");
+  return 0;
+}
