@@ -40,6 +40,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -310,8 +311,19 @@ static int create_address_space(void) {
   return LAGSCOPE_OK;
 }
 
+/* The snapshot's stack copy back to the kernel: 32 KiB that an idle app need not keep
+ * resident; the next capture faults its pages in again, zeroed. A handler still writing into
+ * it (one whose request was abandoned) writes into fresh pages: nothing reads them. */
+static void forget_snapshot_pages(void) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t start = ((uintptr_t)the_snapshot.stack + page - 1) & ~(page - 1);
+  uintptr_t end = ((uintptr_t)the_snapshot.stack + sizeof(the_snapshot.stack)) & ~(page - 1);
+  if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
 void lagscope__capture_release_unwinder(void) {
   lagscope__linux_objects_release(); /* the page cache and the files held open */
+  forget_snapshot_pages();
   if (address_space == NULL) return;
   unw_destroy_addr_space(address_space);
   address_space = NULL;

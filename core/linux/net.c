@@ -7,9 +7,9 @@
  */
 #define _GNU_SOURCE
 #include "../internal.h"
+#include "linux.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -64,15 +64,21 @@ int lagscope__net_peer_socket(int fd, uint16_t port, lagscope__peer_socket *out)
 
 /* Calls visit for each of the process's open fds (but the listing's own) until it returns 0.
  * civetweb hands out no socket: this is how the viewer's are found. */
+typedef struct fd_visit {
+  int (*visit)(int fd, void *ctx);
+  void *ctx;
+} fd_visit;
+
+static int note_fd(const char *name, int dir_fd, void *ctx) {
+  const fd_visit *v = ctx;
+  if (name[0] < '0' || name[0] > '9') return 1;
+  int fd = atoi(name);
+  return fd == dir_fd || v->visit(fd, v->ctx);
+}
+
 static void each_own_fd(int (*visit)(int fd, void *ctx), void *ctx) {
-  DIR *fds = opendir("/proc/self/fd");
-  if (fds == NULL) return;
-  for (struct dirent *e; (e = readdir(fds)) != NULL;) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    int fd = atoi(e->d_name);
-    if (fd != dirfd(fds) && !visit(fd, ctx)) break;
-  }
-  closedir(fds);
+  fd_visit v = {visit, ctx};
+  lagscope__linux_each_name("/proc/self/fd", note_fd, &v);
 }
 
 typedef struct peer_search {

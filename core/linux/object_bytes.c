@@ -13,8 +13,9 @@
  * whose file is no longer the one loaded (replaced by an upgrade: its program headers or notes
  * differ from those in memory) are read in place, with checked reads.
  *
- * Monitor thread only: no lock. The cache's pages are allocated at the first read from a file
- * and freed, with the files held open, by lagscope__linux_objects_release.
+ * Monitor thread only: no lock. The list of objects is allocated at the first refresh, the
+ * cache's pages at the first read from a file; both are freed, and the files held open closed,
+ * by lagscope__linux_objects_release.
  */
 #define _GNU_SOURCE
 #include "../internal.h"
@@ -71,56 +72,62 @@ typedef struct open_file {
 
 #define NO_PATH UINT32_MAX
 
-static segment segments[SEGMENTS_MAX]; /* sorted by start */
-static size_t segments_len;
-static object objects[OBJECTS_MAX];
-static size_t objects_len;
-static char paths[PATHS_BYTES];
-static size_t paths_len;
-static cached_page pages[CACHE_SETS * CACHE_WAYS];
+/* The loader's list as last read, and the cache's entries: lagscope__alloc'd at the first
+ * refresh and freed by release, so that an idle app keeps none of it resident. */
+typedef struct object_list {
+  segment segments[SEGMENTS_MAX]; /* sorted by start */
+  size_t segments_len;
+  object objects[OBJECTS_MAX];
+  size_t objects_len;
+  char paths[PATHS_BYTES];
+  size_t paths_len;
+  cached_page pages[CACHE_SETS * CACHE_WAYS];
+} object_list;
+
+static object_list *list; /* NULL until the first refresh, and after a release */
 static uint8_t *page_bytes; /* CACHE_SETS * CACHE_WAYS pages; lagscope__alloc, NULL until used */
 static open_file files[FILES_OPEN];
 static uint64_t clock_now;
 static unsigned long long loader_adds, loader_subs; /* the loader's counters at the last look */
-static int listed;
 
 /* ---- the loader's list ---- */
 
 static uint32_t keep_path(const char *path) {
   size_t len = strlen(path) + 1;
-  if (len > PATHS_BYTES - paths_len) return NO_PATH; /* read in place */
-  memcpy(paths + paths_len, path, len);
-  paths_len += len;
-  return (uint32_t)(paths_len - len);
+  if (len > PATHS_BYTES - list->paths_len) return NO_PATH; /* read in place */
+  memcpy(list->paths + list->paths_len, path, len);
+  list->paths_len += len;
+  return (uint32_t)(list->paths_len - len);
 }
 
 static int add_object(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size, (void)data;
-  if (objects_len == OBJECTS_MAX) return 1;
-  object *o = &objects[objects_len];
+  if (list->objects_len == OBJECTS_MAX) return 1;
+  object *o = &list->objects[list->objects_len];
   *o = (object){.phdr = info->dlpi_phdr, .phnum = info->dlpi_phnum, .bias = info->dlpi_addr,
                 .path = NO_PATH, .source = IN_PLACE};
   uintptr_t lowest = UINTPTR_MAX;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type == PT_GNU_EH_FRAME) o->eh_frame_hdr = info->dlpi_addr + ph->p_vaddr;
-    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R) || segments_len == SEGMENTS_MAX) continue;
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R) || list->segments_len == SEGMENTS_MAX)
+      continue;
     uintptr_t start = info->dlpi_addr + ph->p_vaddr;
     if (start < lowest) lowest = start;
-    segments[segments_len++] = (segment){
+    list->segments[list->segments_len++] = (segment){
         .start = start, .end = start + ph->p_memsz, .file_end = start + ph->p_filesz,
-        .file_offset = ph->p_offset, .object = (uint32_t)objects_len,
+        .file_offset = ph->p_offset, .object = (uint32_t)list->objects_len,
         .executable = (ph->p_flags & PF_X) != 0, .writable = (ph->p_flags & PF_W) != 0};
   }
   /* The program's entry has no name: its file is /proc/self/exe. The vDSO's is no file. */
   int is_vdso = lowest == (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-  const char *path = objects_len == 0 && info->dlpi_name[0] == '\0' ? "/proc/self/exe"
+  const char *path = list->objects_len == 0 && info->dlpi_name[0] == '\0' ? "/proc/self/exe"
                                                                      : info->dlpi_name;
   if (!is_vdso && path[0] == '/') {
     o->path = keep_path(path);
     if (o->path != NO_PATH) o->source = UNCHECKED;
   }
-  objects_len++;
+  list->objects_len++;
   return 0;
 }
 
@@ -134,7 +141,7 @@ static void forget_files(void) {
     if (files[i].object_plus_one != 0) close(files[i].fd);
     files[i] = (open_file){0};
   }
-  memset(pages, 0, sizeof(pages));
+  if (list != NULL) memset(list->pages, 0, sizeof(list->pages));
 }
 
 static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
@@ -147,20 +154,21 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
 void lagscope__linux_objects_refresh(void) {
   unsigned long long counters[2] = {0, 0};
   dl_iterate_phdr(read_counters, counters);
-  if (listed && counters[0] == loader_adds && counters[1] == loader_subs) return; /* no change */
+  if (list != NULL && counters[0] == loader_adds && counters[1] == loader_subs) return;
   forget_files(); /* object numbers change */
-  segments_len = objects_len = paths_len = 0;
+  if (list == NULL && (list = lagscope__alloc(sizeof(*list))) == NULL) return; /* none known */
+  list->segments_len = list->objects_len = list->paths_len = 0;
   dl_iterate_phdr(add_object, NULL);
-  lagscope__sort(segments, segments_len, sizeof(segment), by_start);
-  loader_adds = counters[0], loader_subs = counters[1], listed = 1;
+  lagscope__sort(list->segments, list->segments_len, sizeof(segment), by_start);
+  loader_adds = counters[0], loader_subs = counters[1];
 }
 
 void lagscope__linux_objects_release(void) {
   forget_files();
   lagscope__dealloc(page_bytes);
   page_bytes = NULL;
-  segments_len = objects_len = paths_len = 0;
-  listed = 0;
+  lagscope__dealloc(list);
+  list = NULL;
 }
 
 /* [address, address + bytes) within [start, end), written so that no sum can wrap: a
@@ -170,7 +178,9 @@ static int within(uintptr_t address, size_t bytes, uintptr_t start, uintptr_t en
 }
 
 static const segment *segment_of(uintptr_t address, size_t bytes) {
-  size_t lo = 0, hi = segments_len;
+  if (list == NULL) return NULL;
+  const segment *segments = list->segments;
+  size_t lo = 0, hi = list->segments_len;
   while (lo < hi) { /* the last segment starting at or before address */
     size_t mid = lo + (hi - lo) / 2;
     if (segments[mid].start <= address)
@@ -195,8 +205,8 @@ int lagscope__linux_object_segment(uintptr_t address, size_t bytes, uintptr_t *s
 int lagscope__linux_object_unwind_table(uintptr_t ip, uintptr_t *eh_frame_hdr,
                                         uintptr_t *segment_start, uintptr_t *segment_end) {
   const segment *s = segment_of(ip, 1);
-  if (s == NULL || objects[s->object].eh_frame_hdr == 0) return -1;
-  *eh_frame_hdr = objects[s->object].eh_frame_hdr;
+  if (s == NULL || list->objects[s->object].eh_frame_hdr == 0) return -1;
+  *eh_frame_hdr = list->objects[s->object].eh_frame_hdr;
   *segment_start = s->start;
   *segment_end = s->end;
   return 0;
@@ -238,7 +248,7 @@ static int is_loaded_file(int fd, const object *o) {
 /* The object's file, open; -1 when it has none or it is not the one loaded (the object is
  * read in place from then on). */
 static int file_of(uint32_t index) {
-  object *o = &objects[index];
+  object *o = &list->objects[index];
   if (o->source == IN_PLACE) return -1;
   open_file *slot = &files[0];
   for (size_t i = 0; i < FILES_OPEN; i++) {
@@ -248,7 +258,7 @@ static int file_of(uint32_t index) {
     }
     if (files[i].used < slot->used) slot = &files[i];
   }
-  int fd = open(paths + o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = open(list->paths + o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
   if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
                   (o->source == UNCHECKED && !is_loaded_file(fd, o)))) {
@@ -267,6 +277,7 @@ static int file_of(uint32_t index) {
 
 /* The cached page of the object's file, read if needed; NULL when it cannot be. */
 static const uint8_t *page_of(uint32_t index, uint64_t page, uint32_t *length) {
+  cached_page *pages = list->pages;
   size_t set = (size_t)((page * 31u + index) % CACHE_SETS), victim = set * CACHE_WAYS;
   for (size_t way = set * CACHE_WAYS; way < (set + 1) * CACHE_WAYS; way++) {
     if (pages[way].object_plus_one == index + 1 && pages[way].page == page) {
@@ -322,7 +333,7 @@ int lagscope__linux_object_read(uintptr_t address, void *out, size_t size) {
   const segment *s = segment_of(address, size);
   if (s == NULL) return -1;
   int in_file = !s->writable && within(address, size, s->start, s->file_end);
-  if (in_file && objects[s->object].source != IN_PLACE &&
+  if (in_file && list->objects[s->object].source != IN_PLACE &&
       read_from_file(s, address, out, size) == 0)
     return 0;
   load_in_place(address, out, size);

@@ -137,42 +137,78 @@ static int read_thread_light(int32_t tid, const lagscope__process_sample *previo
   return 0;
 }
 
+int lagscope__linux_each_name(const char *path, int (*visit)(const char *name, int dir_fd,
+                                                          void *ctx),
+                              void *ctx) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  _Alignas(struct dirent64) char buf[4096];
+  int rc = 0, more = 1;
+  while (more) {
+    ssize_t n = getdents64(fd, buf, sizeof(buf));
+    if (n <= 0) {
+      rc = n < 0 ? -errno : 0;
+      break;
+    }
+    for (ssize_t at = 0; at < n && more;) {
+      const struct dirent64 *e = (const struct dirent64 *)(buf + at);
+      more = visit(e->d_name, fd, ctx);
+      at += e->d_reclen;
+    }
+  }
+  close(fd);
+  return rc;
+}
+
+typedef struct thread_listing {
+  lagscope__process_sample *out;
+  const lagscope__process_sample *previous;
+  unsigned what;
+  uint32_t hint;
+  const char *path;
+  char *why;
+  size_t why_size;
+  int rc;
+} thread_listing;
+
+static int note_thread(const char *name, int dir_fd, void *ctx) {
+  (void)dir_fd;
+  thread_listing *l = ctx;
+  lagscope__process_sample *out = l->out;
+  char *end;
+  long tid = strtol(name, &end, 10);
+  if (*end != '\0' || tid <= 0) return 1;
+  out->thread_count++;
+  if (out->threads_len >= LAGSCOPE__MAX_THREADS) return 1;
+  lagscope__thread_sample *t = &out->threads[out->threads_len];
+  int err = 0;
+  int r = l->what & LAGSCOPE__SAMPLE_DETAIL
+              ? read_thread((int32_t)tid, t, &err)
+              : read_thread_light((int32_t)tid, l->previous, &l->hint, t, &err);
+  if (r == LAGSCOPE_OK) {
+    out->threads_len++;
+  } else if (r == LAGSCOPE_ENOENT) {
+    out->thread_count--; /* it exited between the listing and the open */
+  } else if (l->rc == LAGSCOPE_OK) {
+    lagscope__explain(l->why, l->why_size, "cannot read %s/%ld/%s: %s", l->path, tid,
+                      l->what & LAGSCOPE__SAMPLE_DETAIL ? "stat" : "comm",
+                      r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(err));
+    l->rc = r;
+  }
+  return 1;
+}
+
 static int read_threads(lagscope__process_sample *out, const lagscope__process_sample *previous,
                         unsigned what, char *why, size_t why_size) {
   char path[PATH_MAX_LEN];
   snprintf(path, sizeof(path), "%s/task", proc_self);
-  DIR *dir = opendir(path);
-  if (dir == NULL) {
-    lagscope__explain(why, why_size, "cannot open %s: %s", path, strerror(errno));
+  thread_listing l = {out, previous, what, 0, path, why, why_size, LAGSCOPE_OK};
+  int listed = lagscope__linux_each_name(path, note_thread, &l);
+  if (listed < 0) {
+    lagscope__explain(why, why_size, "cannot open %s: %s", path, strerror(-listed));
     return LAGSCOPE_EPROC;
   }
-  int rc = LAGSCOPE_OK;
-  uint32_t hint = 0;
-  struct dirent *entry;
-  while ((entry = readdir(dir)) != NULL) {
-    char *end;
-    long tid = strtol(entry->d_name, &end, 10);
-    if (*end != '\0' || tid <= 0) continue;
-    out->thread_count++;
-    if (out->threads_len >= LAGSCOPE__MAX_THREADS) continue;
-    lagscope__thread_sample *t = &out->threads[out->threads_len];
-    int err = 0;
-    int r = what & LAGSCOPE__SAMPLE_DETAIL
-                ? read_thread((int32_t)tid, t, &err)
-                : read_thread_light((int32_t)tid, previous, &hint, t, &err);
-    if (r == LAGSCOPE_OK) {
-      out->threads_len++;
-    } else if (r == LAGSCOPE_ENOENT) {
-      out->thread_count--; /* it exited between readdir and open */
-    } else if (rc == LAGSCOPE_OK) {
-      lagscope__explain(why, why_size, "cannot read %s/%ld/%s: %s", path, tid,
-               what & LAGSCOPE__SAMPLE_DETAIL ? "stat" : "comm",
-               r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(err));
-      rc = r;
-    }
-  }
-  closedir(dir);
-  return rc;
+  return l.rc;
 }
 
 /* RSS from statm: its second number, in pages. A few µs, whatever the mappings. */
