@@ -284,5 +284,6 @@ int main(int argc, char **argv) {
          "state, %llu when every capture was forced to signal)\n",
          (unsigned long long)(all - forced), (unsigned long long)forced);
   atomic_store(&stop_spinning, 1);
+  free(tids); /* the victims stay: their threads are parked on them until the process ends */
   return 0;
 }
