@@ -20,21 +20,13 @@ static int refused(int32_t tid) {
   return lagscope__thread_id_is_own(tid) || tid == lagscope__thread_id();
 }
 
-static int capture(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
+int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
   reset(tid, out);
   if (refused(tid)) {
     out->walk = LAGSCOPE__WALK_OWN;
     return LAGSCOPE_EINVAL;
   }
-  return lagscope__capture_take(tid, out, timeout_ns, patient);
-}
-
-int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
-  return capture(tid, out, timeout_ns, 0);
-}
-
-int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
-  return capture(tid, out, timeout_ns, 1);
+  return lagscope__capture_take(tid, out, timeout_ns);
 }
 
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {

@@ -16,7 +16,8 @@
 
 #define SAMPLES_INITIAL 64
 #define SAMPLES_MAX 6000            /* 60 s at 10 ms; later samples are counted, not kept */
-#define THREAD_ANSWER_NS (20u * 1000u * 1000u) /* a thread that blocks the signal costs this */
+/* A thread that blocks the signal, or gets no CPU, costs this. */
+#define THREAD_ANSWER_NS (20u * 1000u * 1000u)
 #define MAIN_ANSWER_NS (50u * 1000u * 1000u)
 #define RETRY_EVERY_NS (5000ull * 1000u * 1000u) /* a final report the disk had no room for */
 /* The symbol index (libdw's DWARF readers and lagscope's tables: megabytes in a large app)
@@ -276,8 +277,7 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__pr
     lagscope__thread_sample *t = &info->threads[i];
     lagscope__stack *s = &stacks[kept];
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
-    note_capture(h, t->tid == main_tid ? lagscope__capture_stack(t->tid, s, wait)
-                                       : lagscope__capture_stack_patient(t->tid, s, wait));
+    note_capture(h, lagscope__capture_stack(t->tid, s, wait));
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
     info->threads[kept++] = *t;
   }

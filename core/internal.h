@@ -447,17 +447,14 @@ void lagscope__frame_walk(const lagscope__stack_copy *c, const lagscope__frame_r
 uintptr_t lagscope__frame_strip_async(uintptr_t fp); /* F: bit 60 off */
 
 /* ---- capture (core/capture.c): the portable half, over the port's (port.h) ---------------- */
-/* Captures tid's stack into *out, waiting at most timeout_ns for a running thread to answer.
+/* Captures tid's stack into *out, waiting at most timeout_ns for a running thread to answer
+ * (Linux: at its next tick on a CPU; one that gets none meanwhile is not taken).
  * Sets out->walk, method and run state for every outcome; returns 0 when frames were captured,
  * LAGSCOPE_ESIGNAL when a running thread could not be signalled because the app has put its
  * own handler on the capture signal since (checked before each signal).
  * One capture at a time per process (the callers serialise); no allocation, no lock in the
  * target. L: none the target can hold. */
 int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
-/* The same for a thread that is not being sampled (every thread at a hang's start): one that
- * looks running is first given up to 20 ms to get a CPU and is looked at again, so that a
- * thread on its way out of a timed-out call (runnable in the kernel) is not handed an EINTR. */
-int lagscope__capture_stack_patient(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
 /* The first half alone, for benchmarks: the thread's registers and stack copied into the
  * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls
  * for. 0 when it was copied; *method says how. */

@@ -212,9 +212,8 @@ int lagscope__capture_init(uint32_t wanted);
 int lagscope__capture_signal(void);
 int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
 /* The port's half, after core/capture.c reset *out and refused lagscope's threads and the
- * caller: takes the stack (patient as lagscope__capture_stack_patient), with the same
- * results as lagscope__capture_stack. */
-int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient);
+ * caller: takes the stack, with the same results as lagscope__capture_stack. */
+int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
 /* Lets go of what the unwinder keeps between captures, made again at the next one (Linux:
  * libunwind's address space and its cache, ~0.5 MB; Darwin: nothing). Only where captures are
  * made (the monitor's thread). A */

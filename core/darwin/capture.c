@@ -276,10 +276,10 @@ static int capture_snapshot(int32_t tid, lagscope__walk *walk) {
   return rc;
 }
 
-/* Suspension interrupts no call: patient or not, the same. The syscall stays -1: the innermost
+/* Suspension interrupts no call. The syscall stays -1: the innermost
  * frame names the trap. */
-int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
-  (void)timeout_ns, (void)patient;
+int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  (void)timeout_ns;
   if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
   out->method = LAGSCOPE__METHOD_SUSPEND;
   out->run_state = (uint8_t)the_snapshot.run_state;

@@ -83,6 +83,9 @@ enum request_phase { IDLE = 0, REQUESTED, CLAIMED, DONE, ABANDONED };
 static snapshot the_snapshot;
 static _Atomic uint32_t request_word;
 static uint32_t last_generation;
+/* The timer whose signal the handler takes (-1: none armed). The kernel's own id: the
+ * syscalls are made directly, so that glibc's timer_t bookkeeping is not involved. */
+static _Atomic int armed_timer = -1;
 /* 0 until the handler is installed; read by the viewer's status too (atomic). */
 static _Atomic int capture_signal;
 static unw_addr_space_t address_space; /* made at the first unwind: ~0.5 MB with its cache */
@@ -153,9 +156,16 @@ interrupted_a_syscall(const ucontext_t *uc) {
 #endif
 }
 
+/* Sent by lagscope: the armed timer, or (benchmarks) a signal queued by this process. */
+static int sent_by_us(const siginfo_t *info) {
+  if (info->si_code == SI_TIMER)
+    return info->si_timerid == atomic_load_explicit(&armed_timer, memory_order_acquire);
+  return info->si_code == SI_QUEUE && info->si_pid == getpid();
+}
+
 static void capture_handler(int sig, siginfo_t *info, void *context) {
   (void)sig;
-  if (info->si_code != SI_QUEUE || info->si_pid != getpid()) return; /* not ours */
+  if (!sent_by_us(info)) return;
   int saved_errno = errno;
   uint32_t generation = (uint32_t)info->si_value.sival_int;
   uint32_t expected = REQUEST_WORD(generation, REQUESTED);
@@ -586,15 +596,43 @@ int lagscope__capture_signal(void) { return capture_signal; }
 /* The handler walks the live stack: there is no copy to size. */
 void lagscope__capture_set_copy_bytes(size_t bytes) { (void)bytes; }
 
-static int send_request(int32_t tid, uint32_t generation) {
-  siginfo_t info;
-  memset(&info, 0, sizeof(info));
-  info.si_signo = capture_signal;
-  info.si_code = SI_QUEUE;
-  info.si_pid = getpid();
-  info.si_uid = getuid();
-  info.si_value.sival_int = (int)generation;
-  return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, capture_signal, &info);
+/* ---- asking a thread on the CPU for its registers ----
+ *
+ * Not by sending the signal straight away: a thread seen running may be inside the kernel on
+ * its way into a wait (or just woken from one, waiting for a CPU), and a signal that becomes
+ * pending there ends its poll, nanosleep or epoll_wait with EINTR. Measured before this way
+ * (poll(1 ms) after 300 us of work, looked at every 2 ms): 123 of 150 signals cut a poll short.
+ * Instead, a one-shot timer on the thread's own CPU clock, whose expiry the kernel notices at
+ * a tick while the thread runs and turns into the signal on the thread's way back to user space
+ * (POSIX_CPU_TIMERS_TASK_WORK: x86_64 since Linux 5.11): the call it was in has its result by
+ * then, so nothing is cut short, and a thread that gets no CPU is never signalled. The price:
+ * the answer comes at the thread's next tick (4 ms at HZ=250), not in ~50 us. The request
+ * word and its generation are the same for both ways. */
+
+/* The kernel's clock id for a thread's CPU time (include/linux/posix-timers.h:
+ * make_thread_cpuclock(tid, CPUCLOCK_SCHED)), what pthread_getcpuclockid returns. */
+#define CPUCLOCK_PERTHREAD 4
+#define CPUCLOCK_SCHED 2
+static clockid_t thread_cpu_clock(int32_t tid) {
+  return (clockid_t)((~(uint32_t)tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED);
+}
+
+/* While the timer has not fired, the thread is looked at again this often: one that has
+ * blocked meanwhile is read without the signal instead. */
+#define LOOK_AGAIN_NS (1000u * 1000u)
+
+static uint32_t begin_request(void) {
+  uint32_t generation = last_generation = last_generation % (GENERATION_MAX - 1) + 1;
+  atomic_store_explicit(&request_word, REQUEST_WORD(generation, REQUESTED), memory_order_release);
+  return generation;
+}
+
+/* The request abandoned, unless the handler claimed it first: 1 when abandoned. A signal that
+ * comes later finds the word changed and does nothing. */
+static int abandon(uint32_t generation) {
+  uint32_t word = REQUEST_WORD(generation, REQUESTED);
+  return atomic_compare_exchange_strong(&request_word, &word,
+                                        REQUEST_WORD(generation, ABANDONED));
 }
 
 /* Waits while the request word still says `from`, until the deadline; returns the word. */
@@ -609,49 +647,119 @@ static uint32_t wait_word_change(uint32_t from, uint64_t deadline_ns) {
   }
 }
 
-/* Asks tid's handler for a snapshot. 1 when it arrived. */
-static int take_snapshot(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
-  uint32_t generation = last_generation = last_generation % (GENERATION_MAX - 1) + 1;
-  uint32_t requested = REQUEST_WORD(generation, REQUESTED);
-  atomic_store_explicit(&request_word, requested, memory_order_release);
+/* After the handler claimed the request: it is copying right now; it is short, wait for it.
+ * 1 when the snapshot is whole. */
+static int finish(uint32_t generation, lagscope__stack *out) {
+  uint32_t word = wait_word_change(REQUEST_WORD(generation, CLAIMED),
+                                   lagscope__now_ns() + LATE_HANDLER_WAIT_NS);
+  if (word == REQUEST_WORD(generation, DONE)) return 1;
+  out->walk = LAGSCOPE__WALK_NO_REPLY;
+  return 0;
+}
+
+static int thread_gone(int32_t tid) {
+  return syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH;
+}
+
+/* The timer on tid's CPU clock, armed to expire as soon as it has run at all: its id, or -1. */
+static int arm_timer(int32_t tid, uint32_t generation) {
+  struct sigevent event;
+  memset(&event, 0, sizeof(event));
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = capture_signal;
+  event.sigev_value.sival_int = (int)generation;
+  event._sigev_un._tid = tid;
+  int id = -1;
+  if (syscall(SYS_timer_create, thread_cpu_clock(tid), &event, &id) != 0) return -1;
+  atomic_store_explicit(&armed_timer, id, memory_order_release);
+  struct itimerspec once = {{0, 0}, {0, 1}};
+  if (syscall(SYS_timer_settime, id, 0, &once, NULL) != 0) {
+    atomic_store_explicit(&armed_timer, -1, memory_order_relaxed);
+    syscall(SYS_timer_delete, id);
+    return -1;
+  }
+  return id;
+}
+
+static void disarm_timer(int id) {
+  atomic_store_explicit(&armed_timer, -1, memory_order_relaxed);
+  syscall(SYS_timer_delete, id);
+}
+
+enum timer_result { TIMER_TAKEN, TIMER_BLOCKED, TIMER_FAILED };
+
+/* Asks running tid for a snapshot through its CPU clock, until the deadline. TIMER_BLOCKED:
+ * it blocked before it answered (take it without the signal); TIMER_FAILED: out->walk says
+ * why. */
+static enum timer_result take_by_timer(int32_t tid, uint64_t deadline_ns, lagscope__stack *out) {
+  uint32_t generation = begin_request(), requested = REQUEST_WORD(generation, REQUESTED);
+  int timer = arm_timer(tid, generation);
+  if (timer < 0) {
+    abandon(generation);
+    out->walk = thread_gone(tid) ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
+    return TIMER_FAILED;
+  }
+  int claimed = 0, rc = LAGSCOPE_OK;
+  lagscope__linux_thread_state state = {.running = 1};
+  for (;;) {
+    uint64_t now = lagscope__now_ns();
+    if (now >= deadline_ns) break; /* no CPU for it all this time: an overloaded machine */
+    uint64_t until = deadline_ns - now > LOOK_AGAIN_NS ? now + LOOK_AGAIN_NS : deadline_ns;
+    if (wait_word_change(requested, until) != requested) {
+      claimed = 1;
+      break;
+    }
+    rc = lagscope__linux_read_thread_state(tid, &state);
+    if (rc != LAGSCOPE_OK || !state.running) break; /* gone, or blocked since */
+  }
+  claimed = claimed || !abandon(generation); /* the handler may have got there meanwhile */
+  enum timer_result result = TIMER_FAILED;
+  if (claimed) {
+    result = finish(generation, out) ? TIMER_TAKEN : TIMER_FAILED;
+  } else {
+    out->walk = rc == LAGSCOPE_ENOENT ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
+    if (rc == LAGSCOPE_OK && !state.running) result = TIMER_BLOCKED;
+  }
+  disarm_timer(timer);
+  return result;
+}
+
+/* Benchmarks only: every thread gets the signal at once, blocked or not (the old way, as a
+ * baseline: it cuts waits short). */
+static int force_signal;
+void lagscope__capture_force_signal(int on) { force_signal = on; }
+
+static int send_request(int32_t tid, uint32_t generation) {
+  siginfo_t info;
+  memset(&info, 0, sizeof(info));
+  info.si_signo = capture_signal;
+  info.si_code = SI_QUEUE;
+  info.si_pid = getpid();
+  info.si_uid = getuid();
+  info.si_value.sival_int = (int)generation;
+  return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, capture_signal, &info);
+}
+
+/* The forced way: 1 when the snapshot arrived. */
+static int take_by_signal(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
+  uint32_t generation = begin_request(), requested = REQUEST_WORD(generation, REQUESTED);
   if (send_request(tid, generation) != 0) {
     out->walk = errno == ESRCH ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
-    atomic_store_explicit(&request_word, REQUEST_WORD(generation, ABANDONED), memory_order_release);
+    abandon(generation);
     return 0;
   }
-  uint32_t word = wait_word_change(requested, lagscope__now_ns() + timeout_ns);
-  if (word == requested &&
-      atomic_compare_exchange_strong(&request_word, &word, REQUEST_WORD(generation, ABANDONED))) {
-    /* Gone meanwhile, or alive but not answering (it blocks the signal). */
-    int gone = syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH;
-    out->walk = gone ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
+  if (wait_word_change(requested, lagscope__now_ns() + timeout_ns) == requested &&
+      abandon(generation)) {
+    out->walk = thread_gone(tid) ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
     return 0;
   }
-  /* Claimed: the handler is copying right now; it is short, wait for it. */
-  word = wait_word_change(REQUEST_WORD(generation, CLAIMED),
-                          lagscope__now_ns() + LATE_HANDLER_WAIT_NS);
-  if (word != REQUEST_WORD(generation, DONE)) {
-    out->walk = LAGSCOPE__WALK_NO_REPLY;
-    return 0;
-  }
-  return 1;
+  return finish(generation, out);
 }
 
 /* How often the state is read again when the thread moved during a blocked copy. */
 #define BLOCKED_ATTEMPTS 3
-/* A patient capture waits this many times this long, at most, for a thread that looks running
- * to be given a CPU (20 ms in all: a loaded machine's scheduling latency). */
-#define PATIENT_LOOKS 40
-#define PATIENT_PAUSE_NS (500u * 1000u)
 
-/* TAKE_STARVED: it looked running, yet had no CPU at all through a patient wait: a thread
- * waiting in a run queue, perhaps on its way out of a timed-out call, which a signal would turn
- * into EINTR. Not taken: the app's calls come first. */
-enum take_result { TAKEN, TAKE_BY_SIGNAL, TAKE_GONE, TAKE_STARVED };
-
-/* Benchmarks only: every thread gets the signal, blocked or not (the old way, as a baseline). */
-static int force_signal;
-void lagscope__capture_force_signal(int on) { force_signal = on; }
+enum take_result { TAKEN, TAKE_RUNNING, TAKE_GONE };
 
 /* glibc's pthread_mutex_t, as the installed headers lay it out: the futex word first, the
  * owner's tid in __owner. A thread waiting on the futex of a locked mutex names its owner. */
@@ -686,7 +794,7 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
     int have_runs = lagscope__linux_read_run_count(tid, &runs_before) == LAGSCOPE_OK;
     int rc = lagscope__linux_read_thread_state(tid, &before);
     if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
-    if (rc != LAGSCOPE_OK || before.running) return TAKE_BY_SIGNAL;
+    if (rc != LAGSCOPE_OK || before.running) return TAKE_RUNNING;
     snapshot *s = &the_snapshot;
     set_partial_registers(s, before.pc, before.sp, 0);
     s->stack_pointer = before.sp;
@@ -698,7 +806,7 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
     } else {
       rc = lagscope__linux_read_thread_state(tid, &after);
       if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
-      if (rc != LAGSCOPE_OK) return TAKE_BY_SIGNAL;
+      if (rc != LAGSCOPE_OK) return TAKE_RUNNING;
       if (!lagscope__linux_same_blocked_state(&before, &after)) continue; /* it ran meanwhile */
     }
     out->method = LAGSCOPE__METHOD_BLOCKED;
@@ -708,54 +816,40 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
     if (before.nr == SYS_futex) out->lock_owner = mutex_owner(before.args[0], before.args[1]);
     return TAKEN;
   }
-  return TAKE_BY_SIGNAL;
+  return TAKE_RUNNING;
 }
 
-/* "Running" also covers a thread woken in the kernel (its timeout expired) that waits for a
- * CPU to return to user space: a signal then turns its timeout into EINTR (select, poll and
- * nanosleep check for one on the way out). So a patient capture waits until the thread has
- * been on a CPU since it was seen running (its run count moves), then looks again: by then it
- * has returned, and is either blocked again (read without a signal) or really running. */
-static enum take_result wait_until_it_ran(int32_t tid, lagscope__stack *out) {
-  uint64_t cpu_seen, runs_seen, cpu, runs;
-  if (lagscope__linux_read_schedstat(tid, &cpu_seen, &runs_seen) != LAGSCOPE_OK)
-    return TAKE_BY_SIGNAL;
-  for (int look = 0; look < PATIENT_LOOKS; look++) {
-    struct timespec pause = {0, PATIENT_PAUSE_NS};
-    nanosleep(&pause, NULL);
-    int rc = lagscope__linux_read_schedstat(tid, &cpu, &runs);
-    if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
-    if (rc != LAGSCOPE_OK || runs != runs_seen) return take_blocked(tid, out);
-  }
-  /* Never switched in: on a CPU all along (its CPU time grew: really running), or never on
-   * one (an overloaded machine's run queue: it may be leaving a call). */
-  if (cpu == cpu_seen) return TAKE_STARVED;
-  return take_blocked(tid, out);
-}
-
-/* The raw stack in the_snapshot, by whichever way the thread's state allows: LAGSCOPE_OK;
- * LAGSCOPE_ENOENT when it could not be taken (out->walk says why); LAGSCOPE_ESIGNAL when a
- * running thread could not be signalled because the app took the signal over. */
-static int take_any(int32_t tid, uint64_t timeout_ns, int patient, lagscope__stack *out) {
-  enum take_result how = force_signal ? TAKE_BY_SIGNAL : take_blocked(tid, out);
-  if (patient && how == TAKE_BY_SIGNAL) how = wait_until_it_ran(tid, out);
-  switch (how) {
-    case TAKEN: return LAGSCOPE_OK;
-    case TAKE_GONE: out->walk = LAGSCOPE__WALK_EXITED; return LAGSCOPE_ENOENT;
-    case TAKE_STARVED: out->walk = LAGSCOPE__WALK_NO_REPLY; return LAGSCOPE_ENOENT;
-    case TAKE_BY_SIGNAL: break;
-  }
+/* The raw stack in the_snapshot, by whichever way the thread's state allows, until the
+ * deadline: LAGSCOPE_OK; LAGSCOPE_ENOENT when it could not be taken (out->walk says why);
+ * LAGSCOPE_ESIGNAL when a running thread could not be signalled because the app took the
+ * signal over. A thread that blocks while its timer waits is looked at again. */
+static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
+  uint64_t deadline = lagscope__now_ns() + timeout_ns;
   out->walk = LAGSCOPE__WALK_NO_REPLY;
-  if (capture_signal == 0) return LAGSCOPE_ENOENT;
-  if (!handler_is_ours(capture_signal)) return LAGSCOPE_ESIGNAL; /* taken over since start */
-  if (!take_snapshot(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
+  for (;;) {
+    enum take_result how = force_signal ? TAKE_RUNNING : take_blocked(tid, out);
+    if (how == TAKEN) return LAGSCOPE_OK;
+    if (how == TAKE_GONE) {
+      out->walk = LAGSCOPE__WALK_EXITED;
+      return LAGSCOPE_ENOENT;
+    }
+    if (capture_signal == 0) return LAGSCOPE_ENOENT;
+    if (!handler_is_ours(capture_signal)) return LAGSCOPE_ESIGNAL; /* taken over since start */
+    if (force_signal) {
+      if (!take_by_signal(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
+      break;
+    }
+    enum timer_result got = take_by_timer(tid, deadline, out);
+    if (got == TIMER_TAKEN) break;
+    if (got == TIMER_FAILED || lagscope__now_ns() >= deadline) return LAGSCOPE_ENOENT;
+  }
   out->method = LAGSCOPE__METHOD_SIGNAL;
   out->run_state = LAGSCOPE__RUN_CPU;
   return LAGSCOPE_OK;
 }
 
-int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns, int patient) {
-  int rc = take_any(tid, timeout_ns, patient, out);
+int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
+  int rc = take_any(tid, timeout_ns, out);
   if (rc != LAGSCOPE_OK) return rc;
   int by_signal = out->method == LAGSCOPE__METHOD_SIGNAL;
   unwind_snapshot(&the_snapshot, out, by_signal);
@@ -766,7 +860,7 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
 
 int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack *scratch,
                                int *method) {
-  int rc = take_any(tid, timeout_ns, 0, scratch);
+  int rc = take_any(tid, timeout_ns, scratch);
   if (rc != LAGSCOPE_OK) return rc;
   *method = scratch->method;
   return LAGSCOPE_OK;

@@ -93,11 +93,12 @@ int lagscope__linux_object_unwind_table(uintptr_t ip, uintptr_t *eh_frame_hdr,
 
 /* ---- capture.c ---- */
 
-/* How many times a capture's signal cut a system call short (the thread entered it between
- * the look at its state and the signal's arrival): the cost the design keeps near zero. F */
+/* How many times a capture's signal cut a system call short: none since it is raised by the
+ * thread's CPU clock on its way back to user space; the forced way below does. F */
 uint64_t lagscope__capture_interrupted_syscalls(void);
-/* Benchmarks only: 1 sends every thread the signal, blocked or not (the way before blocked
- * threads were read without one), for a baseline in the same run. Not thread-safe. F */
+/* Benchmarks and walk tests only: 1 sends every thread the signal straight away, blocked or
+ * not (the way before blocked threads were read without one, and before the CPU clock raised
+ * it), for a baseline in the same run, or many captures quickly. Not thread-safe. F */
 void lagscope__capture_force_signal(int on);
 
 #endif

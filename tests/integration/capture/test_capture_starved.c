@@ -1,8 +1,8 @@
 /* A waiter that a timed-out poll has made runnable, but that gets no CPU for a while (an
  * overloaded machine), is not handed the capture signal: its poll never returns EINTR. The
  * waiter runs under SCHED_IDLE on the same CPU as a real-time spinning thread, so it waits long
- * in the run queue after each 20 ms timeout; patient captures, one after another for 2 s, catch
- * it there again and again. Before lagscope told a starved thread from a running one, they
+ * in the run queue after each 20 ms timeout; captures, one after another for 2 s, catch it
+ * there again and again. Before lagscope told a starved thread from a running one, they
  * signalled it and its poll said EINTR. Both threads of the app count their own disturbance:
  * the spinner must still be captured (its CPU time grows, it really runs). */
 #define _GNU_SOURCE
@@ -79,10 +79,10 @@ int main(void) {
   struct timespec t0, t;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   do {
-    lagscope__capture_stack_patient(atomic_load(&waiter_tid), &stack, 100000000u);
+    lagscope__capture_stack(atomic_load(&waiter_tid), &stack, 100000000u);
     waiter_captures++;
     waiter_not_taken += stack.method == LAGSCOPE__METHOD_NONE;
-    lagscope__capture_stack_patient(atomic_load(&spinner_tid), &stack, 100000000u);
+    lagscope__capture_stack(atomic_load(&spinner_tid), &stack, 100000000u);
     spinner_signalled += stack.method == LAGSCOPE__METHOD_SIGNAL && stack.depth > 0;
     clock_gettime(CLOCK_MONOTONIC, &t);
   } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 2000);

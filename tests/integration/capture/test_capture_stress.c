@@ -175,7 +175,9 @@ static void blocked(void) {
 
 /* A thread that keeps calling a small function: captures land on every instruction of it,
  * prologue, body, `leave`, `ret`. Each walk must be complete: at the `ret` after `leave`, the
- * caller's frame pointer is read from below the stack pointer (the red zone). */
+ * caller's frame pointer is read from below the stack pointer (the red zone). The signal is
+ * sent straight away here, not at the thread's next tick: the walk is what is tested, 20000
+ * times, and this thread makes no call that a signal could cut short. */
 static _Atomic int32_t caller_tid;
 static volatile uint64_t sink;
 
@@ -196,6 +198,7 @@ static void calls(void) {
   pthread_create(&t, NULL, calling, NULL);
   while (atomic_load(&caller_tid) == 0) usleep(1000);
   static lagscope__stack stack;
+  lagscope__capture_force_signal(1);
   /* Without the red zone in the copy, about one capture in 6000 lands on the `ret` and fails:
    * 20000 find that with ~96 % odds, in ~1 s. */
   for (int i = 0; i < 20000; i++) {
@@ -204,6 +207,7 @@ static void calls(void) {
               i, lagscope__walk_name(stack.walk), stack.depth, (unsigned long)stack.frames[0]);
     counts[stack.walk]++;
   }
+  lagscope__capture_force_signal(0);
   atomic_store(&stop_all, 1);
   pthread_join(t, NULL);
   report("20000 captures of a thread calling a small function");
