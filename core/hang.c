@@ -7,7 +7,6 @@
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "internal.h"
 
-#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,16 +390,6 @@ static void report_data_init(const lagscope__hang_recorder *h, lagscope__report_
   r->main_tid = lagscope__main_thread_id();
 }
 
-/* The telling frame's function of a JSON stack, copied into out ("" when none). A */
-static void telling_function(const char *stack_json, char *out, size_t size) {
-  out[0] = '\0';
-  cJSON *stack = stack_json != NULL ? cJSON_Parse(stack_json) : NULL;
-  const cJSON *frame = lagscope__report_telling_frame(stack);
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(frame, "function");
-  if (cJSON_IsString(name)) snprintf(out, size, "%s", name->valuestring);
-  cJSON_Delete(stack);
-}
-
 char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
                                     uint64_t duration_ns, uint32_t *sample_count,
                                     const char **cause_json, const char **function) {
@@ -419,7 +408,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
     lagscope__report_json(&r, resolve, h, NULL, &stack);
     lagscope__report_cause_json(&r, stack, resolve, h, &cause);
   }
-  telling_function(stack, where, sizeof(where));
+  lagscope__report_telling_function(stack, where, sizeof(where));
   const char *stack_text = stack != NULL ? stack : "[]";
   size_t stack_size = strlen(stack_text) + 1, where_size = strlen(where) + 1;
   size_t cause_size = cause != NULL ? strlen(cause) + 1 : 0;

@@ -2,9 +2,9 @@
  * hang_recovered events carry. The JSON itself is built in report.c. */
 #include "internal.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct lagscope_hang_report {
   char id[64];
@@ -55,12 +55,12 @@ void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_j
   lagscope__dealloc(report->cause_json);
   report->cause_json = cause_json;
   report->label[0] = report->kind[0] = '\0';
-  cJSON *cause = cause_json != NULL ? cJSON_Parse(cause_json) : NULL;
-  const cJSON *label = cJSON_GetObjectItemCaseSensitive(cause, "label");
-  if (cJSON_IsString(label)) snprintf(report->label, sizeof(report->label), "%s", label->valuestring);
-  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cause, "kind");
-  if (cJSON_IsString(kind)) snprintf(report->kind, sizeof(report->kind), "%s", kind->valuestring);
-  cJSON_Delete(cause);
+  if (cause_json == NULL) return;
+  size_t n = strlen(cause_json); /* lagscope wrote it: read in place */
+  if (!lagscope__json_member_text(cause_json, n, "label", report->label, sizeof(report->label)))
+    report->label[0] = '\0';
+  if (!lagscope__json_member_text(cause_json, n, "kind", report->kind, sizeof(report->kind)))
+    report->kind[0] = '\0';
 }
 
 const char *lagscope__hang_report_label(const lagscope_hang_report *report) {

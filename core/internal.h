@@ -340,6 +340,25 @@ int lagscope__json_check(const char *text, size_t len, size_t *end);
 /* The JSON string json[0, len) (quotes included) decoded into out, NUL-terminated; 0 when it
  * is not exactly one string or does not fit. F */
 int lagscope__json_string_text(const char *json, size_t len, char *out, size_t size);
+/* Reading text already known to be JSON (lagscope__json_check accepted it, or lagscope wrote
+ * it): values are found by their bytes, nothing is parsed or copied, so a rewrite keeps every
+ * other byte (64-bit integers stay exact). A key written with escapes is not found. */
+typedef struct lagscope__json_span {
+  size_t start, end; /* a value's bytes; start == end: none */
+} lagscope__json_span;
+/* i moved past JSON whitespace. F */
+size_t lagscope__json_skip_space(const char *s, size_t i, size_t n);
+/* In the object s[0, n): the first value of key (an empty span when there is none), where
+ * the closing brace is, and whether the object has no member. 0, or -1 when s is not an
+ * object. F */
+int lagscope__json_find_member(const char *s, size_t n, const char *key,
+                               lagscope__json_span *value, size_t *close, int *empty);
+/* The string value of the object's key, decoded into out; 0 when it is missing, not a string
+ * or longer than size. F */
+int lagscope__json_member_text(const char *s, size_t n, const char *key, char *out, size_t size);
+/* The elements of the array s[0, n), one per call: *at starts at 0 and is moved on; 1 with
+ * *element set, 0 at the end (or when s is not an array). F */
+int lagscope__json_next_element(const char *s, size_t n, size_t *at, lagscope__json_span *element);
 
 /* ---- autostart (core/autostart.c): starting without the app's code ---------------------------- */
 /* A setting's text: 0 for "0", "no", "false", "off"; 1 for "1", "yes", "true", "on" (any case);
@@ -588,10 +607,14 @@ int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_
 int lagscope__report_cause_json(const lagscope__report_data *r, const char *heaviest_json,
                                 lagscope__resolve_fn resolve, void *ctx, char **out);
 
-/* Of a JSON array of frames, the frame that best says where the app was: the innermost in
- * the app's own code (the module of "main"), else the innermost with a name, else the
- * innermost; NULL for an empty array. F */
-const struct cJSON *lagscope__report_telling_frame(const struct cJSON *stack);
+/* Of a stack as lagscope writes it (a JSON array of frames, stack[0, n)), the frame that best
+ * says where the app was: the innermost in the app's own code (the module of "main"), else
+ * the innermost with a name, else the innermost. 1 with its span in *frame; 0 for an empty
+ * array. Read in place: no allocation. F */
+int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_span *frame);
+/* That frame's function of a NUL-terminated stack (NULL: none), decoded into out; 0 and ""
+ * when there is none. F */
+int lagscope__report_telling_function(const char *stack, char *out, size_t size);
 
 /* The public, immutable, reference-counted report that events carry. A */
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,

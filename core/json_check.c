@@ -1,7 +1,8 @@
-/* JSON checked without being built: the store reads every report in its folder at each start
- * and before serving one, and as cJSON items a large report was tens of megabytes of small
- * mallocs, kept by glibc in the reading thread's arena for the life of the app. Here a scan
- * with a bit per nesting level says whether the text is JSON, and where it stops being so.
+/* JSON checked and read without being built: the store reads every report in its folder at
+ * each start and before serving one, and as cJSON items a large report was tens of megabytes of
+ * small mallocs, kept by glibc in the reading thread's arena for the life of the app. Here a
+ * scan with a bit per nesting level says whether the text is JSON, and where it stops being
+ * so; a second, smaller scanner finds a member or an element of text already known to be JSON.
  *
  * Never more lenient than cJSON (every text accepted here cJSON parses too): numbers follow
  * JSON's grammar exactly, escapes are the eight of JSON and \u with four hex digits whose
@@ -229,5 +230,96 @@ int lagscope__json_string_text(const char *json, size_t len, char *out, size_t s
     at += piece_len;
   }
   out[at] = '\0';
+  return 1;
+}
+
+/* ---- reading JSON known to be well-formed ---- */
+
+size_t lagscope__json_skip_space(const char *s, size_t i, size_t n) {
+  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+  return i;
+}
+
+static size_t skip_quoted(const char *s, size_t i, size_t n) { /* s[i] == '"' */
+  for (i++; i < n; i++) {
+    if (s[i] == '\\') i++;
+    else if (s[i] == '"') return i + 1;
+  }
+  return n;
+}
+
+/* Where the value that starts at s[i] ends. */
+static size_t skip_value(const char *s, size_t i, size_t n) {
+  if (i >= n) return n;
+  if (s[i] == '"') return skip_quoted(s, i, n);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    while (i < n) {
+      char c = s[i];
+      if (c == '"') {
+        i = skip_quoted(s, i, n);
+        continue;
+      }
+      if (c == '{' || c == '[') depth++;
+      if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+      i++;
+    }
+    return n;
+  }
+  while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' &&
+         s[i] != '\n' && s[i] != '\r')
+    i++;
+  return i;
+}
+
+int lagscope__json_find_member(const char *s, size_t n, const char *key,
+                               lagscope__json_span *value, size_t *close, int *empty) {
+  size_t klen = strlen(key);
+  *value = (lagscope__json_span){0, 0};
+  *empty = 1;
+  size_t i = lagscope__json_skip_space(s, 0, n);
+  if (i >= n || s[i] != '{') return -1;
+  i = lagscope__json_skip_space(s, i + 1, n);
+  while (i < n && s[i] != '}') {
+    if (s[i] != '"') return -1;
+    size_t key_end = skip_quoted(s, i, n);
+    int match = key_end - i == klen + 2 && memcmp(s + i + 1, key, klen) == 0;
+    i = lagscope__json_skip_space(s, key_end, n);
+    if (i >= n || s[i] != ':') return -1;
+    i = lagscope__json_skip_space(s, i + 1, n);
+    size_t end = skip_value(s, i, n);
+    if (match && value->end == 0) *value = (lagscope__json_span){i, end}; /* the first, as cJSON */
+    *empty = 0;
+    i = lagscope__json_skip_space(s, end, n);
+    if (i < n && s[i] == ',') i = lagscope__json_skip_space(s, i + 1, n);
+  }
+  if (i >= n) return -1;
+  *close = i;
+  return 0;
+}
+
+int lagscope__json_member_text(const char *s, size_t n, const char *key, char *out, size_t size) {
+  lagscope__json_span v;
+  size_t close;
+  int empty;
+  return lagscope__json_find_member(s, n, key, &v, &close, &empty) == 0 && v.end > v.start &&
+         lagscope__json_string_text(s + v.start, v.end - v.start, out, size);
+}
+
+int lagscope__json_next_element(const char *s, size_t n, size_t *at, lagscope__json_span *element) {
+  size_t i = lagscope__json_skip_space(s, *at, n);
+  if (*at == 0) { /* the array's opening bracket */
+    if (i >= n || s[i] != '[') return 0;
+    i = lagscope__json_skip_space(s, i + 1, n);
+  } else if (i < n && s[i] == ',') {
+    i = lagscope__json_skip_space(s, i + 1, n);
+  }
+  if (i >= n || s[i] == ']') return 0;
+  size_t end = skip_value(s, i, n);
+  if (end == i) return 0;
+  *element = (lagscope__json_span){i, end};
+  *at = end;
   return 1;
 }

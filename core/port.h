@@ -45,6 +45,13 @@ int lagscope__platform_in_background(void);
  * not measured, and config.refresh_hz stands. F */
 uint32_t lagscope__platform_refresh_hz(void);
 
+/* ---- folders (core/linux/folder.c, core/darwin/folder.c) ---------------------------------- */
+/* Calls visit with each name in the folder open at dir_fd, from its start ("." and ".." too),
+ * until it returns 0; dir_fd's offset is moved (one user at a time). 0, or -errno when the
+ * folder cannot be read. Linux: no allocation (opendir's buffer is 32 KiB from malloc, which
+ * gives the calling thread a glibc arena of its own, resident in the app from then on). */
+int lagscope__folder_each_name(int dir_fd, int (*visit)(const char *name, void *ctx), void *ctx);
+
 /* ---- process sampling (core/linux/process.c) ----------------------------------------- */
 #define LAGSCOPE__MAX_THREADS 1024 /* threads the sampler tracks; more are counted, not ranked */
 

@@ -953,18 +953,9 @@ static void cause_write(lagscope__json_writer *w, report_ctx *c, const lagscope_
   lagscope__jw_end_object(w);
 }
 
-/* The telling function of a heaviest stack's text, copied into out; NULL when none. A */
+/* The telling function of a heaviest stack's text, copied into out; NULL when none. F */
 static const char *telling_of(const char *heaviest_json, char *out, size_t size) {
-  cJSON *stack = heaviest_json != NULL ? cJSON_Parse(heaviest_json) : NULL;
-  const cJSON *function =
-      cJSON_GetObjectItemCaseSensitive(lagscope__report_telling_frame(stack), "function");
-  const char *found = NULL;
-  if (cJSON_IsString(function)) {
-    put(out, size, "%s", function->valuestring);
-    found = out;
-  }
-  cJSON_Delete(stack);
-  return found;
+  return lagscope__report_telling_function(heaviest_json, out, size) ? out : NULL;
 }
 
 static void memory_write(lagscope__json_writer *w, const char *key, const lagscope_metrics *m) {
@@ -1223,29 +1214,55 @@ int lagscope__report_cause_json(const lagscope__report_data *r, const char *heav
 
 /* ---- the telling frame of a stack (the hang list, hitches, the HUD) ---- */
 
-static const cJSON *json_member(const cJSON *o, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(o, name);
+static lagscope__json_span member_of(const char *s, lagscope__json_span object, const char *key) {
+  lagscope__json_span v;
+  size_t close;
+  int empty;
+  if (lagscope__json_find_member(s + object.start, object.end - object.start, key, &v, &close,
+                                 &empty) != 0 ||
+      v.end == v.start)
+    return (lagscope__json_span){0, 0};
+  return (lagscope__json_span){object.start + v.start, object.start + v.end};
 }
-static int is_named(const cJSON *frame) { return cJSON_IsString(json_member(frame, "function")); }
 
-/* The frame that best says where the app was stuck: the innermost one in the app's own code
- * (the module of "main"), else the innermost with a name (a vDSO or JIT frame has none), else
- * the innermost. */
-const struct cJSON *lagscope__report_telling_frame(const struct cJSON *stack) {
-  const cJSON *frame, *main_frame = NULL, *named = NULL;
-  cJSON_ArrayForEach(frame, stack) {
-    if (named == NULL && is_named(frame)) named = frame;
-    if (is_named(frame) && strcmp(json_member(frame, "function")->valuestring, "main") == 0)
-      main_frame = frame;
+static int is_string(const char *s, lagscope__json_span v) {
+  return v.end > v.start && s[v.start] == '"';
+}
+
+static int same_bytes(const char *s, lagscope__json_span a, lagscope__json_span b) {
+  return a.end - a.start == b.end - b.start && memcmp(s + a.start, s + b.start, a.end - a.start) == 0;
+}
+
+/* Names are compared as they were written: lagscope's writer puts the same name in the same
+ * bytes. */
+int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_span *frame) {
+  lagscope__json_span element, first = {0, 0}, named = {0, 0}, app = {0, 0};
+  size_t at = 0;
+  while (lagscope__json_next_element(stack, n, &at, &element)) {
+    if (first.end == 0) first = element;
+    lagscope__json_span function = member_of(stack, element, "function");
+    if (!is_string(stack, function)) continue;
+    if (named.end == 0) named = element;
+    if (function.end - function.start == 6 && memcmp(stack + function.start, "\"main\"", 6) == 0)
+      app = member_of(stack, element, "module"); /* the outermost main's */
   }
-  const cJSON *app = main_frame != NULL ? json_member(main_frame, "module") : NULL;
-  if (cJSON_IsString(app)) {
-    cJSON_ArrayForEach(frame, stack) {
-      const cJSON *module = json_member(frame, "module");
-      if (is_named(frame) && cJSON_IsString(module) &&
-          strcmp(module->valuestring, app->valuestring) == 0)
-        return frame;
-    }
+  if (is_string(stack, app)) {
+    at = 0;
+    while (lagscope__json_next_element(stack, n, &at, &element))
+      if (is_string(stack, member_of(stack, element, "function")) &&
+          same_bytes(stack, member_of(stack, element, "module"), app)) {
+        *frame = element;
+        return 1;
+      }
   }
-  return named != NULL ? named : cJSON_GetArrayItem(stack, 0);
+  *frame = named.end != 0 ? named : first;
+  return frame->end != 0;
+}
+
+int lagscope__report_telling_function(const char *stack, char *out, size_t size) {
+  out[0] = '\0';
+  lagscope__json_span frame;
+  if (stack == NULL || !lagscope__report_telling_frame(stack, strlen(stack), &frame)) return 0;
+  return lagscope__json_member_text(stack + frame.start, frame.end - frame.start, "function", out,
+                                    size);
 }

@@ -14,7 +14,6 @@
 
 #include "internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -374,41 +373,41 @@ static int has_report_header(int dirfd, const char *name, int *uncounted) {
 /* The files with the store's name pattern in the folder: regular files (not followed), within
  * the size bound; with own_only, only those that begin as a report does. With remove_temps,
  * the store's stale temporary files are deleted on the way. */
+typedef struct list_walk {
+  int dirfd, remove_temps, own_only, rc;
+  listing *l;
+} list_walk;
+
+static int note_name(const char *name, void *ctx) {
+  list_walk *w = ctx;
+  struct stat st;
+  if (w->remove_temps && is_temp_name(name)) {
+    if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+      unlinkat(w->dirfd, name, 0);
+    return 1;
+  }
+  if (!is_report_name(name)) return 1;
+  if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return 1;
+  int uncounted = 0;
+  if (w->own_only && ((uint64_t)st.st_size > STORE_MAX_FILE_BYTES ||
+                      !has_report_header(w->dirfd, name, &uncounted)))
+    return 1;
+  listed item = {.mtime = st.st_mtime, .size = (uint64_t)st.st_size, .uncounted = uncounted};
+  memcpy(item.name, name, strlen(name) + 1); /* is_report_name checked the length */
+  w->rc = listing_push(w->l, &item);
+  return w->rc == 0;
+}
+
 static int list_dir(int dirfd, const char *dir, listing *l, int remove_temps, int own_only,
                     char *why, size_t why_size) {
-  int copy = dup(dirfd); /* closedir closes it; rewinddir: dirfd's offset is shared */
-  DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
-  if (d == NULL) {
-    int err = errno;
-    if (copy >= 0) close(copy);
-    lagscope__explain(why, why_size, "cannot list the report folder %s: %s", dir, strerror(err));
+  list_walk w = {dirfd, remove_temps, own_only, 0, l};
+  int err = lagscope__folder_each_name(dirfd, note_name, &w);
+  if (err != 0) {
+    lagscope__explain(why, why_size, "cannot list the report folder %s: %s", dir, strerror(-err));
     return LAGSCOPE_ESYS;
   }
-  rewinddir(d);
-  int rc = 0;
-  struct dirent *entry;
-  while (rc == 0 && (entry = readdir(d)) != NULL) {
-    const char *name = entry->d_name;
-    if (remove_temps && is_temp_name(name)) {
-      struct stat st;
-      if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-        unlinkat(dirfd, name, 0);
-      continue;
-    }
-    if (!is_report_name(name)) continue;
-    struct stat st;
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
-    int uncounted = 0;
-    if (own_only && ((uint64_t)st.st_size > STORE_MAX_FILE_BYTES ||
-                     !has_report_header(dirfd, name, &uncounted)))
-      continue;
-    listed item = {.mtime = st.st_mtime, .size = (uint64_t)st.st_size, .uncounted = uncounted};
-    memcpy(item.name, name, strlen(name) + 1); /* is_report_name checked the length */
-    rc = listing_push(l, &item);
-  }
-  closedir(d);
-  if (rc != 0) lagscope__explain(why, why_size, "out of memory listing the report folder %s", dir);
-  return rc;
+  if (w.rc != 0) lagscope__explain(why, why_size, "out of memory listing the report folder %s", dir);
+  return w.rc;
 }
 
 static int by_age(const void *a, const void *b) { /* oldest first; ties: by name */
@@ -652,86 +651,14 @@ static int looks_binary(const char *text, size_t len) {
   return 0;
 }
 
-/* A tiny scanner over JSON that lagscope__json_check accepted: finds a top-level member's
- * value without parsing numbers, so that a rewrite keeps every other byte (64-bit integers
- * stay exact). */
-static size_t skip_ws(const char *s, size_t i, size_t n) {
-  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
-  return i;
-}
-
-static size_t skip_string(const char *s, size_t i, size_t n) { /* s[i] == '"' */
-  for (i++; i < n; i++) {
-    if (s[i] == '\\') i++;
-    else if (s[i] == '"') return i + 1;
-  }
-  return n;
-}
-
-static size_t skip_value(const char *s, size_t i, size_t n) {
-  if (i >= n) return n;
-  if (s[i] == '"') return skip_string(s, i, n);
-  if (s[i] == '{' || s[i] == '[') {
-    int depth = 0;
-    while (i < n) {
-      char c = s[i];
-      if (c == '"') {
-        i = skip_string(s, i, n);
-        continue;
-      }
-      if (c == '{' || c == '[') depth++;
-      if (c == '}' || c == ']') {
-        if (--depth == 0) return i + 1;
-      }
-      i++;
-    }
-    return n;
-  }
-  while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' &&
-         s[i] != '\n' && s[i] != '\r')
-    i++;
-  return i;
-}
-
-typedef struct span {
-  size_t start, end; /* the value's bytes; start == end: not there */
-} span;
-
-/* The value of the top-level member key, and where the object's closing brace is. */
-static int find_member(const char *s, size_t n, const char *key, span *value, size_t *close,
-                       int *empty) {
-  size_t klen = strlen(key);
-  *value = (span){0, 0};
-  *empty = 1;
-  size_t i = skip_ws(s, 0, n);
-  if (i >= n || s[i] != '{') return -1;
-  i = skip_ws(s, i + 1, n);
-  while (i < n && s[i] != '}') {
-    if (s[i] != '"') return -1;
-    size_t key_end = skip_string(s, i, n);
-    int match = key_end - i == klen + 2 && memcmp(s + i + 1, key, klen) == 0;
-    i = skip_ws(s, key_end, n);
-    if (i >= n || s[i] != ':') return -1;
-    i = skip_ws(s, i + 1, n);
-    size_t end = skip_value(s, i, n);
-    if (match && value->end == 0) *value = (span){i, end}; /* the first, as cJSON reads it */
-    *empty = 0;
-    i = skip_ws(s, end, n);
-    if (i < n && s[i] == ',') i = skip_ws(s, i + 1, n);
-  }
-  if (i >= n) return -1;
-  *close = i;
-  return 0;
-}
-
 /* Sets a top-level member's value to value_text (adding it when missing); returns new text
  * from lagscope__alloc, NULL on failure. */
 static char *set_member(const char *s, const char *key, const char *value_text) {
   size_t n = strlen(s);
-  span v;
+  lagscope__json_span v;
   size_t close;
   int empty;
-  if (find_member(s, n, key, &v, &close, &empty) != 0) return NULL;
+  if (lagscope__json_find_member(s, n, key, &v, &close, &empty) != 0) return NULL;
   size_t vlen = strlen(value_text), klen = strlen(key);
   char *out = lagscope__alloc(n + klen + vlen + 8);
   if (out == NULL) return NULL;
@@ -779,16 +706,6 @@ static int ends_open(const char *s, size_t n) {
   return depth > 0;
 }
 
-/* A top-level member's string value, decoded into out; 0 when it is missing, not a string or
- * longer than size. */
-static int member_text(const char *s, size_t n, const char *key, char *out, size_t size) {
-  span v;
-  size_t close;
-  int empty;
-  return find_member(s, n, key, &v, &close, &empty) == 0 && v.end > v.start &&
-         lagscope__json_string_text(s + v.start, v.end - v.start, out, size);
-}
-
 /* Why a report file is unusable, or NULL when it is fine (*state is then its state). Checked
  * in place (core/json_check.c), never built as a cJSON tree: every stored report is read at
  * each start. Members are found by their bytes: a key written with escapes is not read. */
@@ -806,16 +723,16 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
       lagscope__explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", end, len);
     return why;
   }
-  if (skip_ws(text, end, len) < len) {
+  if (lagscope__json_skip_space(text, end, len) < len) {
     lagscope__explain(why, why_size, "has bytes after the JSON document (from byte %zu of %zu)",
                       end, len);
     return why;
   }
-  span version;
+  lagscope__json_span version;
   size_t close;
   int empty;
   char id[STORE_MAX_ID + 1], state_name[32];
-  if (find_member(text, len, "schema_version", &version, &close, &empty) != 0)
+  if (lagscope__json_find_member(text, len, "schema_version", &version, &close, &empty) != 0)
     return "is JSON but not an object, so not a lagscope report";
   if (version.end == version.start) return "has no schema_version, so it is not a lagscope report";
   size_t version_len = version.end - version.start;
@@ -829,13 +746,15 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
       lagscope__explain(why, why_size, "has a schema_version that is not a number");
     return why;
   }
-  if (!member_text(text, len, "id", id, sizeof(id)) || id[0] == '\0') return "has no id";
+  if (!lagscope__json_member_text(text, len, "id", id, sizeof(id)) || id[0] == '\0')
+    return "has no id";
   if (strcmp(id, stem) != 0) {
     lagscope__explain(why, why_size, "has the id \"%.*s\" but its file name says \"%s\"",
                       STORE_MAX_ID, id, stem);
     return why;
   }
-  if (!member_text(text, len, "state", state_name, sizeof(state_name))) return "has no state";
+  if (!lagscope__json_member_text(text, len, "state", state_name, sizeof(state_name)))
+    return "has no state";
   *state = lagscope__report_state_of(state_name);
   if (*state < 0) {
     lagscope__explain(why, why_size, "has an unknown state \"%.*s\"", 32, state_name);

@@ -205,14 +205,43 @@ static void copy_member(cJSON *to, const char *to_name, const cJSON *from, const
 }
 
 
+/* The value of key in the object text[object), as a cJSON item (null when it is not there). */
+static cJSON *item_of(const char *text, lagscope__json_span object, const char *key) {
+  lagscope__json_span v;
+  size_t close;
+  int empty;
+  cJSON *item = NULL;
+  if (lagscope__json_find_member(text + object.start, object.end - object.start, key, &v, &close,
+                                 &empty) == 0 &&
+      v.end > v.start)
+    item = cJSON_ParseWithLength(text + object.start + v.start, v.end - v.start);
+  return item != NULL ? item : cJSON_CreateNull();
+}
+
+/* The function and module of the heaviest stack's telling frame, read in the stored text (the
+ * store checked that it is JSON). */
+static void add_telling_frame(cJSON *summary, const char *text, size_t len) {
+  lagscope__json_span stack, frame = {0, 0};
+  size_t close;
+  int empty;
+  if (lagscope__json_find_member(text, len, "heaviest_stack", &stack, &close, &empty) == 0 &&
+      stack.end > stack.start &&
+      lagscope__report_telling_frame(text + stack.start, stack.end - stack.start, &frame)) {
+    frame.start += stack.start;
+    frame.end += stack.start;
+  }
+  cJSON_AddItemToObject(summary, "function", item_of(text, frame, "function"));
+  cJSON_AddItemToObject(summary, "module", item_of(text, frame, "module"));
+}
+
 /* One line of the list, from a stored report; NULL when the file is not a readable report. */
 static cJSON *summary_of(const char *dir, const char *id) {
   char *text = NULL;
   size_t len = 0;
   if (lagscope__store_read(dir, id, &text, &len) != LAGSCOPE_OK) return NULL;
   cJSON *report = cJSON_ParseWithLength(text, len);
-  lagscope__dealloc(text);
   if (!cJSON_IsObject(report)) {
+    lagscope__dealloc(text);
     cJSON_Delete(report);
     return NULL;
   }
@@ -225,10 +254,9 @@ static cJSON *summary_of(const char *dir, const char *id) {
   copy_member(s, "start_wall_ms", member(report, "start"), "wall_ms");
   copy_member(s, "duration_ms", report, "duration_ms");
   copy_member(s, "samples", member(report, "samples"), "count");
-  const cJSON *top = lagscope__report_telling_frame(member(report, "heaviest_stack"));
-  copy_member(s, "function", top, "function");
-  copy_member(s, "module", top, "module");
+  add_telling_frame(s, text, len);
   copy_member(s, "label", member(report, "cause"), "label"); /* the report's one line */
+  lagscope__dealloc(text);
   cJSON_Delete(report);
   return s;
 }

@@ -12,10 +12,9 @@
 /* Reads a small file (/proc) whole into buf, up to size - 1 bytes, NUL-terminated. The
  * length, or -errno. No allocation. */
 ssize_t lagscope__linux_read_small_file(const char *path, char *buf, size_t size);
-/* Calls visit with each name in the folder at path ("." and ".." too) until it returns 0;
- * dir_fd is the listing's own descriptor (one to skip in /proc/self/fd). Read with getdents64
- * into a buffer on the stack: opendir's is 32 KiB from malloc, and the sampler lists the
- * threads twice a second. 0, or -errno when the folder cannot be read. No allocation. */
+/* folder.c: calls visit with each name in the folder at path ("." and ".." too) until it
+ * returns 0; dir_fd is the listing's own descriptor (one to skip in /proc/self/fd). As
+ * lagscope__folder_each_name: 0, or -errno when the folder cannot be read. No allocation. */
 int lagscope__linux_each_name(const char *path, int (*visit)(const char *name, int dir_fd,
                                                           void *ctx),
                               void *ctx);

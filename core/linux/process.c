@@ -5,7 +5,6 @@
 #include "../internal.h"
 #include "linux.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -135,29 +134,6 @@ static int read_thread_light(int32_t tid, const lagscope__process_sample *previo
   if (len < 0) return thread_read_failed(len, err);
   while (len > 0 && t->name[len - 1] == '\n') t->name[--len] = '\0';
   return 0;
-}
-
-int lagscope__linux_each_name(const char *path, int (*visit)(const char *name, int dir_fd,
-                                                          void *ctx),
-                              void *ctx) {
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  _Alignas(struct dirent64) char buf[4096];
-  int rc = 0, more = 1;
-  while (more) {
-    ssize_t n = getdents64(fd, buf, sizeof(buf));
-    if (n <= 0) {
-      rc = n < 0 ? -errno : 0;
-      break;
-    }
-    for (ssize_t at = 0; at < n && more;) {
-      const struct dirent64 *e = (const struct dirent64 *)(buf + at);
-      more = visit(e->d_name, fd, ctx);
-      at += e->d_reclen;
-    }
-  }
-  close(fd);
-  return rc;
 }
 
 typedef struct thread_listing {

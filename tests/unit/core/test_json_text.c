@@ -1,7 +1,9 @@
 /* JSON without cJSON trees: the writer (core/json_writer.c) that reports are written with, and
- * the check (core/json_check.c) that the store reads report files with. cJSON is the oracle:
- * what the writer writes, cJSON reads back as the values written; what the check accepts,
- * cJSON parses, to its last byte; and the check's verdicts on a table of texts. */
+ * the check and the reader (core/json_check.c) that the store and the hang list read report
+ * files with. cJSON is the oracle: what the writer writes, cJSON reads back as the values
+ * written; what the check accepts, cJSON parses, to its last byte; the member and the element
+ * the reader finds are cJSON's; the telling frame of a stack, read in place, is the one the
+ * rule picks among cJSON's items; and the check's verdicts on a table of texts. */
 #include "check.h"
 #include "internal.h"
 
@@ -209,7 +211,113 @@ static void string_text_decodes(void) {
   CHECK(!lagscope__json_string_text(s, strlen(s), out, sizeof(out)));
 }
 
+/* ---- the reader ---- */
+
+static char *span_text(const char *s, lagscope__json_span v) {
+  static char out[256];
+  snprintf(out, sizeof(out), "%.*s", (int)(v.end - v.start), s + v.start);
+  return out;
+}
+
+static void reader_finds_members_and_elements(void) {
+  const char *o = " { \"a\" : [1, {\"b\": \"]}\\\"\"}], \"k\":\"x\\\"y\" ,\"a\":2, \"n\":-1.5e3 } ";
+  size_t n = strlen(o), close;
+  int empty;
+  lagscope__json_span v;
+  CHECK(lagscope__json_find_member(o, n, "a", &v, &close, &empty) == 0 && !empty);
+  CHECK_MSG(strcmp(span_text(o, v), "[1, {\"b\": \"]}\\\"\"}]") == 0, "%s", span_text(o, v));
+  CHECK(o[close] == '}');
+  CHECK(lagscope__json_find_member(o, n, "n", &v, &close, &empty) == 0);
+  CHECK(strcmp(span_text(o, v), "-1.5e3") == 0);
+  CHECK(lagscope__json_find_member(o, n, "b", &v, &close, &empty) == 0 && v.end == v.start);
+  char text[8];
+  CHECK(lagscope__json_member_text(o, n, "k", text, sizeof(text)) && strcmp(text, "x\"y") == 0);
+  CHECK(!lagscope__json_member_text(o, n, "a", text, sizeof(text))); /* not a string */
+  CHECK(lagscope__json_find_member("{ }", 3, "a", &v, &close, &empty) == 0 && empty);
+  CHECK(lagscope__json_find_member("[1]", 3, "a", &v, &close, &empty) == -1);
+
+  const char *a = " [ {\"f\":\"[,]\"} ,2,\"s\" , [ [] ] ,{}] ";
+  const char *want[] = {"{\"f\":\"[,]\"}", "2", "\"s\"", "[ [] ]", "{}"};
+  size_t at = 0, count = 0;
+  while (lagscope__json_next_element(a, strlen(a), &at, &v)) {
+    CHECK(count < 5);
+    CHECK_MSG(strcmp(span_text(a, v), want[count]) == 0, "%zu: %s", count, span_text(a, v));
+    count++;
+  }
+  CHECK_EQ_INT((int)count, 5);
+  at = 0;
+  CHECK(!lagscope__json_next_element(" [ ] ", 5, &at, &v));
+  at = 0;
+  CHECK(!lagscope__json_next_element("{}", 2, &at, &v));
+}
+
+/* The rule, over cJSON's items: the innermost frame in the module of the outermost "main",
+ * else the innermost with a name, else the innermost. */
+static const cJSON *telling_by_cjson(const cJSON *stack) {
+  const cJSON *frame, *main_frame = NULL, *named = NULL;
+  cJSON_ArrayForEach(frame, stack) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(frame, "function");
+    if (!cJSON_IsString(f)) continue;
+    if (named == NULL) named = frame;
+    if (strcmp(f->valuestring, "main") == 0) main_frame = frame;
+  }
+  const cJSON *app = cJSON_GetObjectItemCaseSensitive(main_frame, "module");
+  if (cJSON_IsString(app)) {
+    cJSON_ArrayForEach(frame, stack) {
+      const cJSON *m = cJSON_GetObjectItemCaseSensitive(frame, "module");
+      if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(frame, "function")) &&
+          cJSON_IsString(m) && strcmp(m->valuestring, app->valuestring) == 0)
+        return frame;
+    }
+  }
+  return named != NULL ? named : cJSON_GetArrayItem(stack, 0);
+}
+
+static void telling_frame_as_cjson_picks(void) {
+  static const char *functions[] = {"main", "g_main_loop_run", "q\"uote", "caf\xc3\xa9", "\xff",
+                                    "std::vector<int>::at", "main2"};
+  static const char *modules[] = {"/usr/bin/app", "/lib/libc.so.6", "/usr/bin/app\"", "app"};
+  for (int round = 0; round < 2000; round++) {
+    lagscope__json_writer w = {0};
+    lagscope__jw_begin_array(&w, NULL);
+    int frames = (int)(next_random() % 7);
+    for (int i = 0; i < frames; i++) {
+      lagscope__jw_begin_object(&w, NULL);
+      lagscope__jw_hex(&w, "address", (uintptr_t)next_random());
+      if (next_random() % 4 != 0)
+        lagscope__jw_string(&w, "function", functions[next_random() % 7]);
+      else if (next_random() % 2)
+        lagscope__jw_null(&w, "function");
+      if (next_random() % 5 != 0) lagscope__jw_string(&w, "module", modules[next_random() % 4]);
+      lagscope__jw_end_object(&w);
+    }
+    lagscope__jw_end_array(&w);
+    char *text = lagscope__jw_finish(&w);
+    CHECK(text != NULL);
+    cJSON *doc = cJSON_Parse(text);
+    const cJSON *want = telling_by_cjson(doc);
+    lagscope__json_span frame;
+    int found = lagscope__report_telling_frame(text, strlen(text), &frame);
+    CHECK_MSG(found == (want != NULL), "%s", text);
+    if (found) {
+      cJSON *got = cJSON_ParseWithLength(text + frame.start, frame.end - frame.start);
+      CHECK_MSG(cJSON_Compare(got, want, 1), "%s: picked %.*s", text,
+                (int)(frame.end - frame.start), text + frame.start);
+      cJSON_Delete(got);
+    }
+    char function[64];
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(want, "function");
+    CHECK_EQ_INT(lagscope__report_telling_function(text, function, sizeof(function)),
+                 cJSON_IsString(f));
+    CHECK(cJSON_IsString(f) ? strcmp(function, f->valuestring) == 0 : function[0] == '\0');
+    cJSON_Delete(doc);
+    lagscope__dealloc(text);
+  }
+}
+
 int main(void) {
+  reader_finds_members_and_elements();
+  telling_frame_as_cjson_picks();
   writer_writes_what_cjson_reads();
   writer_strings_of_any_bytes();
   check_verdicts();
