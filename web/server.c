@@ -459,7 +459,7 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   if (web->ctx == NULL) {
     mg_exit_library();
     char civetweb_said[160];
-    snprintf(civetweb_said, sizeof(civetweb_said), "%s", why);
+    snprintf(civetweb_said, sizeof(civetweb_said), "%.*s", (int)sizeof(civetweb_said) - 1, why);
     lagscope__explain(why, why_size, "civetweb did not start: %s",
                       civetweb_said[0] != '\0' ? civetweb_said : "no reason given");
     return LAGSCOPE_ESYS;
