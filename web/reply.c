@@ -3,9 +3,9 @@
  * Used by the request handler (server.c) and the routes (api.c, stream.c), so that none of
  * them calls back into another.
  */
+#include "civetweb_calls.h"
 #include "http.h"
 
-#include <civetweb.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -15,10 +15,10 @@
  *   5. lifecycle: the port, civetweb at the first client, the URL, events, stop, restart
  */
 #define _GNU_SOURCE
+#include "civetweb_calls.h"
 #include "http.h"
 
 #include <arpa/inet.h>
-#include <civetweb.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -454,7 +454,9 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   struct mg_init_data init = {.callbacks = &callbacks, .user_data = web,
                               .configuration_options = options};
   struct mg_error_data error = {.text = why, .text_buffer_size = why_size};
-  mg_init_library(0); /* here, not at lagscope_start: not a page of civetweb until a client */
+  /* Here, not at lagscope_start: not a page of civetweb until a client. */
+  if (lagscope__civetweb_load(why, why_size) != LAGSCOPE_OK) return LAGSCOPE_ESYS;
+  mg_init_library(0);
   web->ctx = mg_start2(&init, &error);
   if (web->ctx == NULL) {
     mg_exit_library();

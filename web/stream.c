@@ -6,10 +6,10 @@
  * the publisher (the web's subscriber thread) never waits for a client.
  */
 #define _GNU_SOURCE
+#include "civetweb_calls.h"
 #include "http.h"
 
 #include <arpa/inet.h>
-#include <civetweb.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
