@@ -17,9 +17,11 @@
 
 #define NS_PER_MS 1000000u
 #define HANG_SAMPLE_EVENT_NS (100u * NS_PER_MS) /* the stream's live stack, at most this often */
-/* PSS (Linux: smaps_rollup walks every mapping, 0.8 ms with 500) at most this often; RSS, from
- * statm, at every sample. */
-#define PSS_INTERVAL_NS (10000ull * NS_PER_MS)
+/* PSS (Linux: smaps_rollup walks every mapping, 0.8 ms with 500; in an idle GTK app still 8 %
+ * of the monitor's time when read every 10 s, by perf) at most this often; RSS, from statm, at
+ * every sample. Threads' names are read afresh every DETAIL_INTERVAL_NS. */
+#define PSS_INTERVAL_NS (60000ull * NS_PER_MS)
+#define DETAIL_INTERVAL_NS (10000ull * NS_PER_MS)
 
 /* ---- 1. state ------------------------------------------------------------------------------- */
 
@@ -50,6 +52,7 @@ struct lagscope__monitor {
   char last_sample_error[256];
   int last_sample_error_detail; /* found by a read with detail, which a lighter one cannot clear */
   uint64_t pss_due_ns;           /* the next sample reads PSS from then on */
+  uint64_t detail_due_ns;        /* the next sample reads threads' names from then on */
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;
   lagscope__hang_recorder *hang_recorder;
@@ -231,9 +234,11 @@ static int sample_process(lagscope__monitor *in, lagscope__process_sample *out,
   uint64_t now = lagscope__now_ns();
   int with_pss = previous == NULL || now >= in->pss_due_ns;
   if (with_pss) in->pss_due_ns = now + PSS_INTERVAL_NS;
-  /* Threads' names are read afresh as seldom as PSS (a thread that names itself after its
-   * first sample shows its new name within PSS_INTERVAL_NS). */
-  unsigned what = with_pss ? LAGSCOPE__SAMPLE_PSS | LAGSCOPE__SAMPLE_DETAIL : 0;
+  /* A thread that names itself after its first sample shows its new name within
+   * DETAIL_INTERVAL_NS. */
+  int with_detail = previous == NULL || now >= in->detail_due_ns;
+  if (with_detail) in->detail_due_ns = now + DETAIL_INTERVAL_NS;
+  unsigned what = (with_pss ? LAGSCOPE__SAMPLE_PSS : 0u) | (with_detail ? LAGSCOPE__SAMPLE_DETAIL : 0u);
   int rc = lagscope__process_sample_read(out, previous, what, why, sizeof(why));
   if (!with_pss) out->pss_bytes = previous->pss_bytes;
   int detail = (what & LAGSCOPE__SAMPLE_DETAIL) != 0;
