@@ -42,6 +42,9 @@
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
 #define DEFER_ACCEPT_S 3600       /* a connection that sends nothing waits in the kernel */
 #define PEER_SCAN_MAX 1024       /* connections looked at for the bound per address */
+/* Over the bound at a request: the connections of a flooding address shut down a moment ago
+ * are still counted until their workers close them; they are given this long to go. */
+#define BUSY_SETTLE_NS (200u * 1000u * 1000u)
 #define PORT_TRIES 10            /* the configured port and the next nine (8080: 8081-8089) */
 #define CIVETWEB_OWN_PORT "127.0.0.1:0" /* what civetweb opens, until it is given ours */
 #define HAND_OVER_WAIT_NS (5ull * 1000000000u) /* civetweb's listening thread takes our socket */
@@ -214,6 +217,24 @@ static int drain_body(struct mg_connection *conn) {
   }
 }
 
+static void bound_peers(lagscope__web *web);
+
+/* More connections than the bound, even once those of an address past its share have been
+ * shut down and closed: a burst of a flooding address's connections, each shut down as it
+ * comes, would otherwise count against a client of another address for a moment. */
+static int too_many_clients(lagscope__web *web) {
+  uint64_t until = lagscope__now_ns() + BUSY_SETTLE_NS;
+  for (;;) {
+    if (atomic_load_explicit(&web->clients, memory_order_relaxed) <=
+        (int)web->config.server_max_clients)
+      return 0;
+    if (lagscope__now_ns() >= until) return 1;
+    bound_peers(web);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+}
+
 static int handle_request(struct mg_connection *conn, void *data) {
   lagscope__web *web = data;
   const struct mg_request_info *info = mg_get_request_info(conn);
@@ -222,7 +243,7 @@ static int handle_request(struct mg_connection *conn, void *data) {
   req.head_only = strcmp(info->request_method, "HEAD") == 0;
   const char *path = info->local_uri != NULL ? info->local_uri : "";
 
-  if (atomic_load_explicit(&web->clients, memory_order_relaxed) > (int)web->config.server_max_clients) {
+  if (too_many_clients(web)) {
     atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
     return lagscope__reply_error(&req, 503, "busy", "too many connections; try again");
   }
@@ -268,9 +289,7 @@ static uint32_t peer_bound(const lagscope__web *web) {
  * civetweb tells a callback neither the socket nor (before the request) the peer: the
  * process's sockets on the viewer's port are the truth, as the port finds them (Linux:
  * /proc/self/fd; Darwin finds none, and has no bound per address). A */
-static void bound_peers(lagscope__web *web) {
-  static pthread_mutex_t scanning = PTHREAD_MUTEX_INITIALIZER;
-  if (pthread_mutex_trylock(&scanning) != 0) return; /* another worker is at it */
+static void bound_peers_once(lagscope__web *web) {
   lagscope__peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
   size_t n = found != NULL ? lagscope__net_peer_sockets(web->port, found, PEER_SCAN_MAX) : 0;
   uint32_t bound = peer_bound(web);
@@ -292,7 +311,19 @@ static void bound_peers(lagscope__web *web) {
     close(own);
   }
   lagscope__dealloc(found);
-  pthread_mutex_unlock(&scanning);
+}
+
+/* One worker scans at a time; a connection that opens during a scan, which that scan may have
+ * listed before its socket existed, has it scan again once done. */
+static void bound_peers(lagscope__web *web) {
+  static pthread_mutex_t scanning = PTHREAD_MUTEX_INITIALIZER;
+  static atomic_int wanted;
+  atomic_store(&wanted, 1);
+  do {
+    if (pthread_mutex_trylock(&scanning) != 0) return; /* the scanning worker sees wanted */
+    while (atomic_exchange(&wanted, 0)) bound_peers_once(web);
+    pthread_mutex_unlock(&scanning);
+  } while (atomic_load(&wanted)); /* asked for between the last look and the unlock */
 }
 
 static int connection_opened(const struct mg_connection *conn, void **data) {
