@@ -609,14 +609,6 @@ void lagscope__capture_set_copy_bytes(size_t bytes) { (void)bytes; }
  * the answer comes at the thread's next tick (4 ms at HZ=250), not in ~50 us. The request
  * word and its generation are the same for both ways. */
 
-/* The kernel's clock id for a thread's CPU time (include/linux/posix-timers.h:
- * make_thread_cpuclock(tid, CPUCLOCK_SCHED)), what pthread_getcpuclockid returns. */
-#define CPUCLOCK_PERTHREAD 4
-#define CPUCLOCK_SCHED 2
-static clockid_t thread_cpu_clock(int32_t tid) {
-  return (clockid_t)((~(uint32_t)tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED);
-}
-
 /* While the timer has not fired, the thread is looked at again this often: one that has
  * blocked meanwhile is read without the signal instead. */
 #define LOOK_AGAIN_NS (1000u * 1000u)
@@ -670,7 +662,7 @@ static int arm_timer(int32_t tid, uint32_t generation) {
   event.sigev_value.sival_int = (int)generation;
   event._sigev_un._tid = tid;
   int id = -1;
-  if (syscall(SYS_timer_create, thread_cpu_clock(tid), &event, &id) != 0) return -1;
+  if (syscall(SYS_timer_create, lagscope__linux_thread_cpu_clock(tid), &event, &id) != 0) return -1;
   atomic_store_explicit(&armed_timer, id, memory_order_release);
   struct itimerspec once = {{0, 0}, {0, 1}};
   if (syscall(SYS_timer_settime, id, 0, &once, NULL) != 0) {

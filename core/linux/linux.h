@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* ---- process.c: small reads ---- */
 
@@ -40,9 +41,9 @@ int lagscope__linux_read_thread_state(int32_t tid, lagscope__linux_thread_state 
  * unchanged between two reads, the thread did not run in between. 0; LAGSCOPE_ENOENT when
  * the thread is gone; LAGSCOPE_ESYS when the kernel keeps no such count. */
 int lagscope__linux_read_run_count(int32_t tid, uint64_t *count);
-/* The same file's first figure too: the ns tid has spent on a CPU (updated at least every
- * scheduler tick while it runs). F */
-int lagscope__linux_read_schedstat(int32_t tid, uint64_t *on_cpu_ns, uint64_t *runs);
+/* tid's CPU-time clock, for clock_gettime and timer_create: what glibc's
+ * pthread_getcpuclockid makes from a tid. F */
+clockid_t lagscope__linux_thread_cpu_clock(int32_t tid);
 /* 1 when a and b describe the same blocked moment (same call, arguments, sp and pc). F */
 int lagscope__linux_same_blocked_state(const lagscope__linux_thread_state *a,
                                        const lagscope__linux_thread_state *b);

@@ -91,12 +91,6 @@ static int read_thread(int32_t tid, lagscope__thread_sample *t, int *err) {
   return 0;
 }
 
-/* A thread's CPU clock, as glibc's pthread_getcpuclockid makes it from a tid (the kernel's
- * ABI: the tid's complement shifted by 3, "per thread" 4, "scheduler time" 2). */
-static clockid_t thread_cpu_clock(int32_t tid) {
-  return (clockid_t)(((uint32_t)~(uint32_t)tid << 3) | 6u);
-}
-
 /* The name the previous sample had for tid; *hint is where to look first (both samples list
  * the threads in the same order, so the look is one step almost always). NULL if none. */
 static const char *previous_name(const lagscope__process_sample *previous, int32_t tid,
@@ -118,7 +112,7 @@ static const char *previous_name(const lagscope__process_sample *previous, int32
 static int read_thread_light(int32_t tid, const lagscope__process_sample *previous,
                              uint32_t *hint, lagscope__thread_sample *t, int *err) {
   struct timespec ts;
-  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return LAGSCOPE_ENOENT; /* EINVAL: gone */
+  if (clock_gettime(lagscope__linux_thread_cpu_clock(tid), &ts) != 0) return LAGSCOPE_ENOENT; /* EINVAL: gone */
   t->tid = tid;
   t->system_id = (uint64_t)tid;
   t->state = '\0';

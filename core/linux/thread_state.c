@@ -65,20 +65,22 @@ int lagscope__linux_read_thread_state(int32_t tid, lagscope__linux_thread_state 
   return lagscope__linux_parse_syscall(text, out) == 0 ? LAGSCOPE_OK : LAGSCOPE_ESYS;
 }
 
-int lagscope__linux_read_schedstat(int32_t tid, uint64_t *on_cpu_ns, uint64_t *runs) {
+int lagscope__linux_read_run_count(int32_t tid, uint64_t *count) {
   char text[SYSCALL_FILE_MAX];
   int rc = read_task_file(tid, "schedstat", text, sizeof(text));
   if (rc != LAGSCOPE_OK) return rc;
   uint64_t figures[3]; /* on the CPU (ns), waiting to run (ns), times run */
   if (lagscope__parse_u64s(text, strlen(text), figures, 3) != LAGSCOPE_OK) return LAGSCOPE_ESYS;
-  *on_cpu_ns = figures[0];
-  *runs = figures[2];
+  *count = figures[2];
   return LAGSCOPE_OK;
 }
 
-int lagscope__linux_read_run_count(int32_t tid, uint64_t *count) {
-  uint64_t on_cpu_ns;
-  return lagscope__linux_read_schedstat(tid, &on_cpu_ns, count);
+/* The kernel's ABI (include/linux/posix-timers.h, make_thread_cpuclock(tid, CPUCLOCK_SCHED)):
+ * the tid's complement shifted by 3, "per thread" 4, "scheduler time" 2. */
+#define CPUCLOCK_PERTHREAD 4
+#define CPUCLOCK_SCHED 2
+clockid_t lagscope__linux_thread_cpu_clock(int32_t tid) {
+  return (clockid_t)((~(uint32_t)tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED);
 }
 
 int lagscope__linux_same_blocked_state(const lagscope__linux_thread_state *a,

@@ -34,6 +34,7 @@
 #include "bench.h"
 
 #include "internal.h"
+#include "linux/linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -185,8 +186,7 @@ static uint32_t next_generation(void) {
   return generation = generation % 0x7fffffffu + 1;
 }
 
-/* A one-shot timer on tid's CPU clock (the kernel's make_thread_cpuclock(tid, CPUCLOCK_SCHED),
- * as capture.c arms it) raises the signal; waits for the handler's answer. 0 when it came. */
+/* A one-shot timer on tid's CPU clock, as capture.c arms it, raises the signal; waits for the handler's answer. 0 when it came. */
 static int floor_round_trip(int32_t tid) {
   uint32_t generation = next_generation();
   struct sigevent event;
@@ -196,7 +196,7 @@ static int floor_round_trip(int32_t tid) {
   event.sigev_value.sival_int = (int)generation;
   event._sigev_un._tid = tid;
   int timer;
-  clockid_t clock = (clockid_t)((~(uint32_t)tid << 3) | 4 | 2);
+  clockid_t clock = lagscope__linux_thread_cpu_clock(tid);
   if (syscall(SYS_timer_create, clock, &event, &timer) != 0) return -1;
   struct itimerspec once = {{0, 0}, {0, 1}};
   int rc = syscall(SYS_timer_settime, timer, 0, &once, NULL) == 0 ? floor_wait(generation) : -1;
