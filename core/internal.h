@@ -353,6 +353,10 @@ size_t lagscope__json_skip_space(const char *s, size_t i, size_t n);
  * object. F */
 int lagscope__json_find_member(const char *s, size_t n, const char *key,
                                lagscope__json_span *value, size_t *close, int *empty);
+/* The value of key in the object s[object) (an empty span when there is none or object is
+ * not one), as a span of s itself. F */
+lagscope__json_span lagscope__json_member_span(const char *s, lagscope__json_span object,
+                                               const char *key);
 /* The string value of the object's key, decoded into out; 0 when it is missing, not a string
  * or longer than size. F */
 int lagscope__json_member_text(const char *s, size_t n, const char *key, char *out, size_t size);

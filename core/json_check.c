@@ -300,6 +300,18 @@ int lagscope__json_find_member(const char *s, size_t n, const char *key,
   return 0;
 }
 
+lagscope__json_span lagscope__json_member_span(const char *s, lagscope__json_span object,
+                                               const char *key) {
+  lagscope__json_span v;
+  size_t close;
+  int empty;
+  if (lagscope__json_find_member(s + object.start, object.end - object.start, key, &v, &close,
+                                 &empty) != 0 ||
+      v.end == v.start)
+    return (lagscope__json_span){0, 0};
+  return (lagscope__json_span){object.start + v.start, object.start + v.end};
+}
+
 int lagscope__json_member_text(const char *s, size_t n, const char *key, char *out, size_t size) {
   lagscope__json_span v;
   size_t close;

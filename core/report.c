@@ -1214,17 +1214,6 @@ int lagscope__report_cause_json(const lagscope__report_data *r, const char *heav
 
 /* ---- the telling frame of a stack (the hang list, hitches, the HUD) ---- */
 
-static lagscope__json_span member_of(const char *s, lagscope__json_span object, const char *key) {
-  lagscope__json_span v;
-  size_t close;
-  int empty;
-  if (lagscope__json_find_member(s + object.start, object.end - object.start, key, &v, &close,
-                                 &empty) != 0 ||
-      v.end == v.start)
-    return (lagscope__json_span){0, 0};
-  return (lagscope__json_span){object.start + v.start, object.start + v.end};
-}
-
 static int is_string(const char *s, lagscope__json_span v) {
   return v.end > v.start && s[v.start] == '"';
 }
@@ -1240,17 +1229,17 @@ int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_s
   size_t at = 0;
   while (lagscope__json_next_element(stack, n, &at, &element)) {
     if (first.end == 0) first = element;
-    lagscope__json_span function = member_of(stack, element, "function");
+    lagscope__json_span function = lagscope__json_member_span(stack, element, "function");
     if (!is_string(stack, function)) continue;
     if (named.end == 0) named = element;
     if (function.end - function.start == 6 && memcmp(stack + function.start, "\"main\"", 6) == 0)
-      app = member_of(stack, element, "module"); /* the outermost main's */
+      app = lagscope__json_member_span(stack, element, "module"); /* the outermost main's */
   }
   if (is_string(stack, app)) {
     at = 0;
     while (lagscope__json_next_element(stack, n, &at, &element))
-      if (is_string(stack, member_of(stack, element, "function")) &&
-          same_bytes(stack, member_of(stack, element, "module"), app)) {
+      if (is_string(stack, lagscope__json_member_span(stack, element, "function")) &&
+          same_bytes(stack, lagscope__json_member_span(stack, element, "module"), app)) {
         *frame = element;
         return 1;
       }

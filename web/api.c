@@ -207,14 +207,8 @@ static void copy_member(cJSON *to, const char *to_name, const cJSON *from, const
 
 /* The value of key in the object text[object), as a cJSON item (null when it is not there). */
 static cJSON *item_of(const char *text, lagscope__json_span object, const char *key) {
-  lagscope__json_span v;
-  size_t close;
-  int empty;
-  cJSON *item = NULL;
-  if (lagscope__json_find_member(text + object.start, object.end - object.start, key, &v, &close,
-                                 &empty) == 0 &&
-      v.end > v.start)
-    item = cJSON_ParseWithLength(text + object.start + v.start, v.end - v.start);
+  lagscope__json_span v = lagscope__json_member_span(text, object, key);
+  cJSON *item = v.end > v.start ? cJSON_ParseWithLength(text + v.start, v.end - v.start) : NULL;
   return item != NULL ? item : cJSON_CreateNull();
 }
 

@@ -236,9 +236,23 @@ static void reader_finds_members_and_elements(void) {
   CHECK(lagscope__json_find_member("{ }", 3, "a", &v, &close, &empty) == 0 && empty);
   CHECK(lagscope__json_find_member("[1]", 3, "a", &v, &close, &empty) == -1);
 
+  /* member_span works on an object inside a larger text, and answers in that text */
+  CHECK(lagscope__json_find_member(o, n, "a", &v, &close, &empty) == 0);
+  lagscope__json_span inner = {0, 0}, element;
+  size_t at = 0;
+  while (lagscope__json_next_element(o + v.start, v.end - v.start, &at, &element))
+    inner = (lagscope__json_span){v.start + element.start, v.start + element.end};
+  CHECK_MSG(strcmp(span_text(o, lagscope__json_member_span(o, inner, "b")), "\"]}\\\"\"") == 0,
+            "%s", span_text(o, lagscope__json_member_span(o, inner, "b")));
+  lagscope__json_span none = lagscope__json_member_span(o, inner, "k");
+  CHECK(none.start == none.end);
+  none = lagscope__json_member_span(o, v, "b"); /* v is an array, not an object */
+  CHECK(none.start == none.end);
+
   const char *a = " [ {\"f\":\"[,]\"} ,2,\"s\" , [ [] ] ,{}] ";
   const char *want[] = {"{\"f\":\"[,]\"}", "2", "\"s\"", "[ [] ]", "{}"};
-  size_t at = 0, count = 0;
+  size_t count = 0;
+  at = 0;
   while (lagscope__json_next_element(a, strlen(a), &at, &v)) {
     CHECK(count < 5);
     CHECK_MSG(strcmp(span_text(a, v), want[count]) == 0, "%zu: %s", count, span_text(a, v));
