@@ -219,20 +219,25 @@ static int drain_body(struct mg_connection *conn) {
 
 static void bound_peers(lagscope__web *web);
 
+static int over_bound(const lagscope__web *web) {
+  return atomic_load_explicit(&web->clients, memory_order_relaxed) >
+         (int)web->config.server_max_clients;
+}
+
 /* More connections than the bound, even once those of an address past its share have been
  * shut down and closed: a burst of a flooding address's connections, each shut down as it
- * comes, would otherwise count against a client of another address for a moment. */
+ * comes, would otherwise count against a client of another address for a moment. One scan
+ * (connections that open later are scanned as they open), then the count is watched. */
 static int too_many_clients(lagscope__web *web) {
+  if (!over_bound(web)) return 0;
+  bound_peers(web);
   uint64_t until = lagscope__now_ns() + BUSY_SETTLE_NS;
-  for (;;) {
-    if (atomic_load_explicit(&web->clients, memory_order_relaxed) <=
-        (int)web->config.server_max_clients)
-      return 0;
+  while (over_bound(web)) {
     if (lagscope__now_ns() >= until) return 1;
-    bound_peers(web);
     struct timespec pause = {0, 5 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
+  return 0;
 }
 
 static int handle_request(struct mg_connection *conn, void *data) {
