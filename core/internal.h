@@ -400,6 +400,12 @@ typedef struct lagscope__watchdog {
    * having been stopped: that lateness is the hang's, not a suspension. 0 when unknown. */
   uint64_t starved_ns;
   uint32_t post_failures;
+  uint64_t pings_spared;      /* pings not posted because frames showed the main thread alive */
+  uint64_t unpinged_max_ns;   /* the longest it goes unasked: a ping's interval, or after the
+                                 last frame the late time (0 in heartbeat mode) */
+  /* A ping is posted from then on even while frames flow (the monitor learns the event loop's
+   * wait from the pings it posts); 0: at once. */
+  uint64_t ping_anyway_ns;
   uint32_t lost_pings;        /* pings the main thread outlived without answering */
   uint64_t lost_ping_seq;     /* the last of them */
 } lagscope__watchdog;
@@ -409,6 +415,7 @@ typedef struct lagscope__main_signals {
   _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t answered_seq; /* last ping answered */
   _Atomic uint64_t answered_ns;  /* when */
   _Atomic uint64_t alive_ns;     /* last sign of life: a ping answer, frame or heartbeat */
+  _Atomic uint64_t beat_ns;      /* last frame or heartbeat: life the app shows unasked */
   /* The first sign of life after none for gap_ns or more: where a stall ended, however late
    * the monitor looks (its report's build can take longer than the stall). The watchdog sets
    * gap_ns (its "late", two frame budgets); 0: not recorded. */

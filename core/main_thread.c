@@ -51,16 +51,22 @@ static void note_alive(uint64_t now) {
   atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
 }
 
+/* A frame or a heartbeat: life the app shows unasked, which spares the watchdog its pings. */
+static void note_beat(uint64_t now) {
+  note_alive(now);
+  atomic_store_explicit(&main_signals.beat_ns, now, memory_order_release);
+}
+
 void lagscope_frame(void) {
   if (!on_watched_thread()) return;
   uint64_t now = lagscope__now_ns();
   lagscope__frame_ring_push(&frame_ring, now);
-  note_alive(now);
+  note_beat(now);
 }
 
 void lagscope_heartbeat(void) {
   if (!on_watched_thread()) return;
-  note_alive(lagscope__now_ns());
+  note_beat(lagscope__now_ns());
 }
 
 /* Idle: alive at begin (which ends a hang), owing nothing until end, alive again at end so

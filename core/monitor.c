@@ -337,6 +337,7 @@ static void learn_loop_wait(lagscope__monitor *in, const lagscope__watchdog_step
   in->loop_note_ns = now;
   in->next_loop_note_ns =
       now + (lagscope__loop_wait_known() ? LOOP_NOTE_KNOWN_NS : LOOP_NOTE_LEARNING_NS);
+  in->watchdog.ping_anyway_ns = in->next_loop_note_ns; /* frames spare pings until then */
 }
 
 /* The frame meter learns when the main thread was late: its gaps are then late frames, not
@@ -452,8 +453,8 @@ int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *d
   /* A gap the watchdog could not have seen late (a ping's wait, then lateness) is no proof of
    * idleness; one a frame budget longer is. */
   const lagscope__watchdog *w = &in->watchdog;
-  lagscope__frame_meter_set_idle_gap(&in->frames, (w->heartbeat_mode ? 0 : w->interval_ns) +
-                                                      w->late_ns + in->frames.period_ns);
+  lagscope__frame_meter_set_idle_gap(&in->frames,
+                                     w->unpinged_max_ns + w->late_ns + in->frames.period_ns);
   in->frames.read = atomic_load_explicit(&lagscope__frame_ring_shared()->head, memory_order_acquire);
   *out = in;
   return LAGSCOPE_OK;

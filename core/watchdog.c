@@ -8,12 +8,25 @@
  *
  * The main thread's answer is only a few atomic stores, with no wake-up: the monitor looks at
  * it when the threshold would expire, and every hang_tick_ns while a hang lasts; the
- * answer's own timestamp gives the hang's exact end. */
+ * answer's own timestamp gives the hang's exact end.
+ *
+ * While frames (or heartbeats) come, they prove the main thread alive and no ping is posted:
+ * a ping costs the app a wake-up of its loop and the monitor a context switch, 20 times a
+ * second. A ping is due when the frames would be late (two frame budgets after the last), so
+ * a stall is measured from about 35 ms after its start in a 60 Hz loop, where a ping every
+ * 50 ms measured it from up to 50 ms after. */
 #include "internal.h"
 
 #include <string.h>
 
 #define NS_PER_MS 1000000u
+/* While frames flow, the monitor looks this long after the moment they would be late: a frame
+ * due exactly then (two budgets after the last, in a steady loop) has come, so each look finds
+ * one and the next is two budgets on, not one. */
+#define FRAME_JITTER_NS (2u * NS_PER_MS)
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, uint64_t now_ns,
                              uint64_t last_ping_seq) {
@@ -25,14 +38,13 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
   w->late_ns = 2000000000ull / (c->refresh_hz > 0 ? c->refresh_hz : 60);
   if (w->late_ns > w->threshold_ns / 2) w->late_ns = w->threshold_ns / 2;
   w->heartbeat_mode = c->post_main == NULL;
+  w->unpinged_max_ns =
+      w->heartbeat_mode ? 0 : max_u64(w->interval_ns, w->late_ns + FRAME_JITTER_NS);
   w->ping_seq = last_ping_seq;
   w->next_ping_ns = now_ns;
   w->not_before_ns = now_ns;
   w->expected_wake_ns = now_ns;
 }
-
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU:
  * the process was stopped (SIGSTOP, a debugger, the OS suspending it), so that time says
@@ -140,7 +152,13 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   w->late = late;
   int was_outstanding = w->ping_outstanding;
 
-  if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {
+  uint64_t beat = atomic_load_explicit(&signals->beat_ns, memory_order_acquire);
+  int frames_flow = beat + w->late_ns > now_ns && now_ns < w->ping_anyway_ns &&
+                    !step->ping_lost; /* a lost one is replaced at once */
+  if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns && frames_flow) {
+    w->pings_spared++;
+    w->next_ping_ns = min_u64(beat + w->late_ns + FRAME_JITTER_NS, w->ping_anyway_ns);
+  } else if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {
     w->ping_seq++;
     w->ping_posted_ns = now_ns;
     w->ping_outstanding = 1;

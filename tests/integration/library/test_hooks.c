@@ -8,7 +8,9 @@
  *   other_frames lagscope_frame called from another thread while the main thread stalls: the
  *                frames prove nothing about the main thread, the stall is one hang;
  *   idle_wait    a heartbeat loop waits 1 s in poll() for input between lagscope_idle_begin
- *                and _end: no hang; the same wait without them: one hang (the control). */
+ *                and _end: no hang; the same wait without them: one hang (the control);
+ *   frames_spare_pings  a 60 Hz loop: frames prove it alive, so a handful of pings in 3 s,
+ *                not 60; a 600 ms stall in it is still one hang of at least 550 ms. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "cases.h"
 #include "check.h"
@@ -54,9 +56,11 @@ static int post_dropping_first(lagscope_main_fn fn, void *arg, void *user) {
   return host_loop_post(fn, arg, user);
 }
 
+/* The lost ping reported and another posted in its place (while frames flow, the watchdog
+ * posts no other). */
 static int lost_reported(void *user) {
   (void)user;
-  return atomic_load(&errors_lost) >= 1 && atomic_load(&pings_seen) >= 10;
+  return atomic_load(&errors_lost) >= 1 && atomic_load(&pings_seen) >= 2;
 }
 
 static void test_lost_ping(void) {
@@ -143,6 +147,41 @@ static void test_other_frames(void) {
             (unsigned long long)duration);
 }
 
+/* ---- frames_spare_pings ---- */
+
+static _Atomic int posted_while_framing, framing_phase = 1;
+static int post_counting(lagscope_main_fn fn, void *arg, void *user) {
+  if (atomic_load(&framing_phase)) atomic_fetch_add(&posted_while_framing, 1);
+  return host_loop_post(fn, arg, user);
+}
+
+/* 3 s of frames, then one 600 ms stall. */
+static void stall_after_3_s(host_loop *loop, uint64_t frame, void *user) {
+  (void)loop;
+  (void)user;
+  if (frame != 180) return;
+  atomic_store(&framing_phase, 0);
+  test_stall_busy(600);
+}
+
+static void test_frames_spare_pings(void) {
+  host_loop *loop = host_loop_new(60);
+  lagscope_config c = config_with(post_counting, loop);
+  CHECK_EQ_INT(lagscope_start(&c), 0);
+  CHECK_MSG(host_loop_run(loop, stall_after_3_s, hang_ended, NULL, 10), "no hang within 10 s");
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  host_loop_free(loop);
+  /* A ping every 50 ms would be 60; the monitor still posts one a second while it learns the
+   * loop's wait. */
+  int posted = atomic_load(&posted_while_framing);
+  printf("%d pings posted in 3 s of frames\n", posted);
+  CHECK_MSG(posted <= 6, "%d pings posted in 3 s of frames", posted);
+  CHECK_EQ_INT(atomic_load(&hangs_began), 1);
+  uint64_t duration = atomic_load(&last_duration_ns);
+  CHECK_MSG(duration >= 550000000u && duration <= 600000000u, "duration %llu ns",
+            (unsigned long long)duration);
+}
+
 /* ---- idle_wait ---- */
 
 static void wait_for_input(int declared) {
@@ -173,6 +212,7 @@ static const test_case cases[] = {
     TEST_CASE(wrong_thread),
     TEST_CASE(other_frames),
     TEST_CASE(idle_wait),
+    TEST_CASE(frames_spare_pings),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

@@ -393,7 +393,80 @@ static void test_late_then_answered_is_a_hitch(void) {
   }
 }
 
+/* Frames at 60 Hz: no ping is posted while they come (a ping would wake the app's loop), the
+ * monitor looks once per two frames, not more; a learning ping still goes out when the monitor
+ * asks for one (ping_anyway_ns); when the frames stop, a ping is posted about two budgets
+ * after the last one, and a stall is measured from it. */
+static void test_frames_spare_pings(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  w.ping_anyway_ns = 1500 * MS; /* one learning ping, then none */
+  uint64_t frame_ns = 1000000000ull / 60, next_frame = 1000 * MS, now = 1000 * MS;
+  uint64_t stall_at = 3000 * MS, posted_after_stall = 0, last_frame = 0;
+  int pings = 0, wakes = 0, began = 0;
+  while (now < 4000 * MS) {
+    for (; next_frame <= now && next_frame < stall_at; next_frame += frame_ns) {
+      last_frame = next_frame;
+      atomic_store(&signals.alive_ns, next_frame);
+      atomic_store(&signals.beat_ns, next_frame);
+    }
+    step_at(&w, now, &s);
+    wakes += now < stall_at;
+    began += s.hang_began;
+    if (s.post_ping) {
+      pings++;
+      if (now < stall_at) {
+        answer(w.ping_seq, next_frame); /* run by the loop with the next frame */
+        if (now >= 1500 * MS && w.ping_anyway_ns <= now) w.ping_anyway_ns = UINT64_MAX;
+      } else if (posted_after_stall == 0) {
+        posted_after_stall = now;
+      }
+    }
+    CHECK(s.wake_at_ns > now);
+    now = s.wake_at_ns;
+  }
+  /* The learning one, then the one when the frames stopped. */
+  CHECK_MSG(pings == 2, "%d pings", pings);
+  CHECK(w.pings_spared > 50);
+  printf("%d pings, %d looks in 2 s of frames\n", pings, wakes);
+  CHECK_MSG(wakes <= 2000 / 33 + 5, "%d looks in 2 s of frames", wakes); /* 30 a second */
+  CHECK_MSG(posted_after_stall > last_frame && posted_after_stall - last_frame <= 2 * frame_ns + 5 * MS,
+            "ping %llu ms after the last frame",
+            (unsigned long long)((posted_after_stall - last_frame) / MS));
+  CHECK_EQ_INT(began, 1);
+  CHECK_EQ_INT(w.hang_start_ns, posted_after_stall);
+}
+
+/* Frames flow and a ping is lost: its replacement is posted at once, frames or not. */
+static void test_a_lost_ping_is_replaced_while_frames_flow(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  w.ping_anyway_ns = UINT64_MAX;
+  uint64_t now = 1000 * MS;
+  step_at(&w, now, &s);
+  CHECK(s.post_ping); /* dropped */
+  int lost = 0, replaced = 0;
+  for (now += 16 * MS; now < 1600 * MS; now += 16 * MS) {
+    atomic_store(&signals.alive_ns, now - MS);
+    atomic_store(&signals.beat_ns, now - MS);
+    step_at(&w, now, &s);
+    CHECK(!s.hang_began);
+    lost += s.ping_lost;
+    if (s.post_ping) {
+      CHECK(s.ping_lost); /* the only ping posted while frames flow */
+      replaced++;
+      answer(w.ping_seq, now + MS);
+    }
+  }
+  CHECK_EQ_INT(lost, 1);
+  CHECK_EQ_INT(replaced, 1);
+}
+
 static const test_case cases[] = {
+    TEST_CASE(frames_spare_pings),
+    TEST_CASE(a_lost_ping_is_replaced_while_frames_flow),
     TEST_CASE(late_then_answered_is_a_hitch),
     TEST_CASE(a_late_main_thread_is_sampled_early),
     TEST_CASE(idle_is_not_a_hang),
