@@ -22,6 +22,10 @@
  * every sample. Threads' names are read afresh every DETAIL_INTERVAL_NS. */
 #define PSS_INTERVAL_NS (60000ull * NS_PER_MS)
 #define DETAIL_INTERVAL_NS (10000ull * NS_PER_MS)
+/* A monitor awake anyway (every two frame budgets while frames flow, every ping interval
+ * while they do not) takes the metrics sample up to this early, rather than waking for it
+ * alone: on a virtual machine a wake-up costs ~40 us of CPU. The cadence stays. */
+#define SAMPLE_EARLY_NS (50ull * NS_PER_MS)
 
 /* ---- 1. state ------------------------------------------------------------------------------- */
 
@@ -392,7 +396,7 @@ static void monitor_main(void *arg) {
     report_hook_problems(in, &step);
     learn_loop_wait(in, &step, now);
     if (step.post_ping) post_ping(in, now);
-    if (now >= next_sample) {
+    if (now + SAMPLE_EARLY_NS >= next_sample) {
       publish_metrics(in, now);
       next_sample += sample_interval;
       if (next_sample <= now) next_sample = now + sample_interval; /* after a suspension */

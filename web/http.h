@@ -22,7 +22,8 @@ void lagscope__stream_free(lagscope__stream *s);
 void lagscope__stream_close(lagscope__stream *s);
 /* Lets clients join again after a close, once civetweb's threads are joined (restart). L */
 void lagscope__stream_reopen(lagscope__stream *s);
-/* Formats one event as a Server-Sent Event and keeps it for the clients. A, L */
+/* Formats one event as a Server-Sent Event and keeps it for the clients; with none, neither.
+ * A, L (allocates under the stream's lock) */
 void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
                               const char *json);
 typedef struct lagscope__stream_counts {

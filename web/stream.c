@@ -62,28 +62,34 @@ void lagscope__stream_reopen(lagscope__stream *s) {
   pthread_mutex_unlock(&s->lock);
 }
 
-void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
-                              const char *json) {
+/* The event as a server-sent event's text, in a payload; NULL when out of memory. A */
+static char *stream_message(const char *type, uint64_t seq, const char *json) {
   size_t size = strlen(json) + strlen(type) + 64;
   char *message = lagscope__payload_new(size, NULL);
-  if (message == NULL) return;
-  snprintf(message, size, "id: %llu\nevent: %s\ndata: %s\n\n", (unsigned long long)seq, type, json);
+  if (message != NULL)
+    snprintf(message, size, "id: %llu\nevent: %s\ndata: %s\n\n", (unsigned long long)seq, type,
+             json);
+  return message;
+}
+
+void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
+                              const char *json) {
   pthread_mutex_lock(&s->lock);
+  /* With no client the message is never read (a client starts at the head): not made, nor
+   * kept, so that an app nobody is viewing pays for no text and holds no ring of old events.
+   * Made under the lock, so that a client that joins meanwhile finds it. */
+  char *message = s->clients != 0 ? stream_message(type, seq, json) : NULL;
+  if (s->clients != 0 && message == NULL) { /* out of memory: the clients miss this one */
+    pthread_mutex_unlock(&s->lock);
+    return;
+  }
   char **slot = &s->ring[s->head % LAGSCOPE__STREAM_BACKLOG];
   char *old = *slot;
-  /* With no client the message is never read (a client starts at the head): not kept, so that
-   * an app nobody is viewing holds no ring of old events. */
-  if (s->clients == 0) {
-    *slot = NULL;
-  } else {
-    *slot = message;
-    message = NULL;
-  }
+  *slot = message;
   s->head++;
   pthread_cond_broadcast(&s->changed);
   pthread_mutex_unlock(&s->lock);
   lagscope_release(old);
-  lagscope_release(message);
 }
 
 void lagscope__stream_counts_read(lagscope__stream *s, lagscope__stream_counts *out) {
