@@ -67,6 +67,7 @@ struct lagscope__monitor {
   uint64_t loop_note_seq;     /* the ping whose post noted the main thread's wait (0: none) */
   uint64_t loop_note_ns;      /* when it was posted */
   uint64_t next_loop_note_ns; /* the next look at the loop's wait */
+  uint32_t loop_note_misses;  /* looks in a row that found it waiting on no fd */
 
   /* The viewer's requests to capture every thread now, served by the monitor thread (one
    * capture at a time per process). */
@@ -313,8 +314,13 @@ static void note_starvation(lagscope__monitor *in, uint64_t now) {
 }
 
 /* How often the monitor looks at what the main thread waits on as it posts a ping: until the
- * loop's own fds are known, then seldom (a loop's fds rarely change). */
-#define LOOP_NOTE_LEARNING_NS (1000ull * NS_PER_MS)
+ * loop's own fds are known, then seldom (a loop's fds rarely change). While frames flow, the
+ * looks come just after a frame, when a slow loop is still at work, not waiting: a look that
+ * found no wait is tried again soon, a few times, and the intervals are no whole number of
+ * frames at 60 or 120 Hz, so that each try meets the loop at another moment of its frame. */
+#define LOOP_NOTE_LEARNING_NS (1005ull * NS_PER_MS)
+#define LOOP_NOTE_RETRY_NS (105ull * NS_PER_MS)
+#define LOOP_NOTE_RETRIES 8
 #define LOOP_NOTE_KNOWN_NS (10000ull * NS_PER_MS)
 
 /* Learns the event loop's own wait (lagscope__loop_wait_*): a ping answered within two frames
@@ -336,11 +342,18 @@ static void learn_loop_wait(lagscope__monitor *in, const lagscope__watchdog_step
   if (!step->post_ping || in->loop_note_seq != 0 || w->hang_active || w->late ||
       now < in->next_loop_note_ns)
     return;
-  lagscope__loop_wait_note(lagscope__main_thread_id());
+  int noted = lagscope__loop_wait_note(lagscope__main_thread_id());
+  if (noted < 0) { /* this OS cannot tell: no more looks, nor pings for them */
+    in->next_loop_note_ns = in->watchdog.ping_anyway_ns = UINT64_MAX;
+    return;
+  }
   in->loop_note_seq = w->ping_seq;
   in->loop_note_ns = now;
-  in->next_loop_note_ns =
-      now + (lagscope__loop_wait_known() ? LOOP_NOTE_KNOWN_NS : LOOP_NOTE_LEARNING_NS);
+  in->loop_note_misses = noted ? 0 : in->loop_note_misses + 1;
+  uint64_t next = lagscope__loop_wait_known()                 ? LOOP_NOTE_KNOWN_NS
+                  : !noted && in->loop_note_misses <= LOOP_NOTE_RETRIES ? LOOP_NOTE_RETRY_NS
+                                                              : LOOP_NOTE_LEARNING_NS;
+  in->next_loop_note_ns = now + next;
   in->watchdog.ping_anyway_ns = in->next_loop_note_ns; /* frames spare pings until then */
 }
 

@@ -194,7 +194,9 @@ lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg);
  * posted, kept when the ping is answered at once; an fd in two such waits is the loop's own.
  * Monitor thread only. No allocation, no lock. */
 void lagscope__loop_wait_reset(void);               /* forget: a new start */
-void lagscope__loop_wait_note(int32_t tid);         /* before a ping: what tid waits on now */
+/* before a ping: what tid waits on now; 1 when it waits on fds, 0 when not now (running,
+ * another call), -1 when this OS cannot tell (no learning, no ping for it) */
+int lagscope__loop_wait_note(int32_t tid);
 void lagscope__loop_wait_confirm(int answered_at_once); /* that ping's fate */
 int lagscope__loop_wait_known(void);                /* 1 once some fd is known as the loop's */
 /* 1 when the stack is blocked in a poll, select or epoll_wait on nothing but the loop's own

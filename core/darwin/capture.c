@@ -319,7 +319,10 @@ void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, siz
 /* Darwin's run loop is known by its name (mach_msg under __CFRunLoopServiceMachPort is idle,
  * core/cause.c): nothing to learn. */
 void lagscope__loop_wait_reset(void) {}
-void lagscope__loop_wait_note(int32_t tid) { (void)tid; }
+int lagscope__loop_wait_note(int32_t tid) {
+  (void)tid;
+  return -1;
+}
 void lagscope__loop_wait_confirm(int answered_at_once) { (void)answered_at_once; }
 int lagscope__loop_wait_known(void) { return 0; }
 int lagscope__loop_wait_is_own(const lagscope__stack *stack) {

@@ -87,12 +87,13 @@ static uint32_t wait_fds(int32_t syscall, const uintptr_t *args, fd_identity *ou
   return n;
 }
 
-void lagscope__loop_wait_note(int32_t tid) {
+int lagscope__loop_wait_note(int32_t tid) {
   noted_len = 0;
   lagscope__linux_thread_state state;
   if (lagscope__linux_read_thread_state(tid, &state) != 0 || state.running || state.nr < 0)
-    return;
+    return 0;
   noted_len = wait_fds((int32_t)state.nr, state.args, noted);
+  return noted_len > 0;
 }
 
 static loop_fd *find(const fd_identity *id) {

@@ -89,6 +89,11 @@ static lagscope__stack captured(const waiter *w) {
   return s;
 }
 
+/* A thread running when it is looked at (this one, at itself): nothing to note. */
+static void a_running_thread_is_not_noted(void) {
+  CHECK_EQ_INT(lagscope__loop_wait_note(lagscope__thread_id()), 0);
+}
+
 /* Learns w's wait as the loop's: noted at two pings both answered at once. */
 static void learn(waiter *w, int answered) {
   for (int i = 0; i < 2; i++) {
@@ -115,7 +120,7 @@ static void by(wait_kind kind) {
   CHECK(!is_own(&loop));
   learn(&loop, 0);
   CHECK_MSG(!is_own(&loop) && !lagscope__loop_wait_known(), "learnt from pings never answered");
-  lagscope__loop_wait_note(atomic_load(&loop.tid));
+  CHECK_MSG(lagscope__loop_wait_note(atomic_load(&loop.tid)) == 1, "a wait on fds is noted");
   lagscope__loop_wait_confirm(1);
   CHECK_MSG(!is_own(&loop), "one answered wait is not enough");
   lagscope__loop_wait_note(atomic_load(&loop.tid));
@@ -162,6 +167,7 @@ static void by(wait_kind kind) {
 }
 
 int main(void) {
+  a_running_thread_is_not_noted();
   by(BY_POLL);
   by(BY_SELECT);
   by(BY_EPOLL);
