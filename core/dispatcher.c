@@ -97,10 +97,11 @@ int lagscope__dispatcher_subscribe(lagscope__dispatcher *d, lagscope_event_fn fn
   }
   pthread_mutex_lock(&d->subscribers_lock);
   s->id = ++d->next_subscription_id;
+  /* Before the subscriber is linked: its callback may read the id from its first event on. */
+  if (out != NULL) *out = s->id;
   s->next = d->subscribers;
   d->subscribers = s;
   pthread_mutex_unlock(&d->subscribers_lock);
-  if (out != NULL) *out = s->id;
   return LAGSCOPE_OK;
 }
 

@@ -420,7 +420,8 @@ typedef uint32_t lagscope_subscription;
 
 /* Calls fn(event, user) on a thread of its own for every event from now on, in bus order.
  * A slow callback delays only itself: past subscriber_capacity queued events it loses events
- * (counted in events_dropped). Writes the id to *out if out is not NULL. Requires running. */
+ * (counted in events_dropped). Writes the id to *out if out is not NULL, before fn can be
+ * called (fn may read it from its first event on). Requires running. */
 LAGSCOPE_EXTERN int lagscope_subscribe(lagscope_event_fn fn, void *user,
                                        lagscope_subscription *out);
 

@@ -24,7 +24,9 @@
 #define DETAIL_INTERVAL_NS (10000ull * NS_PER_MS)
 /* A monitor awake anyway (every two frame budgets while frames flow, every ping interval
  * while they do not) takes the metrics sample up to this early, rather than waking for it
- * alone: on a virtual machine a wake-up costs ~40 us of CPU. The cadence stays. */
+ * alone: on a virtual machine a wake-up costs ~40 us of CPU. The cadence stays. At most a
+ * quarter of the sample interval early, so that a short interval is not sampled at every
+ * wake-up. */
 #define SAMPLE_EARLY_NS (50ull * NS_PER_MS)
 
 /* ---- 1. state ------------------------------------------------------------------------------- */
@@ -373,6 +375,8 @@ static void note_lateness(lagscope__monitor *in, const lagscope__watchdog_step *
 static void monitor_main(void *arg) {
   lagscope__monitor *in = arg;
   uint64_t sample_interval = (uint64_t)in->config->sample_interval_ms * NS_PER_MS;
+  uint64_t sample_early =
+      sample_interval / 4 < SAMPLE_EARLY_NS ? sample_interval / 4 : SAMPLE_EARLY_NS;
   uint64_t next_sample = lagscope__now_ns() + sample_interval;
   sample_process(in, &in->samples[in->sample_current], NULL); /* the baseline for CPU deltas */
   lagscope__loop_wait_reset(); /* the loop may not be the last start's */
@@ -409,7 +413,7 @@ static void monitor_main(void *arg) {
     report_hook_problems(in, &step);
     learn_loop_wait(in, &step, now);
     if (step.post_ping) post_ping(in, now);
-    if (now + SAMPLE_EARLY_NS >= next_sample) {
+    if (now + sample_early >= next_sample) {
       publish_metrics(in, now);
       next_sample += sample_interval;
       if (next_sample <= now) next_sample = now + sample_interval; /* after a suspension */

@@ -146,7 +146,40 @@ static void test_metrics_before_start(void) {
   CHECK_EQ_INT(lagscope_metrics_latest(NULL), LAGSCOPE_EINVAL);
 }
 
+/* The metrics keep their cadence: a monitor awake anyway may take a sample a little early,
+ * but the next is still due an interval after the last was due. 50 ms samples over 1.5 s of
+ * a 60 Hz heartbeat loop, where the monitor looks two frame budgets after each heartbeat
+ * (~40 times a second): about 30, not one a look. */
+static int one_and_a_half_seconds(void *user) {
+  return test_now_ns() >= *(uint64_t *)user;
+}
+
+static void heartbeat(host_loop *loop, uint64_t frame, void *user) {
+  (void)loop, (void)frame, (void)user;
+  lagscope_heartbeat();
+}
+
+static void test_metrics_cadence(void) {
+  recorder rec;
+  recorder_init(&rec);
+  host_loop *loop = host_loop_new(60);
+  lagscope_config c = lagscope_config_default();
+  c.server = 0;
+  c.sample_interval_ms = 50;
+  c.on_event = recorder_on_event, c.on_event_user = &rec;
+  CHECK_EQ_INT(lagscope_start(&c), 0);
+  uint64_t until = test_now_ns() + 1500000000ull;
+  host_loop_run(loop, heartbeat, one_and_a_half_seconds, &until, 5);
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  host_loop_free(loop);
+  int metrics = recorder_count(&rec, LAGSCOPE_EVENT_METRICS);
+  printf("%d metrics events in 1.5 s at 50 ms\n", metrics);
+  CHECK_MSG(metrics >= 22 && metrics <= 38, "%d metrics events in 1.5 s at 50 ms", metrics);
+  recorder_destroy(&rec);
+}
+
 static const test_case cases[] = {
+    TEST_CASE(metrics_cadence),
     TEST_CASE(metrics_before_start),
     TEST_CASE(hundred_cycles),
     TEST_CASE(concurrent_stops),
