@@ -60,8 +60,9 @@ static _Atomic(lagscope_main_fn) ping_fn;
 static _Atomic(void *) ping_arg;
 static atomic_int ping_waiting;
 
-typedef unsigned (*idle_add_fn)(int priority, int (*fn)(void *), void *data, void (*notify)(void *));
-static _Atomic(idle_add_fn) glib_idle_add;
+typedef void (*context_wakeup_fn)(void *context);
+static _Atomic(context_wakeup_fn) glib_wakeup; /* set once the ping's GLib source is attached */
+static _Atomic(void *) glib_context;             /* GLib's default main context */
 
 /* 1 on the process's main thread (the one lagscope watches), cached per thread. */
 static __thread int thread_kind __attribute__((tls_model("initial-exec"))); /* 0: not known */
@@ -89,24 +90,14 @@ static void answer_waiting_ping(void) {
   fn(atomic_load_explicit(&ping_arg, memory_order_relaxed));
 }
 
-/* Run by GLib's loop on its own thread for each ping queued there: G_SOURCE_REMOVE. */
-static int glib_ping(void *unused) {
-  (void)unused;
-  if (on_main_thread()) answer_waiting_ping();
-  return 0;
-}
-
 int lagscope__preload_post(lagscope_main_fn fn, void *arg, void *user) {
   (void)user;
   atomic_store_explicit(&ping_fn, fn, memory_order_relaxed);
   atomic_store_explicit(&ping_arg, arg, memory_order_relaxed);
   atomic_store_explicit(&ping_waiting, 1, memory_order_release);
-  /* Queued in GLib's loop only once the main thread was seen iterating it: a program that
-   * links GLib and runs another loop would pile up idle sources it never runs. */
-  if (atomic_load(&loops_seen) & LAGSCOPE__LOOP_GLIB) {
-    idle_add_fn idle_add = atomic_load(&glib_idle_add);
-    if (idle_add != NULL) idle_add(0 /* G_PRIORITY_DEFAULT */, glib_ping, NULL, NULL);
-  }
+  /* GLib's loop, once its source is there, is woken to answer (a write to its eventfd). */
+  context_wakeup_fn wakeup = atomic_load_explicit(&glib_wakeup, memory_order_acquire);
+  if (wakeup != NULL) wakeup(atomic_load_explicit(&glib_context, memory_order_relaxed));
   return 0;
 }
 
@@ -135,13 +126,76 @@ static int is_default_context(void *context) {
   return real != NULL && real() == context;
 }
 
+/* The ping's source in GLib's default context: one for the program's life, made and attached
+ * by the main thread, ready whenever a ping waits. A source per ping (g_idle_add) would be
+ * allocated by the monitor (a malloc arena of its own, which GLib's objects then fill, 80 KiB
+ * resident in GTK) and would take the context's lock, which the main thread waits on. The
+ * struct is GLib's GSourceFuncs: prepare, check, dispatch, finalize and two closure slots. */
+typedef struct glib_source_funcs {
+  int (*prepare)(void *source, int *timeout_ms);
+  int (*check)(void *source);
+  int (*dispatch)(void *source, void *callback, void *data);
+  void (*finalize)(void *source);
+  void *closure_callback, *closure_marshal;
+} glib_source_funcs;
+
+static int ping_source_prepare(void *source, int *timeout_ms) {
+  (void)source;
+  *timeout_ms = -1; /* the wake-up, not a timeout, says when */
+  return atomic_load_explicit(&ping_waiting, memory_order_relaxed);
+}
+
+static int ping_source_check(void *source) {
+  (void)source;
+  return atomic_load_explicit(&ping_waiting, memory_order_relaxed);
+}
+
+/* Run by GLib's loop on the thread that iterates it: G_SOURCE_CONTINUE. */
+static int ping_source_dispatch(void *source, void *callback, void *data) {
+  (void)source, (void)callback, (void)data;
+  if (on_main_thread()) answer_waiting_ping();
+  return 1;
+}
+
+static const glib_source_funcs ping_source_funcs = {ping_source_prepare, ping_source_check,
+                                                    ping_source_dispatch, NULL, NULL, NULL};
+
+/* The bytes given to g_source_new: at least a GSource (public ABI: 96 bytes on 64-bit targets,
+ * 56 on 32-bit ones), which GLib checks. */
+#define GLIB_SOURCE_BYTES 128u
+
+typedef void *(*source_new_fn)(const glib_source_funcs *funcs, unsigned size);
+typedef unsigned (*source_attach_fn)(void *source, void *context);
+typedef void (*source_unref_fn)(void *source);
+
+/* Attaches the ping's source to the default context; 0, or -1 when GLib lacks a function.
+ * Main thread, once; GLib allocates the source there. */
+static int attach_ping_source(void) {
+  REAL(context_default_fn, g_main_context_default, "libglib-2.0.so.0")
+  context_default_fn context_default = real;
+  const char *glib = "libglib-2.0.so.0";
+  source_new_fn source_new = (source_new_fn)real_symbol("g_source_new", glib);
+  source_attach_fn source_attach = (source_attach_fn)real_symbol("g_source_attach", glib);
+  source_unref_fn source_unref = (source_unref_fn)real_symbol("g_source_unref", glib);
+  context_wakeup_fn wakeup = (context_wakeup_fn)real_symbol("g_main_context_wakeup", glib);
+  if (context_default == NULL || source_new == NULL || source_attach == NULL ||
+      source_unref == NULL || wakeup == NULL)
+    return -1;
+  void *context = context_default();
+  void *source = source_new(&ping_source_funcs, GLIB_SOURCE_BYTES);
+  if (context == NULL || source == NULL) return -1;
+  source_attach(source, context); /* the context holds it from now on */
+  source_unref(source);
+  atomic_store_explicit(&glib_context, context, memory_order_relaxed);
+  atomic_store_explicit(&glib_wakeup, wakeup, memory_order_release);
+  return 0;
+}
+
 /* The main thread iterates GLib's default context: pings go through it from now on. */
 static void glib_loop_seen(void) {
-  if (!(atomic_load_explicit(&loops_seen, memory_order_relaxed) & LAGSCOPE__LOOP_GLIB)) {
-    REAL(idle_add_fn, g_idle_add_full, "libglib-2.0.so.0")
-    atomic_store(&glib_idle_add, real);
-    if (real == NULL) return;
-  }
+  if (!(atomic_load_explicit(&loops_seen, memory_order_relaxed) & LAGSCOPE__LOOP_GLIB) &&
+      atomic_load_explicit(&glib_wakeup, memory_order_relaxed) == NULL && attach_ping_source() != 0)
+    return;
   loop_pass(LAGSCOPE__LOOP_GLIB);
 }
 

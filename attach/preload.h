@@ -21,9 +21,10 @@ enum {
 unsigned lagscope__preload_loops(void);
 
 /* The config's post_main: keeps the ping for the next hook that runs on the main thread and,
- * once GLib's default loop was seen there, also queues it there with g_idle_add_full at
- * G_PRIORITY_DEFAULT (never g_main_context_invoke, which runs it on the caller). Monitor
- * thread; no lock, no allocation of lagscope's (GLib allocates its idle source). */
+ * once GLib's default loop was seen there, wakes that loop, where a source of lagscope's (one
+ * for the program's life, at G_PRIORITY_DEFAULT, attached by the main thread) answers it
+ * (never g_main_context_invoke, which runs it on the caller). Monitor thread; no lock, no
+ * allocation: g_main_context_wakeup writes the loop's eventfd. */
 int lagscope__preload_post(lagscope_main_fn fn, void *arg, void *user);
 
 /* Until a hook fires on the main thread, the main thread counts as idle: a program's start-up,

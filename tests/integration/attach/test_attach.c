@@ -539,6 +539,28 @@ static void test_sdl_testsprite_frames(void) {
   remove_folder();
 }
 
+/* A GLib loop that calls g_main_loop_run once and nothing else lagscope hooks: each ping is
+ * answered by lagscope's own source in that loop, so its 500 ms stall is one hang that ends,
+ * naming glib_pings_stall; and posting the pings (a wake-up of the loop) allocated nothing in
+ * GLib on lagscope's threads (a g_idle_add per ping did, 2 blocks each). */
+static void test_glib_pings_allocate_nothing(void) {
+  make_folder();
+  char *program[] = {LAGSCOPE_GLIB_PINGS_PATH, "--stall-ms", "500", "--idle-ms", "1500", NULL};
+  char err[16384];
+  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  cJSON *all = read_events();
+  check_hooks_right(all);
+  CHECK_EQ_INT(count_type(all, "hang_ended"), 1);
+  const cJSON *ended = last_of_type(all, "hang_ended");
+  double ms = spawn_json_number(ended, "duration_ms", -1);
+  CHECK_MSG(ms >= 400 && ms <= 500, "hang of %.1f ms for a 500 ms stall", ms);
+  CHECK(stack_has(cJSON_GetObjectItemCaseSensitive(ended, "heaviest_stack"), "glib_pings_stall"));
+  CHECK_MSG(strstr(err, "glib_pings: lagscope's threads allocated 0 times through GLib") != NULL,
+            "lagscope's threads allocated in GLib (stderr above)");
+  cJSON_Delete(all);
+  remove_folder();
+}
+
 /* Qt 5, unchanged: its loop runs on GLib's dispatcher, so the GLib hooks see it; the 700 ms
  * stall in a QTimer's lambda is one hang naming attach_qt_stall. */
 static void test_qt_stall(void) {
@@ -727,6 +749,7 @@ static const test_case cases[] = {
     TEST_CASE(sdl_testsprite_frames),
     TEST_CASE(sdl_wait_idle_then_stall),
     TEST_CASE(qt_stall),
+    TEST_CASE(glib_pings_allocate_nothing),
     TEST_CASE(exit_status_and_environment),
     TEST_CASE(bad_options),
 };
