@@ -4,9 +4,7 @@
  * capture is done (so a hang that ends with the app killed is there at the next start) and
  * rewritten when it ends. Runs on the monitor thread only.
  */
-#define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "internal.h"
-
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,14 +250,37 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
 
 /* ---- the hang ---- */
 
+/* The civil date of a day counted from 1970-01-01 (proleptic Gregorian, in eras of 400
+ * years). Arithmetic only: gmtime_r would have glibc read the zone file into malloc'ed memory
+ * on this thread, the first time, to convert to UTC. F */
+static void civil_from_days(int64_t days, int64_t *year, int *month, int *day) {
+  days += 719468; /* from 0000-03-01, so that a leap day ends its year */
+  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  int64_t day_of_era = days - era * 146097;                               /* [0, 146096] */
+  int64_t year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  int64_t month_from_march = (5 * day_of_year + 2) / 153;                 /* [0, 11] */
+  *day = (int)(day_of_year - (153 * month_from_march + 2) / 5 + 1);
+  *month = (int)(month_from_march < 10 ? month_from_march + 3 : month_from_march - 9);
+  *year = year_of_era + era * 400 + (*month <= 2);
+}
+
+void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]) {
+  if (wall_ms < 0) wall_ms = 0;
+  int64_t seconds = wall_ms / 1000, in_day = seconds % 86400, year;
+  int month, day;
+  civil_from_days(seconds / 86400, &year, &month, &day);
+  snprintf(out, LAGSCOPE__UTC_STAMP_SIZE, "%04d%02d%02dT%02d%02d%02d.%03dZ",
+           (int)(year % 10000), month, day, (int)(in_day / 3600), (int)(in_day / 60 % 60),
+           (int)(in_day % 60), (int)(wall_ms % 1000));
+}
+
 static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_id) {
-  time_t seconds = (time_t)(wall_ms / 1000);
-  struct tm utc;
-  gmtime_r(&seconds, &utc);
-  char when[32];
-  strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &utc);
-  snprintf(h->data.id, sizeof(h->data.id), "%s.%03dZ-%d-%llu", when, (int)(wall_ms % 1000),
-           (int)lagscope__process_id(), (unsigned long long)hang_id);
+  char when[LAGSCOPE__UTC_STAMP_SIZE];
+  lagscope__utc_stamp(wall_ms, when);
+  snprintf(h->data.id, sizeof(h->data.id), "%s-%d-%llu", when, (int)lagscope__process_id(),
+           (unsigned long long)hang_id);
 }
 
 /* Captures every thread of info but lagscope's own, once, and keeps info in step with the

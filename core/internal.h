@@ -711,6 +711,10 @@ int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_
 int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len);
 
 /* ---- hangs (core/hang.c): one hang recorded, on the monitor thread --------------------------- */
+/* wall_ms (ms since 1970, UTC) as reports' ids begin: "20261126T170102.345Z", years 0 to 9999.
+ * Arithmetic, where gmtime_r would read the zone file into malloc'ed memory. F */
+#define LAGSCOPE__UTC_STAMP_SIZE 24
+void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]);
 typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 /* Opens the report store (errors become error events) and prepares capture. A */
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
