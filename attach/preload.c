@@ -116,7 +116,7 @@ static void on_event(const lagscope_event *event, void *user) {
                                                event->type == LAGSCOPE_EVENT_HANG_ENDED ||
                                                event->type == LAGSCOPE_EVENT_SERVER_STARTED);
   if (events_path[0] == '\0' && !to_channel) return;
-  char *json = lagscope__event_text(event, 0); /* lagscope's heap, not malloc's */
+  char *json = lagscope__event_text(event); /* lagscope's heap, not malloc's */
   if (json == NULL) return;
   if (events_path[0] != '\0') append_line(events_path, json);
   if (to_channel) append_line(channel_path, json);

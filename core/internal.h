@@ -293,9 +293,25 @@ void lagscope__json_add_measure(struct cJSON *object, const char *name, double v
  * for thousandths (|value| >= 4e12) or not finite. F */
 int lagscope__json_measure_text(double value, char *out);
 /* The event as one line of JSON in lagscope's heap (lagscope__dealloc), as lagscope_event_json
- * writes it; slim: a metrics event without recent_frame_ms, frame_histogram and
- * busiest_threads (the viewer's window of older ticks). NULL when out of memory. A */
-char *lagscope__event_text(const lagscope_event *event, int slim);
+ * writes it. NULL when out of memory. A */
+char *lagscope__event_text(const lagscope_event *event);
+/* A metrics event as the viewer's window of older ticks keeps it: its numbers without
+ * recent_frame_ms, frame_histogram and busiest_threads, unformatted (176 bytes, where its text
+ * took a block of 768). */
+typedef struct lagscope__metrics_tick {
+  uint64_t sequence, time_ns, sampled_ns;
+  int64_t wall_ms;
+  double refresh_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
+  uint64_t total_frames, total_dropped, lost_timestamps, rss_bytes, pss_bytes, hangs;
+  uint64_t events_published, events_dropped, monitor_memory_bytes, stopped_ms, monitor_starved_ms;
+  uint32_t frames, dropped, thread_count;
+  uint8_t band, idle, hang_in_progress;
+} lagscope__metrics_tick;
+/* The tick of a metrics event (one with its metrics). F */
+void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out);
+/* The tick as one line of JSON in lagscope's heap: the event's text without those three
+ * members. NULL when out of memory. A */
+char *lagscope__metrics_tick_text(const lagscope__metrics_tick *tick);
 
 /* value's decimal digits, NUL-terminated (out: 21 bytes); their count. F */
 size_t lagscope__json_u64_text(uint64_t value, char *out);

@@ -103,18 +103,54 @@ void lagscope__json_add_measure(cJSON *object, const char *name, double value) {
 
 int lagscope__json_measure_text(double value, char *out) { return measure_text(value, out); }
 
-static void frames_write(lagscope__json_writer *w, const lagscope_frame_metrics *f, int slim) {
-  lagscope__jw_measure(w, "refresh_hz", f->refresh_hz);
-  lagscope__jw_measure(w, "fps", f->fps);
-  lagscope__jw_u64(w, "frames", f->frames);
-  lagscope__jw_u64(w, "dropped", f->dropped);
-  lagscope__jw_measure(w, "hitch_ms_per_s", f->hitch_ms_per_s);
-  lagscope__jw_string(w, "hitch_band", lagscope_hitch_band_name(f->band));
-  lagscope__jw_bool(w, "idle", f->idle);
-  lagscope__jw_u64(w, "total_frames", f->total_frames);
-  lagscope__jw_u64(w, "total_dropped", f->total_dropped);
-  lagscope__jw_u64(w, "lost_timestamps", f->lost_timestamps);
-  if (slim) return;
+void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out) {
+  const lagscope_metrics *m = event->payload.metrics;
+  const lagscope_frame_metrics *f = &m->frames;
+  *out = (lagscope__metrics_tick){
+      .sequence = event->sequence, .time_ns = event->time_ns, .sampled_ns = m->time_ns,
+      .wall_ms = m->wall_ms, .refresh_hz = f->refresh_hz, .fps = f->fps,
+      .hitch_ms_per_s = f->hitch_ms_per_s, .cpu_percent = m->cpu_percent,
+      .monitor_cpu_percent = m->monitor_cpu_percent, .total_frames = f->total_frames,
+      .total_dropped = f->total_dropped, .lost_timestamps = f->lost_timestamps,
+      .rss_bytes = m->rss_bytes, .pss_bytes = m->pss_bytes, .hangs = m->hangs,
+      .events_published = m->events_published, .events_dropped = m->events_dropped,
+      .monitor_memory_bytes = m->monitor_memory_bytes, .stopped_ms = m->stopped_ms,
+      .monitor_starved_ms = m->monitor_starved_ms, .frames = f->frames, .dropped = f->dropped,
+      .thread_count = m->thread_count, .band = (uint8_t)f->band, .idle = f->idle != 0,
+      .hang_in_progress = m->hang_in_progress != 0};
+}
+
+/* A metrics event's members that a tick keeps. */
+static void tick_write(lagscope__json_writer *w, const lagscope__metrics_tick *t) {
+  lagscope__jw_u64(w, "sampled_ns", t->sampled_ns);
+  lagscope__jw_i64(w, "wall_ms", t->wall_ms);
+  lagscope__jw_measure(w, "refresh_hz", t->refresh_hz);
+  lagscope__jw_measure(w, "fps", t->fps);
+  lagscope__jw_u64(w, "frames", t->frames);
+  lagscope__jw_u64(w, "dropped", t->dropped);
+  lagscope__jw_measure(w, "hitch_ms_per_s", t->hitch_ms_per_s);
+  lagscope__jw_string(w, "hitch_band", lagscope_hitch_band_name(t->band));
+  lagscope__jw_bool(w, "idle", t->idle);
+  lagscope__jw_u64(w, "total_frames", t->total_frames);
+  lagscope__jw_u64(w, "total_dropped", t->total_dropped);
+  lagscope__jw_u64(w, "lost_timestamps", t->lost_timestamps);
+  lagscope__jw_measure(w, "cpu_percent", t->cpu_percent);
+  lagscope__jw_u64(w, "thread_count", t->thread_count);
+  lagscope__jw_u64(w, "rss_bytes", t->rss_bytes);
+  lagscope__jw_u64(w, "pss_bytes", t->pss_bytes);
+  lagscope__jw_u64(w, "hangs", t->hangs);
+  lagscope__jw_bool(w, "hang_in_progress", t->hang_in_progress);
+  lagscope__jw_u64(w, "events_published", t->events_published);
+  lagscope__jw_u64(w, "events_dropped", t->events_dropped);
+  lagscope__jw_measure(w, "monitor_cpu_percent", t->monitor_cpu_percent);
+  lagscope__jw_u64(w, "monitor_memory_bytes", t->monitor_memory_bytes);
+  lagscope__jw_u64(w, "stopped_ms", t->stopped_ms);
+  lagscope__jw_u64(w, "monitor_starved_ms", t->monitor_starved_ms);
+}
+
+/* The members a tick leaves out. */
+static void metrics_arrays_write(lagscope__json_writer *w, const lagscope_metrics *m) {
+  const lagscope_frame_metrics *f = &m->frames;
   lagscope__jw_begin_object(w, "frame_histogram");
   lagscope__jw_begin_array(w, "edges_ms");
   for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1; i++)
@@ -128,35 +164,22 @@ static void frames_write(lagscope__json_writer *w, const lagscope_frame_metrics 
   lagscope__jw_begin_array(w, "recent_frame_ms");
   for (uint32_t i = 0; i < f->recent_count; i++) lagscope__jw_measure(w, NULL, f->recent_ms[i]);
   lagscope__jw_end_array(w);
+  lagscope__jw_begin_array(w, "busiest_threads");
+  for (uint32_t i = 0; i < m->busiest_count; i++) {
+    lagscope__jw_begin_object(w, NULL);
+    lagscope__jw_i64(w, "tid", m->busiest[i].tid);
+    lagscope__jw_string(w, "name", m->busiest[i].name);
+    lagscope__jw_measure(w, "cpu_percent", m->busiest[i].cpu_percent);
+    lagscope__jw_end_object(w);
+  }
+  lagscope__jw_end_array(w);
 }
 
-static void metrics_write(lagscope__json_writer *w, const lagscope_metrics *m, int slim) {
-  lagscope__jw_u64(w, "sampled_ns", m->time_ns);
-  lagscope__jw_i64(w, "wall_ms", m->wall_ms);
-  frames_write(w, &m->frames, slim);
-  lagscope__jw_measure(w, "cpu_percent", m->cpu_percent);
-  lagscope__jw_u64(w, "thread_count", m->thread_count);
-  lagscope__jw_u64(w, "rss_bytes", m->rss_bytes);
-  lagscope__jw_u64(w, "pss_bytes", m->pss_bytes);
-  if (!slim) {
-    lagscope__jw_begin_array(w, "busiest_threads");
-    for (uint32_t i = 0; i < m->busiest_count; i++) {
-      lagscope__jw_begin_object(w, NULL);
-      lagscope__jw_i64(w, "tid", m->busiest[i].tid);
-      lagscope__jw_string(w, "name", m->busiest[i].name);
-      lagscope__jw_measure(w, "cpu_percent", m->busiest[i].cpu_percent);
-      lagscope__jw_end_object(w);
-    }
-    lagscope__jw_end_array(w);
-  }
-  lagscope__jw_u64(w, "hangs", m->hangs);
-  lagscope__jw_bool(w, "hang_in_progress", m->hang_in_progress);
-  lagscope__jw_u64(w, "events_published", m->events_published);
-  lagscope__jw_u64(w, "events_dropped", m->events_dropped);
-  lagscope__jw_measure(w, "monitor_cpu_percent", m->monitor_cpu_percent);
-  lagscope__jw_u64(w, "monitor_memory_bytes", m->monitor_memory_bytes);
-  lagscope__jw_u64(w, "stopped_ms", m->stopped_ms);
-  lagscope__jw_u64(w, "monitor_starved_ms", m->monitor_starved_ms);
+static void metrics_write(lagscope__json_writer *w, const lagscope_event *e) {
+  lagscope__metrics_tick tick;
+  lagscope__metrics_tick_of(e, &tick);
+  tick_write(w, &tick);
+  metrics_arrays_write(w, e->payload.metrics);
 }
 
 /* A hang's report in its event: where it is stored and its heaviest main-thread stack. */
@@ -170,7 +193,7 @@ static void report_write(lagscope__json_writer *w, const lagscope_hang_report *r
   if (cause != NULL) lagscope__jw_raw(w, "cause", cause);
 }
 
-static void body_write(lagscope__json_writer *w, const lagscope_event *e, int slim) {
+static void body_write(lagscope__json_writer *w, const lagscope_event *e) {
   switch (e->type) {
     case LAGSCOPE_EVENT_HANG_BEGAN:
       lagscope__jw_u64(w, "hang_id", e->as.hang_began.hang_id);
@@ -190,7 +213,7 @@ static void body_write(lagscope__json_writer *w, const lagscope_event *e, int sl
       report_write(w, e->payload.report);
       break;
     case LAGSCOPE_EVENT_METRICS:
-      if (e->payload.metrics != NULL) metrics_write(w, e->payload.metrics, slim);
+      if (e->payload.metrics != NULL) metrics_write(w, e);
       break;
     case LAGSCOPE_EVENT_HANG_SAMPLE:
       lagscope__jw_u64(w, "hang_id", e->as.hang_sample.hang_id);
@@ -219,20 +242,34 @@ static void body_write(lagscope__json_writer *w, const lagscope_event *e, int sl
   }
 }
 
-char *lagscope__event_text(const lagscope_event *event, int slim) {
+/* Opens an event's object with what every event has. */
+static void event_head_write(lagscope__json_writer *w, lagscope_event_type type,
+                             uint64_t sequence, uint64_t time_ns) {
+  lagscope__jw_begin_object(w, NULL);
+  lagscope__jw_string(w, "type", lagscope_event_type_name(type));
+  lagscope__jw_u64(w, "seq", sequence);
+  lagscope__jw_u64(w, "time_ns", time_ns);
+}
+
+char *lagscope__event_text(const lagscope_event *event) {
   if (event == NULL) return NULL;
   lagscope__json_writer w = {0};
-  lagscope__jw_begin_object(&w, NULL);
-  lagscope__jw_string(&w, "type", lagscope_event_type_name(event->type));
-  lagscope__jw_u64(&w, "seq", event->sequence);
-  lagscope__jw_u64(&w, "time_ns", event->time_ns);
-  body_write(&w, event, slim);
+  event_head_write(&w, event->type, event->sequence, event->time_ns);
+  body_write(&w, event);
+  lagscope__jw_end_object(&w);
+  return lagscope__jw_finish(&w);
+}
+
+char *lagscope__metrics_tick_text(const lagscope__metrics_tick *tick) {
+  lagscope__json_writer w = {0};
+  event_head_write(&w, LAGSCOPE_EVENT_METRICS, tick->sequence, tick->time_ns);
+  tick_write(&w, tick);
   lagscope__jw_end_object(&w);
   return lagscope__jw_finish(&w);
 }
 
 char *lagscope_event_json(const lagscope_event *event) {
-  char *text = lagscope__event_text(event, 0);
+  char *text = lagscope__event_text(event);
   if (text == NULL) return NULL;
   size_t size = strlen(text) + 1;
   char *copy = malloc(size); /* the caller frees it with lagscope_free */

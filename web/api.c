@@ -117,19 +117,16 @@ static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t
   return old;
 }
 
-void lagscope__api_keep_metrics(lagscope__web *web, char *whole, char *slim) {
-  if (whole == NULL || slim == NULL) {
-    lagscope__dealloc(whole);
-    lagscope__dealloc(slim);
-    return;
-  }
+void lagscope__api_keep_metrics(lagscope__web *web, const lagscope_event *event, char *whole) {
+  lagscope__metrics_tick tick;
+  lagscope__metrics_tick_of(event, &tick);
   pthread_mutex_lock(&web->metrics_lock);
-  char *old = ring_push(web->metrics, LAGSCOPE__METRICS_WINDOW, &web->metrics_next,
-                        &web->metrics_count, slim);
+  web->metrics[web->metrics_next] = tick;
+  web->metrics_next = (web->metrics_next + 1) % LAGSCOPE__METRICS_WINDOW;
+  if (web->metrics_count < LAGSCOPE__METRICS_WINDOW) web->metrics_count++;
   char *old_latest = web->metrics_latest;
   web->metrics_latest = whole;
   pthread_mutex_unlock(&web->metrics_lock);
-  lagscope__dealloc(old);
   lagscope__dealloc(old_latest);
 }
 
@@ -178,16 +175,27 @@ int lagscope__api_hitches(lagscope__request *req) {
   return lagscope__reply_json(req, 200, body);
 }
 
-/* The ticks are JSON text already: joined, not parsed again; the newest one whole. */
+/* The older ticks formatted, the newest one whole, joined. */
 int lagscope__api_metrics(lagscope__request *req) {
   lagscope__web *web = req->web;
   char head[64];
   snprintf(head, sizeof(head), "{\"interval_ms\":%u,\"metrics\":",
            web->config.sample_interval_ms);
+  char *texts[LAGSCOPE__METRICS_WINDOW] = {0};
+  char *body = NULL;
+  int formatted = 1;
   pthread_mutex_lock(&web->metrics_lock);
-  char *body = join_ring(head, web->metrics, LAGSCOPE__METRICS_WINDOW, web->metrics_next,
-                         web->metrics_count, web->metrics_latest);
+  for (uint32_t k = 0; k + 1 < web->metrics_count && formatted; k++) {
+    uint32_t i = (web->metrics_next + LAGSCOPE__METRICS_WINDOW - web->metrics_count + k) %
+                 LAGSCOPE__METRICS_WINDOW;
+    texts[i] = lagscope__metrics_tick_text(&web->metrics[i]);
+    formatted = texts[i] != NULL;
+  }
+  if (formatted)
+    body = join_ring(head, texts, LAGSCOPE__METRICS_WINDOW, web->metrics_next,
+                     web->metrics_count, web->metrics_latest);
   pthread_mutex_unlock(&web->metrics_lock);
+  for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++) lagscope__dealloc(texts[i]);
   return lagscope__reply_json(req, 200, body);
 }
 

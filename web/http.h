@@ -65,9 +65,9 @@ struct lagscope__web {
 
   lagscope__stream *stream;
 
-  pthread_mutex_t metrics_lock; /* the window of recent metrics ticks, as JSON */
-  char *metrics[LAGSCOPE__METRICS_WINDOW]; /* slim ticks (api.c) */
-  char *metrics_latest;                    /* the newest tick, whole */
+  pthread_mutex_t metrics_lock; /* the window of recent metrics ticks */
+  lagscope__metrics_tick metrics[LAGSCOPE__METRICS_WINDOW]; /* the older ticks (api.c) */
+  char *metrics_latest;                                     /* the newest tick, whole, as JSON */
   uint32_t metrics_next, metrics_count;
   char **hitches;               /* config.hitch_keep hitch events as JSON, under metrics_lock */
   uint32_t hitches_next, hitches_count;
@@ -120,9 +120,9 @@ int lagscope__api_hangs(lagscope__request *req);
 int lagscope__api_hang(lagscope__request *req); /* the report, or an export of it */
 int lagscope__api_capture(lagscope__request *req);
 int lagscope__stream_serve(lagscope__request *req);
-/* Keeps a metrics tick for the metrics route: whole, the newest, and slim (lagscope__event_text's
- * slim form), for the window of older ticks; takes both (lagscope__alloc's). A, L */
-void lagscope__api_keep_metrics(lagscope__web *web, char *whole, char *slim);
+/* Keeps a metrics event for the metrics route: its text whole, as the newest (taken:
+ * lagscope__alloc's), and its tick, for the window of older ticks. A, L */
+void lagscope__api_keep_metrics(lagscope__web *web, const lagscope_event *event, char *whole);
 int lagscope__api_hitches(lagscope__request *req);
 /* Keeps a hitch event for the hitches route. A, L */
 void lagscope__api_keep_hitch(lagscope__web *web, const char *json);

@@ -562,7 +562,6 @@ static void stop_waiting(lagscope__web *web) {
 
 static void web_free(lagscope__web *web) {
   lagscope__stream_free(web->stream);
-  for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++) lagscope__dealloc(web->metrics[i]);
   for (uint32_t i = 0; web->hitches != NULL && i < web->config.hitch_keep; i++)
     lagscope__dealloc(web->hitches[i]);
   lagscope__dealloc(web->hitches);
@@ -638,13 +637,13 @@ void lagscope__web_on_event(const lagscope_event *event, void *data) {
   } else if (event->type == LAGSCOPE_EVENT_HANG_ENDED) {
     atomic_store(&web->hang_in_progress, 0);
   }
-  char *json = lagscope__event_text(event, 0);
+  char *json = lagscope__event_text(event);
   if (json == NULL) return;
   if (event->type == LAGSCOPE_EVENT_HITCH) lagscope__api_keep_hitch(web, json);
   lagscope__stream_publish(web->stream, lagscope_event_type_name(event->type), event->sequence,
                            json);
-  if (event->type == LAGSCOPE_EVENT_METRICS)
-    lagscope__api_keep_metrics(web, json, lagscope__event_text(event, 1)); /* takes both */
+  if (event->type == LAGSCOPE_EVENT_METRICS && event->payload.metrics != NULL)
+    lagscope__api_keep_metrics(web, event, json); /* takes json */
   else
     lagscope__dealloc(json);
 }

@@ -92,6 +92,29 @@ int main(void) {
         strcmp(string_of(o, "hitch_band"), "warning") == 0 ||
         strcmp(string_of(o, "hitch_band"), "critical") == 0 ||
         strcmp(string_of(o, "hitch_band"), "bad") == 0);
+  /* Its tick (the viewer's older ticks) says the same, but for the three arrays. */
+  e.sequence = 9007199254740993ull;
+  e.time_ns = 123456789;
+  m.frames.idle = 1, m.hang_in_progress = 1, m.frames.band = LAGSCOPE_HITCH_CRITICAL;
+  cJSON_Delete(o);
+  o = parse(&e);
+  lagscope__metrics_tick tick;
+  lagscope__metrics_tick_of(&e, &tick);
+  char *tick_text = lagscope__metrics_tick_text(&tick);
+  CHECK(tick_text != NULL && strstr(tick_text, "\"seq\":9007199254740993,") != NULL);
+  cJSON *tick_json = cJSON_Parse(tick_text);
+  lagscope__dealloc(tick_text);
+  CHECK(tick_json != NULL);
+  cJSON_DeleteItemFromObjectCaseSensitive(o, "busiest_threads");
+  cJSON_DeleteItemFromObjectCaseSensitive(o, "recent_frame_ms");
+  cJSON_DeleteItemFromObjectCaseSensitive(o, "frame_histogram");
+  CHECK_EQ_INT(cJSON_GetArraySize(tick_json), cJSON_GetArraySize(o));
+  CHECK_MSG(cJSON_Compare(tick_json, o, 1), "the tick %s is not the event %s",
+            cJSON_PrintUnformatted(tick_json), cJSON_PrintUnformatted(o));
+  CHECK(strcmp(string_of(tick_json, "hitch_band"), "critical") == 0);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tick_json, "idle")));
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tick_json, "hang_in_progress")));
+  cJSON_Delete(tick_json);
   cJSON_Delete(o);
   printf("event_json: ok\n");
   return 0;
