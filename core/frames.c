@@ -3,6 +3,7 @@
  * frame-time histogram here, on synthetic timestamps in the tests. */
 #include "internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define NS_PER_SECOND 1000000000u
@@ -18,7 +19,7 @@ void lagscope__frame_ring_push(lagscope__frame_ring *ring, uint64_t timestamp_ns
 }
 
 void lagscope__frame_meter_init(lagscope__frame_meter *m, uint32_t refresh_hz) {
-  memset(m, 0, sizeof(*m));
+  memset(m, 0, offsetof(lagscope__frame_meter, window_ns)); /* the window: none of it held */
   m->refresh_hz = refresh_hz > 0 ? refresh_hz : 60;
   m->period_ns = NS_PER_SECOND / m->refresh_hz;
 }
@@ -47,23 +48,27 @@ static int histogram_bucket(double ms) {
   return b;
 }
 
+/* Forgets the window's first n frames. */
+static void window_forget(lagscope__frame_meter *m, uint32_t n) {
+  m->window_len -= n;
+  memmove(m->window_ns, m->window_ns + n, sizeof(m->window_ns[0]) * m->window_len);
+  memmove(m->window_dt_ns, m->window_dt_ns + n, sizeof(m->window_dt_ns[0]) * m->window_len);
+}
+
 static void window_push(lagscope__frame_meter *m, uint64_t end_ns, uint64_t dt_ns) {
-  if (m->window_len == LAGSCOPE__FRAME_WINDOW) { /* over 2 kHz: forget the oldest */
-    m->window_start = (m->window_start + 1) % LAGSCOPE__FRAME_WINDOW;
-    m->window_len--;
-  }
-  uint32_t i = (m->window_start + m->window_len) % LAGSCOPE__FRAME_WINDOW;
-  m->window_ns[i] = end_ns;
-  m->window_dt_ns[i] = dt_ns;
+  /* Over 2 kHz: the oldest are forgotten, a few at a time so as not to move them all for each
+   * frame. */
+  if (m->window_len == LAGSCOPE__FRAME_WINDOW) window_forget(m, LAGSCOPE__FRAME_WINDOW / 32);
+  m->window_ns[m->window_len] = end_ns;
+  m->window_dt_ns[m->window_len] = dt_ns;
   m->window_len++;
 }
 
 /* Forgets frames that ended at or before cutoff_ns. */
 static void window_trim(lagscope__frame_meter *m, uint64_t cutoff_ns) {
-  while (m->window_len > 0 && m->window_ns[m->window_start] <= cutoff_ns) {
-    m->window_start = (m->window_start + 1) % LAGSCOPE__FRAME_WINDOW;
-    m->window_len--;
-  }
+  uint32_t n = 0;
+  while (n < m->window_len && m->window_ns[n] <= cutoff_ns) n++;
+  if (n > 0) window_forget(m, n);
 }
 
 void lagscope__frame_meter_set_idle_gap(lagscope__frame_meter *m, uint64_t idle_gap_ns) {
@@ -152,8 +157,7 @@ void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
   memset(out, 0, sizeof(*out));
   out->refresh_hz = m->refresh_hz;
   uint64_t hitch_ns = 0;
-  for (uint32_t k = 0; k < m->window_len; k++) {
-    uint32_t i = (m->window_start + k) % LAGSCOPE__FRAME_WINDOW;
+  for (uint32_t i = 0; i < m->window_len; i++) {
     out->dropped += (uint32_t)dropped_for(m->window_dt_ns[i], m->period_ns);
     hitch_ns += hitch_for(m->window_dt_ns[i], m->period_ns);
   }

@@ -206,14 +206,17 @@ typedef struct lagscope__frame_meter {
   uint64_t late_since_ns;      /* late (or hung) now since then; 0 when not */
   uint64_t read;               /* ring position read up to */
   uint64_t last_ns;            /* the previous frame's timestamp, 0 before the first */
-  /* The frames of the last second: end time and frame time (0 ms for the very first). */
-  uint64_t window_ns[LAGSCOPE__FRAME_WINDOW];
-  uint64_t window_dt_ns[LAGSCOPE__FRAME_WINDOW];
-  uint32_t window_start, window_len;
   float recent_ms[LAGSCOPE_RECENT_FRAMES]; /* ring of the last frame times */
   uint32_t recent_next, recent_count;
   uint64_t total_frames, total_dropped, lost_timestamps;
   uint64_t histogram[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS];
+  /* The frames of the last second, oldest first from index 0: end time and frame time (0 ms
+   * for the very first). Kept at the front, not in a ring, so that only as many pages as a
+   * second of frames fills are ever touched (1 KiB at 60 Hz, of 32). Last, as init leaves
+   * them untouched. */
+  uint32_t window_len;
+  uint64_t window_ns[LAGSCOPE__FRAME_WINDOW];
+  uint64_t window_dt_ns[LAGSCOPE__FRAME_WINDOW];
 } lagscope__frame_meter;
 
 void lagscope__frame_meter_init(lagscope__frame_meter *m, uint32_t refresh_hz); /* F */

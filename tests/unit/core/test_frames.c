@@ -198,6 +198,42 @@ static void test_frame_in_progress_during_hang(void) {
   CHECK_NEAR(out.recent_ms[out.recent_count - 1], 795 + 1000.0 / 60 + 1000.0 / 60, 0.5);
 }
 
+/* Ten seconds at 60 Hz, reported every 500 ms as the monitor does: each second's window
+ * counts 60 frames, and a rate change mid-way (to 144 Hz) is counted within a second. */
+static void test_window_slides(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START;
+  lagscope__frame_meter_init(&m, 60);
+  for (int report = 0; report < 20; report++) {
+    feed(&m, &t, 30, SECOND / 60);
+    lagscope__frame_meter_report(&m, t, &out);
+    if (report > 0) CHECK_MSG(out.fps >= 59 && out.fps <= 61, "report %d: %.0f fps", report, out.fps);
+  }
+  for (int report = 0; report < 4; report++) {
+    feed(&m, &t, 72, SECOND / 144);
+    lagscope__frame_meter_report(&m, t, &out);
+  }
+  CHECK_MSG(out.fps >= 143 && out.fps <= 145, "%.0f fps at 144 Hz", out.fps);
+  CHECK_EQ_INT(out.total_frames, 20 * 30 + 4 * 72);
+}
+
+/* Past the window's 2048 frames a second (an uncapped loop): the oldest are forgotten, the
+ * count stays near the bound, and every frame is in the total. */
+static void test_over_2_khz(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START;
+  lagscope__frame_meter_init(&m, 60);
+  feed(&m, &t, 3000, SECOND / 3000);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_MSG(out.fps >= LAGSCOPE__FRAME_WINDOW - LAGSCOPE__FRAME_WINDOW / 32 &&
+                out.fps <= LAGSCOPE__FRAME_WINDOW,
+            "%.0f fps", out.fps);
+  CHECK_EQ_INT(out.total_frames, 3000);
+  CHECK_EQ_INT(out.dropped, 0);
+}
+
 static void test_steady_60(void) { steady(60); }
 static void test_steady_120(void) { steady(120); }
 
@@ -212,6 +248,8 @@ static const test_case cases[] = {
     TEST_CASE(hitch_200ms),
     TEST_CASE(bands),
     TEST_CASE(ring),
+    TEST_CASE(window_slides),
+    TEST_CASE(over_2_khz),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
