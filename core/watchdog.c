@@ -152,19 +152,21 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   w->late = late;
   int was_outstanding = w->ping_outstanding;
 
-  uint64_t beat = atomic_load_explicit(&signals->beat_ns, memory_order_acquire);
-  int frames_flow = beat + w->late_ns > now_ns && now_ns < w->ping_anyway_ns &&
-                    !step->ping_lost; /* a lost one is replaced at once */
-  if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns && frames_flow) {
-    w->pings_spared++;
-    w->next_ping_ns = min_u64(beat + w->late_ns + FRAME_JITTER_NS, w->ping_anyway_ns);
-  } else if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {
-    w->ping_seq++;
-    w->ping_posted_ns = now_ns;
-    w->ping_outstanding = 1;
-    w->next_ping_ns = now_ns + w->interval_ns;
-    step->post_ping = 1;
-    since = pending_since(w, alive);
+  if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {
+    uint64_t beat = atomic_load_explicit(&signals->beat_ns, memory_order_acquire);
+    int frames_flow = beat + w->late_ns > now_ns && now_ns < w->ping_anyway_ns &&
+                      !step->ping_lost; /* a lost one is replaced at once */
+    if (frames_flow) { /* spared: looked at again when the next frame is due to be late */
+      w->pings_spared++;
+      w->next_ping_ns = min_u64(beat + w->late_ns + FRAME_JITTER_NS, w->ping_anyway_ns);
+    } else {
+      w->ping_seq++;
+      w->ping_posted_ns = now_ns;
+      w->ping_outstanding = 1;
+      w->next_ping_ns = now_ns + w->interval_ns;
+      step->post_ping = 1;
+      since = pending_since(w, alive);
+    }
   }
 
   if (w->hang_active)
