@@ -23,6 +23,8 @@
 typedef struct sample {
   double cpu_percent; /* of one core */
   double rss_kib;
+  double anon_kib;       /* of rss: anonymous (heaps, stacks, arenas) */
+  double own_files_kib;  /* of rss: files mapped only with lagscope (its preload, libraries) */
   double threads;
   double own_cpu_percent; /* lagscope's own threads (lagscope-*), from schedstat; -1 alone */
 } sample;
@@ -88,6 +90,72 @@ static double proc_number(pid_t pid, const char *file, const char *name) {
   return value;
 }
 
+#define PATHS_MAX 1024
+
+/* The files a process maps, from /proc/PID/maps (each once). */
+typedef struct mapped_files {
+  char *paths[PATHS_MAX];
+  int count;
+} mapped_files;
+
+static void mapped_files_clear(mapped_files *f) {
+  for (int i = 0; i < f->count; i++) free(f->paths[i]);
+  f->count = 0;
+}
+
+static int mapped_files_has(const mapped_files *f, const char *path) {
+  for (int i = 0; i < f->count; i++)
+    if (strcmp(f->paths[i], path) == 0) return 1;
+  return 0;
+}
+
+/* The path of a /proc/PID/smaps or maps range line ("" for none or a [name]). */
+static const char *range_path(char *line) {
+  char *path = strchr(line, '/');
+  if (path == NULL) return "";
+  path[strcspn(path, "\n")] = '\0';
+  return path;
+}
+
+/* 1 if line opens a mapping's lines in smaps ("start-end perms ..."). */
+static int is_range_line(const char *line) {
+  return strchr(line, '-') != NULL && strchr(line, ':') != NULL && line[0] != ' ' &&
+         strspn(line, "0123456789abcdef") == strcspn(line, "-");
+}
+
+/* The files pid maps, into f. */
+static void read_mapped_files(pid_t pid, mapped_files *f) {
+  char path[64], line[1024];
+  mapped_files_clear(f);
+  snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+  FILE *in = fopen(path, "r");
+  while (in != NULL && fgets(line, sizeof line, in) != NULL) {
+    const char *file = range_path(line);
+    if (file[0] != '\0' && !mapped_files_has(f, file) && f->count < PATHS_MAX)
+      f->paths[f->count++] = strdup(file);
+  }
+  if (in != NULL) fclose(in);
+}
+
+/* Resident KiB of pid's mappings of files that `without` does not map. */
+static double resident_in_files_not_in(pid_t pid, const mapped_files *without) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+  FILE *in = fopen(path, "r");
+  double kib = 0;
+  int counted = 0;
+  while (in != NULL && fgets(line, sizeof line, in) != NULL) {
+    if (is_range_line(line)) {
+      const char *file = range_path(line);
+      counted = file[0] != '\0' && !mapped_files_has(without, file);
+    } else if (counted && strncmp(line, "Rss:", 4) == 0) {
+      kib += strtod(line + 4, NULL);
+    }
+  }
+  if (in != NULL) fclose(in);
+  return kib;
+}
+
 /* The program's pid: the child lagscope-run started (its first child), or pid itself. */
 static pid_t program_pid(pid_t pid, int through_launcher) {
   if (!through_launcher) return pid;
@@ -106,8 +174,9 @@ static pid_t program_pid(pid_t pid, int through_launcher) {
   return -1;
 }
 
-/* One run: the program alone or under lagscope-run, measured for seconds after the warm-up. */
-static int measure(int with_lagscope, unsigned seconds, sample *out) {
+/* One run: the program alone or under lagscope-run, measured for seconds after the warm-up.
+ * alone_files: the files a run alone mapped (read by such a run, compared by one with). */
+static int measure(int with_lagscope, unsigned seconds, mapped_files *alone_files, sample *out) {
   /* A fresh report folder: each start reads the reports it finds, so the user's folder,
    * growing by a report a run, would make the figures drift. */
   char report_dir[512];
@@ -135,6 +204,11 @@ static int measure(int with_lagscope, unsigned seconds, sample *out) {
   double own1 = with_lagscope && pid > 0 ? own_threads_ns(pid) : -1;
   uint64_t t1 = bench_now_ns();
   out->rss_kib = proc_number(pid, "smaps_rollup", "Rss");
+  out->anon_kib = proc_number(pid, "smaps_rollup", "Anonymous");
+  if (with_lagscope)
+    out->own_files_kib = resident_in_files_not_in(pid, alone_files);
+  else
+    read_mapped_files(pid, alone_files);
   out->threads = proc_number(pid, "status", "Threads");
   spawn_signal(&p, SIGTERM);
   spawn_wait(&p, 10000);
@@ -165,27 +239,39 @@ int main(int argc, char **argv) {
   printf("bench_preload: gtk3-widget-factory idle, %u s measured after %d s of start-up, %u "
          "runs alone and %u under lagscope-run, alternating...\n",
          seconds, WARM_UP_MS / 1000, runs, runs);
-  double cpu[2][64], rss[2][64], threads[2][64], own[64];
+  double cpu[2][64], rss[2][64], anon[2][64], files[2][64], threads[2][64], own[64], own_file[64];
+  static mapped_files alone_files;
   if (runs > 64) runs = 64;
   for (unsigned r = 0; r < runs; r++) {
     for (int with = 0; with < 2; with++) {
       sample s;
-      if (measure(with, seconds, &s) != 0) {
+      if (measure(with, seconds, &alone_files, &s) != 0) {
         fprintf(stderr, "bench_preload: a run %s lagscope failed\n", with ? "with" : "without");
         xvfb_stop(&xvfb);
         return 1;
       }
       cpu[with][r] = s.cpu_percent;
       rss[with][r] = s.rss_kib;
+      anon[with][r] = s.anon_kib;
+      files[with][r] = s.rss_kib - s.anon_kib;
       threads[with][r] = s.threads;
-      if (with) own[r] = s.own_cpu_percent;
+      if (with) own[r] = s.own_cpu_percent, own_file[r] = s.own_files_kib;
     }
   }
   xvfb_stop(&xvfb);
+  mapped_files_clear(&alone_files);
   double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
   double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
   double th0 = bench_median(threads[0], runs), th1 = bench_median(threads[1], runs);
   double own_cpu = bench_median(own, runs);
+  double anon0 = bench_median(anon[0], runs), anon1 = bench_median(anon[1], runs);
+  double files0 = bench_median(files[0], runs), files1 = bench_median(files[1], runs);
+  double own_files = bench_median(own_file, runs);
+  double files_low = files[0][0], files_high = files[0][0];
+  for (unsigned r = 1; r < runs; r++) {
+    if (files[0][r] < files_low) files_low = files[0][r];
+    if (files[0][r] > files_high) files_high = files[0][r];
+  }
   char v[64], b[64], ratio[32];
   bench_table_begin("lagscope-run on gtk3-widget-factory, idle (medians)");
   snprintf(v, sizeof v, "%.3f %%", cpu1);
@@ -200,6 +286,14 @@ int main(int argc, char **argv) {
   bench_row("resident memory at the end", v, b, bench_ratio(ratio, sizeof ratio, rss1, rss0), "-");
   snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss0);
   bench_row("lagscope's memory (the difference)", v, "-", "-", "≤ 1 MiB");
+  snprintf(v, sizeof v, "%+.0f KiB", anon1 - anon0);
+  snprintf(b, sizeof b, "%.0f KiB alone", anon0);
+  bench_row("  of it, anonymous (the difference)", v, b, "-", "-");
+  snprintf(v, sizeof v, "%.0f KiB", own_files);
+  bench_row("  of it, files only lagscope maps", v, "-", "-", "-");
+  snprintf(v, sizeof v, "%+.0f KiB", files1 - files0 - own_files);
+  snprintf(b, sizeof b, "spread %.0f KiB alone", files_high - files_low);
+  bench_row("  of it, the program's files (the difference)", v, b, "-", "-");
   snprintf(v, sizeof v, "%.0f", th1);
   snprintf(b, sizeof b, "%.0f alone", th0);
   bench_row("threads", v, b, "-", "-");
@@ -207,6 +301,8 @@ int main(int argc, char **argv) {
          "lagscope's pings; lagscope samples every 500 ms, with the viewer listening. The\n"
          "difference also holds the main thread's share and the run-to-run noise; the own\n"
          "threads' figure is lagscope's monitor, dispatcher, subscribers and viewer alone,\n"
-         "over the whole measured time.\n");
+         "over the whole measured time. Memory: the anonymous part varies by a few KiB from\n"
+         "run to run; the program's own file pages (libraries mapped 64 KiB around each\n"
+         "fault) vary by the spread shown even alone, which the difference carries.\n");
   return 0;
 }
