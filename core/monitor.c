@@ -51,7 +51,8 @@ struct lagscope__monitor {
 
   /* Monitor thread only. */
   lagscope__watchdog watchdog;
-  uint64_t queued_before_ns; /* the monitor's run-queue wait before its last sleep in a hang */
+  uint64_t queued_before_ns; /* the monitor's run-queue wait, read before a sleep (0: unknown) */
+  uint64_t queued_read_ns;   /* when it was read */
   lagscope__frame_meter frames;
   lagscope__process_sample samples[2];
   int sample_current;
@@ -305,6 +306,20 @@ static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   lagscope__publish(&e);
 }
 
+/* How long the monitor has waited for a CPU, read before it sleeps, so that a wake-up a
+ * threshold late can be told apart from a stop: before each sleep while a hang lasts, at most
+ * once a second otherwise (a monitor starved before a hang began is no stop either); one small
+ * /proc read. A reading up to a second old counts that second's waits as starvation too:
+ * microseconds each, but on a loaded machine a stop then looks shorter by as much. */
+#define QUEUED_READ_NS (1000ull * NS_PER_MS)
+
+static void note_queued(lagscope__monitor *in, uint64_t now) {
+  int fresh = in->queued_read_ns != 0 && now < in->queued_read_ns + QUEUED_READ_NS;
+  if (!in->watchdog.hang_active && fresh) return;
+  if (lagscope__thread_queued_ns(&in->queued_before_ns) != 0) in->queued_before_ns = 0;
+  in->queued_read_ns = now;
+}
+
 /* How much of the monitor's lateness it spent waiting for a CPU (for the watchdog). */
 static void note_starvation(lagscope__monitor *in, uint64_t now) {
   in->watchdog.starved_ns = 0;
@@ -426,11 +441,7 @@ static void monitor_main(void *arg) {
      * stays in, for the next step to judge. */
     uint64_t done = lagscope__now_ns();
     in->watchdog.expected_wake_ns = slow_work && done > wake ? done : wake;
-    /* While a hang lasts, how long the monitor waits for a CPU is noted before each sleep,
-     * so a late wake-up can be told apart from a stop (one small /proc read per sample). */
-    in->queued_before_ns = 0;
-    if (in->watchdog.hang_active && lagscope__thread_queued_ns(&in->queued_before_ns) != 0)
-      in->queued_before_ns = 0;
+    note_queued(in, done);
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog.expected_wake_ns);
   }
   /* A hang still open at stop is ended here: its report says how long it had lasted. */

@@ -208,7 +208,8 @@ static void test_window_slides(void) {
   for (int report = 0; report < 20; report++) {
     feed(&m, &t, 30, SECOND / 60);
     lagscope__frame_meter_report(&m, t, &out);
-    if (report > 0) CHECK_MSG(out.fps >= 59 && out.fps <= 61, "report %d: %.0f fps", report, out.fps);
+    if (report > 0)
+      CHECK_MSG(out.fps >= 59 && out.fps <= 61, "report %d: %.0f fps", report, out.fps);
   }
   for (int report = 0; report < 4; report++) {
     feed(&m, &t, 72, SECOND / 144);
