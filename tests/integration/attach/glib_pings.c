@@ -8,6 +8,8 @@
  * "glib_pings: lagscope's threads allocated N times through GLib (M in all)". Posting a ping
  * into GLib's loop should allocate nothing there. */
 #define _GNU_SOURCE
+#include "subject.h"
+
 #include <dlfcn.h>
 #include <glib.h>
 #include <stdatomic.h>
@@ -15,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -57,12 +58,6 @@ void *realloc(void *p, size_t size) {
 static unsigned stall_ms = 500, idle_ms = 1500;
 static GMainLoop *loop;
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static gboolean quit_callback(gpointer unused) {
   (void)unused;
   g_main_loop_quit(loop);
@@ -91,20 +86,12 @@ static unsigned through_glib(unsigned noted) {
   return found;
 }
 
-static unsigned number_after(int *i, int argc, char **argv) {
-  if (*i + 1 >= argc) {
-    fprintf(stderr, "glib_pings: %s needs a value\n", argv[*i]);
-    exit(2);
-  }
-  return (unsigned)strtoul(argv[++*i], NULL, 10);
-}
-
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--stall-ms") == 0)
-      stall_ms = number_after(&i, argc, argv);
+      stall_ms = number_after("glib_pings", &i, argc, argv);
     else if (strcmp(argv[i], "--idle-ms") == 0)
-      idle_ms = number_after(&i, argc, argv);
+      idle_ms = number_after("glib_pings", &i, argc, argv);
     else {
       fprintf(stderr, "glib_pings: unknown option %s\n", argv[i]);
       return 2;

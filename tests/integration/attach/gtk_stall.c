@@ -2,18 +2,12 @@
  * label, one stall of --stall-ms (default 700; 0: none) in a g_timeout_add callback after
  * --stall-after-ms (default 1000), then it quits --quit-after-ms later (default 1000).
  * The stall spins on the CPU in attach_stall_callback, the function its hang must name. */
+#include "subject.h"
+
 #include <gtk/gtk.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static unsigned stall_ms = 700, stall_after_ms = 1000, quit_after_ms = 1000;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static gboolean quit_callback(gpointer unused) {
   (void)unused;
@@ -31,23 +25,15 @@ __attribute__((noinline)) static gboolean attach_stall_callback(gpointer label) 
   return G_SOURCE_REMOVE;
 }
 
-static unsigned number_after(int *i, int argc, char **argv) {
-  if (*i + 1 >= argc) {
-    fprintf(stderr, "gtk_stall: %s needs a value\n", argv[*i]);
-    exit(2);
-  }
-  return (unsigned)strtoul(argv[++*i], NULL, 10);
-}
-
 int main(int argc, char **argv) {
   gtk_init(&argc, &argv);
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--stall-ms") == 0)
-      stall_ms = number_after(&i, argc, argv);
+      stall_ms = number_after("gtk_stall", &i, argc, argv);
     else if (strcmp(argv[i], "--stall-after-ms") == 0)
-      stall_after_ms = number_after(&i, argc, argv);
+      stall_after_ms = number_after("gtk_stall", &i, argc, argv);
     else if (strcmp(argv[i], "--quit-after-ms") == 0)
-      quit_after_ms = number_after(&i, argc, argv);
+      quit_after_ms = number_after("gtk_stall", &i, argc, argv);
     else {
       fprintf(stderr, "gtk_stall: unknown option %s\n", argv[i]);
       return 2;
