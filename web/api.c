@@ -106,14 +106,29 @@ int lagscope__api_status(lagscope__request *req) {
 
 /* ---- metrics ---------------------------------------------------------------------------------- */
 
-/* Puts text in a ring's next slot (capacity slots, the next free, how many are full); returns
- * the text it displaced, for the caller to free outside the lock. F */
-static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t *count,
-                       char *text) {
-  char *old = slots[*next];
-  slots[*next] = text;
+/* A ring's index logic (capacity slots, the next free, how many are full), for the texts of
+ * the hitches and the metrics ticks alike. */
+
+/* Takes the next slot, which the caller fills (displacing the oldest when full); its index. F */
+static uint32_t ring_take(uint32_t capacity, uint32_t *next, uint32_t *count) {
+  uint32_t slot = *next;
   *next = (*next + 1) % capacity;
   if (*count < capacity) (*count)++;
+  return slot;
+}
+
+/* The index of the k-th oldest full slot. F */
+static uint32_t ring_at(uint32_t capacity, uint32_t next, uint32_t count, uint32_t k) {
+  return (next + capacity - count + k) % capacity;
+}
+
+/* Puts text in a ring's next slot; returns the text it displaced, for the caller to free
+ * outside the lock. F */
+static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t *count,
+                       char *text) {
+  uint32_t slot = ring_take(capacity, next, count);
+  char *old = slots[slot];
+  slots[slot] = text;
   return old;
 }
 
@@ -121,9 +136,8 @@ void lagscope__api_keep_metrics(lagscope__web *web, const lagscope_event *event,
   lagscope__metrics_tick tick;
   lagscope__metrics_tick_of(event, &tick);
   pthread_mutex_lock(&web->metrics_lock);
-  web->metrics[web->metrics_next] = tick;
-  web->metrics_next = (web->metrics_next + 1) % LAGSCOPE__METRICS_WINDOW;
-  if (web->metrics_count < LAGSCOPE__METRICS_WINDOW) web->metrics_count++;
+  web->metrics[ring_take(LAGSCOPE__METRICS_WINDOW, &web->metrics_next, &web->metrics_count)] =
+      tick;
   char *old_latest = web->metrics_latest;
   web->metrics_latest = whole;
   pthread_mutex_unlock(&web->metrics_lock);
@@ -153,9 +167,9 @@ static char *join_ring(const char *head, char *const *slots, uint32_t capacity, 
   size_t used = strlen(head);
   memcpy(body, head, used);
   body[used++] = '[';
-  uint32_t first = (next + capacity - count) % capacity;
   for (uint32_t k = 0; k < count; k++) {
-    const char *text = k + 1 == count && newest != NULL ? newest : slots[(first + k) % capacity];
+    const char *text =
+        k + 1 == count && newest != NULL ? newest : slots[ring_at(capacity, next, count, k)];
     size_t len = strlen(text);
     if (k > 0) body[used++] = ',';
     memcpy(body + used, text, len);
@@ -186,8 +200,7 @@ int lagscope__api_metrics(lagscope__request *req) {
   int formatted = 1;
   pthread_mutex_lock(&web->metrics_lock);
   for (uint32_t k = 0; k + 1 < web->metrics_count && formatted; k++) {
-    uint32_t i = (web->metrics_next + LAGSCOPE__METRICS_WINDOW - web->metrics_count + k) %
-                 LAGSCOPE__METRICS_WINDOW;
+    uint32_t i = ring_at(LAGSCOPE__METRICS_WINDOW, web->metrics_next, web->metrics_count, k);
     texts[i] = lagscope__metrics_tick_text(&web->metrics[i]);
     formatted = texts[i] != NULL;
   }
