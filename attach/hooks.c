@@ -171,9 +171,9 @@ typedef void (*source_unref_fn)(void *source);
 /* Attaches the ping's source to the default context; 0, or -1 when GLib lacks a function.
  * Main thread, once; GLib allocates the source there. */
 static int attach_ping_source(void) {
-  REAL(context_default_fn, g_main_context_default, "libglib-2.0.so.0")
-  context_default_fn context_default = real;
   const char *glib = "libglib-2.0.so.0";
+  context_default_fn context_default =
+      (context_default_fn)real_symbol("g_main_context_default", glib);
   source_new_fn source_new = (source_new_fn)real_symbol("g_source_new", glib);
   source_attach_fn source_attach = (source_attach_fn)real_symbol("g_source_attach", glib);
   source_unref_fn source_unref = (source_unref_fn)real_symbol("g_source_unref", glib);
@@ -193,8 +193,7 @@ static int attach_ping_source(void) {
 
 /* The main thread iterates GLib's default context: pings go through it from now on. */
 static void glib_loop_seen(void) {
-  if (!(atomic_load_explicit(&loops_seen, memory_order_relaxed) & LAGSCOPE__LOOP_GLIB) &&
-      atomic_load_explicit(&glib_wakeup, memory_order_relaxed) == NULL && attach_ping_source() != 0)
+  if (atomic_load_explicit(&glib_wakeup, memory_order_relaxed) == NULL && attach_ping_source() != 0)
     return;
   loop_pass(LAGSCOPE__LOOP_GLIB);
 }
