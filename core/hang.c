@@ -197,6 +197,13 @@ void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
     lagscope__capture_release_unwinder(); /* its cache too: it comes back at the next stall */
     h->unwinder_held = 0;
   }
+  /* The early ring (70 KiB, the pages a stall filled resident) goes with the unwinder: an app
+   * whose only stall was at start-up need not keep it. Empty, since the main thread answered. */
+  if (h->early != NULL && h->early_count == 0 && !h->unwinder_held) {
+    lagscope__dealloc(h->early);
+    h->early = NULL;
+    h->early_next = 0;
+  }
 }
 
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {

@@ -141,7 +141,7 @@ typedef struct lagscope_config {
   uint32_t stack_copy_kib;
   /* The display's refresh rate, the frame budget's source. Default 60. Range 1..1000 Hz. */
   uint32_t refresh_hz;
-  /* Slots in the central event queue; a full queue drops (counted). Default 1024. A power of
+  /* Slots in the central event queue; a full queue drops (counted). Default 256. A power of
    * two in 16..65536. */
   uint32_t bus_capacity;
   /* Slots in each subscriber's own queue; a slow subscriber loses events (counted) and never

@@ -1,8 +1,9 @@
 /* The symbol index is let go once no report has needed it for a while: a hitch of the main
  * thread is recorded (early samples, then the hitch's stack, symbolicated), which makes the
  * index and counts its tables in lagscope's heap; lagscope__hang_recorder_tidy keeps it at 4 s
- * after its last use and lets it go at 6 s (the unwinder's cache with it), and the heap is
- * smaller by at least its tables; the next hitch makes both again.
+ * after its last use and lets it go at 6 s (the unwinder's cache and the early samples' ring
+ * with it), and the heap is back to what it was before the hitch; the next hitch makes them
+ * again.
  * The recorder runs on a thread of its own: the main thread is the one sampled, busy in
  * spin_main. */
 #define _GNU_SOURCE
@@ -43,6 +44,7 @@ static void *record(void *arg) {
   lagscope__hang_recorder *h = lagscope__hang_recorder_new(&config);
   CHECK(h != NULL);
   await_spinning();
+  uint64_t before_hitch = lagscope__memory_in_use();
   uint64_t start = lagscope__now_ns();
   for (int i = 0; i < 5; i++) {
     lagscope__hang_recorder_sample_early(h);
@@ -64,11 +66,16 @@ static void *record(void *arg) {
   CHECK_MSG(lagscope__memory_in_use() == with_index, "the index was let go after 4 s");
   lagscope__hang_recorder_tidy(h, used + 6 * NS_PER_S);
   uint64_t after = lagscope__memory_in_use();
-  printf("lagscope's heap: %llu bytes before the hitch, %llu with the index, %llu after 6 s\n",
-         (unsigned long long)without_index, (unsigned long long)with_index,
-         (unsigned long long)after);
+  printf("lagscope's heap: %llu bytes before the hitch, %llu with its early samples, %llu with "
+         "the index, %llu after 6 s\n",
+         (unsigned long long)before_hitch, (unsigned long long)without_index,
+         (unsigned long long)with_index, (unsigned long long)after);
   CHECK_MSG(with_index > without_index + 16384 && after + 16384 < with_index,
             "the index's tables were not let go");
+  CHECK_MSG(without_index >= before_hitch + sizeof(lagscope__stack) * LAGSCOPE__EARLY_SAMPLES &&
+                after == before_hitch,
+            "the early samples' ring was not let go: %llu bytes kept",
+            (unsigned long long)(after - before_hitch));
   /* The next stall makes both again (the unwinder went with the index): its stack is whole. */
   start = lagscope__now_ns();
   for (int i = 0; i < 5; i++) {
