@@ -195,6 +195,7 @@ void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
   }
   if (h->unwinder_held && idle_ns(now_ns, h->captured_ns) >= SYMBOLS_KEEP_NS) {
     lagscope__capture_release_unwinder(); /* its cache too: it comes back at the next stall */
+    lagscope__thread_release_stack();     /* the pages its walks and the index's reads used */
     h->unwinder_held = 0;
   }
   /* The early ring (70 KiB, the pages a stall filled resident) goes with the unwinder: an app

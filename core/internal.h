@@ -149,6 +149,12 @@ void lagscope__thread_disown(void);
 int lagscope__thread_is_own(void);
 /* The OS id of the calling thread (Linux: gettid). F */
 int32_t lagscope__thread_id(void);
+/* Port: gives back the calling thread's stack pages below its current frame, which a deep call
+ * (a stall's unwinding and symbolication) left resident for the thread's life; later calls
+ * fault in zeroed pages as they need them. Linux: MADV_DONTNEED, the bounds from
+ * pthread_getattr_np (which mallocs its CPU set: only on a thread that already has an arena,
+ * the monitor's); Darwin: nothing. A */
+void lagscope__thread_release_stack(void);
 #define LAGSCOPE__OWN_THREADS_MAX 512 /* lagscope's threads, the viewer's civetweb ones included */
 /* 1 when tid is one of lagscope's running threads. F */
 int lagscope__thread_id_is_own(int32_t tid);

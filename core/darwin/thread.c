@@ -65,3 +65,6 @@ int32_t lagscope__thread_id(void) { return (int32_t)pthread_mach_thread_np(pthre
 
 /* Darwin's pthread_setname_np names only the calling thread. */
 void lagscope__thread_name_self(const char *name) { pthread_setname_np(name); }
+
+/* Not yet: a Darwin app's monitor stack stays as deep as its deepest stall. */
+void lagscope__thread_release_stack(void) {}

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,3 +56,22 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
 int32_t lagscope__thread_id(void) { return (int32_t)syscall(SYS_gettid); }
 
 void lagscope__thread_name_self(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+/* What stays below the caller's frame: the red zone and the madvise call's own frames. */
+#define STACK_KEEP_BELOW_BYTES 4096u
+
+void lagscope__thread_release_stack(void) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void *low;
+  size_t size;
+  int rc = pthread_attr_getstack(&attr, &low, &size);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return;
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  uintptr_t start = ((uintptr_t)low + page - 1) & ~(page - 1);
+  if (here < start + STACK_KEEP_BELOW_BYTES || here > (uintptr_t)low + size) return;
+  uintptr_t end = (here - STACK_KEEP_BELOW_BYTES) & ~(page - 1);
+  if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+}

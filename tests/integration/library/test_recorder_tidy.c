@@ -2,8 +2,9 @@
  * thread is recorded (early samples, then the hitch's stack, symbolicated), which makes the
  * index and counts its tables in lagscope's heap; lagscope__hang_recorder_tidy keeps it at 4 s
  * after its last use and lets it go at 6 s (the unwinder's cache and the early samples' ring
- * with it), and the heap is back to what it was before the hitch; the next hitch makes them
- * again.
+ * with it), and the heap is back to what it was before the hitch; the stack pages the hitch's
+ * walks used below the recorder's frame are given back too (mincore); the next hitch makes
+ * them all again.
  * The recorder runs on a thread of its own: the main thread is the one sampled, busy in
  * spin_main. */
 #define _GNU_SOURCE
@@ -11,6 +12,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,25 @@ static void await_spinning(void) {
     struct timespec pause = {0, 1000 * 1000};
     nanosleep(&pause, NULL);
   }
+}
+
+/* Resident pages of the calling thread's stack more than 8 KiB below the caller's frame. */
+__attribute__((noinline)) static size_t stack_pages_below(void) {
+  pthread_attr_t attr;
+  void *low;
+  size_t size;
+  CHECK(pthread_getattr_np(pthread_self(), &attr) == 0);
+  CHECK(pthread_attr_getstack(&attr, &low, &size) == 0);
+  pthread_attr_destroy(&attr);
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t start = ((uintptr_t)low + page - 1) & ~(page - 1);
+  uintptr_t end = ((uintptr_t)__builtin_frame_address(0) - 8192) & ~(page - 1);
+  static unsigned char resident[1 << 16];
+  size_t pages = (end - start) / page, n = 0;
+  CHECK(pages <= sizeof(resident));
+  CHECK(mincore((void *)start, end - start, resident) == 0);
+  for (size_t i = 0; i < pages; i++) n += resident[i] & 1;
+  return n;
 }
 
 static void *record(void *arg) {
@@ -64,8 +85,13 @@ static void *record(void *arg) {
   uint64_t used = lagscope__now_ns();
   lagscope__hang_recorder_tidy(h, used + 4 * NS_PER_S);
   CHECK_MSG(lagscope__memory_in_use() == with_index, "the index was let go after 4 s");
+  size_t stack_before = stack_pages_below();
   lagscope__hang_recorder_tidy(h, used + 6 * NS_PER_S);
+  size_t stack_after = stack_pages_below();
   uint64_t after = lagscope__memory_in_use();
+  printf("stack pages resident below the recorder's frame: %zu with the index, %zu after\n",
+         stack_before, stack_after);
+  CHECK_MSG(stack_before > 2 && stack_after == 0, "the hitch's stack pages were not given back");
   printf("lagscope's heap: %llu bytes before the hitch, %llu with its early samples, %llu with "
          "the index, %llu after 6 s\n",
          (unsigned long long)before_hitch, (unsigned long long)without_index,
