@@ -5,7 +5,7 @@
  * numbers are doubles, exact only to 2^53). */
 #include "internal.h"
 
-#include <cjson/cJSON.h>
+#include "cjson_calls.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

@@ -11,13 +11,11 @@
  *
  * Memory: every working table comes from lagscope__alloc and is freed before returning; every
  * text is written as it goes (core/json_writer.c), never built as a cJSON tree first, into
- * lagscope's heap, and freed with lagscope__dealloc. cJSON only reads the heaviest stack back
- * for its telling frame. */
+ * lagscope's heap, and freed with lagscope__dealloc. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "internal.h"
 
-#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

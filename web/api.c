@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include "http.h"
 
-#include <cjson/cJSON.h>
+#include "cjson_calls.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  */
 #include "web.h"
 
-#include <cjson/cJSON.h>
+#include "cjson_calls.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

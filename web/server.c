@@ -15,6 +15,7 @@
  *   5. lifecycle: the port, civetweb at the first client, the URL, events, stop, restart
  */
 #define _GNU_SOURCE
+#include "cjson_calls.h"
 #include "civetweb_calls.h"
 #include "http.h"
 
@@ -490,8 +491,10 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   struct mg_init_data init = {.callbacks = &callbacks, .user_data = web,
                               .configuration_options = options};
   struct mg_error_data error = {.text = why, .text_buffer_size = why_size};
-  /* Here, not at lagscope_start: not a page of civetweb until a client. */
-  if (lagscope__civetweb_load(why, why_size) != LAGSCOPE_OK) return LAGSCOPE_ESYS;
+  /* Here, not at lagscope_start: not a page of civetweb or cJSON (the API's) until a client. */
+  if (lagscope__civetweb_load(why, why_size) != LAGSCOPE_OK ||
+      lagscope__cjson_load(why, why_size) != LAGSCOPE_OK)
+    return LAGSCOPE_ESYS;
   mg_init_library(0);
   web->ctx = mg_start2(&init, &error);
   if (web->ctx == NULL) {

@@ -3,6 +3,7 @@
  * texts written without stdio: a measurement's reads back (strtod) as exactly that rounded
  * value, and 64-bit integers come out as printf writes them. */
 #include "check.h"
+#include "cjson_calls.h"
 #include "internal.h"
 
 #include <cjson/cJSON.h>
@@ -45,6 +46,8 @@ static void integer_text(uint64_t u, int64_t i) {
 }
 
 int main(void) {
+  char why[256];
+  CHECK_MSG(lagscope__cjson_load(why, sizeof why) == LAGSCOPE_OK, "%s", why); /* the viewer's */
   const double cases[] = {0.0, -0.0, 0.0004, 0.0005, 0.0015, -0.0005, -0.0015, 1.2345678,
                           16.6667, -16.6667, 0.0625, -0.0625, 250.3, 1e6 + 0.0005, 4e12,
                           -4e12, 1e300, -1e300};

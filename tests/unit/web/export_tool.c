@@ -1,6 +1,7 @@
 /* export_tool speedscope|trace REPORT.json: prints the report's export on stdout, as the viewer's
  * /api/v1/hangs/{id}/speedscope and /trace answer it. For validate-exports.js and for looking at
  * an export by hand. Exit 1 with the reason when the report is refused, 2 on bad usage. */
+#include "cjson_calls.h"
 #include "web.h"
 
 #include <stdio.h>
@@ -29,6 +30,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: export_tool speedscope|trace REPORT.json\n");
     return 2;
   }
+  char why[256] = "out of memory";
+  if (lagscope__cjson_load(why, sizeof why) != LAGSCOPE_OK) { /* the viewer loads it so */
+    fprintf(stderr, "export_tool: %s\n", why);
+    return 1;
+  }
   FILE *f = fopen(argv[2], "rb");
   if (f == NULL) {
     perror(argv[2]);
@@ -36,7 +42,6 @@ int main(int argc, char **argv) {
   }
   char *report = read_all(f);
   fclose(f);
-  char why[256] = "out of memory";
   char *out = NULL;
   if (report != NULL)
     out = speedscope ? lagscope__export_speedscope(report, why, sizeof why)
