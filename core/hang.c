@@ -137,6 +137,9 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   release_hang_buffers(h);
   lagscope__dealloc(h->early);
   lagscope__symbols_free(h->symbols);
+  /* A stop soon after a capture: its objects list, page cache and unwinder go now, not with a
+   * tidy that will not come (the monitor that captured has been joined). */
+  if (h->unwinder_held) lagscope__capture_release_unwinder();
   lagscope__store_close(h->store);
   lagscope__dealloc(h);
 }
