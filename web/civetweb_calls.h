@@ -30,7 +30,7 @@ typedef struct lagscope__civetweb_table {
 } lagscope__civetweb_table;
 extern lagscope__civetweb_table lagscope__civetweb;
 
-#if !defined(LAGSCOPE__CIVETWEB_LOADER) /* the loader fills the entries by their own names */
+#if !defined(LAGSCOPE__VIEWER_LIBRARIES_LOADER) /* the loader fills the entries by their names */
 #define mg_init_library (lagscope__civetweb.entry_mg_init_library)
 #define mg_exit_library (lagscope__civetweb.entry_mg_exit_library)
 #define mg_start2 (lagscope__civetweb.entry_mg_start2)
