@@ -15,19 +15,18 @@
  *   our own process, a read that the kernel checks: it stops short at an unmapped page instead
  *   of faulting, so a corrupt stack pointer can never crash the app.
  *
- * Then, on the monitor thread: libunwind's remote interface walks the snapshot with DWARF CFI
- * (.eh_frame), so frames of libc built without frame pointers unwind to the app's callers. Its
- * memory reads come from the stack copy, or from a loaded object's readable segment, read from
- * the object's file (object_bytes.c) so that the app's pages stay as they were; anything else
- * is refused. A blocked thread's other registers are unknown (the kernel gives sp and pc
- * only): they read as 0, so a frame whose CFA needs one fails to unwind, and the walk goes on
- * by scanning the stack for a word that is a return address (in code, just after a call),
- * as Breakpad's stack scanner does; the frame pointer saved beside it, when it looks like one,
- * lets CFI take over again. Every frame of a blocked walk is checked the same way.
+ * Then, on the monitor thread, the snapshot is walked with DWARF CFI (.eh_frame, cfi.c), so
+ * frames of libc built without frame pointers unwind to the app's callers. Every read comes
+ * from the stack copy, or from a loaded object's readable segment, read from the object's file
+ * (object_bytes.c) so that the app's pages stay as they were; anything else is refused. A
+ * blocked thread's other registers are unknown (the kernel gives sp and pc only), so a frame
+ * whose CFA needs one fails to unwind, and the walk goes on by scanning the stack for a word
+ * that is a return address (in code, just after a call), as Breakpad's stack scanner does; the
+ * frame pointer saved beside it, when it looks like one, lets CFI take over again. Every frame
+ * of a blocked walk is checked the same way.
  *
- * Why libunwind rather than our own .eh_frame reader: CFI has many corner cases (signal
- * frames, DW_CFA expressions, PLT stubs) that libunwind has handled for years, and its remote
- * API lets us feed it a snapshot; the part that must be ours, the handler, stays tiny.
+ * The walk was libunwind's remote interface until its cost showed: ~190 KiB of every app's RSS
+ * for an interpreter of a few hundred lines, the one part of it we still used (cfi.c says).
  */
 #define _GNU_SOURCE
 #include "../internal.h"
@@ -47,8 +46,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include <libunwind.h> /* the generic (remote-capable) interface: UNW_LOCAL_ONLY is not set */
-
 /* The stack bytes copied above the stack pointer: enough for ~64 ordinary frames; a deeper or
  * fatter stack ends with LAGSCOPE__WALK_TRUNCATED. */
 #define STACK_COPY_BYTES (32u * 1024u)
@@ -62,10 +59,8 @@
 
 /* ---- the snapshot: written by the handler, read by the monitor ---- */
 
-enum { REGISTER_COUNT = 33 }; /* enough for x86_64 (17) and aarch64 (33) */
-
 typedef struct snapshot {
-  uintptr_t registers[REGISTER_COUNT]; /* in libunwind's numbering for this architecture */
+  uintptr_t registers[LAGSCOPE__CFI_REGISTERS]; /* in DWARF's numbering (linux.h) */
   uintptr_t stack_pointer;             /* when stopped */
   uintptr_t stack_base;                /* where the copy starts: at or below the stack pointer */
   size_t stack_len;                    /* bytes copied from stack_base */
@@ -88,7 +83,6 @@ static uint32_t last_generation;
 static _Atomic int armed_timer = -1;
 /* 0 until the handler is installed; read by the viewer's status too (atomic). */
 static _Atomic int capture_signal;
-static unw_addr_space_t address_space; /* made at the first unwind: ~0.5 MB with its cache */
 /* Under ThreadSanitizer a signal is not delivered when it arrives: TSan's handler keeps it and
  * calls ours later, at the thread's next intercepted call, with the context saved at arrival.
  * By then the stack below that context's sp has been used again, and a walk from it reads
@@ -100,7 +94,7 @@ static int signals_deferred;
  * bench_overhead, most of lagscope's share of the shared-library pages). */
 extern void __tsan_init(void) __attribute__((weak));
 
-/* ---- registers: ucontext to libunwind's numbering ---- */
+/* ---- registers: ucontext to DWARF's numbering ---- */
 
 static void copy_registers(const ucontext_t *uc, snapshot *s) {
 #if defined(__x86_64__)
@@ -175,12 +169,9 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
     snapshot *s = &the_snapshot;
     s->from_handler = signals_deferred;
     if (signals_deferred) {
-      union { /* libunwind's context starts as a ucontext_t (aarch64's is shorter) */
-        unw_context_t unw;
-        ucontext_t uc;
-      } here;
-      unw_getcontext(&here.unw);
-      copy_registers(&here.uc, s);
+      ucontext_t here; /* glibc's getcontext: a few stores and a sigprocmask, no lock */
+      getcontext(&here);
+      copy_registers(&here, s);
     } else {
       copy_registers(context, s);
     }
@@ -214,111 +205,32 @@ static int read_code(uintptr_t address, void *out, size_t bytes) {
          lagscope__linux_object_read(address, out, bytes) == 0;
 }
 
-/* A word from the stack copy, or from a loaded object (its file: object_bytes.c). */
-static int read_word(const snapshot *s, uintptr_t address, unw_word_t *value) {
-  if (within(address, sizeof(*value), s->stack_base, s->stack_base + s->stack_len)) {
-    memcpy(value, s->stack + (address - s->stack_base), sizeof(*value));
+/* Bytes from the stack copy, or from a loaded object (its file: object_bytes.c): cfi.c's
+ * reads. 0, or -1. */
+static int read_memory(void *context, uintptr_t address, void *out, size_t bytes) {
+  const snapshot *s = context;
+  if (within(address, bytes, s->stack_base, s->stack_base + s->stack_len)) {
+    memcpy(out, s->stack + (address - s->stack_base), bytes);
     return 0;
   }
   uintptr_t start;
   int executable;
-  if (!lagscope__linux_object_segment(address, sizeof(*value), &start, &executable)) {
+  if (!lagscope__linux_object_segment(address, bytes, &start, &executable)) {
     lagscope__linux_objects_refresh(); /* a dlopen since the last look */
-    if (!lagscope__linux_object_segment(address, sizeof(*value), &start, &executable))
-      return -UNW_EINVAL;
+    if (!lagscope__linux_object_segment(address, bytes, &start, &executable)) return -1;
   }
-  return lagscope__linux_object_read(address, value, sizeof(*value)) == 0 ? 0 : -UNW_EINVAL;
+  return lagscope__linux_object_read(address, out, bytes);
 }
 
-/* ---- libunwind's remote accessors over a snapshot ---- */
-
-static int access_mem(unw_addr_space_t as, unw_word_t address, unw_word_t *value, int write,
-                      void *arg) {
-  (void)as;
-  if (write) return -UNW_EINVAL; /* we never change the target */
-  return read_word(arg, (uintptr_t)address, value);
-}
-
-static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *value, int write,
-                      void *arg) {
-  (void)as;
-  snapshot *s = arg;
-  if (reg < 0 || reg >= REGISTER_COUNT) return -UNW_EBADREG;
-  if (write)
-    s->registers[reg] = (uintptr_t)*value;
-  else
-    *value = (unw_word_t)s->registers[reg];
-  return 0;
-}
-
-static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *value, int write,
-                        void *arg) {
-  (void)as, (void)reg, (void)value, (void)write, (void)arg;
-  return -UNW_EBADREG; /* not needed to find return addresses */
-}
-
-static int resume(unw_addr_space_t as, unw_cursor_t *cursor, void *arg) {
-  (void)as, (void)cursor, (void)arg;
-  return -UNW_EINVAL;
-}
-
-/* libunwind's lookup for this very process; what ours cannot serve goes to it. */
-static int (*local_find_proc_info)(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
-                                   int need_unwind_info, void *arg);
-
-/* .eh_frame_hdr's encodings (LSB's exception frames): the form every linker writes, which
- * allows the binary search. */
-#define EH_VERSION 1
-#define EH_PE_UDATA4 0x03
-#define EH_PE_SDATA4 0x0b
-#define EH_PE_PCREL 0x10
-#define EH_PE_DATAREL 0x30
-#define EH_FRAME_HDR_BYTES 12 /* version, 3 encodings, eh_frame_ptr, fde_count */
-#define EH_TABLE_ENTRY_BYTES 8
-
-/* libunwind's search of one object's .eh_frame_hdr table; exported, not in its headers. */
-extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
-                                              unw_dyn_info_t *di, unw_proc_info_t *pi,
-                                              int need_unwind_info, void *arg);
-
-/* The unwind info for ip, from the object's .eh_frame_hdr read through access_mem (so from
- * its file), where libunwind's own lookup reads the header in the app's mapping. */
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
-                          int need_unwind_info, void *arg) {
+/* The unwind info for pc, through its object's .eh_frame_hdr (read from its file). 0, or -1
+ * when pc is in no object, or its object has no .eh_frame_hdr or no FDE for it. */
+static int find_fde(uintptr_t pc, const lagscope__cfi_memory *memory, lagscope__cfi_fde *fde) {
   uintptr_t hdr, start, end;
-  uint8_t head[EH_FRAME_HDR_BYTES];
-  if (lagscope__linux_object_unwind_table((uintptr_t)ip, &hdr, &start, &end) != 0 ||
-      lagscope__linux_object_read(hdr, head, sizeof(head)) != 0 || head[0] != EH_VERSION ||
-      head[1] != (EH_PE_PCREL | EH_PE_SDATA4) || head[2] != EH_PE_UDATA4 ||
-      head[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
-    return local_find_proc_info(as, ip, pi, need_unwind_info, arg); /* .debug_frame, ... */
-  uint32_t fde_count;
-  memcpy(&fde_count, head + 8, sizeof(fde_count));
-  unw_dyn_info_t di;
-  memset(&di, 0, sizeof(di));
-  di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-  di.start_ip = start;
-  di.end_ip = end;
-  di.u.rti.segbase = hdr; /* the table's offsets are from the header */
-  di.u.rti.table_data = hdr + EH_FRAME_HDR_BYTES;
-  di.u.rti.table_len = (unw_word_t)fde_count * EH_TABLE_ENTRY_BYTES / sizeof(unw_word_t);
-  return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
-}
-
-static int create_address_space(void) {
-  /* The local space's accessors, but memory and registers from the snapshot, and unwind
-   * tables found through our list of objects. */
-  unw_accessors_t accessors = *unw_get_accessors(unw_local_addr_space);
-  local_find_proc_info = accessors.find_proc_info;
-  accessors.find_proc_info = find_proc_info;
-  accessors.access_mem = access_mem;
-  accessors.access_reg = access_reg;
-  accessors.access_fpreg = access_fpreg;
-  accessors.resume = resume;
-  address_space = unw_create_addr_space(&accessors, 0);
-  if (address_space == NULL) return LAGSCOPE_ENOMEM;
-  unw_set_caching_policy(address_space, UNW_CACHE_GLOBAL);
-  return LAGSCOPE_OK;
+  if (lagscope__linux_object_unwind_table(pc, &hdr, &start, &end) != 0) {
+    lagscope__linux_objects_refresh(); /* a dlopen since the last look */
+    if (lagscope__linux_object_unwind_table(pc, &hdr, &start, &end) != 0) return -1;
+  }
+  return lagscope__cfi_find(hdr, pc, memory, fde);
 }
 
 /* The snapshot's stack copy back to the kernel: 32 KiB that an idle app need not keep
@@ -334,36 +246,27 @@ static void forget_snapshot_pages(void) {
 void lagscope__capture_release_unwinder(void) {
   lagscope__linux_objects_release(); /* the page cache and the files held open */
   forget_snapshot_pages();
-  if (address_space == NULL) return;
-  unw_destroy_addr_space(address_space);
-  address_space = NULL;
 }
 
 /* ---- the walk: CFI, and for a blocked thread a stack scan where CFI cannot go on ---- */
 
-#if defined(__x86_64__)
-#define FRAME_POINTER_REGISTER UNW_X86_64_RBP
-#else
-#define FRAME_POINTER_REGISTER UNW_AARCH64_X29
-#endif
 /* How far one scan looks for the next return address: past a frame's locals, even a few KiB
  * of arrays, but not through the whole stack. */
 #define SCAN_WORDS_MAX 1024u
 /* A saved frame pointer lies above the word that holds it, within a stack's reach. */
 #define FRAME_POINTER_REACH (8u * 1024u * 1024u)
 
-/* What an unknown register reads as: an address computed from it is unreadable, so the CFI
- * run that needs it fails and the walk looks further. Not 0: libunwind takes a frame pointer
- * of 0, in a frame without unwind info, for the end of the stack. */
-#define UNKNOWN_REGISTER ((uintptr_t)1)
+#define KNOWN(reg) ((uint64_t)1 << (reg))
 
 /* Only the pc, the stack pointer and perhaps the frame pointer (fp, 0 when unknown) are
- * known. */
-static void set_partial_registers(snapshot *s, uintptr_t ip, uintptr_t sp, uintptr_t fp) {
-  for (int i = 0; i < REGISTER_COUNT; i++) s->registers[i] = UNKNOWN_REGISTER;
-  s->registers[UNW_REG_IP] = ip;
-  s->registers[UNW_REG_SP] = sp;
-  s->registers[FRAME_POINTER_REGISTER] = fp != 0 ? fp : UNKNOWN_REGISTER;
+ * known: a CFI rule that needs another register fails, and the walk looks further. */
+static void set_partial_registers(lagscope__cfi_frame *f, uintptr_t ip, uintptr_t sp,
+                                  uintptr_t fp) {
+  f->registers[LAGSCOPE__CFI_PC] = ip;
+  f->registers[LAGSCOPE__CFI_SP] = sp;
+  f->registers[LAGSCOPE__CFI_FP] = fp;
+  f->known = KNOWN(LAGSCOPE__CFI_PC) | KNOWN(LAGSCOPE__CFI_SP) |
+             (fp != 0 ? KNOWN(LAGSCOPE__CFI_FP) : 0);
 }
 
 /* Copies the bytes before ip within its executable segment into code (up to
@@ -381,6 +284,15 @@ static int is_return_address(uintptr_t ip) {
   uint8_t code[LAGSCOPE__CALL_BYTES_MAX];
   size_t before = code_before(ip, code);
   return before > 0 && lagscope__linux_follows_call(code, before);
+}
+
+/* Is ip where a signal handler returns to: a trampoline whose unwind info says it is one
+ * (augmentation S: glibc's __restore_rt, the vDSO's sigreturn), its FDE begun a byte early so
+ * that ip - 1 is in it? A handler's return address follows no call. */
+static int is_signal_trampoline(const snapshot *s, uintptr_t ip) {
+  lagscope__cfi_memory memory = {read_memory, (void *)s};
+  lagscope__cfi_fde fde;
+  return find_fde(ip - 1, &memory, &fde) == 0 && fde.signal_frame;
 }
 
 /* A function called directly is entered at or before any pc in it, and not far before. */
@@ -428,8 +340,9 @@ static enum scan_result scan_for_return_address(const snapshot *s, uintptr_t fro
       end = SCAN_END_OF_COPY;
       break;
     }
-    if (!is_return_address(value)) continue;
-    if (calls_callee(value, callee_ip, callee_start)) {
+    int trampoline = is_signal_trampoline(s, value); /* the kernel called a handler */
+    if (!trampoline && !is_return_address(value)) continue;
+    if (trampoline || calls_callee(value, callee_ip, callee_start)) {
       *at = a;
       return SCAN_FOUND;
     }
@@ -457,12 +370,13 @@ static uintptr_t frame_pointer_from_prologue(uintptr_t start, uintptr_t sp, cons
   long offset = lagscope__linux_frame_pointer_offset(code, sizeof(code));
   uintptr_t fp = sp + (uintptr_t)offset, return_address;
   if (offset < 0 || !stack_word(s, fp + sizeof(fp), &return_address)) return 0;
-  return is_return_address(return_address) ? fp : 0;
+  return is_return_address(return_address) || is_signal_trampoline(s, return_address) ? fp : 0;
 }
 
 /* The frame a CFI run stopped at: the last one pushed. */
 typedef struct frame_at {
   uintptr_t ip, sp, start; /* start: its function's first byte, 0 when unknown */
+  int exact;               /* ip is where the frame is, not a return address after a call */
 } frame_at;
 
 /* Walks the snapshot into out; on the monitor thread. registers_known: all of them were copied
@@ -474,48 +388,54 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
   out->depth = 0;
   out->frames_scanned = 0;
   out->walk = LAGSCOPE__WALK_BAD_FRAME;
-  if (address_space == NULL) { /* the first hang: an app that never hangs never pays for it */
-    lagscope__linux_objects_refresh();
-    if (create_address_space() != LAGSCOPE_OK) return;
-  }
-  frame_at last = {0, s->stack_pointer, 0}, prologue_tried = {0, 0, 0};
+  lagscope__linux_objects_refresh(); /* the loader's list, when it changed or was let go */
+  lagscope__cfi_memory memory = {read_memory, s};
+  lagscope__cfi_frame frame;
+  memcpy(frame.registers, s->registers, sizeof(frame.registers));
+  frame.known = ~(uint64_t)0;
+  if (!registers_known)
+    set_partial_registers(&frame, s->registers[LAGSCOPE__CFI_PC], s->stack_pointer, 0);
+  frame_at last = {0, s->stack_pointer, 0, 1}, prologue_tried = {0, 0, 0, 0};
   uintptr_t scan_floor = 0;
-  int run_from_scan = 0, first_pushed = 0;
+  int run_from_scan = 0, first_pushed = 0, exact = 1;
   for (;;) { /* one CFI run; then, for a blocked thread, a prologue or a scan, and another run */
-    unw_cursor_t cursor;
-    if (unw_init_remote(&cursor, address_space, s) < 0) break;
-    int first = 1, after_signal_frame = 0;
+    int first = 1;
     for (;;) {
-      unw_word_t ip, frame_sp;
-      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-      if (!first && !registers_known && !after_signal_frame && !is_return_address(ip)) break;
+      uintptr_t ip = frame.registers[LAGSCOPE__CFI_PC];
+      if (!(frame.known & KNOWN(LAGSCOPE__CFI_PC)) || ip == 0) break;
+      if (!first && !registers_known && !exact && !is_return_address(ip) &&
+          !is_signal_trampoline(s, ip))
+        break;
       if (!(first && first_pushed)) {
         if (out->depth == LAGSCOPE__MAX_FRAMES) {
           out->walk = LAGSCOPE__WALK_TRUNCATED;
           return;
         }
-        out->frames[out->depth++] = (uintptr_t)ip;
+        out->frames[out->depth++] = ip;
         if (first && run_from_scan) out->frames_scanned++;
       }
       first = 0;
-      last.ip = (uintptr_t)ip;
-      if (unw_get_reg(&cursor, UNW_REG_SP, &frame_sp) == 0) last.sp = (uintptr_t)frame_sp;
-      /* libunwind makes up a one-byte "procedure" at ip for a frame it has no info for. */
-      unw_proc_info_t info;
-      last.start = !registers_known && unw_get_proc_info(&cursor, &info) == 0 &&
-                           info.end_ip - info.start_ip > 1
-                       ? (uintptr_t)info.start_ip
-                       : 0;
-      after_signal_frame = unw_is_signal_frame(&cursor) > 0;
-      /* Without unwind info libunwind follows the frame-pointer chain, or says "the end" when
-       * it cannot: for a blocked thread, whose frame pointer is a guess, look further. */
-      if (!registers_known && last.start == 0) break;
-      int step = unw_step(&cursor);
-      if (step == 0) {
+      last.ip = ip;
+      last.exact = exact;
+      if (frame.known & KNOWN(LAGSCOPE__CFI_SP)) last.sp = frame.registers[LAGSCOPE__CFI_SP];
+      /* A return address may follow a call that ends its function: look up the call. */
+      uintptr_t lookup = exact ? ip : ip - 1;
+      lagscope__cfi_fde fde;
+      int have_fde = find_fde(lookup, &memory, &fde) == 0;
+      last.start = have_fde ? fde.start : 0;
+      /* Without unwind info, CFI's fallback is the frame-pointer chain: for a blocked thread,
+       * whose frame pointer is a guess, look further instead. */
+      if (!registers_known && !have_fde) break;
+      enum lagscope__cfi_result step = have_fde
+                                           ? lagscope__cfi_step(&frame, &fde, lookup, &memory)
+                                           : lagscope__cfi_step_frame_pointer(&frame, &memory);
+      if (step == LAGSCOPE__CFI_END) {
         out->walk = LAGSCOPE__WALK_COMPLETE;
         return;
       }
-      if (step < 0) break;
+      if (step == LAGSCOPE__CFI_FAILED) break;
+      /* After a signal's trampoline, the pc is where the signal came: not after a call. */
+      exact = have_fde && fde.signal_frame;
     }
     if (registers_known) break;
     first_pushed = run_from_scan = 0;
@@ -523,7 +443,8 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
       prologue_tried = last;
       uintptr_t fp = frame_pointer_from_prologue(last.start, last.sp, s);
       if (fp != 0) { /* again from the same frame, its frame pointer known */
-        set_partial_registers(s, last.ip, last.sp, fp);
+        set_partial_registers(&frame, last.ip, last.sp, fp);
+        exact = last.exact;
         first_pushed = 1;
         continue;
       }
@@ -534,7 +455,8 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
     if (found != SCAN_FOUND) break;
     uintptr_t return_address = 0;
     stack_word(s, at, &return_address);
-    set_partial_registers(s, return_address, at + sizeof(at), saved_frame_pointer(s, at));
+    set_partial_registers(&frame, return_address, at + sizeof(at), saved_frame_pointer(s, at));
+    exact = 0;
     scan_floor = at + sizeof(at);
     run_from_scan = 1;
   }
@@ -788,7 +710,9 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
     if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
     if (rc != LAGSCOPE_OK || before.running) return TAKE_RUNNING;
     snapshot *s = &the_snapshot;
-    set_partial_registers(s, before.pc, before.sp, 0);
+    memset(s->registers, 0, sizeof(s->registers)); /* only pc and sp are known: the walk's way */
+    s->registers[LAGSCOPE__CFI_PC] = before.pc;
+    s->registers[LAGSCOPE__CFI_SP] = before.sp;
     s->stack_pointer = before.sp;
     copy_stack(s);
     if (have_runs) {

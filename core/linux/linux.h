@@ -72,6 +72,67 @@ int lagscope__linux_direct_call_target(const uint8_t *code, size_t len_before,
 int lagscope__linux_plt_slot(const uint8_t *code, size_t len, uintptr_t address,
                              uintptr_t *slot);
 
+/* ---- cfi.c: one step of a stack walk with DWARF call frame information ---- */
+
+/* Registers in DWARF's numbering for the architecture, the pc among them: x86_64 rax..r15 (0-15)
+ * and the return address column, rip (16); aarch64 x0..x30, sp (31), pc (32). */
+#if defined(__x86_64__)
+#define LAGSCOPE__CFI_REGISTERS 17
+#define LAGSCOPE__CFI_PC 16
+#define LAGSCOPE__CFI_SP 7
+#define LAGSCOPE__CFI_FP 6
+#elif defined(__aarch64__)
+#define LAGSCOPE__CFI_REGISTERS 33
+#define LAGSCOPE__CFI_PC 32
+#define LAGSCOPE__CFI_SP 31
+#define LAGSCOPE__CFI_FP 29
+#endif
+
+/* A frame's registers; bit n of known: registers[n] holds a value. */
+typedef struct lagscope__cfi_frame {
+  uintptr_t registers[LAGSCOPE__CFI_REGISTERS];
+  uint64_t known;
+} lagscope__cfi_frame;
+
+/* Where every byte comes from: 0 when [address, address + bytes) was copied into out, else -1
+ * (never a fault). */
+typedef struct lagscope__cfi_memory {
+  int (*read)(void *context, uintptr_t address, void *out, size_t bytes);
+  void *context;
+} lagscope__cfi_memory;
+
+/* A function's unwind info: an FDE with what the step needs of its CIE. */
+typedef struct lagscope__cfi_fde {
+  uintptr_t start, end; /* the code it covers */
+  int signal_frame;     /* a signal's return trampoline (augmentation S): the next pc is exact */
+  uintptr_t instructions, instructions_end, cie_instructions, cie_instructions_end;
+  uint64_t code_align;
+  int64_t data_align;
+  uint32_t return_address; /* its column */
+  uint8_t encoding;        /* of the FDE's addresses */
+} lagscope__cfi_fde;
+
+enum lagscope__cfi_result {
+  LAGSCOPE__CFI_STEPPED, /* the frame is now its caller */
+  LAGSCOPE__CFI_END,     /* the outermost frame: the rules say there is no caller */
+  LAGSCOPE__CFI_FAILED   /* a byte or a register that was needed could not be read */
+};
+
+/* The FDE covering pc, from the .eh_frame_hdr at eh_frame_hdr (its sorted table). 0, or -1
+ * when there is none or it cannot be read. F */
+int lagscope__cfi_find(uintptr_t eh_frame_hdr, uintptr_t pc, const lagscope__cfi_memory *m,
+                       lagscope__cfi_fde *fde);
+/* frame (its function's FDE: fde) becomes its caller. pc: where to look in the FDE's table,
+ * the frame's pc, less 1 when it is a return address (the call may be the function's last
+ * instruction). A register the rules cannot recover is unknown in the caller. F */
+enum lagscope__cfi_result lagscope__cfi_step(lagscope__cfi_frame *frame,
+                                             const lagscope__cfi_fde *fde, uintptr_t pc,
+                                             const lagscope__cfi_memory *m);
+/* Without unwind info: through the frame record the frame pointer points at. END when the
+ * frame pointer is 0 (the outermost frame clears it). F */
+enum lagscope__cfi_result lagscope__cfi_step_frame_pointer(lagscope__cfi_frame *frame,
+                                                           const lagscope__cfi_memory *m);
+
 /* ---- object_bytes.c: loaded objects' bytes, from their files (monitor thread only) ---- */
 
 /* Reads the loader's list again when it changed (dlopen, dlclose) or was never read. */

@@ -1,6 +1,9 @@
 /* Capture of a real thread: the main thread blocks in libc (nanosleep, a held mutex, read,
  * poll) or spins, under three functions of ours; another thread captures it and the stack
  * must contain those functions, in order, down to main, whatever libc was built with.
+ * handler-busy and handler-sleep do it in the app's own signal handler, raised by the
+ * innermost of the three: the walk must go through the kernel's signal frame (glibc's
+ * trampoline and its CFI) to the function the signal interrupted.
  * busy-libc spins calling clock_gettime, as most real busy loops call something: it is
  * captured many times, because under ThreadSanitizer the signal reaches our handler only at
  * such a call, late, and each capture lands at another point of the loop. */
@@ -12,6 +15,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -24,7 +28,25 @@ static const char *kind;
 
 /* The functions the stack must show. Exported (-rdynamic) so dladdr names them here; the
  * symbolicator's own tests cover static functions. */
+/* The app's handler: spins, or sleeps, where the capture finds it. */
+__attribute__((noinline)) void capture_test_in_handler(int sig) {
+  (void)sig;
+  atomic_store(&blocking, 1);
+  if (strcmp(kind, "handler-busy") == 0) {
+    while (!atomic_load(&release_main)) {}
+  } else {
+    struct timespec ts = {2, 0};
+    nanosleep(&ts, NULL);
+  }
+  __asm__ volatile("");
+}
+
 __attribute__((noinline)) void capture_test_block(void) {
+  if (strncmp(kind, "handler-", 8) == 0) {
+    raise(SIGUSR2);
+    __asm__ volatile("");
+    return;
+  }
   atomic_store(&blocking, 1);
   if (strcmp(kind, "busy") == 0) {
     while (!atomic_load(&release_main)) {}
@@ -126,16 +148,17 @@ static void check_one_capture(int spinning) {
   printf("%s: rc %d, walk %s, method %s, %u frames\n", kind, rc, lagscope__walk_name(stack.walk),
          lagscope__method_name(stack.method), stack.depth);
   CHECK_EQ_INT(stack.method, spinning ? LAGSCOPE__METHOD_SIGNAL : LAGSCOPE__METHOD_BLOCKED);
-  const char *expected[] = {"capture_test_block", "capture_test_middle", "capture_test_outer",
-                            "main"};
-  size_t next = 0;
+  const char *expected[] = {"capture_test_in_handler", "capture_test_block",
+                            "capture_test_middle", "capture_test_outer", "main"};
+  size_t next = strncmp(kind, "handler-", 8) == 0 ? 0 : 1, want = 5;
   for (uint32_t i = 0; i < stack.depth; i++) {
     const char *name = name_of(stack.frames[i]);
     printf("  #%u %#lx %s\n", i, (unsigned long)stack.frames[i], name);
-    if (next < 4 && strcmp(name, expected[next]) == 0) next++;
+    if (next < want && strcmp(name, expected[next]) == 0) next++;
   }
   CHECK_EQ_INT(rc, 0);
-  CHECK_MSG(next == 4, "%s: found %zu of the 4 expected functions in order", kind, next);
+  CHECK_MSG(next == want, "%s: the expected functions in order stop before %s", kind,
+            next < want ? expected[next] : "none");
 }
 
 static void *capturer(void *arg) {
@@ -143,7 +166,7 @@ static void *capturer(void *arg) {
   while (!atomic_load(&blocking)) usleep(1000);
   usleep(50000); /* into the blocking call: this wait is not a guess the test depends on, a
                      capture during the call above it would still show the same callers */
-  int spinning = strncmp(kind, "busy", 4) == 0;
+  int spinning = strstr(kind, "busy") != NULL;
   int captures = strcmp(kind, "busy-libc") == 0 ? 40 : 1;
   for (int n = 0; n < captures; n++) check_one_capture(spinning);
   atomic_store(&release_main, 1); /* the holder lets the mutex go */
@@ -168,7 +191,9 @@ int main(int argc, char **argv) {
   kind = argv[1];
   /* A spinning thread needs the signal, which TSan defers to its interceptors; the blocked
    * kinds are read without one, so TSan sees them as they are. */
-  if (strcmp(kind, "busy") == 0) SKIP_UNDER_TSAN();
+  if (strcmp(kind, "busy") == 0 || strcmp(kind, "handler-busy") == 0) SKIP_UNDER_TSAN();
+  struct sigaction app_handler = {.sa_handler = capture_test_in_handler};
+  CHECK(sigaction(SIGUSR2, &app_handler, NULL) == 0);
   CHECK_EQ_INT(lagscope__capture_init(0), 0);
   CHECK(pipe(pipe_fds) == 0);
   pthread_t t;
