@@ -292,7 +292,8 @@ static int is_return_address(uintptr_t ip) {
 static int is_signal_trampoline(const snapshot *s, uintptr_t ip) {
   lagscope__cfi_memory memory = {read_memory, (void *)s};
   lagscope__cfi_fde fde;
-  return find_fde(ip - 1, &memory, &fde) == 0 && fde.signal_frame;
+  return (find_fde(ip - 1, &memory, &fde) == 0 && fde.signal_frame) ||
+         lagscope__cfi_is_signal_return(ip, &memory);
 }
 
 /* A function called directly is entered at or before any pc in it, and not far before. */
@@ -423,19 +424,23 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
       lagscope__cfi_fde fde;
       int have_fde = find_fde(lookup, &memory, &fde) == 0;
       last.start = have_fde ? fde.start : 0;
+      /* aarch64's signal return: its CFI would skip the interrupted pc; the ucontext has it. */
+      int signal_return = (!have_fde || fde.signal_frame) &&
+                          lagscope__cfi_is_signal_return(ip, &memory);
       /* Without unwind info, CFI's fallback is the frame-pointer chain: for a blocked thread,
        * whose frame pointer is a guess, look further instead. */
-      if (!registers_known && !have_fde) break;
-      enum lagscope__cfi_result step = have_fde
-                                           ? lagscope__cfi_step(&frame, &fde, lookup, &memory)
-                                           : lagscope__cfi_step_frame_pointer(&frame, &memory);
+      if (!registers_known && !have_fde && !signal_return) break;
+      enum lagscope__cfi_result step =
+          signal_return ? lagscope__cfi_step_signal_return(&frame, &memory)
+          : have_fde    ? lagscope__cfi_step(&frame, &fde, lookup, &memory)
+                        : lagscope__cfi_step_frame_pointer(&frame, &memory);
       if (step == LAGSCOPE__CFI_END) {
         out->walk = LAGSCOPE__WALK_COMPLETE;
         return;
       }
       if (step == LAGSCOPE__CFI_FAILED) break;
       /* After a signal's trampoline, the pc is where the signal came: not after a call. */
-      exact = have_fde && fde.signal_frame;
+      exact = signal_return || (have_fde && fde.signal_frame);
     }
     if (registers_known) break;
     first_pushed = run_from_scan = 0;

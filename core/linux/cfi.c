@@ -8,7 +8,8 @@
  * (its code and data mapped, a 28 KiB cache in its .bss, a 26 KiB address space on the heap).
  * Handled: CIE versions 1, 3 and 4 with the augmentations compilers write (z R P L S B G), every
  * DW_CFA instruction of DWARF 5 and GNU's, CFA and register expressions (x86_64's PLT stubs,
- * glibc's signal trampoline), aarch64's signed return addresses. Not handled: .debug_frame
+ * glibc's signal trampoline), aarch64's signed return addresses and its kernel's signal return
+ * (whose CFI does not give the interrupted pc: the ucontext does). Not handled: .debug_frame
  * (objects without .eh_frame_hdr walk by frame pointer or stack scan, capture.c).
  *
  * No allocation, no lock: every byte comes through the caller's read function, a small window
@@ -220,7 +221,9 @@ static int parse_fde(const lagscope__cfi_memory *m, uintptr_t record, lagscope__
 int lagscope__cfi_find(uintptr_t eh_frame_hdr, uintptr_t pc, const lagscope__cfi_memory *m,
                        lagscope__cfi_fde *fde) {
   uint8_t head[HDR_BYTES];
+  /* The form every linker writes, the one a binary search can use. */
   if (m->read(m->context, eh_frame_hdr, head, sizeof(head)) != 0 || head[0] != HDR_VERSION ||
+      head[1] != (PE_PCREL | PE_SDATA4) || head[2] != PE_UDATA4 ||
       head[3] != (PE_DATAREL | PE_SDATA4))
     return -1;
   uint32_t count;
@@ -632,6 +635,46 @@ enum lagscope__cfi_result lagscope__cfi_step(lagscope__cfi_frame *frame,
   *frame = caller;
   return LAGSCOPE__CFI_STEPPED;
 }
+
+#if defined(__aarch64__)
+/* The kernel's signal return, where a handler returns to (the vDSO's __kernel_rt_sigreturn;
+ * qemu-user writes the same two instructions): mov x8, #139 (rt_sigreturn); svc #0. */
+#define SIGRETURN_MOV_X8 0xd2801168u
+#define SIGRETURN_SVC 0xd4000001u
+/* Its sp is the kernel's struct rt_sigframe: a siginfo (128 bytes), then the ucontext, whose
+ * uc_mcontext (a sigcontext: fault_address, regs[31], sp, pc) starts 176 bytes in
+ * (arch/arm64/include/uapi/asm/ucontext.h, sigcontext.h). */
+#define SIGFRAME_REGS (128u + 176u + 8u)
+
+int lagscope__cfi_is_signal_return(uintptr_t pc, const lagscope__cfi_memory *m) {
+  uint32_t code[2];
+  return m->read(m->context, pc, code, sizeof(code)) == 0 && code[0] == SIGRETURN_MOV_X8 &&
+         code[1] == SIGRETURN_SVC;
+}
+
+enum lagscope__cfi_result lagscope__cfi_step_signal_return(lagscope__cfi_frame *frame,
+                                                           const lagscope__cfi_memory *m) {
+  uintptr_t sp, saved[33]; /* x0..x30, sp, pc */
+  if (register_value(frame, LAGSCOPE__CFI_SP, &sp) != 0 ||
+      m->read(m->context, sp + SIGFRAME_REGS, saved, sizeof(saved)) != 0)
+    return LAGSCOPE__CFI_FAILED;
+  memcpy(frame->registers, saved, sizeof(saved));
+  frame->known = ((uint64_t)1 << 33) - 1;
+  return LAGSCOPE__CFI_STEPPED;
+}
+#else
+/* x86_64: glibc's __restore_rt has CFI for all of it (augmentation S, expressions). */
+int lagscope__cfi_is_signal_return(uintptr_t pc, const lagscope__cfi_memory *m) {
+  (void)pc, (void)m;
+  return 0;
+}
+
+enum lagscope__cfi_result lagscope__cfi_step_signal_return(lagscope__cfi_frame *frame,
+                                                           const lagscope__cfi_memory *m) {
+  (void)frame, (void)m;
+  return LAGSCOPE__CFI_FAILED;
+}
+#endif
 
 /* Without unwind info: the frame record the frame pointer points at, {caller's fp, return
  * address} on both targets, with the caller's sp just above it. */

@@ -128,6 +128,14 @@ int lagscope__cfi_find(uintptr_t eh_frame_hdr, uintptr_t pc, const lagscope__cfi
 enum lagscope__cfi_result lagscope__cfi_step(lagscope__cfi_frame *frame,
                                              const lagscope__cfi_fde *fde, uintptr_t pc,
                                              const lagscope__cfi_memory *m);
+/* Whether pc is the kernel's signal return (aarch64: the vDSO's __kernel_rt_sigreturn, whose CFI
+ * gives back x29 and x30 only, not the interrupted pc; x86_64: never, glibc's __restore_rt has
+ * whole CFI). F */
+int lagscope__cfi_is_signal_return(uintptr_t pc, const lagscope__cfi_memory *m);
+/* frame, at the kernel's signal return, becomes the interrupted frame: every register from the
+ * signal frame's ucontext. F */
+enum lagscope__cfi_result lagscope__cfi_step_signal_return(lagscope__cfi_frame *frame,
+                                                           const lagscope__cfi_memory *m);
 /* Without unwind info: through the frame record the frame pointer points at. END when the
  * frame pointer is 0 (the outermost frame clears it). F */
 enum lagscope__cfi_result lagscope__cfi_step_frame_pointer(lagscope__cfi_frame *frame,
