@@ -203,30 +203,29 @@ __attribute__((noinline)) static void sig_middle(void) {
   __asm__ volatile("" ::: "memory");
 }
 
+/* The last walk met the `count` return addresses in order, and ended where the rules say
+ * (_start, a thread's start). */
+static void check_walk(const char *name, const uintptr_t *want, int count) {
+  int next = 0;
+  for (int i = 0; i < walked_len; i++) {
+    printf("  #%d %#lx\n", i, (unsigned long)walked[i]);
+    if (next < count && walked[i] == want[next]) next++;
+  }
+  EXPECT(next == count, "%s: %d of the %d return addresses met in order", name, next, count);
+  EXPECT(walk_ended, "%s: the walk did not end where the rules say", name);
+  printf("%s: %d frames, %s\n", name, walked_len, walk_ended ? "ended" : "cut");
+}
+
 static void test_signal_handler(void) {
   struct sigaction sa = {.sa_handler = on_signal};
   sigaction(SIGUSR1, &sa, NULL);
   sig_middle();
-  int next = 0;
-  for (int i = 0; i < walked_len; i++) {
-    printf("  #%d %#lx\n", i, (unsigned long)walked[i]);
-    if (next < 2 && walked[i] == sig_expected[next]) next++;
-  }
-  EXPECT(next == 2, "handler: %d of the 2 return addresses met in order", next);
-  EXPECT(walk_ended, "handler: the walk did not end where the rules say");
-  printf("handler: %d frames, %s\n", walked_len, walk_ended ? "ended" : "cut");
+  check_walk("handler", sig_expected, 2);
 }
 
 static void test_self(void) {
   self_outer();
-  int next = 0;
-  for (int i = 0; i < walked_len; i++) {
-    printf("  #%d %#lx\n", i, (unsigned long)walked[i]);
-    if (next < 3 && walked[i] == expected[next]) next++;
-  }
-  EXPECT(next == 3, "self: %d of the 3 return addresses met in order", next);
-  EXPECT(walk_ended, "self: the walk did not end where the rules say (_start / thread start)");
-  printf("self: %d frames, %s\n", walked_len, walk_ended ? "ended" : "cut");
+  check_walk("self", expected, 3);
 }
 
 /* ---- rules: hand-made records (x86_64's register numbers) ---- */
