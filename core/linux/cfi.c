@@ -54,6 +54,15 @@ static uint8_t next_byte(cursor *c) {
   return c->window[c->at++ - c->window_start];
 }
 
+/* Past len bytes, which must lie before the end: a length near 2^64 would wrap the cursor back
+ * and make a loop of any record. */
+static void skip_bytes(cursor *c, uint64_t len) {
+  if (c->failed || c->at > c->end || len > c->end - c->at)
+    c->failed = 1;
+  else
+    c->at += (uintptr_t)len;
+}
+
 static uint64_t read_unsigned(cursor *c, size_t bytes) { /* little-endian, both targets */
   uint64_t value = 0;
   for (size_t i = 0; i < bytes; i++) value |= (uint64_t)next_byte(c) << (8 * i);
@@ -176,7 +185,10 @@ static int parse_cie(const lagscope__cfi_memory *m, uintptr_t record, lagscope__
   *has_augmentation_data = augmentation[0] == 'z';
   if (augmentation[0] == 'z') {
     uint64_t data_len = read_uleb(&c);
-    uintptr_t data_end = c.at + (uintptr_t)data_len;
+    uintptr_t data_start = c.at;
+    skip_bytes(&c, data_len);
+    uintptr_t data_end = c.at;
+    c.at = data_start;
     for (const char *a = augmentation + 1; *a != '\0' && c.at < data_end && !c.failed; a++) {
       switch (*a) {
       case 'R': fde->encoding = next_byte(&c); break;
@@ -210,8 +222,7 @@ static int parse_fde(const lagscope__cfi_memory *m, uintptr_t record, lagscope__
   /* The range is a length: the form without what it is relative to. */
   fde->end = fde->start + read_encoded(&c, fde->encoding & 0x0f, 0);
   if (has_augmentation_data) {
-    uint64_t data_len = read_uleb(&c);
-    c.at += (uintptr_t)data_len;
+    skip_bytes(&c, read_uleb(&c));
   }
   fde->instructions = c.at;
   fde->instructions_end = c.end;
@@ -291,7 +302,13 @@ static void set_expression(interpreter *in, uint64_t column, uint8_t kind, curso
   uint64_t len = read_uleb(c);
   if (column < LAGSCOPE__CFI_REGISTERS)
     in->row.registers[column] = (rule){kind, (uint32_t)len, (int64_t)c->at};
-  c->at += (uintptr_t)len;
+  skip_bytes(c, len);
+}
+
+/* n times a factor, wrapping as the hardware does: damaged records must not be undefined
+ * behaviour. */
+static int64_t factored(int64_t n, int64_t factor) {
+  return (int64_t)((uint64_t)n * (uint64_t)factor);
 }
 
 enum { STOP = 1 }; /* the row for the target pc is complete */
@@ -309,7 +326,7 @@ static int run_instruction(interpreter *in, cursor *c) {
   int64_t data_align = in->fde->data_align;
   switch (op >> 6) { /* the three with an operand in the opcode */
   case 1: return advance(in, op & 0x3f);
-  case 2: set_rule(in, op & 0x3f, OFFSET, (int64_t)read_uleb(c) * data_align); return 0;
+  case 2: set_rule(in, op & 0x3f, OFFSET, factored((int64_t)read_uleb(c), data_align)); return 0;
   case 3:
     if ((op & 0x3f) < LAGSCOPE__CFI_REGISTERS)
       in->row.registers[op & 0x3f] = in->initial->registers[op & 0x3f];
@@ -324,7 +341,7 @@ static int run_instruction(interpreter *in, cursor *c) {
   case 0x04: return advance(in, read_unsigned(c, 4));           /* advance_loc4 */
   case 0x05:                                                    /* offset_extended */
     reg = read_uleb(c);
-    set_rule(in, reg, OFFSET, (int64_t)read_uleb(c) * data_align);
+    set_rule(in, reg, OFFSET, factored((int64_t)read_uleb(c), data_align));
     return 0;
   case 0x06: /* restore_extended */
     reg = read_uleb(c);
@@ -355,33 +372,33 @@ static int run_instruction(interpreter *in, cursor *c) {
   case 0x0f: {                                                      /* def_cfa_expression */
     uint64_t len = read_uleb(c);
     in->row.cfa = (rule){VAL_EXPRESSION, (uint32_t)len, (int64_t)c->at};
-    c->at += (uintptr_t)len;
+    skip_bytes(c, len);
     return 0;
   }
   case 0x10: reg = read_uleb(c); set_expression(in, reg, EXPRESSION, c); return 0;
   case 0x11: /* offset_extended_sf */
     reg = read_uleb(c);
-    set_rule(in, reg, OFFSET, read_sleb(c) * data_align);
+    set_rule(in, reg, OFFSET, factored(read_sleb(c), data_align));
     return 0;
   case 0x12: /* def_cfa_sf */
     in->row.cfa = (rule){.kind = REGISTER, .value = (int64_t)read_uleb(c)};
-    in->row.cfa_offset = read_sleb(c) * data_align;
+    in->row.cfa_offset = factored(read_sleb(c), data_align);
     return 0;
-  case 0x13: in->row.cfa_offset = read_sleb(c) * data_align; return 0; /* def_cfa_offset_sf */
+  case 0x13: in->row.cfa_offset = factored(read_sleb(c), data_align); return 0; /* def_cfa_offset_sf */
   case 0x14:                                                           /* val_offset */
     reg = read_uleb(c);
-    set_rule(in, reg, VAL_OFFSET, (int64_t)read_uleb(c) * data_align);
+    set_rule(in, reg, VAL_OFFSET, factored((int64_t)read_uleb(c), data_align));
     return 0;
   case 0x15: /* val_offset_sf */
     reg = read_uleb(c);
-    set_rule(in, reg, VAL_OFFSET, read_sleb(c) * data_align);
+    set_rule(in, reg, VAL_OFFSET, factored(read_sleb(c), data_align));
     return 0;
   case 0x16: reg = read_uleb(c); set_expression(in, reg, VAL_EXPRESSION, c); return 0;
   case 0x2d: in->row.ra_signed = !in->row.ra_signed; return 0; /* AARCH64_negate_ra_state */
   case 0x2e: read_uleb(c); return 0;                  /* GNU_args_size: for landing pads */
   case 0x2f: /* GNU_negative_offset_extended */
     reg = read_uleb(c);
-    set_rule(in, reg, OFFSET, -(int64_t)read_uleb(c) * data_align);
+    set_rule(in, reg, OFFSET, factored((int64_t)(0 - read_uleb(c)), data_align));
     return 0;
   default: return -1;
   }
@@ -414,7 +431,10 @@ static int register_value(const lagscope__cfi_frame *f, uint64_t reg, uintptr_t 
 static int binary_op(uint8_t op, uint64_t a, uint64_t b, uint64_t *out) {
   switch (op) { /* a is the second entry, b the top */
   case 0x1a: *out = a & b; return 0;
-  case 0x1b: if (b == 0) return -1; *out = (uint64_t)((int64_t)a / (int64_t)b); return 0;
+  case 0x1b: /* div: INT64_MIN / -1 would trap */
+    if (b == 0 || (int64_t)b == -1) return -1;
+    *out = (uint64_t)((int64_t)a / (int64_t)b);
+    return 0;
   case 0x1c: *out = a - b; return 0;
   case 0x1d: if (b == 0) return -1; *out = a % b; return 0;
   case 0x1e: *out = a * b; return 0;
@@ -524,15 +544,14 @@ static int evaluate(const lagscope__cfi_frame *f, const lagscope__cfi_memory *m,
         if (depth == 0) return -1;
         stack[depth - 1] += read_uleb(&c);
         break;
-      case 0x2f: { /* skip */
+      case 0x2f: /* skip */
+      case 0x28: { /* bra: skip when the top is not 0 */
         int16_t skip = (int16_t)read_unsigned(&c, 2);
+        if (op == 0x28 && depth == 0) return -1;
+        if (op == 0x28 && stack[--depth] == 0) break;
+        if ((skip < 0 && (uintptr_t)-skip > c.at - at) || (skip > 0 && (uintptr_t)skip > c.end - c.at))
+          return -1; /* out of the expression */
         c.at += (uintptr_t)(intptr_t)skip;
-        break;
-      }
-      case 0x28: { /* bra */
-        int16_t skip = (int16_t)read_unsigned(&c, 2);
-        if (depth == 0) return -1;
-        if (stack[--depth] != 0) c.at += (uintptr_t)(intptr_t)skip;
         break;
       }
       case 0x96: break; /* nop */
@@ -629,6 +648,8 @@ enum lagscope__cfi_result lagscope__cfi_step(lagscope__cfi_frame *frame,
   if (r->registers[LAGSCOPE__CFI_SP].kind == SAME) { /* the usual case: the CFA is the caller's sp */
     caller.registers[LAGSCOPE__CFI_SP] = cfa;
     caller.known |= (uint64_t)1 << LAGSCOPE__CFI_SP;
+  } else if (!(caller.known & ((uint64_t)1 << LAGSCOPE__CFI_SP))) {
+    return LAGSCOPE__CFI_FAILED; /* a frame without a stack pointer is no frame to go on from */
   }
   caller.registers[LAGSCOPE__CFI_PC] = return_address;
   caller.known |= (uint64_t)1 << LAGSCOPE__CFI_PC;
