@@ -10,7 +10,7 @@
 
 typedef struct recorder {
   pthread_mutex_t lock;
-  int counts[8];         /* by lagscope_event_type */
+  int counts[LAGSCOPE_EVENT_HITCH + 1]; /* by lagscope_event_type (HITCH is the last) */
   lagscope_event began[RECORDER_HANGS_MAX], ended[RECORDER_HANGS_MAX];
   int began_len, ended_len;
   uint64_t last_sequence;

@@ -77,6 +77,15 @@ static void one_long_stall(int heartbeat) {
   s.stall_ms = 600;
   s.heartbeat = heartbeat;
   run(&s, 10, hang_over_and_settled);
+  /* What the watchdog saw, for a run that fails (one TSan run saw no hang at all, once). */
+  const lagscope_metrics *m = &s.rec.last_metrics;
+  printf("seen: %d hang_began, %d hang_ended, %d hitch, %d error, %d metrics; hangs %llu, "
+         "stopped %llu ms, monitor starved %llu ms, events %llu published, %llu dropped\n",
+         s.rec.began_len, s.rec.ended_len, recorder_count(&s.rec, LAGSCOPE_EVENT_HITCH),
+         recorder_count(&s.rec, LAGSCOPE_EVENT_ERROR), recorder_count(&s.rec, LAGSCOPE_EVENT_METRICS),
+         (unsigned long long)m->hangs, (unsigned long long)m->stopped_ms,
+         (unsigned long long)m->monitor_starved_ms, (unsigned long long)m->events_published,
+         (unsigned long long)m->events_dropped);
   CHECK_EQ_INT(s.stalls_done, 1);
   CHECK_EQ_INT(s.rec.began_len, 1);
   CHECK_EQ_INT(s.rec.ended_len, 1);
