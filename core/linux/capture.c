@@ -61,7 +61,6 @@
 
 typedef struct snapshot {
   uintptr_t registers[LAGSCOPE__CFI_REGISTERS]; /* in DWARF's numbering (linux.h) */
-  uintptr_t stack_pointer;             /* when stopped */
   uintptr_t stack_base;                /* where the copy starts: at or below the stack pointer */
   size_t stack_len;                    /* bytes copied from stack_base */
   int from_handler;                    /* registers are the handler's own: its frame comes first */
@@ -97,20 +96,7 @@ extern void __tsan_init(void) __attribute__((weak));
 /* ---- registers: ucontext to DWARF's numbering ---- */
 
 static void copy_registers(const ucontext_t *uc, snapshot *s) {
-#if defined(__x86_64__)
-  static const int order[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
-                                REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
-                                REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
-  for (int i = 0; i < 17; i++) s->registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
-  s->stack_pointer = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-  for (int i = 0; i < 31; i++) s->registers[i] = (uintptr_t)uc->uc_mcontext.regs[i];
-  s->registers[31] = (uintptr_t)uc->uc_mcontext.sp;
-  s->registers[32] = (uintptr_t)uc->uc_mcontext.pc;
-  s->stack_pointer = (uintptr_t)uc->uc_mcontext.sp;
-#else
-#error "lagscope: capture supports Linux on x86_64 and aarch64"
-#endif
+  lagscope__cfi_registers_from_ucontext(uc, s->registers);
 }
 
 /* ---- the handler: async-signal-safe, no allocation, no lock ---- */
@@ -123,7 +109,7 @@ static void futex_wake(_Atomic uint32_t *word) {
  * below the stack pointer when that memory is there, else from the stack pointer. */
 static void copy_stack(snapshot *s) {
   for (uintptr_t below = BELOW_STACK_POINTER_BYTES;; below = 0) {
-    s->stack_base = s->stack_pointer - below;
+    s->stack_base = s->registers[LAGSCOPE__CFI_SP] - below;
     struct iovec local = {s->stack, below + STACK_COPY_BYTES};
     struct iovec remote = {(void *)s->stack_base, below + STACK_COPY_BYTES};
     ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
@@ -395,8 +381,9 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
   memcpy(frame.registers, s->registers, sizeof(frame.registers));
   frame.known = ~(uint64_t)0;
   if (!registers_known)
-    set_partial_registers(&frame, s->registers[LAGSCOPE__CFI_PC], s->stack_pointer, 0);
-  frame_at last = {0, s->stack_pointer, 0, 1}, prologue_tried = {0, 0, 0, 0};
+    set_partial_registers(&frame, s->registers[LAGSCOPE__CFI_PC], s->registers[LAGSCOPE__CFI_SP],
+                          0);
+  frame_at last = {0, s->registers[LAGSCOPE__CFI_SP], 0, 1}, prologue_tried = {0, 0, 0, 0};
   uintptr_t scan_floor = 0;
   int run_from_scan = 0, first_pushed = 0, exact = 1;
   for (;;) { /* one CFI run; then, for a blocked thread, a prologue or a scan, and another run */
@@ -715,10 +702,8 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
     if (rc == LAGSCOPE_ENOENT) return TAKE_GONE;
     if (rc != LAGSCOPE_OK || before.running) return TAKE_RUNNING;
     snapshot *s = &the_snapshot;
-    memset(s->registers, 0, sizeof(s->registers)); /* only pc and sp are known: the walk's way */
-    s->registers[LAGSCOPE__CFI_PC] = before.pc;
+    s->registers[LAGSCOPE__CFI_PC] = before.pc; /* the only two a blocked walk reads */
     s->registers[LAGSCOPE__CFI_SP] = before.sp;
-    s->stack_pointer = before.sp;
     copy_stack(s);
     if (have_runs) {
       rc = lagscope__linux_read_run_count(tid, &runs_after);

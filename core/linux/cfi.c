@@ -15,9 +15,27 @@
  * No allocation, no lock: every byte comes through the caller's read function, a small window
  * at a time, so a record of any size is read without a buffer its size.
  */
+#define _GNU_SOURCE /* ucontext's register names */
 #include "linux.h"
 
 #include <string.h>
+
+/* ---- registers: a ucontext in DWARF's numbering ---- */
+
+void lagscope__cfi_registers_from_ucontext(const ucontext_t *uc,
+                                           uintptr_t registers[LAGSCOPE__CFI_REGISTERS]) {
+#if defined(__x86_64__)
+  static const int order[LAGSCOPE__CFI_REGISTERS] = {
+      REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_R8,
+      REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+  for (int i = 0; i < LAGSCOPE__CFI_REGISTERS; i++)
+    registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+#else
+  for (int i = 0; i < 31; i++) registers[i] = (uintptr_t)uc->uc_mcontext.regs[i];
+  registers[LAGSCOPE__CFI_SP] = (uintptr_t)uc->uc_mcontext.sp;
+  registers[LAGSCOPE__CFI_PC] = (uintptr_t)uc->uc_mcontext.pc;
+#endif
+}
 
 /* ---- reading: a cursor over a record, a window of it at a time ---- */
 

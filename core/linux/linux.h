@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include <ucontext.h>
 
 /* ---- process.c: small reads ---- */
 
@@ -87,6 +88,10 @@ int lagscope__linux_plt_slot(const uint8_t *code, size_t len, uintptr_t address,
 #define LAGSCOPE__CFI_SP 31
 #define LAGSCOPE__CFI_FP 29
 #endif
+
+/* A ucontext's registers (a signal's, getcontext's) in that numbering. A copy: signal-safe. F */
+void lagscope__cfi_registers_from_ucontext(const ucontext_t *uc,
+                                           uintptr_t registers[LAGSCOPE__CFI_REGISTERS]);
 
 /* A frame's registers; bit n of known: registers[n] holds a value. */
 typedef struct lagscope__cfi_frame {

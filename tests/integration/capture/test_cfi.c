@@ -116,19 +116,8 @@ static uintptr_t walked[SELF_FRAMES];
 static int walked_len, walk_ended;
 
 static void walk_from(const ucontext_t *uc) {
-  lagscope__cfi_frame f = {.known = 0};
-#if defined(__x86_64__)
-  static const int order[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
-                                REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
-                                REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
-  for (int i = 0; i < 17; i++) f.registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
-  f.known = (1u << 17) - 1;
-#else
-  for (int i = 0; i < 31; i++) f.registers[i] = (uintptr_t)uc->uc_mcontext.regs[i];
-  f.registers[31] = (uintptr_t)uc->uc_mcontext.sp;
-  f.registers[32] = (uintptr_t)uc->uc_mcontext.pc;
-  f.known = ((uint64_t)1 << 33) - 1;
-#endif
+  lagscope__cfi_frame f = {.known = ((uint64_t)1 << LAGSCOPE__CFI_REGISTERS) - 1};
+  lagscope__cfi_registers_from_ucontext(uc, f.registers);
   uintptr_t sp = f.registers[LAGSCOPE__CFI_SP];
   readable r = {sp - 256, sp + 256 * 1024};
   lagscope__cfi_memory m = {read_self, &r};
