@@ -34,6 +34,10 @@ struct lagscope__hang_recorder {
   uint64_t captured_ns; /* the last capture: the unwinder and its page cache are in use */
   int unwinder_held;    /* made by a capture and not let go since */
   int signal_lost_reported; /* the app took the capture signal over: said once */
+  /* Earlier runs' reports, recovered at start by a thread of their own: checking a store
+   * (up to 32 MiB) takes long enough to leave the app unwatched if the monitor did it. */
+  lagscope__thread *recovery;
+  _Atomic int recovery_stop, recovery_done;
 
   /* The main thread's samples while it was late, before a hang began: a ring. */
   lagscope__stack *early;
@@ -131,6 +135,8 @@ static void release_hang_buffers(lagscope__hang_recorder *h) {
 
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   if (h == NULL) return;
+  atomic_store_explicit(&h->recovery_stop, 1, memory_order_relaxed);
+  lagscope__thread_join(h->recovery); /* done with the file it reads, if any */
   h->unsaved_retry_ns = 0;
   lagscope__hang_recorder_retry(h); /* a last try: the file is marked ended either way */
   lagscope__dealloc(h->unsaved);
@@ -189,7 +195,14 @@ static uint64_t idle_ns(uint64_t now_ns, uint64_t then_ns) {
 }
 
 void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
-  if (h == NULL || h->active) return;
+  if (h == NULL) return;
+  /* Recovery's thread, once its work is done, is joined now (it has returned: no wait), not at
+   * stop: an app that exits without stopping leaves no finished thread unjoined. */
+  if (h->recovery != NULL && atomic_load_explicit(&h->recovery_done, memory_order_acquire)) {
+    lagscope__thread_join(h->recovery);
+    h->recovery = NULL;
+  }
+  if (h->active) return;
   /* Early samples of a stall that ended below a hitch use the unwinder but not the index:
    * each is let go on its own clock. */
   if (h->symbols != NULL && idle_ns(now_ns, h->symbols_used_ns) >= SYMBOLS_KEEP_NS) {
@@ -581,11 +594,23 @@ static void publish_corrupt(void *ctx, const char *path, const char *why) {
   lagscope__publish_error(LAGSCOPE_EPARSE, "report store: skipped %s: %s", path, why);
 }
 
-void lagscope__hang_recorder_recover(lagscope__hang_recorder *h) {
-  if (h->store == NULL) return;
+static void recovery_main(void *arg) {
+  lagscope__hang_recorder *h = arg;
+  int rc = lagscope__store_recover(h->store, publish_recovered, publish_corrupt, h,
+                                   &h->recovery_stop);
   /* A report that could not be marked (a full disk) is still published; it stays in progress
    * on disk and is published again at the next start. */
-  if (lagscope__store_recover(h->store, publish_recovered, publish_corrupt, h) != LAGSCOPE_OK)
-    lagscope__publish_error(LAGSCOPE_ESYS, "report store: a recovered report in %s could not be "
-                            "marked as ended by termination", h->report_dir);
+  if (rc == LAGSCOPE_ESYS)
+    lagscope__publish_error(rc, "report store: a recovered report in %s could not be marked as "
+                            "ended by termination", h->report_dir);
+  else if (rc != LAGSCOPE_OK)
+    lagscope__publish_error(rc, "report store: the reports in %s could not all be recovered: "
+                            "%s", h->report_dir, lagscope_strerror(rc));
+  atomic_store_explicit(&h->recovery_done, 1, memory_order_release);
+}
+
+void lagscope__hang_recorder_recover(lagscope__hang_recorder *h) {
+  if (h->store == NULL) return;
+  if (lagscope__thread_start(&h->recovery, "lagscope-recov", recovery_main, h) != LAGSCOPE_OK)
+    recovery_main(h); /* no thread to be had (the process is at its limit): here, then */
 }

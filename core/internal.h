@@ -676,7 +676,8 @@ static inline int lagscope__name_char(char c) {
          c == '.' || c == '_' || c == '-';
 }
 /* Opens (creating with its parents, 0700) the folder, refused unless it is ours and nobody else
- * can write it or a folder above it (see lagscope__folder_open). A */
+ * can write it or a folder above it (see lagscope__folder_open); lists the reports it holds,
+ * for recovery, and deletes the temporary files interrupted writes left. A */
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
                          lagscope__store **out, char *why, size_t why_size);
 void lagscope__store_close(lagscope__store *s);
@@ -684,16 +685,19 @@ void lagscope__store_close(lagscope__store *s);
  * removes the oldest reports past the bounds (never the one just written). Writes the final
  * path to path_out. On failure (full disk, read-only folder) returns LAGSCOPE_ESYS with why;
  * the old file, if any, is intact. A */
-int lagscope__store_write(lagscope__store *s, const char *id, const char *json,
+int lagscope__store_write(const lagscope__store *s, const char *id, const char *json,
                           char *path_out, size_t path_size, char *why, size_t why_size);
-/* At start: each report still in progress is rewritten as ended by termination and handed to
+/* At start, over the files the folder held at open (never a report of this run), once per
+ * open: each report still in progress is rewritten as ended by termination and handed to
  * found(); each unreadable, truncated, non-JSON or other-schema file to corrupt() with a
- * sentence, and left alone. A */
+ * sentence, and left alone. Stops between two files once *stop is set (stop may be NULL).
+ * Returns ESYS when a report could not be rewritten (handed over all the same), ENOMEM, or
+ * the listing's error. May run on its own thread while another writes through s. A */
 int lagscope__store_recover(lagscope__store *s,
                             void (*found)(void *ctx, const char *id, const char *path,
                                           const char *json),
                             void (*corrupt)(void *ctx, const char *path, const char *why),
-                            void *ctx);
+                            void *ctx, const _Atomic int *stop);
 
 /* A report whose final write failed (a full disk): marks <id>.json, without needing space, as
  * ended at ended_wall_ms, so that the next start does not call it ended by termination. F */
@@ -747,11 +751,14 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
 /* Writes again a final report the disk had no room for, every few seconds at most. A */
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
 /* Lets the symbol index go when no report has needed it for 30 s (and no hang is on), so
- * that its memory goes back to the system. A */
+ * that its memory goes back to the system; joins recovery's thread once it is done. A */
 void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns);
 /* 1 if a final report waits for room on the disk (the next retry writes). F */
 int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
-/* Publishes hang_recovered for reports an earlier run left in progress. A */
+/* Publishes hang_recovered for reports an earlier run left in progress (and an error event
+ * for each file that is no report), from a thread of its own that ends when done; stopped
+ * and joined by lagscope__hang_recorder_free. When no thread can be started, recovers before
+ * returning. A */
 void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
 /* The hang began: captures the main thread, then every thread, and writes the report. A */
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,

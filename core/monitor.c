@@ -397,6 +397,8 @@ static void monitor_main(void *arg) {
   lagscope__loop_wait_reset(); /* the loop may not be the last start's */
   in->hang_recorder = lagscope__hang_recorder_new(in->config);
   if (in->hang_recorder != NULL) lagscope__hang_recorder_recover(in->hang_recorder);
+  /* The work above is the monitor's own, not a suspension: lateness counts from here. */
+  in->watchdog.expected_wake_ns = lagscope__now_ns();
   while (!atomic_load_explicit(&in->monitor_stopping, memory_order_acquire)) {
     uint64_t now = lagscope__now_ns();
     lagscope__watchdog_step step;

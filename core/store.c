@@ -6,8 +6,13 @@
  *   <dir>/<id>.json          a report (id: [A-Za-z0-9._-], not starting with '.')
  *   <dir>/.<id>.json.tmp     a report being written; left behind only by an interrupted write
  *
- * Not thread-safe: one caller at a time (the monitor thread's hang recorder; the viewer only
- * reads, through lagscope__store_list and _read). */
+ * Two threads may use one store: at start, recovery (a thread of its own) rewrites the reports
+ * an earlier run left while the monitor writes new ones. Apart from recovery's own list of
+ * what the folder held at open, a store does not change once open, and every file is written
+ * whole by a rename: each thread sees a file whole or not at all. A report that bounds delete
+ * before recovery reads it is not recovered; one that recovery rewrites just after they
+ * deleted it stays until the next write's bounds. The viewer only reads, through
+ * lagscope__store_list and _read. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* UTIME_OMIT on older glibc */
 #define _DARWIN_C_SOURCE /* O_DIRECTORY, O_NOFOLLOW beside _POSIX_C_SOURCE */
@@ -33,11 +38,28 @@
  * the store writes reports 0600. */
 #define STORE_MODE_ENDED 0400
 
+/* A report file found by listing the folder. */
+typedef struct listed {
+  char name[STORE_MAX_ID + 8];
+  time_t mtime;
+  uint64_t size;
+  int uncounted; /* an idle hang's ("counted":false): evicted before any other */
+} listed;
+
+typedef struct listing {
+  listed *items;
+  size_t len, capacity;
+} listing;
+
 struct lagscope__store {
   char dir[STORE_PATH_MAX];
   int dirfd;            /* the folder, checked once: every file is opened relative to it */
   uint32_t max_reports; /* 0: no limit */
   uint64_t max_bytes;   /* 0: no limit */
+  /* The files found at open, by name, for recovery alone (which empties it); the listing's
+   * error, if it failed. */
+  listing at_open;
+  int at_open_rc;
 };
 
 #if defined(__GNUC__)
@@ -192,6 +214,10 @@ static int probe_writable(const lagscope__store *s, char *why, size_t why_size) 
   return LAGSCOPE_OK;
 }
 
+static int list_dir(int dirfd, const char *dir, listing *l, int remove_temps, int own_only,
+                    char *why, size_t why_size);
+static int by_name(const void *a, const void *b);
+
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
                          lagscope__store **out, char *why, size_t why_size) {
   if (out != NULL) *out = NULL;
@@ -224,6 +250,10 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
     lagscope__dealloc(s);
     return rc;
   }
+  /* What an earlier run left, listed before this start writes anything: the reports for
+   * recovery (never one of this run's), the temporary files of interrupted writes deleted. */
+  s->at_open_rc = list_dir(s->dirfd, s->dir, &s->at_open, 1, 0, NULL, 0);
+  if (s->at_open.len > 1) lagscope__sort(s->at_open.items, s->at_open.len, sizeof(listed), by_name);
   *out = s;
   return 0;
 }
@@ -231,6 +261,7 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
 void lagscope__store_close(lagscope__store *s) {
   if (s == NULL) return;
   close(s->dirfd);
+  lagscope__dealloc(s->at_open.items);
   lagscope__dealloc(s);
 }
 
@@ -301,18 +332,6 @@ int lagscope__folder_read(int dirfd, const char *name, size_t limit, char **text
 }
 
 /* ---- listing ----------------------------------------------------------------------------------- */
-
-typedef struct listed {
-  char name[STORE_MAX_ID + 8];
-  time_t mtime;
-  uint64_t size;
-  int uncounted; /* an idle hang's ("counted":false): evicted before any other */
-} listed;
-
-typedef struct listing {
-  listed *items;
-  size_t len, capacity;
-} listing;
 
 static int ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
@@ -508,8 +527,8 @@ static int fsync_retry(int fd) {
   return r;
 }
 
-int lagscope__store_write(lagscope__store *s, const char *id, const char *json, char *path_out,
-                          size_t path_size, char *why, size_t why_size) {
+int lagscope__store_write(const lagscope__store *s, const char *id, const char *json,
+                          char *path_out, size_t path_size, char *why, size_t why_size) {
   if (s == NULL || id == NULL || json == NULL) {
     lagscope__explain(why, why_size, "no store, report id or report text given");
     return LAGSCOPE_EINVAL;
@@ -809,71 +828,77 @@ int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
   return LAGSCOPE_OK;
 }
 
+/* Recovers one listed file: a report in progress is rewritten as ended (by termination, or at
+ * its mtime when its mode marks it) and handed to found(); a file that is no report goes to
+ * corrupt() with a sentence and stays as it is. A */
+static int recover_file(const lagscope__store *s, const char *name,
+                        void (*found)(void *ctx, const char *id, const char *path,
+                                      const char *json),
+                        void (*corrupt)(void *ctx, const char *path, const char *why),
+                        void *ctx) {
+  char path[STORE_PATH_MAX], stem[STORE_MAX_ID + 8], why[256], sentence[300];
+  if (path_join(path, sizeof(path), "%s/%s", s->dir, name) != 0) return LAGSCOPE_OK;
+  size_t stem_len = strlen(name) - strlen(".json");
+  memcpy(stem, name, stem_len);
+  stem[stem_len] = '\0';
+
+  /* Marked when the hang's final write failed: it ended, it was not terminated. */
+  struct stat st;
+  int64_t ended_wall_ms = -1;
+  if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (st.st_mode & 0777) == STORE_MODE_ENDED)
+    ended_wall_ms = (int64_t)st.st_mtime * 1000;
+
+  char *text = NULL, *updated = NULL;
+  size_t len = 0;
+  const char *problem = NULL;
+  int r = read_at(s->dirfd, name, STORE_MAX_FILE_BYTES, 1, &text, &len);
+  if (r == LAGSCOPE_ENOENT) return LAGSCOPE_OK; /* removed meanwhile (bounds of a write) */
+  if (r == LAGSCOPE_ELIMIT) {
+    lagscope__explain(why, sizeof(why), "is too large to be a report (over %u MiB)",
+                      STORE_MAX_FILE_BYTES / (1024u * 1024u));
+    problem = why;
+  } else if (r == LAGSCOPE_EPARSE) {
+    problem = "is not a regular file";
+  } else if (r != 0) {
+    lagscope__explain(why, sizeof(why), "cannot be read: %s", strerror(errno));
+    problem = why;
+  } else {
+    r = lagscope__store_recovered_text(text, len, stem, ended_wall_ms, &updated, why,
+                                       sizeof(why), &problem);
+  }
+  lagscope__dealloc(text);
+  if (problem != NULL) {
+    if (corrupt != NULL) {
+      lagscope__explain(sentence, sizeof(sentence), "the file %s", problem);
+      corrupt(ctx, path, sentence);
+    }
+    return LAGSCOPE_OK;
+  }
+  if (updated == NULL) return r; /* final already (OK), or out of memory */
+  /* Handed over even when the rewrite fails, so that the hang is not lost; the file then
+   * stays as it was and is found again at the next start. */
+  char written[STORE_PATH_MAX];
+  int rc = lagscope__store_write(s, stem, updated, written, sizeof(written), why, sizeof(why));
+  if (found != NULL) found(ctx, stem, path, updated);
+  lagscope__dealloc(updated);
+  return rc != 0 ? LAGSCOPE_ESYS : LAGSCOPE_OK;
+}
+
 int lagscope__store_recover(lagscope__store *s,
                             void (*found)(void *ctx, const char *id, const char *path,
                                           const char *json),
                             void (*corrupt)(void *ctx, const char *path, const char *why),
-                            void *ctx) {
+                            void *ctx, const _Atomic int *stop) {
   if (s == NULL) return LAGSCOPE_EINVAL;
-  listing l = {0};
-  int rc = list_dir(s->dirfd, s->dir, &l, 1, 0, NULL, 0);
-  if (rc != 0) {
-    lagscope__dealloc(l.items);
-    return rc;
+  int rc = s->at_open_rc;
+  for (size_t i = 0; i < s->at_open.len; i++) {
+    if (stop != NULL && atomic_load_explicit(stop, memory_order_relaxed)) break;
+    int r = recover_file(s, s->at_open.items[i].name, found, corrupt, ctx);
+    if (r != LAGSCOPE_OK) rc = r;
   }
-  if (l.len > 1) lagscope__sort(l.items, l.len, sizeof(listed), by_name);
-  for (size_t i = 0; i < l.len; i++) {
-    const char *name = l.items[i].name;
-    char path[STORE_PATH_MAX], stem[sizeof(l.items[i].name)], why[256], sentence[300];
-    if (path_join(path, sizeof(path), "%s/%s", s->dir, name) != 0) continue;
-    size_t stem_len = strlen(name) - strlen(".json");
-    memcpy(stem, name, stem_len);
-    stem[stem_len] = '\0';
-
-    /* Marked when the hang's final write failed: it ended, it was not terminated. */
-    struct stat st;
-    int64_t ended_wall_ms = -1;
-    if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        (st.st_mode & 0777) == STORE_MODE_ENDED)
-      ended_wall_ms = (int64_t)st.st_mtime * 1000;
-
-    char *text = NULL, *updated = NULL;
-    size_t len = 0;
-    const char *problem = NULL;
-    int r = read_at(s->dirfd, name, STORE_MAX_FILE_BYTES, 1, &text, &len);
-    if (r == LAGSCOPE_ENOENT) continue; /* removed meanwhile (bounds of a rewrite) */
-    if (r == LAGSCOPE_ELIMIT) {
-      lagscope__explain(why, sizeof(why), "is too large to be a report (over %u MiB)",
-              STORE_MAX_FILE_BYTES / (1024u * 1024u));
-      problem = why;
-    } else if (r == LAGSCOPE_EPARSE) {
-      problem = "is not a regular file";
-    } else if (r != 0) {
-      lagscope__explain(why, sizeof(why), "cannot be read: %s", strerror(errno));
-      problem = why;
-    } else {
-      r = lagscope__store_recovered_text(text, len, stem, ended_wall_ms, &updated, why,
-                                         sizeof(why), &problem);
-    }
-    lagscope__dealloc(text);
-    if (problem != NULL) {
-      if (corrupt != NULL) {
-        lagscope__explain(sentence, sizeof(sentence), "the file %s", problem);
-        corrupt(ctx, path, sentence);
-      }
-      continue;
-    }
-    if (r == LAGSCOPE_ENOMEM) rc = LAGSCOPE_ENOMEM;
-    if (updated == NULL) continue; /* final already */
-    char written[STORE_PATH_MAX];
-    if (lagscope__store_write(s, stem, updated, written, sizeof(written), why, sizeof(why)) != 0) {
-      /* Still handed over, so the hang is not lost; the file stays as it was on disk and is
-       * found again at the next start. */
-      rc = LAGSCOPE_ESYS;
-    }
-    if (found != NULL) found(ctx, stem, path, updated);
-    lagscope__dealloc(updated);
-  }
-  lagscope__dealloc(l.items);
+  lagscope__dealloc(s->at_open.items); /* once per open */
+  memset(&s->at_open, 0, sizeof(s->at_open));
+  s->at_open_rc = LAGSCOPE_OK;
   return rc;
 }

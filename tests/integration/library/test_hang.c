@@ -2,6 +2,9 @@
  *   stall-600      one 600 ms stall: exactly one hang of at least 250 ms, and it ends
  *   stall-50       50 ms stalls every 200 ms for 3 s: no hang
  *   heartbeat-600  as stall-600 in heartbeat mode (no post_main)
+ *   start-600      a 600 ms stall from the first frame, while the monitor recovers 50 stored
+ *                  reports of an earlier run (~20 MiB): the hang is measured whole, with its
+ *                  first samples near its start, and every report is still recovered
  *   overload-400   20 stalls of 400 ms while 500 threads start and exit and two threads spin:
  *                  at least 19 hangs, each of at least 350 ms, and none shorter than the
  *                  threshold */
@@ -9,9 +12,13 @@
 #include "check.h"
 #include "host_loop.h"
 #include "recorder.h"
+#include "test_files.h"
 
+#include <cjson/cJSON.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,14 +29,17 @@ typedef struct scenario {
   uint64_t stalls_done;
   uint64_t last_stall_end; /* test_now_ns() */
   int heartbeat;
+  int at_start;              /* the one stall at frame 0, not 30 */
   uint32_t ping_interval_ms; /* 0: the default */
+  const char *report_dir;    /* NULL: the default */
 } scenario;
 
 static void stall_frame(host_loop *loop, uint64_t frame, void *user) {
   (void)loop;
   scenario *s = user;
   if (s->heartbeat) lagscope_heartbeat();
-  int due = s->every_frames != 0 ? frame > 0 && frame % s->every_frames == 0 : frame == 30;
+  int due = s->every_frames != 0 ? frame > 0 && frame % s->every_frames == 0
+                                 : frame == (s->at_start ? 0 : 30);
   if (!due) return;
   test_stall_busy(s->stall_ms);
   s->stalls_done++;
@@ -49,6 +59,7 @@ static void run(scenario *s, double max_seconds, host_done_fn done) {
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   if (!s->heartbeat) c.post_main = host_loop_post, c.post_main_user = loop;
   if (s->ping_interval_ms) c.ping_interval_ms = s->ping_interval_ms;
+  if (s->report_dir) c.report_dir = s->report_dir, c.report_max_count = 100;
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
   c.sample_interval_ms = 100; /* more metrics events: proof the monitor kept running */
   CHECK_EQ_INT(lagscope_start(&c), 0);
@@ -99,6 +110,126 @@ static void one_long_stall(int heartbeat) {
   CHECK(recorder_count(&s.rec, LAGSCOPE_EVENT_METRICS) >= 5);
   CHECK_EQ_INT(s.rec.last_metrics.hangs, 1);
   CHECK_EQ_INT(s.rec.last_metrics.hang_in_progress, 0);
+  recorder_destroy(&s.rec);
+}
+
+/* ---- a stall at start, while stored reports are recovered ------------------------------------ */
+
+#define STORED_REPORTS 50
+#define STORED_REPORT_BYTES (400u * 1024u)
+
+/* A report an earlier run left in progress (killed while hung), shaped as ours are: frames of
+ * many small members, which the store checks byte by byte at start. */
+static void store_report_in_progress(const char *dir, int n) {
+  char id[64], path[512];
+  snprintf(id, sizeof(id), "20240101T0000%02d.000Z-1-%d", n % 60, n + 1);
+  size_t cap = STORED_REPORT_BYTES + 512, at = 0;
+  char *text = malloc(cap);
+  CHECK(text != NULL);
+  at += (size_t)snprintf(text, cap,
+                         "{\"schema_version\":1,\"id\":\"%s\",\"hang_id\":%d,\"state\":"
+                         "\"in_progress\",\"start\":{\"monotonic_ns\":1000,\"wall_ms\":"
+                         "1704067200000},\"threads\":[{\"name\":\"main\",\"frames\":[",
+                         id, n + 1);
+  for (int f = 0; at < STORED_REPORT_BYTES; f++)
+    at += (size_t)snprintf(text + at, cap - at,
+                           "%s{\"address\":\"0x55d0c0de%04x\",\"function\":\"function_%d\","
+                           "\"file\":\"src/module_%d.c\",\"line\":%d}",
+                           f ? "," : "", f & 0xffff, f, f % 97, f % 4000);
+  at += (size_t)snprintf(text + at, cap - at, "]}]}");
+  snprintf(path, sizeof(path), "%s/%s.json", dir, id);
+  test_write_bytes(path, text, at);
+  free(text);
+}
+
+/* The report lagscope wrote for this run's hang (the only report not from 2024), parsed. */
+static cJSON *this_runs_report(const char *dir) {
+  DIR *d = opendir(dir);
+  CHECK(d != NULL);
+  cJSON *found = NULL;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] == '.' || strncmp(e->d_name, "2024", 4) == 0 || len < 5 ||
+        strcmp(e->d_name + len - 5, ".json") != 0)
+      continue; /* dot files, the stored reports, the viewer's token */
+    char path[512];
+    test_path_in(path, sizeof(path), dir, e->d_name);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    static char text[4 << 20];
+    size_t got = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[got] = '\0';
+    CHECK_MSG(found == NULL, "two reports of this run in %s", dir);
+    found = cJSON_Parse(text);
+    CHECK_MSG(found != NULL, "%s is not JSON", path);
+  }
+  closedir(d);
+  CHECK_MSG(found != NULL, "no report of this run in %s", dir);
+  return found;
+}
+
+static void remove_folder(const char *dir) {
+  DIR *d = opendir(dir);
+  CHECK(d != NULL);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.' && (e->d_name[1] == '\0' || strcmp(e->d_name, "..") == 0)) continue;
+    char path[512];
+    test_path_in(path, sizeof(path), dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  CHECK(rmdir(dir) == 0);
+}
+
+/* Done once the hang ended, every stored report was recovered and a second passed. */
+static int hang_over_and_recovered(void *user) {
+  scenario *s = user;
+  return hang_over_and_settled(user) &&
+         recorder_count(&s->rec, LAGSCOPE_EVENT_HANG_RECOVERED) >= STORED_REPORTS;
+}
+
+static void stall_at_start(void) {
+  char dir[] = "/tmp/lagscope-test-hang-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  for (int i = 0; i < STORED_REPORTS; i++) store_report_in_progress(dir, i);
+  scenario s;
+  memset(&s, 0, sizeof(s));
+  recorder_init(&s.rec);
+  s.stall_ms = 600;
+  s.at_start = 1;
+  s.report_dir = dir;
+  run(&s, 60, hang_over_and_recovered);
+  const lagscope_metrics *m = &s.rec.last_metrics;
+  printf("seen: %d hang_began, %d hang_ended, %d hang_recovered, %d error; stopped %llu ms, "
+         "monitor starved %llu ms\n",
+         s.rec.began_len, s.rec.ended_len, recorder_count(&s.rec, LAGSCOPE_EVENT_HANG_RECOVERED),
+         recorder_count(&s.rec, LAGSCOPE_EVENT_ERROR), (unsigned long long)m->stopped_ms,
+         (unsigned long long)m->monitor_starved_ms);
+  CHECK_EQ_INT(s.stalls_done, 1);
+  CHECK_EQ_INT(s.rec.began_len, 1);
+  CHECK_EQ_INT(s.rec.ended_len, 1);
+  /* Measured from the watchdog's first look at the stalled loop (a ping, or two frame budgets
+   * after the last frame), tens of ms into it. When the monitor recovered the reports before
+   * watching (0.8-0.9 s here), the stall was missed or timed from that work's end. */
+  double ms = (double)s.rec.ended[0].as.hang_ended.duration_ns / 1e6;
+  printf("hang: %.1f ms for a 600 ms stall from the first frame\n", ms);
+  CHECK_MSG(ms >= 500 && ms <= 700, "a hang of %.1f ms for a 600 ms stall", ms);
+  CHECK_EQ_INT(m->stopped_ms, 0); /* nothing stopped the process */
+  CHECK_EQ_INT(recorder_count(&s.rec, LAGSCOPE_EVENT_HANG_RECOVERED), STORED_REPORTS);
+  CHECK_EQ_INT(recorder_count(&s.rec, LAGSCOPE_EVENT_ERROR), 0);
+  /* Sampled from near its start, as a stall later in a run is (demo_early_samples). */
+  cJSON *report = this_runs_report(dir);
+  const cJSON *t_ms = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "samples"),
+                                       "timeline"),
+      "t_ms");
+  CHECK(cJSON_GetArraySize(t_ms) > 0);
+  double first = cJSON_GetArrayItem(t_ms, 0)->valuedouble;
+  printf("first sample at %.1f ms of the hang\n", first);
+  CHECK_MSG(first <= 75.0, "the first sample is %.1f ms after the hang's start", first);
+  cJSON_Delete(report);
+  remove_folder(dir);
   recorder_destroy(&s.rec);
 }
 
@@ -197,6 +328,8 @@ int main(int argc, char **argv) {
     one_long_stall(0);
   else if (strcmp(argv[1], "heartbeat-600") == 0)
     one_long_stall(1);
+  else if (strcmp(argv[1], "start-600") == 0)
+    stall_at_start();
   else if (strcmp(argv[1], "stall-50") == 0)
     short_stalls();
   else if (strcmp(argv[1], "overload-400") == 0)

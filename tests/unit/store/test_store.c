@@ -472,12 +472,11 @@ static void test_recover(void) {
   test_write_bytes(notes, "mine", 4);
 
   lagscope__store *s;
-  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
   uint64_t memory = lagscope__memory_in_use();
+  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
   static seen got;
   memset(&got, 0, sizeof(got));
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got), 0);
-  CHECK_EQ_INT(lagscope__memory_in_use(), memory);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
 
   /* The report in progress: reported once, rewritten as ended by termination, every other
    * byte kept (the 64-bit clock exact). */
@@ -531,9 +530,16 @@ static void test_recover(void) {
   CHECK(!exists(stale));
   CHECK(exists(notes));
 
-  /* Again: nothing more in progress; the corrupt files are still reported, still untouched. */
+  /* Recovery is once per open: the store's list of what it found is gone. */
   memset(&got, 0, sizeof(got));
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got), 0);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
+  CHECK_EQ_INT(got.found + got.corrupt, 0);
+  lagscope__store_close(s);
+  CHECK_EQ_INT(lagscope__memory_in_use(), memory); /* nothing of the store's left behind */
+  /* The next start: nothing more in progress; the corrupt files are still reported, still
+   * untouched. */
+  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
   CHECK_EQ_INT(got.found, 0);
   CHECK_EQ_INT(got.corrupt, (long long)bad_count);
   for (size_t i = 0; i < bad_count; i++) free(before[i].bytes);
@@ -559,7 +565,7 @@ static void test_recover_full_disk(void) {
   CHECK(setrlimit(RLIMIT_FSIZE, &limit) == 0);
   static seen got;
   memset(&got, 0, sizeof(got));
-  int rc = lagscope__store_recover(s, on_found, on_corrupt, &got);
+  int rc = lagscope__store_recover(s, on_found, on_corrupt, &got, NULL);
   CHECK(setrlimit(RLIMIT_FSIZE, &saved) == 0);
   CHECK_EQ_INT(rc, LAGSCOPE_ESYS);
   CHECK_EQ_INT(got.found, 1);
@@ -603,7 +609,7 @@ static void test_report_cycle(void) {
   CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
   static seen got;
   memset(&got, 0, sizeof(got));
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got), 0);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
   CHECK_EQ_INT(got.found, 1);
   CHECK_EQ_INT(got.corrupt, 0);
   char *now = read_text(path, NULL);
