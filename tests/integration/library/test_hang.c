@@ -81,6 +81,20 @@ static void run_until_stalls(scenario *s, uint64_t stalls) {
   run(s, 120, stalls_done_and_settled);
 }
 
+/* What the watchdog saw, for a run that fails (one TSan run saw no hang at all, once). */
+static void print_seen(scenario *s) {
+  const lagscope_metrics *m = &s->rec.last_metrics;
+  printf("seen: %d hang_began, %d hang_ended, %d hitch, %d hang_recovered, %d error, %d metrics; "
+         "hangs %llu, stopped %llu ms, monitor starved %llu ms, events %llu published, "
+         "%llu dropped\n",
+         s->rec.began_len, s->rec.ended_len, recorder_count(&s->rec, LAGSCOPE_EVENT_HITCH),
+         recorder_count(&s->rec, LAGSCOPE_EVENT_HANG_RECOVERED),
+         recorder_count(&s->rec, LAGSCOPE_EVENT_ERROR),
+         recorder_count(&s->rec, LAGSCOPE_EVENT_METRICS), (unsigned long long)m->hangs,
+         (unsigned long long)m->stopped_ms, (unsigned long long)m->monitor_starved_ms,
+         (unsigned long long)m->events_published, (unsigned long long)m->events_dropped);
+}
+
 static void one_long_stall(int heartbeat) {
   scenario s;
   memset(&s, 0, sizeof(s));
@@ -88,15 +102,7 @@ static void one_long_stall(int heartbeat) {
   s.stall_ms = 600;
   s.heartbeat = heartbeat;
   run(&s, 10, hang_over_and_settled);
-  /* What the watchdog saw, for a run that fails (one TSan run saw no hang at all, once). */
-  const lagscope_metrics *m = &s.rec.last_metrics;
-  printf("seen: %d hang_began, %d hang_ended, %d hitch, %d error, %d metrics; hangs %llu, "
-         "stopped %llu ms, monitor starved %llu ms, events %llu published, %llu dropped\n",
-         s.rec.began_len, s.rec.ended_len, recorder_count(&s.rec, LAGSCOPE_EVENT_HITCH),
-         recorder_count(&s.rec, LAGSCOPE_EVENT_ERROR), recorder_count(&s.rec, LAGSCOPE_EVENT_METRICS),
-         (unsigned long long)m->hangs, (unsigned long long)m->stopped_ms,
-         (unsigned long long)m->monitor_starved_ms, (unsigned long long)m->events_published,
-         (unsigned long long)m->events_dropped);
+  print_seen(&s);
   CHECK_EQ_INT(s.stalls_done, 1);
   CHECK_EQ_INT(s.rec.began_len, 1);
   CHECK_EQ_INT(s.rec.ended_len, 1);
@@ -110,6 +116,7 @@ static void one_long_stall(int heartbeat) {
   CHECK(recorder_count(&s.rec, LAGSCOPE_EVENT_METRICS) >= 5);
   CHECK_EQ_INT(s.rec.last_metrics.hangs, 1);
   CHECK_EQ_INT(s.rec.last_metrics.hang_in_progress, 0);
+  CHECK_EQ_INT(s.rec.last_metrics.stopped_ms, 0); /* nothing stopped the process */
   recorder_destroy(&s.rec);
 }
 
@@ -200,12 +207,7 @@ static void stall_at_start(void) {
   s.at_start = 1;
   s.report_dir = dir;
   run(&s, 60, hang_over_and_recovered);
-  const lagscope_metrics *m = &s.rec.last_metrics;
-  printf("seen: %d hang_began, %d hang_ended, %d hang_recovered, %d error; stopped %llu ms, "
-         "monitor starved %llu ms\n",
-         s.rec.began_len, s.rec.ended_len, recorder_count(&s.rec, LAGSCOPE_EVENT_HANG_RECOVERED),
-         recorder_count(&s.rec, LAGSCOPE_EVENT_ERROR), (unsigned long long)m->stopped_ms,
-         (unsigned long long)m->monitor_starved_ms);
+  print_seen(&s);
   CHECK_EQ_INT(s.stalls_done, 1);
   CHECK_EQ_INT(s.rec.began_len, 1);
   CHECK_EQ_INT(s.rec.ended_len, 1);
@@ -215,7 +217,7 @@ static void stall_at_start(void) {
   double ms = (double)s.rec.ended[0].as.hang_ended.duration_ns / 1e6;
   printf("hang: %.1f ms for a 600 ms stall from the first frame\n", ms);
   CHECK_MSG(ms >= 500 && ms <= 700, "a hang of %.1f ms for a 600 ms stall", ms);
-  CHECK_EQ_INT(m->stopped_ms, 0); /* nothing stopped the process */
+  CHECK_EQ_INT(s.rec.last_metrics.stopped_ms, 0); /* nothing stopped the process */
   CHECK_EQ_INT(recorder_count(&s.rec, LAGSCOPE_EVENT_HANG_RECOVERED), STORED_REPORTS);
   CHECK_EQ_INT(recorder_count(&s.rec, LAGSCOPE_EVENT_ERROR), 0);
   /* Sampled from near its start, as a stall later in a run is (demo_early_samples). */
