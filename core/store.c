@@ -9,10 +9,10 @@
  * Two threads may use one store: at start, recovery (a thread of its own) rewrites the reports
  * an earlier run left while the monitor writes new ones. Apart from recovery's own list of
  * what the folder held at open, a store does not change once open, and every file is written
- * whole by a rename: each thread sees a file whole or not at all. A report that bounds delete
- * before recovery reads it is not recovered; one that recovery rewrites just after they
- * deleted it stays until the next write's bounds. The viewer only reads, through
- * lagscope__store_list and _read. */
+ * whole by a rename: each thread sees a file whole or not at all. Bounds never delete a
+ * report in progress, so none goes before recovery has published it; a report that bounds
+ * delete as recovery reads it (an ended one: nothing to recover) is skipped. The viewer only
+ * reads, through lagscope__store_list and _read. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* UTIME_OMIT on older glibc */
 #define _DARWIN_C_SOURCE /* O_DIRECTORY, O_NOFOLLOW beside _POSIX_C_SOURCE */
@@ -449,26 +449,26 @@ static int by_name(const void *a, const void *b) {
 static const char *check_report(const char *text, size_t len, const char *stem, int *state,
                                 char *why, size_t why_size);
 
-/* 1 when the file holds a whole, valid report of its name: checked before a file is deleted,
- * so that one that merely begins like a report stays. */
-static int holds_report(int dirfd, const char *name) {
+/* 1 when the file holds a whole, valid report of its name (*state: its state): checked before
+ * a file is deleted, so that one that merely begins like a report stays. */
+static int holds_report(int dirfd, const char *name, int *state) {
   char *text = NULL, stem[STORE_MAX_ID + 8], why[256];
   size_t len = 0;
   if (read_at(dirfd, name, STORE_MAX_FILE_BYTES, 1, &text, &len) != 0) return 0;
   size_t stem_len = strlen(name) - strlen(".json");
   memcpy(stem, name, stem_len);
   stem[stem_len] = '\0';
-  int state;
-  int valid = check_report(text, len, stem, &state, why, sizeof(why)) == NULL;
+  int valid = check_report(text, len, stem, state, why, sizeof(why)) == NULL;
   lagscope__dealloc(text);
   return valid;
 }
 
 /* Deletes reports while there are more than max_reports or more than max_bytes, idle hangs'
  * first (an idle hang never costs a hang its place), then the oldest; never keep (the file
- * just written). Only the store's own reports count or go: files of
- * another name, links, special files and files that are not whole reports stay untouched.
- * Best effort: the write itself has succeeded. */
+ * just written), nor a report in progress: an earlier run's that recovery (on its own thread)
+ * has not published yet, or a hang still going on. Only the store's own reports count or go:
+ * files of another name, links, special files and files that are not whole reports stay
+ * untouched. Best effort: the write itself has succeeded. */
 static void enforce_bounds(const lagscope__store *s, const char *keep) {
   if (s->max_reports == 0 && s->max_bytes == 0) return;
   listing l = {0};
@@ -484,9 +484,10 @@ static void enforce_bounds(const lagscope__store *s, const char *keep) {
                (s->max_bytes != 0 && bytes > s->max_bytes);
     if (!over) break;
     if (strcmp(l.items[i].name, keep) == 0) continue;
-    if (holds_report(s->dirfd, l.items[i].name) &&
-        unlinkat(s->dirfd, l.items[i].name, 0) != 0 && errno != ENOENT)
-      continue;
+    int state = -1;
+    int report = holds_report(s->dirfd, l.items[i].name, &state);
+    if (report && state == LAGSCOPE__REPORT_IN_PROGRESS) continue;
+    if (report && unlinkat(s->dirfd, l.items[i].name, 0) != 0 && errno != ENOENT) continue;
     count--; /* deleted, or not a report: not counted either way */
     bytes -= l.items[i].size;
   }

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 typedef struct scenario {
@@ -59,7 +60,7 @@ static void run(scenario *s, double max_seconds, host_done_fn done) {
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   if (!s->heartbeat) c.post_main = host_loop_post, c.post_main_user = loop;
   if (s->ping_interval_ms) c.ping_interval_ms = s->ping_interval_ms;
-  if (s->report_dir) c.report_dir = s->report_dir, c.report_max_count = 100;
+  if (s->report_dir) c.report_dir = s->report_dir;
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
   c.sample_interval_ms = 100; /* more metrics events: proof the monitor kept running */
   CHECK_EQ_INT(lagscope_start(&c), 0);
@@ -147,6 +148,9 @@ static void store_report_in_progress(const char *dir, int n) {
   snprintf(path, sizeof(path), "%s/%s.json", dir, id);
   test_write_bytes(path, text, at);
   free(text);
+  /* Written then, as its name says: older than anything this run writes. */
+  struct timespec then[2] = {{1704067200 + n, 0}, {1704067200 + n, 0}};
+  CHECK(utimensat(AT_FDCWD, path, then, 0) == 0);
 }
 
 /* The report lagscope wrote for this run's hang (the only report not from 2024), parsed. */

@@ -547,6 +547,41 @@ static void test_recover(void) {
   printf("recover: ok\n");
 }
 
+/* A report in progress never goes: an earlier run's, not yet published by recovery (which
+ * runs while the new run writes), or a hang still going on. The next oldest goes instead, and
+ * the recovered report (ended by termination) goes when its turn comes. */
+static void test_bounds_keep_in_progress(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "in-progress");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 2, 0, &s, why, sizeof(why)), 0);
+  char *dead = report_text("p1", "in_progress", 200);
+  store_write_ok(s, "p1", dead);
+  store_report_ok(s, "p2", 200);
+  set_mtime(dir, "p1.json", 1000); /* the oldest */
+  set_mtime(dir, "p2.json", 2000);
+  store_report_ok(s, "p3", 200);
+  test_path_in(path, sizeof(path), dir, "p1.json");
+  CHECK_MSG(exists(path), "a report in progress was deleted");
+  test_path_in(path, sizeof(path), dir, "p2.json");
+  CHECK_MSG(!exists(path), "the oldest report not in progress stayed");
+  lagscope__store_close(s);
+  /* The next start recovers it; past the bound, it then goes as the oldest. */
+  CHECK_EQ_INT(lagscope__store_open(dir, 2, 0, &s, why, sizeof(why)), 0);
+  static seen got;
+  memset(&got, 0, sizeof(got));
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
+  CHECK_EQ_INT(got.found, 1);
+  set_mtime(dir, "p1.json", 1000);
+  store_report_ok(s, "p4", 200);
+  test_path_in(path, sizeof(path), dir, "p1.json");
+  CHECK_MSG(!exists(path), "the recovered report stayed past the bound");
+  CHECK_EQ_INT(count_entries(dir), 2);
+  free(dead);
+  lagscope__store_close(s);
+  printf("bounds, in progress kept: ok\n");
+}
+
 /* A report in progress that cannot be rewritten (full disk): still handed over, so the hang
  * is not lost, ESYS returned, and the file unchanged for the next start. */
 static void test_recover_full_disk(void) {
@@ -631,6 +666,7 @@ static const test_case cases[] = {
     TEST_CASE(write_failures),
     TEST_CASE(bounds_by_count),
     TEST_CASE(bounds_idle_first),
+    TEST_CASE(bounds_keep_in_progress),
     TEST_CASE(bounds_by_bytes),
     TEST_CASE(recover),
     TEST_CASE(recover_full_disk),
