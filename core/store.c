@@ -449,15 +449,20 @@ static int by_name(const void *a, const void *b) {
 static const char *check_report(const char *text, size_t len, const char *stem, int *state,
                                 char *why, size_t why_size);
 
+/* The id of a report's file name ("<id>.json", which is_report_name checked). */
+static void report_stem(const char *name, char stem[STORE_MAX_ID + 8]) {
+  size_t len = strlen(name) - strlen(".json");
+  memcpy(stem, name, len);
+  stem[len] = '\0';
+}
+
 /* 1 when the file holds a whole, valid report of its name (*state: its state): checked before
  * a file is deleted, so that one that merely begins like a report stays. */
 static int holds_report(int dirfd, const char *name, int *state) {
   char *text = NULL, stem[STORE_MAX_ID + 8], why[256];
   size_t len = 0;
   if (read_at(dirfd, name, STORE_MAX_FILE_BYTES, 1, &text, &len) != 0) return 0;
-  size_t stem_len = strlen(name) - strlen(".json");
-  memcpy(stem, name, stem_len);
-  stem[stem_len] = '\0';
+  report_stem(name, stem);
   int valid = check_report(text, len, stem, state, why, sizeof(why)) == NULL;
   lagscope__dealloc(text);
   return valid;
@@ -839,9 +844,7 @@ static int recover_file(const lagscope__store *s, const char *name,
                         void *ctx) {
   char path[STORE_PATH_MAX], stem[STORE_MAX_ID + 8], why[256], sentence[300];
   if (path_join(path, sizeof(path), "%s/%s", s->dir, name) != 0) return LAGSCOPE_OK;
-  size_t stem_len = strlen(name) - strlen(".json");
-  memcpy(stem, name, stem_len);
-  stem[stem_len] = '\0';
+  report_stem(name, stem);
 
   /* Marked when the hang's final write failed: it ended, it was not terminated. */
   struct stat st;

@@ -93,12 +93,6 @@ static int signals_deferred;
  * bench_overhead, most of lagscope's share of the shared-library pages). */
 extern void __tsan_init(void) __attribute__((weak));
 
-/* ---- registers: ucontext to DWARF's numbering ---- */
-
-static void copy_registers(const ucontext_t *uc, snapshot *s) {
-  lagscope__cfi_registers_from_ucontext(uc, s->registers);
-}
-
 /* ---- the handler: async-signal-safe, no allocation, no lock ---- */
 
 static void futex_wake(_Atomic uint32_t *word) {
@@ -157,9 +151,9 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
     if (signals_deferred) {
       ucontext_t here; /* glibc's getcontext: a few stores and a sigprocmask, no lock */
       getcontext(&here);
-      copy_registers(&here, s);
+      lagscope__cfi_registers_from_ucontext(&here, s->registers);
     } else {
-      copy_registers(context, s);
+      lagscope__cfi_registers_from_ucontext(context, s->registers);
     }
     copy_stack(s);
     if (interrupted_a_syscall(context))

@@ -400,6 +400,16 @@ static void on_corrupt(void *ctx, const char *path, const char *why) {
   s->corrupt++;
 }
 
+/* A start: the store opened on dir, and what it found recovered into *got (cleared first). */
+static lagscope__store *open_and_recover(const char *dir, uint32_t max_reports, seen *got) {
+  lagscope__store *s;
+  char why[512];
+  CHECK_MSG(lagscope__store_open(dir, max_reports, 0, &s, why, sizeof(why)) == 0, "%s", why);
+  memset(got, 0, sizeof(*got));
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, got, NULL), 0);
+  return s;
+}
+
 typedef struct kept {
   const char *name;
   char *bytes;
@@ -407,7 +417,7 @@ typedef struct kept {
 } kept;
 
 static void test_recover(void) {
-  char dir[512], why[512], path[512];
+  char dir[512], path[512];
   make_dir(dir, sizeof(dir), "recover");
   const char *progress =
       "{\"schema_version\":1,\"id\":\"20240101T000000Z-7-1\",\"hang_id\":1,"
@@ -471,12 +481,9 @@ static void test_recover(void) {
   test_path_in(notes, sizeof(notes), dir, "notes.txt");
   test_write_bytes(notes, "mine", 4);
 
-  lagscope__store *s;
   uint64_t memory = lagscope__memory_in_use();
-  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
   static seen got;
-  memset(&got, 0, sizeof(got));
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
+  lagscope__store *s = open_and_recover(dir, 100, &got);
 
   /* The report in progress: reported once, rewritten as ended by termination, every other
    * byte kept (the 64-bit clock exact). */
@@ -538,8 +545,7 @@ static void test_recover(void) {
   CHECK_EQ_INT(lagscope__memory_in_use(), memory); /* nothing of the store's left behind */
   /* The next start: nothing more in progress; the corrupt files are still reported, still
    * untouched. */
-  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
+  s = open_and_recover(dir, 100, &got);
   CHECK_EQ_INT(got.found, 0);
   CHECK_EQ_INT(got.corrupt, (long long)bad_count);
   for (size_t i = 0; i < bad_count; i++) free(before[i].bytes);
@@ -567,10 +573,8 @@ static void test_bounds_keep_in_progress(void) {
   CHECK_MSG(!exists(path), "the oldest report not in progress stayed");
   lagscope__store_close(s);
   /* The next start recovers it; past the bound, it then goes as the oldest. */
-  CHECK_EQ_INT(lagscope__store_open(dir, 2, 0, &s, why, sizeof(why)), 0);
   static seen got;
-  memset(&got, 0, sizeof(got));
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
+  s = open_and_recover(dir, 2, &got);
   CHECK_EQ_INT(got.found, 1);
   set_mtime(dir, "p1.json", 1000);
   store_report_ok(s, "p4", 200);
@@ -641,10 +645,8 @@ static void test_report_cycle(void) {
   lagscope__store_close(s);
 
   /* The next launch. */
-  CHECK_EQ_INT(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)), 0);
   static seen got;
-  memset(&got, 0, sizeof(got));
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &got, NULL), 0);
+  s = open_and_recover(dir, 100, &got);
   CHECK_EQ_INT(got.found, 1);
   CHECK_EQ_INT(got.corrupt, 0);
   char *now = read_text(path, NULL);
