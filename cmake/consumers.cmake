@@ -1,4 +1,4 @@
-# Writes the list of consumers this build plugs into the core (core/dispatcher.c), so that
+# Writes the list of consumers this build plugs into the core (core/deliver/dispatcher.c), so that
 # core/ names none of them: started in this order, stopped in the reverse. Included by
 # CMakeLists.txt, and run by tests/builds/darwin/check:
 #   cmake -DOUTPUT=consumers.c [-DFOR_APPLE=ON] -P consumers.cmake

@@ -2,7 +2,7 @@
  * <cjson/cJSON.h>.
  *
  * Only the viewer's API parses and builds cJSON trees (reports and events are written as text,
- * core/json_writer.c), so where the build sets LAGSCOPE_CJSON_SONAME (Linux) cJSON is not linked:
+ * core/base/json_writer.c), so where the build sets LAGSCOPE_CJSON_SONAME (Linux) cJSON is not linked:
  * it is loaded with civetweb when the viewer meets its first client (lagscope__cjson_load,
  * core/linux/viewer_libraries.c), and each cJSON_ name below stands for its entry in a table
  * filled then. Linked, its start-up alone kept 32 KiB of its pages in every app that no browser

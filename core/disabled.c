@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-/* lagscope_strerror and the other name tables come from error.c, which has no side effects. */
+/* lagscope_strerror and the other name tables come from names.c, which has no side effects. */
 
 lagscope_config lagscope_config_default(void) {
   lagscope_config c;

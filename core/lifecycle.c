@@ -1,8 +1,8 @@
 /*
  * The running instance's life: lagscope_start and lagscope_stop, subscriptions, and the way
  * consumers reach the monitor (capture now). An instance is a configuration, a dispatcher
- * (core/dispatcher.c) and a monitor (core/monitor.c); the main thread's calls
- * (core/main_thread.c) need none of them.
+ * (core/deliver/dispatcher.c) and a monitor (core/monitor.c); the main thread's calls
+ * (core/detect/main_thread.c) need none of them.
  *
  * Start: dispatcher, consumers (the viewer binds its port here), dispatcher thread, monitor
  * thread. Stop: the monitor first (no new events), then the dispatcher, which stops the

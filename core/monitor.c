@@ -44,7 +44,7 @@ static int have_latest_metrics;
 struct lagscope__monitor {
   const lagscope_config *config; /* the instance's; outlives the monitor */
   lagscope__dispatcher *dispatcher;
-  lagscope__main_signals *signals; /* what the main thread writes (core/main_thread.c) */
+  lagscope__main_signals *signals; /* what the main thread writes (core/detect/main_thread.c) */
   lagscope__wakeup *wakeup;
   lagscope__thread *thread;
   _Atomic int monitor_stopping;
@@ -54,7 +54,7 @@ struct lagscope__monitor {
   uint64_t queued_before_ns; /* the monitor's run-queue wait, read before a sleep (0: unknown) */
   uint64_t queued_read_ns;   /* when it was read */
   lagscope__frame_meter frames;
-  lagscope__process_sample samples[2];
+  lagscope__usage samples[2];
   int sample_current;
   char last_sample_error[256];
   int last_sample_error_detail; /* found by a read with detail, which a lighter one cannot clear */
@@ -236,8 +236,8 @@ static void report_hook_problems(lagscope__monitor *in, const lagscope__watchdog
 
 /* Reads the OS's figures; reports a failure once until it changes or goes away. PSS, which
  * costs the most to read, only every PSS_INTERVAL_NS; between, the last one is carried. */
-static int sample_process(lagscope__monitor *in, lagscope__process_sample *out,
-                          const lagscope__process_sample *previous) {
+static int sample_process(lagscope__monitor *in, lagscope__usage *out,
+                          const lagscope__usage *previous) {
   char why[256] = "";
   uint64_t now = lagscope__now_ns();
   int with_pss = previous == NULL || now >= in->pss_due_ns;
@@ -247,7 +247,7 @@ static int sample_process(lagscope__monitor *in, lagscope__process_sample *out,
   int with_detail = previous == NULL || now >= in->detail_due_ns;
   if (with_detail) in->detail_due_ns = now + DETAIL_INTERVAL_NS;
   unsigned what = (with_pss ? LAGSCOPE__SAMPLE_PSS : 0u) | (with_detail ? LAGSCOPE__SAMPLE_DETAIL : 0u);
-  int rc = lagscope__process_sample_read(out, previous, what, why, sizeof(why));
+  int rc = lagscope__usage_read(out, previous, what, why, sizeof(why));
   if (!with_pss) out->pss_bytes = previous->pss_bytes;
   int detail = (what & LAGSCOPE__SAMPLE_DETAIL) != 0;
   if (rc == LAGSCOPE_OK) {
@@ -273,12 +273,12 @@ static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   lagscope__frame_meter_drain(&in->frames, lagscope__frame_ring_shared());
   lagscope__frame_meter_report(&in->frames, now, &m->frames);
 
-  lagscope__process_sample *previous = &in->samples[in->sample_current];
-  lagscope__process_sample *current = &in->samples[1 - in->sample_current];
+  lagscope__usage *previous = &in->samples[in->sample_current];
+  lagscope__usage *current = &in->samples[1 - in->sample_current];
   if (sample_process(in, current, previous) == LAGSCOPE_OK || current->threads_len > 0) {
     int32_t own[LAGSCOPE__OWN_THREADS_MAX];
     size_t own_len = lagscope__thread_own_ids(own, LAGSCOPE__OWN_THREADS_MAX);
-    lagscope__sampler_compute(previous, current, own, own_len, m);
+    lagscope__usage_compute(previous, current, own, own_len, m);
     in->sample_current = 1 - in->sample_current;
   }
   m->hangs = atomic_load_explicit(&in->hangs, memory_order_relaxed);

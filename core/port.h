@@ -1,8 +1,8 @@
 /*
  * The port contract: everything an OS family implements, in its own folder (core/linux/,
  * core/darwin/; one file per concern), and all the portable core may ask of the OS. As libuv's
- * uv-common.h and its unix/ and win/ folders: the portable half of a concern (core/capture.c,
- * core/symbols.c, core/config.c's names) calls the port's half declared here. Included by
+ * uv-common.h and its unix/ and win/ folders: the portable half of a concern (core/stack/capture.c,
+ * core/stack/symbols.c, core/base/config.c's names) calls the port's half declared here. Included by
  * internal.h; it needs only lagscope.h and internal.h's memory section.
  */
 #ifndef LAGSCOPE_PORT_H
@@ -28,6 +28,14 @@ void lagscope__wakeup_free(lagscope__wakeup *w);  /* A */
 void lagscope__wakeup_post(lagscope__wakeup *w);  /* F: one syscall at most */
 /* Waits until posted or until the monotonic deadline; 1 if posted, 0 on timeout. F */
 int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns);
+/* Names the calling thread (≤ 15 bytes; the pthread call differs by OS). F */
+void lagscope__thread_name_self(const char *name);
+/* Gives back the calling thread's stack pages below its current frame, which a deep call
+ * (a stall's unwinding and symbolication) left resident for the thread's life; later calls
+ * fault in zeroed pages as they need them. Linux: MADV_DONTNEED, the bounds from
+ * pthread_getattr_np (which mallocs its CPU set: only on a thread that already has an arena,
+ * the monitor's); Darwin: nothing. A */
+void lagscope__thread_release_stack(void);
 
 /* ---- the platform's part of the lifecycle (core/linux/platform.c, core/darwin/platform.c)
  * What Darwin does for the app that a Linux host does itself: the main dispatch queue answers
@@ -55,26 +63,26 @@ int lagscope__folder_each_name(int dir_fd, int (*visit)(const char *name, void *
 /* ---- process sampling (core/linux/process.c) ----------------------------------------- */
 #define LAGSCOPE__MAX_THREADS 1024 /* threads the sampler tracks; more are counted, not ranked */
 
-typedef struct lagscope__thread_sample {
+typedef struct lagscope__thread_usage {
   int32_t tid;
   char name[LAGSCOPE_THREAD_NAME_MAX];
   char state;      /* Linux's letter: R running, S sleeping, D disk wait, T stopped, ... */
   uint64_t cpu_ns; /* user + system, since the thread started */
   uint64_t system_id; /* the id lock owners are recorded by: Linux the tid; Darwin the thread
                          id (pthread_threadid_np's), where tid is the thread's port name */
-} lagscope__thread_sample;
+} lagscope__thread_usage;
 
-typedef struct lagscope__process_sample {
+typedef struct lagscope__usage {
   uint64_t time_ns;
   uint64_t cpu_ns;        /* the process, user + system */
   uint64_t rss_bytes;
   uint64_t pss_bytes;
   uint32_t thread_count;  /* all threads, even past LAGSCOPE__MAX_THREADS */
   uint32_t threads_len;   /* entries in threads */
-  lagscope__thread_sample threads[LAGSCOPE__MAX_THREADS];
-} lagscope__process_sample;
+  lagscope__thread_usage threads[LAGSCOPE__MAX_THREADS];
+} lagscope__usage;
 
-/* What lagscope__process_sample_read reads beyond the process's CPU, RSS and every thread's
+/* What lagscope__usage_read reads beyond the process's CPU, RSS and every thread's
  * CPU time. */
 #define LAGSCOPE__SAMPLE_PSS 1u    /* the proportional set size, which costs far more where the
                                     * OS walks every mapping for it (Linux: smaps_rollup, 0.8 ms
@@ -88,8 +96,8 @@ typedef struct lagscope__process_sample {
  * fields it could read are still filled. A thread that exits mid-read is skipped. what:
  * LAGSCOPE__SAMPLE_* bits; previous (may be NULL) lends names to a sample without DETAIL. No
  * allocation (the sample is the caller's), no lock. */
-int lagscope__process_sample_read(lagscope__process_sample *out,
-                                  const lagscope__process_sample *previous, unsigned what,
+int lagscope__usage_read(lagscope__usage *out,
+                                  const lagscope__usage *previous, unsigned what,
                                   char *why, size_t why_size);
 /* How long the calling thread has waited, runnable, for a CPU since it started (Linux:
  * /proc/thread-self/schedstat). LAGSCOPE_ENOENT where the OS does not say. No allocation. */
@@ -107,16 +115,16 @@ void lagscope__state_root(char *out, size_t size);
 /* Tests only: read from this folder instead of /proc/self (NULL: back to /proc/self). */
 void lagscope__process_set_root(const char *path);
 
-/* ---- capture (core/linux/capture.c, core/darwin/capture.c; the portable half: core/capture.c)
+/* ---- capture (core/linux/capture.c, core/darwin/capture.c; the portable half: core/stack/capture.c)
  * Takes one thread's stack without disturbing it. Linux: a thread blocked in a system call is
  * read without a signal (its syscall, stack pointer and pc from /proc, its stack from memory);
  * only a thread on the CPU gets the real-time signal, whose handler copies registers and stack
  * into a preallocated buffer, async-signal-safe. Darwin: thread_suspend, copy, resume. Nothing
  * that can take a lock runs while a thread is stopped. */
-#define LAGSCOPE__MAX_FRAMES 128
+#define LAGSCOPE__MAX_STACK_FRAMES 128
 
 /* How a stack walk ended, once: XX(NAME, "name in a report"). In order: reached the outermost
- * frame; LAGSCOPE__MAX_FRAMES reached first; an unreadable or corrupt frame ended it; the thread
+ * frame; LAGSCOPE__MAX_STACK_FRAMES reached first; an unreadable or corrupt frame ended it; the thread
  * did not answer in time (signal blocked, ...); the thread is gone; one of lagscope's threads
  * (never stopped). */
 #define LAGSCOPE__WALKS(XX)                                                                    \
@@ -130,7 +138,7 @@ typedef enum lagscope__walk {
   LAGSCOPE__WALK_COUNT
 } lagscope__walk;
 
-/* The walk's name in a report (core/error.c); "unknown" for none. F */
+/* The walk's name in a report (core/base/names.c); "unknown" for none. F */
 const char *lagscope__walk_name(int walk);
 
 /* How a stack was taken. */
@@ -141,7 +149,7 @@ typedef enum lagscope__capture_method {
   LAGSCOPE__METHOD_SUSPEND   /* Darwin: thread_suspend, copy, thread_resume */
 } lagscope__capture_method;
 #define LAGSCOPE__METHOD_COUNT 4
-/* "none", "signal", "blocked", "suspend" (core/error.c). F */
+/* "none", "signal", "blocked", "suspend" (core/base/names.c). F */
 const char *lagscope__method_name(int method);
 
 /* What the thread was doing when its stack was taken. */
@@ -168,7 +176,7 @@ typedef struct lagscope__stack {
   uint32_t depth;
   uint64_t time_ns;                       /* when captured */
   uintptr_t args[6];                      /* LAGSCOPE__RUN_SYSCALL: its raw arguments */
-  uintptr_t frames[LAGSCOPE__MAX_FRAMES]; /* [0] the PC, then return addresses, innermost first */
+  uintptr_t frames[LAGSCOPE__MAX_STACK_FRAMES]; /* [0] the PC, then return addresses, innermost first */
 } lagscope__stack;
 
 /* ---- what a blocked thread waits for (core/linux/thread_state.c, wait_target.c, loop_wait.c) ---- */
@@ -220,7 +228,7 @@ int lagscope__capture_init(uint32_t wanted);
 /* The signal in use, 0 when none. F */
 int lagscope__capture_signal(void);
 int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
-/* The port's half, after core/capture.c reset *out and refused lagscope's threads and the
+/* The port's half, after core/stack/capture.c reset *out and refused lagscope's threads and the
  * caller: takes the stack, with the same results as lagscope__capture_stack. */
 int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
 /* Lets go of what the unwinder keeps between captures, made again at the next one (Linux:
@@ -234,7 +242,7 @@ int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack
 
 /* ---- symbols (core/linux/symbols.c: ELF and DWARF; core/darwin/symbols.c: Mach-O) ----------
  * Addresses to names, off the captured thread. */
-typedef struct lagscope__frame_info {
+typedef struct lagscope__stack_frame {
   uintptr_t address;         /* as captured */
   const char *function;      /* demangled, NULL when unknown (never invented) */
   uintptr_t function_offset; /* address - the function's start, when function is known */
@@ -244,7 +252,7 @@ typedef struct lagscope__frame_info {
   uintptr_t module_offset;   /* address - load_address: the file address, for offline tools */
   const char *file;          /* source file from DWARF; NULL when unknown */
   uint32_t line;             /* 0 when unknown */
-} lagscope__frame_info;
+} lagscope__stack_frame;
 
 /* The port's half (core/linux/symbols.c: ELF and DWARF; core/darwin/symbols.c: dyld's images
  * and Mach-O), called under lagscope__symbols' lock. */
@@ -254,7 +262,7 @@ void lagscope__symbol_index_free(lagscope__symbol_index *index); /* A */
 /* Fills *out (cleared, with address and build_id "") for address, looked up at lookup (address
  * - 1 for a return address). As lagscope__symbols_resolve. A */
 int lagscope__symbol_index_resolve(lagscope__symbol_index *index, uintptr_t address,
-                                   uintptr_t lookup, lagscope__frame_info *out);
+                                   uintptr_t lookup, lagscope__stack_frame *out);
 size_t lagscope__symbol_index_memory(const lagscope__symbol_index *index); /* F */
 
 /* ---- network (core/linux/net.c, core/darwin/net.c): what the viewer needs of the OS ---- */

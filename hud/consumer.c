@@ -1,5 +1,5 @@
 /*
- * The HUD as a consumer of lagscope's events (core/dispatcher.c): made, fed and redrawn on the
+ * The HUD as a consumer of lagscope's events (core/deliver/dispatcher.c): made, fed and redrawn on the
  * dispatcher thread, so that not even its buffers are drawn on the thread that started
  * lagscope; the host's main thread only takes finished images (lagscope_hud_take).
  */

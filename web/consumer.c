@@ -1,5 +1,5 @@
 /*
- * The LAN viewer as a consumer of lagscope's events (core/dispatcher.c): started with lagscope
+ * The LAN viewer as a consumer of lagscope's events (core/deliver/dispatcher.c): started with lagscope
  * (its port bound before the monitor runs), fed on a delivery thread of its own, restarted
  * when the app returns to the foreground, stopped with lagscope.
  */

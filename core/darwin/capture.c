@@ -214,12 +214,12 @@ static int take_snapshot(thread_act_t thread, stack_bounds bounds, snapshot *s) 
   return rc;
 }
 
-/* ---- the walk, after the thread runs again: core/frame_walk.c (Swift async records too) ---- */
+/* ---- the walk, after the thread runs again: core/stack/stack_walk.c (Swift async records too) ---- */
 
 static void walk_snapshot(const snapshot *s, lagscope__stack *out) {
   lagscope__stack_copy copy = {s->stack, s->stack_base, s->stack_len, s->stack_cut, strip_pac};
-  lagscope__frame_regs regs = {s->pc, s->lr, s->fp, s->has_lr};
-  lagscope__frame_walk(&copy, &regs, out);
+  lagscope__walk_regs regs = {s->pc, s->lr, s->fp, s->has_lr};
+  lagscope__stack_walk(&copy, &regs, out);
 }
 
 /* ---- the contract ---- */
@@ -299,7 +299,7 @@ int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack
 }
 
 /* Darwin's blocking calls are traps whose stubs the innermost frame names; the report's
- * classifier reads them there (core/cause.c). */
+ * classifier reads them there (core/cause/cause.c). */
 const char *lagscope__syscall_name(int32_t nr) {
   (void)nr;
   return NULL;
@@ -317,7 +317,7 @@ void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, siz
 }
 
 /* Darwin's run loop is known by its name (mach_msg under __CFRunLoopServiceMachPort is idle,
- * core/cause.c): nothing to learn. */
+ * core/cause/cause.c): nothing to learn. */
 void lagscope__loop_wait_reset(void) {}
 int lagscope__loop_wait_note(int32_t tid) {
   (void)tid;

@@ -13,7 +13,7 @@
 
 /* No debugger check excuses hangs: a hang in a Debug run under Xcode is still a hang worth
  * reporting, and a breakpoint stops every thread, the monitor's too, which then wakes a
- * threshold late and knows the whole process was stopped (core/watchdog.c), not hung. */
+ * threshold late and knows the whole process was stopped (core/detect/watchdog.c), not hung. */
 
 /* Runs fn once on the main thread, right after the app has finished launching
  * (UIApplicationDidFinishLaunchingNotification, or NSApplication's on macOS), then forgets it:

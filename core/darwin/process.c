@@ -44,7 +44,7 @@ static void thread_name(thread_act_t thread, char *out, size_t size) {
 }
 
 /* 0, or LAGSCOPE_ENOENT when the thread ended meanwhile. */
-static int read_thread(thread_act_t thread, lagscope__thread_sample *t) {
+static int read_thread(thread_act_t thread, lagscope__thread_usage *t) {
   thread_basic_info_data_t info;
   mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
   if (thread_info(thread, THREAD_BASIC_INFO, (thread_info_t)&info, &count) != KERN_SUCCESS)
@@ -73,7 +73,7 @@ static uint64_t ended_threads_cpu_ns(void) {
   return time_value_ns(info.user_time) + time_value_ns(info.system_time);
 }
 
-static int read_threads(lagscope__process_sample *out, char *why, size_t why_size) {
+static int read_threads(lagscope__usage *out, char *why, size_t why_size) {
   thread_act_array_t threads;
   mach_msg_type_number_t n;
   kern_return_t kr = task_threads(mach_task_self(), &threads, &n);
@@ -83,8 +83,8 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
   }
   out->cpu_ns = ended_threads_cpu_ns();
   for (mach_msg_type_number_t i = 0; i < n; i++) {
-    lagscope__thread_sample scratch;
-    lagscope__thread_sample *t =
+    lagscope__thread_usage scratch;
+    lagscope__thread_usage *t =
         out->threads_len < LAGSCOPE__MAX_THREADS ? &out->threads[out->threads_len] : &scratch;
     if (read_thread(threads[i], t) == 0) {
       out->thread_count++;
@@ -98,7 +98,7 @@ static int read_threads(lagscope__process_sample *out, char *why, size_t why_siz
 }
 
 /* phys_footprint: the memory Xcode's gauge shows and jetsam judges by. Darwin has no PSS. */
-static int read_memory(lagscope__process_sample *out, char *why, size_t why_size) {
+static int read_memory(lagscope__usage *out, char *why, size_t why_size) {
   task_vm_info_data_t info;
   mach_msg_type_number_t count = TASK_VM_INFO_COUNT;
   kern_return_t kr = task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count);
@@ -111,8 +111,8 @@ static int read_memory(lagscope__process_sample *out, char *why, size_t why_size
   return LAGSCOPE_OK;
 }
 
-int lagscope__process_sample_read(lagscope__process_sample *out,
-                                  const lagscope__process_sample *previous, unsigned what,
+int lagscope__usage_read(lagscope__usage *out,
+                                  const lagscope__usage *previous, unsigned what,
                                   char *why, size_t why_size) {
   /* Darwin has no PSS, phys_footprint is one call, and a thread's detail comes with its CPU
    * time in the one thread_info call: every sample is a whole one. */

@@ -252,7 +252,7 @@ void lagscope__symbol_index_free(lagscope__symbol_index *s) {
 }
 
 int lagscope__symbol_index_resolve(lagscope__symbol_index *s, uintptr_t address,
-                                   uintptr_t lookup, lagscope__frame_info *out) {
+                                   uintptr_t lookup, lagscope__stack_frame *out) {
   int32_t slot = find_slot(lookup);
   if (slot < 0) return LAGSCOPE_ENOENT;
   lagscope__macho_image *img = image_at(s, slot);

@@ -59,7 +59,7 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
   }
 }
 
-/* ---- threads (started by core/threads.c) ---- */
+/* ---- threads (started by core/base/threads.c) ---- */
 
 int32_t lagscope__thread_id(void) { return (int32_t)pthread_mach_thread_np(pthread_self()); }
 

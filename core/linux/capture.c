@@ -389,7 +389,7 @@ static void unwind_snapshot(snapshot *s, lagscope__stack *out, int registers_kno
           !is_signal_trampoline(s, ip))
         break;
       if (!(first && first_pushed)) {
-        if (out->depth == LAGSCOPE__MAX_FRAMES) {
+        if (out->depth == LAGSCOPE__MAX_STACK_FRAMES) {
           out->walk = LAGSCOPE__WALK_TRUNCATED;
           return;
         }

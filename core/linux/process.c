@@ -1,6 +1,6 @@
 /* Process and thread sampling from /proc. Every file is read whole into a fixed buffer (a
  * bounded read: a file larger than the buffer is cut, and the parsers only look at the head);
- * the parsing itself lives in core/sampler.c so that tests can feed it odd text. */
+ * the parsing itself lives in core/detect/usage.c so that tests can feed it odd text. */
 #define _GNU_SOURCE
 #include "../internal.h"
 #include "linux.h"
@@ -72,7 +72,7 @@ static int thread_read_failed(ssize_t len, int *err) {
 
 /* A thread's name and CPU time. 0; LAGSCOPE_ENOENT when it exited meanwhile; EPARSE; or EPROC
  * with *err. */
-static int read_thread(int32_t tid, lagscope__thread_sample *t, int *err) {
+static int read_thread(int32_t tid, lagscope__thread_usage *t, int *err) {
   char path[PATH_MAX_LEN], buf[PROC_READ_MAX];
   snprintf(path, sizeof(path), "%s/task/%d/stat", proc_self, tid);
   ssize_t len = read_small_file(path, buf);
@@ -93,7 +93,7 @@ static int read_thread(int32_t tid, lagscope__thread_sample *t, int *err) {
 
 /* The name the previous sample had for tid; *hint is where to look first (both samples list
  * the threads in the same order, so the look is one step almost always). NULL if none. */
-static const char *previous_name(const lagscope__process_sample *previous, int32_t tid,
+static const char *previous_name(const lagscope__usage *previous, int32_t tid,
                                  uint32_t *hint) {
   if (previous == NULL || previous->threads_len == 0) return NULL;
   uint32_t n = previous->threads_len;
@@ -109,8 +109,8 @@ static const char *previous_name(const lagscope__process_sample *previous, int32
 
 /* A thread's CPU time from its CPU clock (one system call, no file), its name from the
  * previous sample or, for a thread it lacks, from comm. As read_thread. */
-static int read_thread_light(int32_t tid, const lagscope__process_sample *previous,
-                             uint32_t *hint, lagscope__thread_sample *t, int *err) {
+static int read_thread_light(int32_t tid, const lagscope__usage *previous,
+                             uint32_t *hint, lagscope__thread_usage *t, int *err) {
   struct timespec ts;
   if (clock_gettime(lagscope__linux_thread_cpu_clock(tid), &ts) != 0) return LAGSCOPE_ENOENT; /* EINVAL: gone */
   t->tid = tid;
@@ -131,8 +131,8 @@ static int read_thread_light(int32_t tid, const lagscope__process_sample *previo
 }
 
 typedef struct thread_listing {
-  lagscope__process_sample *out;
-  const lagscope__process_sample *previous;
+  lagscope__usage *out;
+  const lagscope__usage *previous;
   unsigned what;
   uint32_t hint;
   const char *path;
@@ -144,13 +144,13 @@ typedef struct thread_listing {
 static int note_thread(const char *name, int dir_fd, void *ctx) {
   (void)dir_fd;
   thread_listing *l = ctx;
-  lagscope__process_sample *out = l->out;
+  lagscope__usage *out = l->out;
   char *end;
   long tid = strtol(name, &end, 10);
   if (*end != '\0' || tid <= 0) return 1;
   out->thread_count++;
   if (out->threads_len >= LAGSCOPE__MAX_THREADS) return 1;
-  lagscope__thread_sample *t = &out->threads[out->threads_len];
+  lagscope__thread_usage *t = &out->threads[out->threads_len];
   int err = 0;
   int r = l->what & LAGSCOPE__SAMPLE_DETAIL
               ? read_thread((int32_t)tid, t, &err)
@@ -168,7 +168,7 @@ static int note_thread(const char *name, int dir_fd, void *ctx) {
   return 1;
 }
 
-static int read_threads(lagscope__process_sample *out, const lagscope__process_sample *previous,
+static int read_threads(lagscope__usage *out, const lagscope__usage *previous,
                         unsigned what, char *why, size_t why_size) {
   char path[PATH_MAX_LEN];
   snprintf(path, sizeof(path), "%s/task", proc_self);
@@ -193,7 +193,7 @@ static int read_statm_rss(uint64_t *out) {
   return 0;
 }
 
-static int read_memory(lagscope__process_sample *out, int with_pss, char *why, size_t why_size) {
+static int read_memory(lagscope__usage *out, int with_pss, char *why, size_t why_size) {
   char path[PATH_MAX_LEN], buf[PROC_READ_MAX];
   if (!with_pss && read_statm_rss(&out->rss_bytes) == 0) return LAGSCOPE_OK;
   snprintf(path, sizeof(path), "%s/smaps_rollup", proc_self);
@@ -216,8 +216,8 @@ static int read_memory(lagscope__process_sample *out, int with_pss, char *why, s
   return LAGSCOPE_OK;
 }
 
-int lagscope__process_sample_read(lagscope__process_sample *out,
-                                  const lagscope__process_sample *previous, unsigned what,
+int lagscope__usage_read(lagscope__usage *out,
+                                  const lagscope__usage *previous, unsigned what,
                                   char *why, size_t why_size) {
   out->time_ns = lagscope__now_ns();
   out->thread_count = 0;

@@ -806,7 +806,7 @@ static const char *function_name(lagscope__symbol_index *s, object *o, const ent
 /* ---- 6. lines ----------------------------------------------------------------------------------- */
 
 /* file points into libdw's line table, which lives as long as the object's Dwarf: until _free. */
-static void find_line(const object *o, uint64_t file_address, lagscope__frame_info *out) {
+static void find_line(const object *o, uint64_t file_address, lagscope__stack_frame *out) {
   Dwarf_Die cu;
   if (o->dwarf == NULL || libdw.addrdie(o->dwarf, file_address, &cu) == NULL) return;
   Dwarf_Line *line = libdw.getsrc_die(&cu, file_address); /* loaded: o->dwarf is libdw's */
@@ -850,7 +850,7 @@ void lagscope__symbol_index_free(lagscope__symbol_index *s) {
 }
 
 int lagscope__symbol_index_resolve(lagscope__symbol_index *s, uintptr_t address,
-                                   uintptr_t lookup, lagscope__frame_info *out) {
+                                   uintptr_t lookup, lagscope__stack_frame *out) {
   int fresh = s->generation == 0 || objects_changed(s);
   if (fresh) read_objects(s);
   object *o = find_object(s, lookup);

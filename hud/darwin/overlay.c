@@ -449,7 +449,7 @@ static void overlay_stop(void) {
   dispatch_async_f(dispatch_get_main_queue(), &the_overlay, close_on_main);
 }
 
-/* ---- the overlay as a consumer (core/dispatcher.c): it takes no events, only the HUD's
+/* ---- the overlay as a consumer (core/deliver/dispatcher.c): it takes no events, only the HUD's
  * images, on the main queue ---- */
 
 /* The window appears when the main thread runs the start and a first image exists (iOS: once

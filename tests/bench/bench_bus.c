@@ -1,5 +1,5 @@
 /*
- * bench_bus — the internal event bus (internal.h, core/bus.c) against the obvious alternative,
+ * bench_bus — the internal event bus (internal.h, core/deliver/bus.c) against the obvious alternative,
  * a mutex + condition variable bounded queue, measured in the same run.
  *
  * Both queues get the same capacity (the default bus_capacity), the same event struct, the

@@ -1,5 +1,5 @@
 /*
- * bench_cause — the cost of saying why (core/cause.c, core/linux/wait_target.c), beside what
+ * bench_cause — the cost of saying why (core/cause/cause.c, core/linux/wait_target.c), beside what
  * it is added to, measured in the same run:
  *   1. classifying one sample (lagscope__classify_stack on a futex wait under
  *      pthread_mutex_lock) beside a bare blocked capture of a thread in nanosleep;

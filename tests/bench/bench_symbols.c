@@ -163,7 +163,7 @@ static double time_pass(method m, lagscope__symbols *s, const naive_table *t,
     uint64_t start = bench_now_ns();
     for (size_t i = 0; i < n; i++) {
       if (m == LAGSCOPE) {
-        lagscope__frame_info f;
+        lagscope__stack_frame f;
         lagscope__symbols_resolve(s, addresses[i], 0, &f);
         sink += (uintptr_t)f.function;
       } else if (m == LINEAR) {
@@ -185,7 +185,7 @@ static double time_pass(method m, lagscope__symbols *s, const naive_table *t,
 static int check_agreement(lagscope__symbols *s, const naive_table *t, const uintptr_t *a, size_t n) {
   size_t named = 0;
   for (size_t i = 0; i < n; i++) {
-    lagscope__frame_info f;
+    lagscope__stack_frame f;
     if (lagscope__symbols_resolve(s, a[i], 0, &f) != 0 || f.function == NULL) {
       fprintf(stderr, "bench_symbols: no name for 0x%lx in %s\n", (unsigned long)a[i], t->label);
       return -1;
@@ -207,7 +207,7 @@ static int resolve_each(struct dl_phdr_info *info, size_t size, void *data) {
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-    lagscope__frame_info f;
+    lagscope__stack_frame f;
     lagscope__symbols_resolve(w->s, info->dlpi_addr + ph->p_vaddr + ph->p_memsz / 2, 0, &f);
     w->objects++;
     naive_table t = {"", "", 0, -1, NULL, NULL, 0, 0};
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
   if (s == NULL || check_agreement(s, &libc, libc_addresses, per_object) != 0 ||
       check_agreement(s, &exe, exe_addresses, per_object) != 0)
     return 1;
-  lagscope__frame_info first;
+  lagscope__stack_frame first;
   lagscope__symbols_resolve(s, libc_addresses[0], 0, &first);
   int libc_lines = first.file != NULL; /* its debug file is installed (libc6-dbg) */
   double ours_libc = time_pass(LAGSCOPE, s, &libc, libc_addresses, per_object, runs);
@@ -271,7 +271,7 @@ int main(int argc, char **argv) {
   double *load_libc = malloc(runs * sizeof(double)), *load_exe = malloc(runs * sizeof(double));
   if (cold_libc == NULL || cold_exe == NULL || load_libc == NULL || load_exe == NULL) return 1;
   for (unsigned r = 0; r < runs; r++) {
-    lagscope__frame_info f;
+    lagscope__stack_frame f;
     s = lagscope__symbols_new();
     uint64_t t0 = bench_now_ns();
     lagscope__symbols_resolve(s, libc_addresses[r % per_object], 0, &f);

@@ -1,4 +1,4 @@
-/* libFuzzer target for the store's reader on file contents (core/store.c): what a report file
+/* libFuzzer target for the store's reader on file contents (core/report/store.c): what a report file
  * in the folder may hold is anybody's bytes. The input is "<id>\n<file bytes>" (no newline:
  * the id "fuzz" and all of it the file). Each input is checked in memory (the check, and
  * what recovery would write back) and read back from a real file through
@@ -26,7 +26,7 @@
     }                                                                                     \
   } while (0)
 
-/* What store.c needs of the rest of core, without the monitor (core/error.c is built in). */
+/* What store.c needs of the rest of core, without the monitor (core/base/names.c is built in). */
 int64_t lagscope__wall_ms(void) { return 1700000000000; }
 
 static char folder[64];
@@ -53,7 +53,7 @@ static void check_rewrite(const char *updated, const char *id, const char *state
   INVARIANT(again == NULL && problem == NULL);
 }
 
-/* The store checks JSON without cJSON (core/json_check.c): never more lenient than cJSON.
+/* The store checks JSON without cJSON (core/base/json_check.c): never more lenient than cJSON.
  * What it accepts as one value, cJSON parses as one value, to its last byte. */
 static void check_json(const char *text, size_t len) {
   size_t end = 0;

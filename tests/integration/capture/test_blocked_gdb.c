@@ -55,7 +55,7 @@ static void ours(lagscope__symbols *symbols, int32_t tid, thread_stack *out) {
   out->tid = tid;
   out->n = 0;
   for (uint32_t i = 0; i < stack.depth && out->n < FRAMES_MAX; i++) {
-    lagscope__frame_info f;
+    lagscope__stack_frame f;
     lagscope__symbols_resolve(symbols, stack.frames[i], i > 0, &f);
     plain_name(f.function, out->names[out->n++]);
   }

@@ -58,7 +58,7 @@ static void capture_everyone(uint64_t answer_ns) {
   for (size_t i = 0; i < n; i++) {
     lagscope__capture_stack(tids[i], &stack, answer_ns);
     CHECK(stack.walk <= LAGSCOPE__WALK_OWN);
-    CHECK(stack.depth <= LAGSCOPE__MAX_FRAMES);
+    CHECK(stack.depth <= LAGSCOPE__MAX_STACK_FRAMES);
     counts[stack.walk]++;
     if (stack.method == LAGSCOPE__METHOD_BLOCKED) blocked_count++;
     if (stack.walk != LAGSCOPE__WALK_COMPLETE && stack.walk != LAGSCOPE__WALK_OWN &&

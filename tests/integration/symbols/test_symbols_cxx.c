@@ -10,7 +10,7 @@ void *demo_poke_address(void);
 int demo_uses_libstdcxx(void);
 
 static void check_name(lagscope__symbols *s, uintptr_t address, const char *expected) {
-  lagscope__frame_info f;
+  lagscope__stack_frame f;
   CHECK_EQ_INT(lagscope__symbols_resolve(s, address, 0, &f), 0);
   CHECK_MSG(f.function != NULL && strcmp(f.function, expected) == 0, "function %s, expected %s",
             f.function ? f.function : "(null)", expected);
@@ -31,7 +31,7 @@ int main(void) {
     check_name(s, frobnicate + 3, "demo::widget::frobnicate(int)");
     check_name(s, poke, "demo::widget::poke(long) const");
   }
-  lagscope__frame_info a, b;
+  lagscope__stack_frame a, b;
   CHECK_EQ_INT(lagscope__symbols_resolve(s, frobnicate, 0, &a), 0);
   CHECK_EQ_INT(lagscope__symbols_resolve(s, frobnicate + 1, 0, &b), 0);
   CHECK(a.function == b.function); /* demangled once, then the cached copy */

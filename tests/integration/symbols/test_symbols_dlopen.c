@@ -21,7 +21,7 @@ static void check_plugin(lagscope__symbols *s, void *lib) {
   memcpy(&hidden_address, &p, sizeof(p));
   memcpy(&first_line, &q, sizeof(q));
 
-  lagscope__frame_info f;
+  lagscope__stack_frame f;
   CHECK_EQ_INT(lagscope__symbols_resolve(s, (uintptr_t)add + 2, 0, &f), 0);
   CHECK_MSG(f.function != NULL && strcmp(f.function, "plugin_add") == 0, "function %s",
             f.function ? f.function : "(null)");
@@ -44,7 +44,7 @@ static void check_plugin(lagscope__symbols *s, void *lib) {
 int main(void) {
   lagscope__symbols *s = lagscope__symbols_new();
   CHECK(s != NULL);
-  lagscope__frame_info f;
+  lagscope__stack_frame f;
   CHECK_EQ_INT(lagscope__symbols_resolve(s, (uintptr_t)main, 0, &f), 0); /* the list, read */
 
   void *lib = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);

@@ -90,7 +90,7 @@ int main(void) {
       uintptr_t address = f[i].address + (middle ? f[i].size / 2 : 0);
       Dl_info dl;
       CHECK(dladdr((void *)address, &dl) != 0 && dl.dli_sname != NULL);
-      lagscope__frame_info info;
+      lagscope__stack_frame info;
       CHECK_EQ_INT(lagscope__symbols_resolve(s, address, 0, &info), 0);
       CHECK_MSG(info.function != NULL, "no name for %s+%zu", f[i].name, address - f[i].address);
       CHECK_MSG(strcmp(info.module, libc.path) == 0, "module %s", info.module);

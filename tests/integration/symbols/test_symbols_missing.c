@@ -11,7 +11,7 @@
 #define KEPT 64
 
 typedef struct kept {
-  lagscope__frame_info info;
+  lagscope__stack_frame info;
   char *function, *module, *build_id, *file; /* copies, to compare with later */
 } kept;
 
@@ -34,7 +34,7 @@ static int resolve_each(struct dl_phdr_info *info, size_t size, void *data) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
     uintptr_t address = info->dlpi_addr + ph->p_vaddr + ph->p_memsz / 2;
-    lagscope__frame_info f;
+    lagscope__stack_frame f;
     CHECK_EQ_INT(lagscope__symbols_resolve(w->s, address, 0, &f), 0);
     CHECK(f.module != NULL && f.build_id != NULL);
     CHECK_EQ_INT(f.load_address, info->dlpi_addr);
@@ -51,7 +51,7 @@ int main(void) {
   lagscope__symbols *s = lagscope__symbols_new();
   CHECK(s != NULL);
 
-  lagscope__frame_info f;
+  lagscope__stack_frame f;
   CHECK_EQ_INT(lagscope__symbols_resolve(s, 0x10, 0, &f), LAGSCOPE_ENOENT);
   CHECK(f.module == NULL && f.function == NULL && f.file == NULL);
   CHECK_EQ_INT(f.address, 0x10);

@@ -21,7 +21,7 @@ static int ends_with(const char *text, const char *suffix) {
   return a >= b && strcmp(text + a - b, suffix) == 0;
 }
 
-static void check_is_target(const lagscope__frame_info *f, uintptr_t start, uintptr_t address) {
+static void check_is_target(const lagscope__stack_frame *f, uintptr_t start, uintptr_t address) {
   CHECK_EQ_INT(f->address, address);
   CHECK_MSG(f->function != NULL && strcmp(f->function, "target_function") == 0, "function %s",
             f->function ? f->function : "(null)");
@@ -44,7 +44,7 @@ int main(void) {
   lagscope__symbols *s = lagscope__symbols_new();
   CHECK(s != NULL);
   uintptr_t start = (uintptr_t)target_function;
-  lagscope__frame_info f;
+  lagscope__stack_frame f;
 
   CHECK_EQ_INT(lagscope__symbols_resolve(s, start, 0, &f), 0);
   check_is_target(&f, start, start);

@@ -31,7 +31,7 @@ static uintptr_t bias_of(const char *path) {
   return f.bias;
 }
 
-static void check_module(const lagscope__frame_info *f, uintptr_t address, uintptr_t bias) {
+static void check_module(const lagscope__stack_frame *f, uintptr_t address, uintptr_t bias) {
   CHECK_EQ_INT(f->address, address);
   CHECK_MSG(f->module != NULL && strcmp(f->module, STRIPPED_PATH) == 0, "module %s", f->module);
   CHECK_EQ_INT(f->load_address, bias);
@@ -52,7 +52,7 @@ int main(void) {
   memcpy(&hidden_address, &p, sizeof(p));
   uintptr_t hidden = (uintptr_t)hidden_address(), bias = bias_of(STRIPPED_PATH);
 
-  lagscope__frame_info f;
+  lagscope__stack_frame f;
   CHECK_EQ_INT(lagscope__symbols_resolve(s, (uintptr_t)exported + 1, 0, &f), 0);
   check_module(&f, (uintptr_t)exported + 1, bias);
   CHECK_MSG(f.function != NULL && strcmp(f.function, "stripped_exported") == 0, "function %s",

@@ -38,7 +38,7 @@ int main(void) {
   CHECK(f != NULL);
   lagscope__symbols *s = lagscope__symbols_new();
   CHECK(s != NULL);
-  lagscope__frame_info info;
+  lagscope__stack_frame info;
   CHECK_EQ_INT(lagscope__symbols_resolve(s, (uintptr_t)f + 4, 0, &info), 0);
   printf("%p + 4: %s in %s\n", f, info.function ? info.function : "(null)", info.module);
   CHECK_MSG(is_clock_gettime(info.function), "named %s", info.function ? info.function : "(null)");

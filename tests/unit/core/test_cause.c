@@ -1,4 +1,4 @@
-/* The classifier (core/cause.c) on synthetic thread states: Linux's syscalls with the
+/* The classifier (core/cause/cause.c) on synthetic thread states: Linux's syscalls with the
  * functions libc waits in, Darwin's kernel traps by name (the run loop's mach_msg is idle),
  * and the /proc/self/task/TID/syscall parser (core/linux/thread_state.c) fed odd lines. */
 #define _GNU_SOURCE

@@ -1,4 +1,4 @@
-/* lagscope's heap (core/memory.c): blocks come zeroed and cache-line aligned, keep what is
+/* lagscope's heap (core/base/memory.c): blocks come zeroed and cache-line aligned, keep what is
  * written into them, and are shared out correctly by four threads at once; and what is freed
  * leaves the process: once the last block of a run or a mapping of its own is freed, its pages
  * are no longer mapped (mincore says so). Under ASan the heap is malloc's, and only the first

@@ -70,15 +70,15 @@ static void test_kb_fields(void) {
 
 /* The real /proc of this process reads without error and is plausible. */
 static void test_this_process(void) {
-  static lagscope__process_sample a, b;
+  static lagscope__usage a, b;
   char why[256] = "";
-  CHECK_EQ_INT(lagscope__process_sample_read(&a, NULL, LAGSCOPE__SAMPLE_PSS | LAGSCOPE__SAMPLE_DETAIL,
+  CHECK_EQ_INT(lagscope__usage_read(&a, NULL, LAGSCOPE__SAMPLE_PSS | LAGSCOPE__SAMPLE_DETAIL,
                                              why, sizeof(why)), 0);
   CHECK(a.rss_bytes > 0 && a.pss_bytes > 0);
   volatile double x = 0;
   for (int i = 0; i < 5000000; i++) x += i; /* spend some CPU */
   /* Without PSS: RSS from statm, close to smaps_rollup's. */
-  CHECK_EQ_INT(lagscope__process_sample_read(&b, &a, 0, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__usage_read(&b, &a, 0, why, sizeof(why)), 0);
   CHECK(b.rss_bytes > 0);
   CHECK_EQ_INT(b.pss_bytes, 0);
   CHECK_MSG(b.rss_bytes > a.rss_bytes / 2 && b.rss_bytes < a.rss_bytes * 2, "statm %llu, smaps %llu",
@@ -88,7 +88,7 @@ static void test_this_process(void) {
   CHECK(b.cpu_ns > a.cpu_ns);
   lagscope_metrics m;
   memset(&m, 0, sizeof(m));
-  lagscope__sampler_compute(&a, &b, NULL, 0, &m);
+  lagscope__usage_compute(&a, &b, NULL, 0, &m);
   CHECK(m.cpu_percent > 10);
   CHECK_EQ_INT(m.busiest_count, 1);
   CHECK(m.busiest[0].cpu_percent > 10);
@@ -104,7 +104,7 @@ static void *spinner(void *arg) {
   return NULL;
 }
 
-static const lagscope__thread_sample *find_thread(const lagscope__process_sample *s, const char *name) {
+static const lagscope__thread_usage *find_thread(const lagscope__usage *s, const char *name) {
   for (uint32_t i = 0; i < s->threads_len; i++)
     if (strcmp(s->threads[i].name, name) == 0) return &s->threads[i];
   return NULL;
@@ -114,40 +114,40 @@ static const lagscope__thread_sample *find_thread(const lagscope__process_sample
  * and its name from the previous sample: a new thread's from comm, a renamed one's only at
  * the next read with DETAIL. */
 static void test_light_reads(void) {
-  static lagscope__process_sample a, b, c, d;
+  static lagscope__usage a, b, c, d;
   char why[256] = "";
   pthread_t t;
   CHECK(pthread_create(&t, NULL, spinner, NULL) == 0);
   for (int i = 0; i < 1000; i++) { /* bounded: until it has named itself */
-    CHECK_EQ_INT(lagscope__process_sample_read(&a, NULL, 0, why, sizeof(why)), 0);
+    CHECK_EQ_INT(lagscope__usage_read(&a, NULL, 0, why, sizeof(why)), 0);
     if (find_thread(&a, "spinner-one") != NULL) break;
     usleep(1000);
   }
-  const lagscope__thread_sample *ta = find_thread(&a, "spinner-one");
+  const lagscope__thread_usage *ta = find_thread(&a, "spinner-one");
   CHECK_MSG(ta != NULL, "the new thread's name was read from comm");
   CHECK(a.thread_count >= 2); /* and a sanitizer's own, under TSan */
   CHECK_EQ_INT(ta->state, '\0');
   /* The spinner's CPU, read both ways, grows (bounded: on a busy machine it waits for a CPU). */
-  const lagscope__thread_sample *tb = NULL;
+  const lagscope__thread_usage *tb = NULL;
   for (int i = 0; i < 5000 && (tb == NULL || tb->cpu_ns <= ta->cpu_ns); i++) {
     usleep(1000);
-    CHECK_EQ_INT(lagscope__process_sample_read(&b, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
+    CHECK_EQ_INT(lagscope__usage_read(&b, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
     tb = find_thread(&b, "spinner-one");
     CHECK(tb != NULL && tb->tid == ta->tid && tb->state == 'R');
   }
   CHECK_MSG(tb->cpu_ns > ta->cpu_ns, "clock %llu ns, then schedstat %llu ns",
             (unsigned long long)ta->cpu_ns, (unsigned long long)tb->cpu_ns);
   pthread_setname_np(t, "renamed");
-  const lagscope__thread_sample *tc = NULL;
+  const lagscope__thread_usage *tc = NULL;
   for (int i = 0; i < 5000 && (tc == NULL || tc->cpu_ns <= tb->cpu_ns); i++) {
     usleep(1000);
-    CHECK_EQ_INT(lagscope__process_sample_read(&c, &b, 0, why, sizeof(why)), 0);
+    CHECK_EQ_INT(lagscope__usage_read(&c, &b, 0, why, sizeof(why)), 0);
     tc = find_thread(&c, "spinner-one");
     CHECK_MSG(tc != NULL && tc->tid == tb->tid, "the name is carried from the previous sample");
   }
   CHECK_MSG(tc->cpu_ns > tb->cpu_ns, "schedstat %llu ns, then clock %llu ns",
             (unsigned long long)tb->cpu_ns, (unsigned long long)tc->cpu_ns);
-  CHECK_EQ_INT(lagscope__process_sample_read(&d, &c, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__usage_read(&d, &c, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
   CHECK_MSG(find_thread(&d, "renamed") != NULL, "DETAIL reads the name afresh");
   atomic_store(&spinner_stop, 1);
   CHECK(pthread_join(t, NULL) == 0);
@@ -155,7 +155,7 @@ static void test_light_reads(void) {
 
 /* The busiest threads are ranked by CPU used between two samples. */
 static void test_ranking(void) {
-  static lagscope__process_sample a, b;
+  static lagscope__usage a, b;
   a.time_ns = 0, b.time_ns = 1000000000;
   for (int i = 0; i < 12; i++) {
     a.threads[i].tid = b.threads[i].tid = 100 + i;
@@ -167,7 +167,7 @@ static void test_ranking(void) {
   int32_t own[] = {105};
   lagscope_metrics m;
   memset(&m, 0, sizeof(m));
-  lagscope__sampler_compute(&a, &b, own, 1, &m);
+  lagscope__usage_compute(&a, &b, own, 1, &m);
   CHECK_EQ_INT(m.busiest_count, LAGSCOPE_BUSIEST_THREADS);
   for (uint32_t i = 1; i < m.busiest_count; i++)
     CHECK(m.busiest[i - 1].cpu_percent >= m.busiest[i].cpu_percent);

@@ -53,7 +53,7 @@ typedef struct resolver {
   int lines;           /* main and a have line numbers: a's by where in a */
 } resolver;
 
-static int fake_resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_info *out) {
+static int fake_resolve(void *ctx, uintptr_t address, int is_return, lagscope__stack_frame *out) {
   resolver *r = ctx;
   if (r->calls < MAX_CALLS) r->called[r->calls] = address;
   r->calls++;
@@ -101,7 +101,7 @@ static void set_stack(lagscope__stack *s, int32_t tid, const uintptr_t *frames, 
  * a calls b and c from different places, so the tree must merge by function. */
 static lagscope__stack samples[100];
 static lagscope__stack threads[3];
-static lagscope__thread_sample thread_info[3], thread_before[2];
+static lagscope__thread_usage thread_info[3], thread_before[2];
 
 static lagscope__report_data make_record(void) {
   for (int i = 0; i < 100; i++) {
@@ -121,13 +121,13 @@ static lagscope__report_data make_record(void) {
   set_stack(&threads[2], 102, NULL, 0);
   threads[2].walk = LAGSCOPE__WALK_NO_REPLY;
 
-  thread_info[0] = (lagscope__thread_sample){.tid = 100, .name = "demo", .state = 'R',
+  thread_info[0] = (lagscope__thread_usage){.tid = 100, .name = "demo", .state = 'R',
                                              .cpu_ns = 2000000000};
-  thread_info[1] = (lagscope__thread_sample){.tid = 101, .name = "io\xff", .state = 'S',
+  thread_info[1] = (lagscope__thread_usage){.tid = 101, .name = "io\xff", .state = 'S',
                                              .cpu_ns = 300000000};
-  thread_info[2] = (lagscope__thread_sample){.tid = 102, .name = "late", .state = 'D', .cpu_ns = 5};
-  thread_before[0] = (lagscope__thread_sample){.tid = 101, .cpu_ns = 300000000};
-  thread_before[1] = (lagscope__thread_sample){.tid = 100, .cpu_ns = 1950000000};
+  thread_info[2] = (lagscope__thread_usage){.tid = 102, .name = "late", .state = 'D', .cpu_ns = 5};
+  thread_before[0] = (lagscope__thread_usage){.tid = 101, .cpu_ns = 300000000};
+  thread_before[1] = (lagscope__thread_usage){.tid = 100, .cpu_ns = 1950000000};
 
   lagscope__report_data r = {0};
   snprintf(r.id, sizeof(r.id), "20240405T101112Z-4242-1");
@@ -430,7 +430,7 @@ static void test_bad_and_empty(void) {
   r = make_record();
   samples[0].depth = 0;
   samples[0].walk = LAGSCOPE__WALK_NO_REPLY;
-  samples[1].depth = 999; /* more than a stack can hold: read as LAGSCOPE__MAX_FRAMES */
+  samples[1].depth = 999; /* more than a stack can hold: read as LAGSCOPE__MAX_STACK_FRAMES */
   CHECK_EQ_INT(lagscope__report_json(&r, NULL, NULL, &json, &heaviest), 0);
   doc = cJSON_Parse(json);
   const cJSON *root = cJSON_GetObjectItemCaseSensitive(doc, "call_tree");
@@ -517,12 +517,12 @@ static void test_big(void) {
   /* 1024 threads of 128 frames on top: stacks past the report's frame budget are left out,
    * and the whole report stays below the store's 16 MiB per file. */
   static lagscope__stack many[1024];
-  static lagscope__thread_sample many_info[1024];
+  static lagscope__thread_usage many_info[1024];
   for (int i = 0; i < 1024; i++) {
     uintptr_t f[128];
     for (int k = 0; k < 128; k++) f[k] = 0x30000000 + ((uintptr_t)i * 128 + (uintptr_t)k) * 0x100;
     set_stack(&many[i], 1000 + i, f, 128);
-    many_info[i] = (lagscope__thread_sample){.tid = 1000 + i, .name = "worker", .state = 'S'};
+    many_info[i] = (lagscope__thread_usage){.tid = 1000 + i, .name = "worker", .state = 'S'};
   }
   r.threads = many;
   r.thread_info = many_info;
@@ -655,7 +655,7 @@ static void test_call_sites_states_and_stop(void) {
 static void test_darwin_lock_chain(void) {
   enum { MAIN = 0x103, A = 0x203, B = 0x303 };
   static lagscope__stack darwin_threads[3], darwin_samples[4];
-  static lagscope__thread_sample info[3];
+  static lagscope__thread_usage info[3];
   uintptr_t main_frames[] = {0x180001010, 0x402020, 0x401050};
   uintptr_t a_frames[] = {0x180002010, 0x403020};
   uintptr_t b_frames[] = {0x180003010, 0x404030};
@@ -672,9 +672,9 @@ static void test_darwin_lock_chain(void) {
   darwin_threads[1].args[0] = 0x01000002; /* UL_UNFAIR_LOCK | ULF_NO_ERRNO */
   darwin_threads[1].args[1] = unfair, darwin_threads[1].args[2] = B & ~1u;
   for (int i = 0; i < 4; i++) darwin_samples[i] = darwin_threads[0];
-  info[0] = (lagscope__thread_sample){.tid = MAIN, .name = "main", .system_id = 7000};
-  info[1] = (lagscope__thread_sample){.tid = A, .name = "loader", .system_id = 7001};
-  info[2] = (lagscope__thread_sample){.tid = B, .name = "sleeper", .system_id = 7002};
+  info[0] = (lagscope__thread_usage){.tid = MAIN, .name = "main", .system_id = 7000};
+  info[1] = (lagscope__thread_usage){.tid = A, .name = "loader", .system_id = 7001};
+  info[2] = (lagscope__thread_usage){.tid = B, .name = "sleeper", .system_id = 7002};
   lagscope__report_data r = make_record();
   r.main_tid = MAIN;
   r.samples = darwin_samples, r.sample_count = 4;

@@ -1,7 +1,7 @@
 /* The report store: folder creation and its errors, atomic writes that keep the old file when
  * the disk is "full" (RLIMIT_FSIZE: portable, and it stops root too, unlike chmod), bounds by
  * count and bytes, recovery of reports left in progress, corrupt files of every kind, invalid
- * ids, stale temporary files, and a report from report.c going through the whole cycle. */
+ * ids, stale temporary files, and a report from report_json.c going through the whole cycle. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cases.h"
@@ -315,7 +315,7 @@ static void test_bounds_by_count(void) {
   printf("bounds by count: ok\n");
 }
 
-/* An idle hang's report ("counted":false, third as core/report.c writes it) goes before any
+/* An idle hang's report ("counted":false, third as core/report/report_json.c writes it) goes before any
  * counted one, however new: an idle hang never costs a hang its place. */
 static void test_bounds_idle_first(void) {
   char dir[512], why[512], path[512];
@@ -618,7 +618,7 @@ static void test_recover_full_disk(void) {
   printf("recover on a full disk: ok\n");
 }
 
-/* report.c → store → recover: a report written in progress comes back ended by termination. */
+/* report_json.c → store → recover: a report written in progress comes back ended by termination. */
 static void test_report_cycle(void) {
   char dir[512], why[512], path[512];
   make_dir(dir, sizeof(dir), "cycle");

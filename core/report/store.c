@@ -370,7 +370,7 @@ static int listing_push(listing *l, const listed *item) {
   return 0;
 }
 
-/* How every report the store writes begins (core/report.c puts these members first, and a
+/* How every report the store writes begins (core/report/report_json.c puts these members first, and a
  * recovery's rewrite keeps every byte before them): a cheap sign that a file is one of ours.
  * *uncounted: the header goes on with "counted":false (an idle hang's report). */
 #define UNCOUNTED_MEMBER ",\"counted\":false"
@@ -732,7 +732,7 @@ static int ends_open(const char *s, size_t n) {
 }
 
 /* Why a report file is unusable, or NULL when it is fine (*state is then its state). Checked
- * in place (core/json_check.c), never built as a cJSON tree: every stored report is read at
+ * in place (core/base/json_check.c), never built as a cJSON tree: every stored report is read at
  * each start. Members are found by their bytes: a key written with escapes is not read. */
 static const char *check_report(const char *text, size_t len, const char *stem, int *state,
                                 char *why, size_t why_size) {

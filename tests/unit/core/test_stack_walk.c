@@ -1,4 +1,4 @@
-/* The portable frame-pointer walk (core/frame_walk.c) over hand-made stacks: a Swift async
+/* The portable frame-pointer walk (core/stack/stack_walk.c) over hand-made stacks: a Swift async
  * frame record (saved fp with bit 60 set) is followed, not taken for the end of the stack; a
  * stack deeper than its copy keeps its top and says "truncated"; a record pointing down the
  * stack is "bad_frame". */
@@ -22,9 +22,9 @@ static void record(int i, uintptr_t caller_fp, uintptr_t ret) {
 
 static void walk(size_t words, int cut, uintptr_t fp, lagscope__stack *out) {
   lagscope__stack_copy copy = {(const uint8_t *)stack, at(0), words * sizeof(uintptr_t), cut, NULL};
-  lagscope__frame_regs regs = {0x1000, 0, fp, 0};
+  lagscope__walk_regs regs = {0x1000, 0, fp, 0};
   memset(out, 0, sizeof(*out));
-  lagscope__frame_walk(&copy, &regs, out);
+  lagscope__stack_walk(&copy, &regs, out);
 }
 
 static void expect(const lagscope__stack *s, lagscope__walk walk, uint32_t depth,
@@ -63,7 +63,7 @@ int main(void) {
   walk(WORDS, 0, at(4), &s);
   expect(&s, LAGSCOPE__WALK_BAD_FRAME, 3, all);
 
-  CHECK(lagscope__frame_strip_async(at(4) | ASYNC) == at(4));
+  CHECK(lagscope__stack_strip_async(at(4) | ASYNC) == at(4));
   printf("frame_walk: ok\n");
   return 0;
 }

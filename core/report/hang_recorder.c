@@ -50,8 +50,8 @@ struct lagscope__hang_recorder {
   size_t samples_capacity;
   lagscope__stack *threads;
   char *thread_targets;                         /* LAGSCOPE__TARGET_MAX per thread */
-  lagscope__process_sample *thread_info;        /* at the hang's start */
-  lagscope__process_sample *thread_info_before; /* the sampler's last, before it */
+  lagscope__usage *thread_info;        /* at the hang's start */
+  lagscope__usage *thread_info_before; /* the sampler's last, before it */
   char path[512];
 
   /* The final report of the last hang whose end could not be written (a full disk): its file
@@ -152,7 +152,7 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
 
 /* ---- reports ---- */
 
-static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__frame_info *out) {
+static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__stack_frame *out) {
   lagscope__hang_recorder *h = ctx;
   if (h->symbols == NULL) h->symbols = lagscope__symbols_new();
   h->symbols_used_ns = lagscope__now_ns();
@@ -309,16 +309,16 @@ static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_i
 
 /* Captures every thread of info but lagscope's own, once, and keeps info in step with the
  * stacks (lagscope's threads are dropped from both). NULL when out of memory. */
-static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__process_sample *info,
+static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__usage *info,
                                         int32_t main_tid) {
   char why[256];
   /* the threads, with their states; memory is not wanted */
-  lagscope__process_sample_read(info, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why));
+  lagscope__usage_read(info, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why));
   lagscope__stack *stacks = lagscope__alloc(sizeof(lagscope__stack) * (info->threads_len + 1));
   if (stacks == NULL) return NULL;
   uint32_t kept = 0;
   for (uint32_t i = 0; i < info->threads_len; i++) {
-    lagscope__thread_sample *t = &info->threads[i];
+    lagscope__thread_usage *t = &info->threads[i];
     lagscope__stack *s = &stacks[kept];
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
     note_capture(h, lagscope__capture_stack(t->tid, s, wait));
@@ -485,7 +485,7 @@ static void take_early_samples(lagscope__hang_recorder *h) {
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    uint64_t start_ns, int64_t start_wall_ms,
                                    const lagscope_metrics *before,
-                                   const lagscope__process_sample *sample_before) {
+                                   const lagscope__usage *sample_before) {
   release_hang_buffers(h);
   report_data_init(h, &h->data, start_ns);
   h->active = 1;
@@ -498,8 +498,8 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
   r->app_name = h->app_name;
   r->pid = lagscope__process_id();
   if (before != NULL) r->before = *before;
-  h->thread_info = lagscope__alloc(sizeof(lagscope__process_sample));
-  h->thread_info_before = lagscope__alloc(sizeof(lagscope__process_sample));
+  h->thread_info = lagscope__alloc(sizeof(lagscope__usage));
+  h->thread_info_before = lagscope__alloc(sizeof(lagscope__usage));
   if (h->thread_info == NULL || h->thread_info_before == NULL) {
     lagscope__publish_error(LAGSCOPE_ENOMEM, "hang %llu: no memory to record it",
                             (unsigned long long)hang_id);
@@ -550,9 +550,9 @@ char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t 
 }
 
 int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
-                                        const lagscope__process_sample *before, char **out) {
+                                        const lagscope__usage *before, char **out) {
   *out = NULL;
-  lagscope__process_sample *info = lagscope__alloc(sizeof(*info));
+  lagscope__usage *info = lagscope__alloc(sizeof(*info));
   if (info == NULL) return LAGSCOPE_ENOMEM;
   uint64_t start_ns = lagscope__now_ns();
   lagscope__report_data r = {.main_tid = lagscope__main_thread_id(),

@@ -10,7 +10,7 @@
  *   6. the verdict: why the main thread did not answer (cause), with the lock owners' chain
  *
  * Memory: every working table comes from lagscope__alloc and is freed before returning; every
- * text is written as it goes (core/json_writer.c), never built as a cJSON tree first, into
+ * text is written as it goes (core/base/json_writer.c), never built as a cJSON tree first, into
  * lagscope's heap, and freed with lagscope__dealloc. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -120,7 +120,7 @@ typedef struct frame_entry {
   uintptr_t address;
   int is_return;
   uint32_t ident; /* the identity the call tree merges on */
-  lagscope__frame_info info;
+  lagscope__stack_frame info;
 } frame_entry;
 
 /* What makes two frames the same node under one parent: the module and the function, or the
@@ -144,7 +144,7 @@ typedef struct report_ctx {
   table ident_index;
 } report_ctx;
 
-static int ident_of(report_ctx *c, const lagscope__frame_info *info, int is_return,
+static int ident_of(report_ctx *c, const lagscope__stack_frame *info, int is_return,
                     uint32_t *out) {
   int call_site = is_return && info->function != NULL && info->line != 0;
   ident_entry key = {info->module, info->function, info->function != NULL ? 0 : info->address,
@@ -193,7 +193,7 @@ static int frame_of(report_ctx *c, uintptr_t address, int is_return, uint32_t *o
   memset(e, 0, sizeof(*e));
   e->address = address;
   e->is_return = is_return;
-  lagscope__frame_info info = {.address = address};
+  lagscope__stack_frame info = {.address = address};
   if (c->resolve != NULL && c->resolve(c->resolve_ctx, address, is_return, &info) != 0) {
     /* In no known object: keep what the resolver said, but nothing it did not know. */
     info.module = NULL;
@@ -217,7 +217,7 @@ static const frame_entry *frame_at(const report_ctx *c, uint32_t index) {
 }
 
 static uint32_t stack_depth(const lagscope__stack *s) {
-  return s->depth < LAGSCOPE__MAX_FRAMES ? s->depth : LAGSCOPE__MAX_FRAMES;
+  return s->depth < LAGSCOPE__MAX_STACK_FRAMES ? s->depth : LAGSCOPE__MAX_STACK_FRAMES;
 }
 
 /* ---- 4. the call tree ------------------------------------------------------------------------- */
@@ -328,7 +328,7 @@ static void tree_free(tree *t) {
 
 /* ---- 5. JSON ------------------------------------------------------------------------------------ */
 
-static void frame_fields(lagscope__json_writer *w, const lagscope__frame_info *f) {
+static void frame_fields(lagscope__json_writer *w, const lagscope__stack_frame *f) {
   lagscope__jw_hex(w, "address", f->address);
   lagscope__jw_string(w, "function", f->function);
   if (f->function != NULL) lagscope__jw_u64(w, "offset", f->function_offset);
@@ -495,7 +495,7 @@ static int stack_write(lagscope__json_writer *w, const char *key, report_ctx *c,
   return 0;
 }
 
-static const lagscope__thread_sample *find_before(const lagscope__report_data *r, int32_t tid) {
+static const lagscope__thread_usage *find_before(const lagscope__report_data *r, int32_t tid) {
   if (r->thread_info_before == NULL) return NULL;
   for (uint32_t i = 0; i < r->thread_count_before; i++)
     if (r->thread_info_before[i].tid == tid) return &r->thread_info_before[i];
@@ -507,7 +507,7 @@ static int threads_write(lagscope__json_writer *w, report_ctx *c, const lagscope
   uint32_t written = 0;
   for (uint32_t i = 0; i < r->thread_count; i++) {
     const lagscope__stack *stack = &r->threads[i];
-    const lagscope__thread_sample *info = r->thread_info != NULL ? &r->thread_info[i] : NULL;
+    const lagscope__thread_usage *info = r->thread_info != NULL ? &r->thread_info[i] : NULL;
     lagscope__jw_begin_object(w, NULL);
     int32_t tid = info != NULL ? info->tid : stack->tid;
     lagscope__jw_i64(w, "tid", tid);
@@ -523,7 +523,7 @@ static int threads_write(lagscope__json_writer *w, report_ctx *c, const lagscope
       }
     }
     lagscope__jw_bool(w, "is_main", tid == r->main_tid);
-    const lagscope__thread_sample *before = info != NULL ? find_before(r, tid) : NULL;
+    const lagscope__thread_usage *before = info != NULL ? find_before(r, tid) : NULL;
     if (before != NULL && r->thread_cpu_window_ns > 0 && info->cpu_ns >= before->cpu_ns)
       lagscope__jw_measure(w, "cpu_percent", 100.0 * (double)(info->cpu_ns - before->cpu_ns) /
                                                  (double)r->thread_cpu_window_ns);
@@ -577,7 +577,7 @@ static lagscope__cause_kind classify(report_ctx *c, const lagscope__stack *s) {
 }
 
 /* Is a frame in a system library (libc, the vDSO, Apple's frameworks), not the app's code? */
-static int in_system_library(const lagscope__frame_info *f) {
+static int in_system_library(const lagscope__stack_frame *f) {
   static const char *const prefixes[] = {"/lib/", "/lib64/", "/usr/lib/", "linux-vdso",
                                          "/System/", "/usr/lib/system/"};
   if (f->module == NULL) return 0;
@@ -593,7 +593,7 @@ static const char *first_function(report_ctx *c, const lagscope__stack *s) {
   for (uint32_t k = 0; k < stack_depth(s); k++) {
     uint32_t frame;
     if (frame_of(c, s->frames[k], k > 0, &frame) != 0) break;
-    const lagscope__frame_info *f = &frame_at(c, frame)->info;
+    const lagscope__stack_frame *f = &frame_at(c, frame)->info;
     if (f->function == NULL) continue;
     if (!in_system_library(f)) return f->function;
     if (any == NULL) any = f->function;

@@ -33,7 +33,7 @@ void lagscope__symbols_free(lagscope__symbols *s) {
 }
 
 int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
-                              lagscope__frame_info *out) {
+                              lagscope__stack_frame *out) {
   memset(out, 0, sizeof(*out));
   out->address = address;
   out->build_id = "";

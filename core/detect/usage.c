@@ -100,7 +100,7 @@ static double percent(uint64_t cpu_ns, uint64_t wall_ns) {
   return wall_ns == 0 ? 0.0 : 100.0 * (double)cpu_ns / (double)wall_ns;
 }
 
-static const lagscope__thread_sample *find_thread(const lagscope__process_sample *s,
+static const lagscope__thread_usage *find_thread(const lagscope__usage *s,
                                                   int32_t tid) {
   for (uint32_t i = 0; i < s->threads_len; i++)
     if (s->threads[i].tid == tid) return &s->threads[i];
@@ -114,7 +114,7 @@ static int is_own(int32_t tid, const int32_t *own_tids, size_t own_len) {
 }
 
 /* Keeps out->busiest sorted by CPU, highest first, at most LAGSCOPE_BUSIEST_THREADS. */
-static void rank_thread(lagscope_metrics *out, const lagscope__thread_sample *t, double cpu) {
+static void rank_thread(lagscope_metrics *out, const lagscope__thread_usage *t, double cpu) {
   uint32_t n = out->busiest_count;
   if (n == LAGSCOPE_BUSIEST_THREADS && cpu <= out->busiest[n - 1].cpu_percent) return;
   uint32_t i = n < LAGSCOPE_BUSIEST_THREADS ? n : n - 1;
@@ -128,8 +128,8 @@ static void rank_thread(lagscope_metrics *out, const lagscope__thread_sample *t,
   if (n < LAGSCOPE_BUSIEST_THREADS) out->busiest_count = n + 1;
 }
 
-void lagscope__sampler_compute(const lagscope__process_sample *previous,
-                               const lagscope__process_sample *current,
+void lagscope__usage_compute(const lagscope__usage *previous,
+                               const lagscope__usage *current,
                                const int32_t *own_tids, size_t own_len, lagscope_metrics *out) {
   uint64_t wall = current->time_ns - previous->time_ns;
   uint64_t own_ns = 0;
@@ -141,8 +141,8 @@ void lagscope__sampler_compute(const lagscope__process_sample *previous,
   out->pss_bytes = current->pss_bytes;
   out->busiest_count = 0;
   for (uint32_t i = 0; i < current->threads_len; i++) {
-    const lagscope__thread_sample *t = &current->threads[i];
-    const lagscope__thread_sample *before = find_thread(previous, t->tid);
+    const lagscope__thread_usage *t = &current->threads[i];
+    const lagscope__thread_usage *before = find_thread(previous, t->tid);
     /* A thread born since the last sample spent all its CPU time in this interval. */
     uint64_t before_ns = before != NULL && before->cpu_ns <= t->cpu_ns ? before->cpu_ns : 0;
     uint64_t used = t->cpu_ns - before_ns;

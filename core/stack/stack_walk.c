@@ -1,5 +1,5 @@
 /*
- * The frame-pointer walk over a copy of a stack (internal.h, "frame walk"): portable, so that
+ * The frame-pointer walk over a copy of a stack (stack/stack.h, "stack walk"): portable, so that
  * the rules Apple's ABIs set are tested on Linux. The Darwin capture copies the stopped thread's
  * stack and walks the copy with this after the thread runs again.
  *
@@ -16,7 +16,7 @@
 
 #define ASYNC_FRAME_BIT ((uintptr_t)1 << 60) /* 64-bit targets only: the library is 64-bit */
 
-uintptr_t lagscope__frame_strip_async(uintptr_t fp) {
+uintptr_t lagscope__stack_strip_async(uintptr_t fp) {
   return sizeof(uintptr_t) == 8 ? fp & ~ASYNC_FRAME_BIT : fp;
 }
 
@@ -35,7 +35,7 @@ static uintptr_t strip(const lagscope__stack_copy *c, uintptr_t value) {
 }
 
 static int push(lagscope__stack *out, uintptr_t frame) {
-  if (out->depth == LAGSCOPE__MAX_FRAMES) {
+  if (out->depth == LAGSCOPE__MAX_STACK_FRAMES) {
     out->walk = LAGSCOPE__WALK_TRUNCATED;
     return 0;
   }
@@ -53,18 +53,18 @@ static int read_record(const lagscope__stack_copy *c, uintptr_t fp, uintptr_t *c
                                                   : LAGSCOPE__WALK_BAD_FRAME;
     return 0;
   }
-  *caller_fp = lagscope__frame_strip_async(copy_word(c, fp));
+  *caller_fp = lagscope__stack_strip_async(copy_word(c, fp));
   *ret = strip(c, copy_word(c, fp + sizeof(uintptr_t)));
   return 1;
 }
 
-void lagscope__frame_walk(const lagscope__stack_copy *c, const lagscope__frame_regs *r,
+void lagscope__stack_walk(const lagscope__stack_copy *c, const lagscope__walk_regs *r,
                           lagscope__stack *out) {
   out->depth = 0;
   out->walk = LAGSCOPE__WALK_BAD_FRAME;
   if (r->pc == 0) return;
   push(out, strip(c, r->pc));
-  uintptr_t fp = lagscope__frame_strip_async(r->fp), caller_fp = 0, ret = 0;
+  uintptr_t fp = lagscope__stack_strip_async(r->fp), caller_fp = 0, ret = 0;
   int have_record = fp != 0 && read_record(c, fp, &caller_fp, &ret, out);
   int unreadable = fp != 0 && !have_record; /* read_record said why in out->walk */
   uintptr_t lr = strip(c, r->lr);

@@ -1,5 +1,5 @@
-/* JSON without cJSON trees: the writer (core/json_writer.c) that reports are written with, and
- * the check and the reader (core/json_check.c) that the store and the hang list read report
+/* JSON without cJSON trees: the writer (core/base/json_writer.c) that reports are written with, and
+ * the check and the reader (core/base/json_check.c) that the store and the hang list read report
  * files with. cJSON is the oracle: what the writer writes, cJSON reads back as the values
  * written; what the check accepts, cJSON parses, to its last byte; the member and the element
  * the reader finds are cJSON's; the telling frame of a stack, read in place, is the one the

@@ -1,5 +1,5 @@
 /* The public hang report: an immutable, reference-counted payload that hang_ended and
- * hang_recovered events carry. The JSON itself is built in report.c. */
+ * hang_recovered events carry. The JSON itself is built in report_json.c. */
 #include "internal.h"
 
 #include <stdio.h>

@@ -1,0 +1,215 @@
+/*
+ * The primitives every stage uses: messages, the configuration's table, lagscope's counted heap
+ * and payloads, sorting, its own threads, and JSON written and checked as text.
+ * Part of the internal contract: include "internal.h", which includes every stage in order.
+ */
+#ifndef LAGSCOPE_BASE_H
+#define LAGSCOPE_BASE_H
+
+#include "lagscope.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LAGSCOPE__CACHE_LINE 64
+
+/* ---- messages (core/base/names.c) ----------------------------------------------------------------
+ * Writes a failure's explanation into the caller's buffer, if there is one; a long path may
+ * cut it short, which is fine for a message. F */
+void lagscope__explain(char *why, size_t why_size, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- configuration (core/base/config.c) ------------------------------------------------------------
+ * The numeric and on/off fields of lagscope_config, one row each, in the order they are checked.
+ * The defaults (lagscope_config_default), the range checks and their messages
+ * (lagscope_config_validate) and the status JSON's "config" object (web/api.c) come from it;
+ * the README's table is checked against it (tests/unit/core/test_config_readme.c).
+ *
+ *   XX(name, type, default, check, min, max, unit, status)
+ *
+ * type    the field's C type; config.c holds it to lagscope.h's struct at compile time.
+ * check   how min and max bound the field:
+ *           RANGE      min..max
+ *           POW2       a power of two in min..max (queue capacities: masks, not modulo)
+ *           AT_MOST    min..the field that max names (an earlier row, so already checked)
+ *           BELOW      min..the field that max names, less one
+ *           AT_LEAST   min or more (max is 0, unused)
+ *           RT_SIGNAL  0 or a real-time signal's number, at most max here; which numbers are
+ *                      real-time only the running system knows, so lagscope_start checks that
+ *           ON_OFF     not checked: any non-zero value is on (0..1 says what it means)
+ * unit    what the number counts, for messages ("" for a plain count).
+ * status  the field in the status JSON's "config" object (docs/viewer-api.md): CONFIG its
+ *         value, IN_USE the value in effect that it only asks for (the signal chosen, the port
+ *         bound), NONE left out.
+ *
+ * By hand, because a row cannot say them: the strings, hooks and their user pointers
+ * (post_main, on_event, log, report_dir, app_name, server_bind: NULL by default, checked where
+ * they need it), and hud_corner, an enum whose message names its constants. */
+#define LAGSCOPE__CONFIG_FIELDS(XX)                                                         \
+  XX(hang_threshold_ms, uint32_t, 250, RANGE, 10, 60000, "ms", CONFIG)                      \
+  XX(ping_interval_ms, uint32_t, 50, AT_MOST, 1, hang_threshold_ms, "ms", CONFIG)           \
+  XX(sample_interval_ms, uint32_t, 500, RANGE, 50, 60000, "ms", CONFIG)                     \
+  XX(hang_sample_interval_ms, uint32_t, 10, RANGE, 1, 1000, "ms", CONFIG)                   \
+  XX(hitch_report_ms, uint32_t, 50, RANGE, 0, 60000, "ms", CONFIG)                          \
+  XX(hitch_keep, uint32_t, 32, RANGE, 1, 1024, "", CONFIG)                                  \
+  XX(hang_count_idle, int, 0, RANGE, 0, 1, "", CONFIG)                                      \
+  XX(capture_signal, uint32_t, 0, RT_SIGNAL, 0, 64, "", IN_USE)                             \
+  XX(stack_copy_kib, uint32_t, 64, RANGE, 16, 1024, "KiB", NONE)                            \
+  XX(refresh_hz, uint32_t, 60, RANGE, 1, 1000, "Hz", CONFIG)                                \
+  XX(report_max_count, uint32_t, 50, RANGE, 1, 100000, "", CONFIG)                          \
+  XX(report_max_bytes, uint64_t, 32u * 1024u * 1024u, AT_LEAST, 64u * 1024u, 0, "bytes",    \
+     CONFIG)                                                                                \
+  XX(bus_capacity, uint32_t, 256, POW2, 16, 65536, "", NONE)                               \
+  XX(subscriber_capacity, uint32_t, 256, POW2, 16, 65536, "", NONE)                         \
+  XX(hud, int, 1, ON_OFF, 0, 1, "", NONE)                                                   \
+  XX(hud_scale, float, 1.0f, RANGE, 0.5f, 8.0f, "pixels per point", NONE)                   \
+  XX(hud_expanded, int, 0, ON_OFF, 0, 1, "", NONE)                                          \
+  XX(server, int, 1, ON_OFF, 0, 1, "", NONE)                                                \
+  XX(server_port, uint32_t, 8080, RANGE, 0, 65535, "", IN_USE)                              \
+  XX(server_max_clients, uint32_t, 16, RANGE, 2, 256, "", CONFIG)                           \
+  XX(server_max_stream_clients, uint32_t, 8, BELOW, 1, server_max_clients, "", CONFIG)
+
+/* config.app_name, or the program's name. F */
+void lagscope__app_name(const lagscope_config *config, char *out, size_t size);
+/* config.report_dir, or "<lagscope__state_root>/<app_name>", or, without one,
+ * "$TMPDIR/lagscope-<uid>/<app_name>" ("/tmp" without TMPDIR); the store checks whichever it
+ * is (lagscope__folder_open). F */
+void lagscope__report_dir(const lagscope_config *config, const char *app_name, char *out,
+                          size_t size);
+
+/* ---- memory (core/base/memory.c) ----------------------------------------------------------------
+ * Every heap allocation of lagscope's own goes through these so that the bytes lagscope holds
+ * are published in the metrics (monitor_memory_bytes). Not counted, because they allocate
+ * with malloc themselves and say nothing: cJSON's trees and printed texts (freed with
+ * lagscope_free), libdw's and libelf's symbol tables, cairo's and CoreGraphics' own state,
+ * civetweb's connections and threads. */
+/* A, L (the runs' lock, never held across a system call): zeroed, cache-line aligned; NULL
+ * when out of memory. Not from malloc: what is freed leaves the process (see memory.c). */
+void *lagscope__alloc(size_t size);
+void lagscope__dealloc(void *p);                /* A */
+uint64_t lagscope__memory_in_use(void);         /* F */
+/* Room for one more item after len: *items, of *capacity items of item_size bytes, grows
+ * (to `first`, then doubling) when full, its items kept. 0, or LAGSCOPE_ENOMEM with the
+ * array as it was. A */
+int lagscope__grow(void **items, size_t *capacity, size_t len, size_t item_size, size_t first);
+/* The same, never past `most` items (LAGSCOPE_ENOMEM once full). A */
+int lagscope__grow_upto(void **items, size_t *capacity, size_t len, size_t item_size,
+                        size_t first, size_t most);
+/* Texts kept together until the arena is freed (the symbol indexes' demangled names): copies
+ * go into chunks of 16 KiB, so that thousands of short names cost a few allocations. Zeroed is
+ * empty. */
+typedef struct lagscope__text_arena {
+  struct lagscope__text_chunk *chunks;
+  size_t bytes; /* held, chunks whole */
+} lagscope__text_arena;
+const char *lagscope__text_arena_copy(lagscope__text_arena *a, const char *text); /* A; NULL: no memory */
+void lagscope__text_arena_free(lagscope__text_arena *a);                         /* A */
+
+/* ---- reference-counted payloads (core/base/memory.c) --------------------------------------------
+ * An immutable payload with a hidden header; lagscope_retain/lagscope_release work on it. */
+typedef void (*lagscope__payload_destroy_fn)(void *payload);
+void *lagscope__payload_new(size_t size, lagscope__payload_destroy_fn destroy); /* A: refs = 1 */
+char *lagscope__payload_text(const char *text); /* A: a payload holding a copy; NULL: no memory */
+char *lagscope__strdup(const char *text);       /* A: a copy, freed with lagscope__dealloc */
+void *lagscope__alloc_array(size_t count, size_t size); /* A: zeroed; NULL on overflow too */
+/* qsort's contract, in place (core/base/sort.c): glibc's qsort mallocs a copy of the array. F */
+void lagscope__sort(void *items, size_t count, size_t size,
+                    int (*compare)(const void *, const void *));
+uint32_t lagscope__payload_refs(const void *payload);                        /* F: for tests */
+
+
+/* ---- threads (core/base/threads.c, portable over pthreads) ---- */
+typedef struct lagscope__thread lagscope__thread;
+/* Starts fn(arg) on a new named thread (name ≤ 15 bytes), every signal blocked. Its thread id
+ * is registered as one of lagscope's own until joined. A */
+int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *), void *arg);
+void lagscope__thread_join(lagscope__thread *t); /* A: frees t */
+/* Which threads are lagscope's: a started thread enters before its function and leaves
+ * after. F */
+void lagscope__own_thread_enter(void);
+void lagscope__own_thread_leave(void);
+/* A thread lagscope did not start but runs for it (civetweb's): from now on it counts as one
+ * of lagscope's own (never captured, its CPU is lagscope's) and takes no signal. Call on the
+ * thread itself; disown before it exits. F */
+void lagscope__thread_adopt(void);
+void lagscope__thread_disown(void);
+/* 1 when the caller is one of lagscope's own threads. F */
+int lagscope__thread_is_own(void);
+/* The OS id of the calling thread (Linux: gettid). F */
+int32_t lagscope__thread_id(void);
+#define LAGSCOPE__OWN_THREADS_MAX 512 /* lagscope's threads, the viewer's civetweb ones included */
+/* 1 when tid is one of lagscope's running threads. F */
+int lagscope__thread_id_is_own(int32_t tid);
+/* Writes the ids of lagscope's running threads to out; returns how many. F */
+size_t lagscope__thread_own_ids(int32_t *out, size_t max);
+
+/* ---- JSON written as text (core/base/json_writer.c), for documents too large for a cJSON tree --------
+ * Every call appends one value; key is its member name inside an object, NULL inside an array
+ * or at the top. The text lives in lagscope's heap. After a failed allocation the calls do
+ * nothing and finish returns NULL. Each call may allocate (A); no lock. */
+typedef struct lagscope__json_writer {
+  char *text; /* NUL-terminated; NULL before the first value */
+  size_t len, cap;
+  int failed;
+} lagscope__json_writer;
+void lagscope__jw_begin_object(lagscope__json_writer *w, const char *key);
+void lagscope__jw_end_object(lagscope__json_writer *w);
+void lagscope__jw_begin_array(lagscope__json_writer *w, const char *key);
+void lagscope__jw_end_array(lagscope__json_writer *w);
+/* A string; null when text is NULL; bytes that are not UTF-8 become U+FFFD. */
+void lagscope__jw_string(lagscope__json_writer *w, const char *key, const char *text);
+/* An address as the string "0x..." (lowercase hex). */
+void lagscope__jw_hex(lagscope__json_writer *w, const char *key, uintptr_t value);
+void lagscope__jw_u64(lagscope__json_writer *w, const char *key, uint64_t value);
+void lagscope__jw_i64(lagscope__json_writer *w, const char *key, int64_t value);
+/* A measurement rounded to 0.001; null when not finite. */
+void lagscope__jw_measure(lagscope__json_writer *w, const char *key, double value);
+void lagscope__jw_bool(lagscope__json_writer *w, const char *key, int value);
+void lagscope__jw_null(lagscope__json_writer *w, const char *key);
+/* Text that is JSON already, copied as it is. */
+void lagscope__jw_raw(lagscope__json_writer *w, const char *key, const char *json);
+/* The text (freed with lagscope__dealloc), the writer emptied; NULL (and the text freed) when an
+ * allocation failed. */
+char *lagscope__jw_finish(lagscope__json_writer *w);
+/* Frees the text, if any. No allocation. */
+void lagscope__jw_discard(lagscope__json_writer *w);
+
+/* ---- JSON checked without building it (core/base/json_check.c) ---------------------------------------
+ * No allocation, no lock: a report file is checked in place, however large. */
+/* 1 when text[0, len) begins with one JSON value (after whitespace): *end is where the value
+ * ends. 0 when it does not: *end is where it went wrong.
+ * Never accepts what cJSON would not parse. F */
+int lagscope__json_check(const char *text, size_t len, size_t *end);
+/* The JSON string json[0, len) (quotes included) decoded into out, NUL-terminated; 0 when it
+ * is not exactly one string or does not fit. F */
+int lagscope__json_string_text(const char *json, size_t len, char *out, size_t size);
+/* Reading text already known to be JSON (lagscope__json_check accepted it, or lagscope wrote
+ * it): values are found by their bytes, nothing is parsed or copied, so a rewrite keeps every
+ * other byte (64-bit integers stay exact). A key written with escapes is not found. */
+typedef struct lagscope__json_span {
+  size_t start, end; /* a value's bytes; start == end: none */
+} lagscope__json_span;
+/* i moved past JSON whitespace. F */
+size_t lagscope__json_skip_space(const char *s, size_t i, size_t n);
+/* In the object s[0, n): the first value of key (an empty span when there is none), where
+ * the closing brace is, and whether the object has no member. 0, or -1 when s is not an
+ * object. F */
+int lagscope__json_find_member(const char *s, size_t n, const char *key,
+                               lagscope__json_span *value, size_t *close, int *empty);
+/* The value of key in the object s[object) (an empty span when there is none or object is
+ * not one), as a span of s itself. F */
+lagscope__json_span lagscope__json_member_span(const char *s, lagscope__json_span object,
+                                               const char *key);
+/* The string value of the object's key, decoded into out; 0 when it is missing, not a string
+ * or longer than size. F */
+int lagscope__json_member_text(const char *s, size_t n, const char *key, char *out, size_t size);
+/* The elements of the array s[0, n), one per call: *at starts at 0 and is moved on; 1 with
+ * *element set, 0 at the end (or when s is not an array). F */
+int lagscope__json_next_element(const char *s, size_t n, size_t *at, lagscope__json_span *element);
+
+#endif /* LAGSCOPE_BASE_H */

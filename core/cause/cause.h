@@ -1,0 +1,42 @@
+/*
+ * The verdict: why a thread was not running (one stack's cause), and a hang's verdict over its
+ * samples and threads (lock chains, deadlocks, the sentence and label).
+ * Part of the internal contract: include "internal.h", which includes every stage in order.
+ */
+#ifndef LAGSCOPE_CAUSE_H
+#define LAGSCOPE_CAUSE_H
+
+#include "base/base.h"
+#include "stack/stack.h"
+#include "port.h"
+
+/* ---- causes (core/cause/cause.c): why a thread was not running -------------------------------------- */
+typedef enum lagscope__cause_kind {
+  LAGSCOPE__CAUSE_CPU = 0, /* on the CPU */
+  LAGSCOPE__CAUSE_LOCK,    /* waiting for a mutex or rwlock */
+  LAGSCOPE__CAUSE_WAIT,    /* a condition variable, semaphore, join, waitpid, a message */
+  LAGSCOPE__CAUSE_SLEEP,   /* nanosleep and friends */
+  LAGSCOPE__CAUSE_IO,      /* read, write, recv, connect, poll on the app's fds, ... */
+  LAGSCOPE__CAUSE_DEADLOCK,/* a lock chain that comes back to a thread in it */
+  LAGSCOPE__CAUSE_IDLE,    /* its own event loop's wait (Darwin: mach_msg in the run loop) */
+  LAGSCOPE__CAUSE_UNKNOWN
+} lagscope__cause_kind;
+#define LAGSCOPE__CAUSE_COUNT 8
+/* "cpu", "lock", "wait", "sleep", "io", "deadlock", "idle", "unknown". F */
+const char *lagscope__cause_kind_name(int kind);
+/* One stack's kind (never deadlock: that takes a chain), from its run state, its system call
+ * and names, the function names of its innermost frames (names[0] the innermost; NULL where
+ * unknown). F */
+lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const char *const *names,
+                                              size_t n);
+
+/* Darwin: the lock a thread blocked in a trap waits for, from the trap (its innermost frame's
+ * name) and its arguments, as Apple's open sources call them: libpthread's
+ * __psynch_mutexwait(mutex, mgen, ugen, owner's thread id, flags) and libplatform's
+ * __ulock_wait(UL_UNFAIR_LOCK | flags, lock, value, timeout), value the owner's thread port
+ * with bit 0 (no waiters) cleared. 1 when it is one: *address, and *owner (0: not known) as a
+ * thread id (*owner_is_port 0) or a port name (1). F */
+int lagscope__darwin_lock_wait(const char *trap, const uintptr_t *args, uintptr_t *address,
+                               uint64_t *owner, int *owner_is_port);
+
+#endif /* LAGSCOPE_CAUSE_H */

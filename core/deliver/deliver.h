@@ -1,0 +1,171 @@
+/*
+ * Delivery: the bus, publishing and logging, events as JSON, and the dispatcher that hands events
+ * to subscribers and consumers.
+ * Part of the internal contract: include "internal.h", which includes every stage in order.
+ */
+#ifndef LAGSCOPE_DELIVER_H
+#define LAGSCOPE_DELIVER_H
+
+#include "base/base.h"
+#include "port.h"
+
+/* ---- bus (core/deliver/bus.c) ------------------------------------------------------------------------
+ * A bounded multi-producer queue of events (a ring of sequenced slots: reserve with a CAS,
+ * fill, commit). A full queue refuses the event and counts it. Also used, one per subscriber,
+ * as that subscriber's own queue. */
+typedef struct lagscope__bus_slot {
+  _Atomic uint64_t sequence;
+  lagscope_event event;
+} lagscope__bus_slot;
+
+typedef struct lagscope__bus {
+  /* Read-only after init: a line that every publisher and the consumer share without writing. */
+  uint64_t mask;
+  lagscope__bus_slot *slots;
+  lagscope__wakeup *wakeup;
+  /* Each written counter on a line of its own, so that publishers, the consumer and drops do
+   * not invalidate each other's reads. */
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t head; /* next position to reserve: also the
+                                                            number of events accepted, ever */
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t tail; /* next position to take */
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t dropped;
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic int consumer_sleeping; /* is, or is about to be, waiting */
+} lagscope__bus;
+
+int lagscope__bus_init(lagscope__bus *bus, uint32_t capacity); /* A; capacity a power of two */
+/* Releases the payloads of events never taken, then the slots. A */
+void lagscope__bus_destroy(lagscope__bus *bus);
+/* Copies *event in and stamps its sequence. The bus owns the payload reference from here on
+ * (on EFULL it releases it). 0 or LAGSCOPE_EFULL. F (one futex wake when the consumer sleeps). */
+int lagscope__bus_publish(lagscope__bus *bus, const lagscope_event *event);
+/* As publish, but keeps event->sequence (a subscriber's queue keeps the bus's order). F */
+int lagscope__bus_forward(lagscope__bus *bus, const lagscope_event *event);
+/* Single consumer: takes the oldest event into *out (the caller then owns its payload
+ * reference). 1 if taken, 0 if empty. F */
+int lagscope__bus_take(lagscope__bus *bus, lagscope_event *out);
+/* Single consumer: waits until an event may be there or the deadline passes. F */
+void lagscope__bus_wait(lagscope__bus *bus, uint64_t deadline_ns);
+/* Events accepted, ever. F */
+uint64_t lagscope__bus_published(const lagscope__bus *bus);
+/* Wakes a waiting consumer (for shutdown). F */
+void lagscope__bus_wake(lagscope__bus *bus);
+
+/* ---- JSON helpers shared by event_json.c and report_json.c (defined in event_json.c) ------------------------------ */
+struct cJSON;
+/* Exact integers: cJSON's numbers are doubles, exact only to 2^53. A */
+void lagscope__json_add_u64(struct cJSON *object, const char *name, uint64_t value);
+void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t value);
+/* A value rounded to 0.001, half away from zero, without libm. No allocation, no lock. */
+double lagscope__json_rounded(double value);
+/* A measurement rounded to 0.001 (finer than any is accurate); null when not finite. A */
+void lagscope__json_add_measure(struct cJSON *object, const char *name, double value);
+/* Its text, without stdio: "12.345", "-0.5", "3" (out: 32 bytes); 0 when the value is too large
+ * for thousandths (|value| >= 4e12) or not finite. F */
+int lagscope__json_measure_text(double value, char *out);
+/* The event as one line of JSON in lagscope's heap (lagscope__dealloc), as lagscope_event_json
+ * writes it. NULL when out of memory. A */
+char *lagscope__event_text(const lagscope_event *event);
+/* A metrics event as the viewer's window of older ticks keeps it: its numbers without
+ * recent_frame_ms, frame_histogram and busiest_threads, unformatted (176 bytes, where its text
+ * took a block of 768). */
+typedef struct lagscope__metrics_tick {
+  uint64_t sequence, time_ns, sampled_ns;
+  int64_t wall_ms;
+  double refresh_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
+  uint64_t total_frames, total_dropped, lost_timestamps, rss_bytes, pss_bytes, hangs;
+  uint64_t events_published, events_dropped, monitor_memory_bytes, stopped_ms, monitor_starved_ms;
+  uint32_t frames, dropped, thread_count;
+  uint8_t band, idle, hang_in_progress;
+} lagscope__metrics_tick;
+/* The tick of a metrics event (one with its metrics). F */
+void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out);
+/* The tick as one line of JSON in lagscope's heap: the event's text without those three
+ * members. NULL when out of memory. A */
+char *lagscope__metrics_tick_text(const lagscope__metrics_tick *tick);
+
+/* value's decimal digits, NUL-terminated (out: 21 bytes); their count. F */
+size_t lagscope__json_u64_text(uint64_t value, char *out);
+
+/* ---- publishing and logging (core/deliver/publish.c) --------------------------------------------------- */
+/* Points publishing at an instance's bus and logging at its config (lifecycle: before its
+ * threads start; NULL, NULL after they are joined). F */
+void lagscope__publish_to(lagscope__bus *bus, const lagscope_config *config);
+/* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */
+int lagscope__publish(const lagscope_event *event);
+/* Publishes an error event with a formatted message to the running instance's bus. A */
+void lagscope__publish_error(int code, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Logs one line through the configured log hook (stderr without one). F */
+void lagscope__log(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void lagscope__log_line(const lagscope_config *config, const char *line); /* F */
+
+/* ---- the dispatcher (core/deliver/dispatcher.c): the bus, the subscribers and the consumers ----------- */
+typedef struct lagscope__dispatcher lagscope__dispatcher;
+typedef struct lagscope__subscriber lagscope__subscriber;
+
+int lagscope__dispatcher_new(const lagscope_config *config, lagscope__dispatcher **out); /* A */
+int lagscope__dispatcher_start(lagscope__dispatcher *d); /* the dispatcher thread. A */
+/* Stops the consumers with a thread of their own, joins the dispatcher thread (every event
+ * published so far reaches the subscribers' queues), then stops the other consumers. A, L */
+void lagscope__dispatcher_stop(lagscope__dispatcher *d);
+/* Stops the remaining subscribers, each after it delivered what it has queued. A, L */
+void lagscope__dispatcher_free(lagscope__dispatcher *d);
+lagscope__bus *lagscope__dispatcher_bus(lagscope__dispatcher *d); /* F */
+/* Events lost: the bus's and every subscriber queue's. F */
+uint64_t lagscope__dispatcher_dropped(lagscope__dispatcher *d);
+void lagscope__dispatcher_wake(lagscope__dispatcher *d); /* F, any thread */
+/* A subscriber with a queue and a delivery thread of its own. A, L */
+int lagscope__dispatcher_subscribe(lagscope__dispatcher *d, lagscope_event_fn fn, void *user,
+                                   lagscope_subscription *out);
+/* Unlinks a subscriber for lagscope__subscriber_stop; LAGSCOPE_ENOENT, or LAGSCOPE_EDEADLK
+ * from its own callback (left linked). L */
+int lagscope__dispatcher_unlink(lagscope__dispatcher *d, lagscope_subscription id,
+                                lagscope__subscriber **out);
+/* Joins an unlinked subscriber's thread, delivering nothing more, and frees it. A */
+void lagscope__subscriber_stop(lagscope__subscriber *s);
+
+/* What plugs into the core from outside core/: the HUD (hud/consumer.c), the viewer
+ * (web/consumer.c), Darwin's overlay. The build lists them in lagscope__consumers (a file it
+ * generates), so that core/ names none of them. */
+typedef enum lagscope__delivery {
+  LAGSCOPE__DELIVER_NONE,       /* takes no events */
+  LAGSCOPE__DELIVER_INLINE,     /* on_event and tick on the dispatcher thread: quick */
+  LAGSCOPE__DELIVER_OWN_THREAD, /* on_event on a delivery thread of its own */
+} lagscope__delivery;
+
+typedef struct lagscope__consumer {
+  const char *name; /* in messages: "viewer not started: …" */
+  lagscope__delivery delivery;
+  /* lagscope_start, before lagscope's threads run. 0 with *state NULL: not wanted by this
+   * config. A failure is said as an error event, and lagscope runs on without it. */
+  int (*start)(const lagscope_config *config, lagscope__dispatcher *dispatcher, void **state,
+               char *why, size_t why_size);
+  void (*on_event)(const lagscope_event *e, void *state);
+  /* INLINE: between events, on the dispatcher thread; returns when it next wants to run
+   * (UINT64_MAX: at the next event). NULL: none. */
+  uint64_t (*tick)(void *state, uint64_t now_ns);
+  /* The app came back to the foreground (lagscope__app_resumed): on the dispatcher thread, and
+   * possibly at once with stop. NULL: nothing to renew. */
+  void (*resume)(void *state);
+  /* lagscope_stop, after the monitor: OWN_THREAD ones before the dispatcher is joined (their
+   * delivery thread joined first), the others after. */
+  void (*stop)(void *state);
+} lagscope__consumer;
+
+extern const lagscope__consumer *const lagscope__consumers[]; /* NULL-terminated */
+
+/* Starts each consumer of lagscope__consumers (before lagscope__dispatcher_start). A */
+void lagscope__dispatcher_start_consumers(lagscope__dispatcher *d, const lagscope_config *config);
+/* The app is back in the foreground: the consumers' resume soon, on the dispatcher thread
+ * (iOS closes a suspended app's listening sockets; Darwin calls this on
+ * UIApplicationWillEnterForegroundNotification). Any thread. F */
+void lagscope__app_resumed(void);
+
+#endif /* LAGSCOPE_DELIVER_H */

@@ -1,0 +1,246 @@
+/*
+ * Reporting: the hang recorder (one hang gathered on the monitor thread), the report's JSON and
+ * call tree, the public hang report, and the store on disk.
+ * Part of the internal contract: include "internal.h", which includes every stage in order.
+ */
+#ifndef LAGSCOPE_REPORT_H
+#define LAGSCOPE_REPORT_H
+
+#include "base/base.h"
+#include "stack/stack.h"
+#include "cause/cause.h"
+#include "port.h"
+
+/* ---- reports (core/report/report_json.c): one hang, as JSON ------------------------------------------------ */
+#define LAGSCOPE__REPORT_SCHEMA_VERSION 1
+
+/* A report's states, once: XX(NAME, "state in its JSON"). In order: written at the hang's
+ * first capture; the main thread answered; found in progress at the next start (the app was
+ * killed while hung). */
+#define LAGSCOPE__REPORT_STATES(XX)                                                            \
+  XX(IN_PROGRESS, "in_progress") XX(ENDED, "ended") XX(TERMINATED, "ended_by_termination")
+
+typedef enum lagscope__report_state {
+#define LAGSCOPE__REPORT_STATE_ENUM_(name, text) LAGSCOPE__REPORT_##name,
+  LAGSCOPE__REPORT_STATES(LAGSCOPE__REPORT_STATE_ENUM_)
+#undef LAGSCOPE__REPORT_STATE_ENUM_
+  LAGSCOPE__REPORT_STATE_COUNT
+} lagscope__report_state;
+
+/* The state's name in a report's JSON; NULL for none (core/base/names.c). F */
+const char *lagscope__report_state_name(int state);
+/* The state a report's JSON names; -1 for a name that is none. F */
+int lagscope__report_state_of(const char *name);
+
+/* What a report is made from: everything the recorder (core/report/hang_recorder.c) gathered for one hang (or
+ * a hitch, or a capture); the report module only reads it. Two names for the pipeline: the
+ * recorder gathers, the report (this, its JSON, the stored file, the public
+ * lagscope_hang_report) tells. */
+typedef struct lagscope__report_data {
+  char id[64];                 /* unique across launches: "<start wall time>-<pid>-<hang id>" */
+  uint64_t hang_id;
+  lagscope__report_state state;
+  int64_t start_wall_ms;
+  uint64_t start_ns;
+  uint64_t duration_ns;        /* so far, while in progress */
+  uint32_t threshold_ms, sample_interval_ms;
+  int count_idle;              /* config.hang_count_idle: an idle hang is counted too */
+  const char *app_name;
+  int32_t pid, main_tid;
+  const lagscope__stack *samples; /* the main thread, every sample_interval_ms */
+  uint32_t sample_count;
+  uint64_t samples_dropped;    /* past the sample buffer's capacity */
+  const lagscope__stack *threads; /* every thread, captured once at the start */
+  const lagscope__thread_usage *thread_info; /* names, CPU time; same order as threads */
+  /* What each blocked thread waited on, named when it was captured (the fd may be closed by
+   * the time the report is written): thread_count strings of LAGSCOPE__TARGET_MAX; NULL when
+   * none. */
+  const char *thread_targets;
+  /* The same for the main thread's samples: the last blocked call named, and its key. */
+  char sample_target[LAGSCOPE__TARGET_MAX];
+  int32_t sample_target_syscall;
+  uintptr_t sample_target_arg;
+  uint32_t thread_count;
+  uint64_t thread_cpu_window_ns;  /* over which thread_info CPU is compared to before */
+  const lagscope__thread_usage *thread_info_before; /* may be NULL */
+  uint32_t thread_count_before;
+  lagscope_metrics before;     /* the last metrics before the hang */
+  lagscope_metrics during;     /* sampled during it (zero when none yet) */
+  int have_during;
+} lagscope__report_data;
+
+typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
+                                    lagscope__stack_frame *out);
+
+/* The report as JSON text (schema in README "Hang reports"), and the heaviest main-thread
+ * stack alone as a JSON array of frames, innermost first. Either out pointer may be NULL.
+ * Both are freed with lagscope__dealloc. A */
+int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
+                          void *ctx, char **report_json, char **heaviest_stack_json);
+
+/* Every thread of r (threads, thread_info, main_tid, start_wall_ms as "wall_ms", duration_ns
+ * as how long the capture took), for the viewer's "Capture now":
+ * {"wall_ms", "duration_ms", "main_thread_tid", "thread_count", "threads": [as in a report]}.
+ * Freed with lagscope__dealloc. A */
+int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
+                                  void *ctx, char **out);
+/* One stack as a JSON array of frames, innermost first. Freed with lagscope__dealloc. A */
+int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
+                                void *ctx, char **out);
+
+/* The verdict alone, {"kind", "summary", "label"}, for the hang_ended and hitch events (the
+ * report's "cause" has the details). heaviest_json: the report's heaviest stack (its telling
+ * function names a cpu, sleep or wait hang in the label, as in the report); NULL: the main
+ * thread's one stack says. Freed with lagscope__dealloc. A */
+int lagscope__report_cause_json(const lagscope__report_data *r, const char *heaviest_json,
+                                lagscope__resolve_fn resolve, void *ctx, char **out);
+
+/* Of a stack as lagscope writes it (a JSON array of frames, stack[0, n)), the frame that best
+ * says where the app was: the innermost in the app's own code (the module of "main"), else
+ * the innermost with a name, else the innermost. 1 with its span in *frame; 0 for an empty
+ * array. Read in place: no allocation. F */
+int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_span *frame);
+/* That frame's function of a NUL-terminated stack (NULL: none), decoded into out; 0 and ""
+ * when there is none. F */
+int lagscope__report_telling_function(const char *stack, char *out, size_t size);
+
+/* The public, immutable, reference-counted report that events carry. A */
+lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
+                                                const char *path, char *json,
+                                                char *heaviest_stack_json); /* takes both: lagscope__alloc's */
+/* The heaviest main-thread stack as a JSON array; NULL when none. F */
+const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report);
+/* Gives the report its verdict (lagscope__report_cause_json's; taken) and keeps its label. A */
+void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json);
+/* {"kind", "summary", "label"}; NULL when none. F */
+const char *lagscope__hang_report_cause(const lagscope_hang_report *report);
+/* The cause's label ("lock · keeper"); "" when none. F */
+const char *lagscope__hang_report_label(const lagscope_hang_report *report);
+/* The cause's kind ("lock", "idle", ...); "" when none. F */
+const char *lagscope__hang_report_kind(const lagscope_hang_report *report);
+
+/* ---- store (core/report/store.c): reports on disk, never lost ------------------------------------------- */
+typedef struct lagscope__store lagscope__store;
+/* A character that a report's id, or a folder named after the app, may hold: [A-Za-z0-9._-],
+ * safe in a path everywhere (the store, the router and the app's folder name apply it). F */
+static inline int lagscope__name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '.' || c == '_' || c == '-';
+}
+/* Opens (creating with its parents, 0700) the folder, refused unless it is ours and nobody else
+ * can write it or a folder above it (see lagscope__folder_open); lists the reports it holds,
+ * for recovery, and deletes the temporary files interrupted writes left. A */
+int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
+                         lagscope__store **out, char *why, size_t why_size);
+void lagscope__store_close(lagscope__store *s);
+/* Writes <dir>/<id>.json atomically (temporary file, fsync, rename, fsync of the folder), then
+ * removes the oldest reports past the bounds (never the one just written). Writes the final
+ * path to path_out. On failure (full disk, read-only folder) returns LAGSCOPE_ESYS with why;
+ * the old file, if any, is intact. A */
+int lagscope__store_write(const lagscope__store *s, const char *id, const char *json,
+                          char *path_out, size_t path_size, char *why, size_t why_size);
+/* At start, over the files the folder held at open (never a report of this run), once per
+ * open: each report still in progress is rewritten as ended by termination and handed to
+ * found(); each unreadable, truncated, non-JSON or other-schema file to corrupt() with a
+ * sentence, and left alone. Stops between two files once *stop is set (stop may be NULL).
+ * Returns ESYS when a report could not be rewritten (handed over all the same), ENOMEM, or
+ * the listing's error. May run on its own thread while another writes through s. A */
+int lagscope__store_recover(lagscope__store *s,
+                            void (*found)(void *ctx, const char *id, const char *path,
+                                          const char *json),
+                            void (*corrupt)(void *ctx, const char *path, const char *why),
+                            void *ctx, const _Atomic int *stop);
+
+/* A report whose final write failed (a full disk): marks <id>.json, without needing space, as
+ * ended at ended_wall_ms, so that the next start does not call it ended by termination. F */
+int lagscope__store_mark_ended(lagscope__store *s, const char *id, int64_t ended_wall_ms);
+
+/* Opens the folder dir component by component (openat), creating missing ones with mode 0700
+ * when create is set, and returns its fd in *out (O_CLOEXEC). Refused (ESYS, with why) unless
+ * the folder belongs to this user and nobody else can write it, and every folder above it
+ * belongs to root or this user and is not writable by others unless sticky (as /tmp); a
+ * symbolic link on the way is followed only when root or this user made it. ENOENT when it
+ * is missing and create is not set. F */
+int lagscope__folder_open(const char *dir, int create, int *out, char *why, size_t why_size);
+/* A regular file of the folder dirfd (never a link, FIFO or device: EPARSE), of at most limit
+ * bytes (ELIMIT); *text NUL-terminated, free with lagscope__dealloc. ENOENT, ESYS. A */
+int lagscope__folder_read(int dirfd, const char *name, size_t limit, char **text, size_t *len);
+
+/* Why text is not a report the store would keep as <id>.json (a sentence to follow "the
+ * file"), or NULL when it is one. A */
+const char *lagscope__store_check(const char *text, size_t len, const char *id, char *why,
+                                  size_t why_size);
+/* What recovery makes of <id>.json's text: EPARSE with *problem when it is no report; else
+ * *updated is the rewritten text (lagscope__dealloc), or NULL when the report is final
+ * already. ended_wall_ms >= 0: the file was marked ended (lagscope__store_mark_ended). A */
+int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
+                                   int64_t ended_wall_ms, char **updated, char *why,
+                                   size_t why_size, const char **problem);
+
+/* Reading while the monitor writes (the viewer): no store needed. */
+typedef struct lagscope__store_entry {
+  char id[64];
+  uint64_t bytes;
+} lagscope__store_entry;
+/* The reports in dir (regular files of the store's name that begin as its reports do), newest
+ * first (ids begin with their UTC start time); a missing folder is an empty list. Free *entries with lagscope__dealloc. A */
+int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_t *count);
+/* One report's text (free with lagscope__dealloc), read with the store's checks: ENOENT for an
+ * id of no file or not of the id's form, EPARSE for a file that is not a report the store
+ * would keep (a link, a FIFO, another document), ELIMIT for a file past the store's size
+ * bound, ESYS otherwise (a folder that lagscope__folder_open refuses). A */
+int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len);
+
+/* ---- hangs (core/report/hang_recorder.c): one hang recorded, on the monitor thread --------------------------- */
+/* wall_ms (ms since 1970, UTC) as reports' ids begin: "20261126T170102.345Z", years 0 to 9999.
+ * Arithmetic, where gmtime_r would read the zone file into malloc'ed memory. F */
+#define LAGSCOPE__UTC_STAMP_SIZE 24
+void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]);
+typedef struct lagscope__hang_recorder lagscope__hang_recorder;
+/* Opens the report store (errors become error events) and prepares capture. A */
+lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
+void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
+/* Writes again a final report the disk had no room for, every few seconds at most. A */
+void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
+/* Lets the symbol index go when no report has needed it for 30 s (and no hang is on), so
+ * that its memory goes back to the system; joins recovery's thread once it is done. A */
+void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns);
+/* 1 if a final report waits for room on the disk (the next retry writes). F */
+int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
+/* Publishes hang_recovered for reports an earlier run left in progress (and an error event
+ * for each file that is no report), from a thread of its own that ends when done; stopped
+ * and joined by lagscope__hang_recorder_free. When no thread can be started, recovers before
+ * returning. A */
+void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
+/* The hang began: captures the main thread, then every thread, and writes the report. A */
+void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
+                                   uint64_t start_ns, int64_t start_wall_ms,
+                                   const lagscope_metrics *before,
+                                   const lagscope__usage *sample_before);
+void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thread sample */
+/* The main thread is late but not hung yet: one sample into a ring of the last
+ * LAGSCOPE__EARLY_SAMPLES (allocated at the first), which the next hang's report starts with,
+ * those taken at or after its start. Forget: it answered in time; the ring is emptied. A/F */
+void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h);
+void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h);
+/* A hitch: the ring's samples from start_ns on, as its heaviest stack, in a payload (for a
+ * hitch event's stack_json) that also holds its cause and telling function, *cause_json
+ * (NULL without samples) and *function ("" when none) pointing into it. Empties the ring. NULL when out of memory. A */
+char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
+                                    uint64_t duration_ns, uint32_t *sample_count,
+                                    const char **cause_json, const char **function);
+#define LAGSCOPE__EARLY_SAMPLES 64 /* 640 ms at 10 ms: a threshold's worth, at most 1000 ms */
+void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
+/* While a hang lasts: the main thread's latest sample as a JSON array of frames, in a payload
+ * (lagscope__payload_new) for a hang_sample event; NULL when there is none. A */
+char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t *sample_count);
+/* Captures every thread now (lagscope's own excepted) into buffers of its own, an active hang's
+ * untouched, and returns them as lagscope__report_threads_json does; before (may be NULL) is
+ * the sampler's last sample, for CPU. A */
+int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
+                                        const lagscope__usage *before, char **out);
+/* The hang ended: the final report, stored; the payload for hang_ended (NULL on failure). A */
+lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
+                                                  uint64_t duration_ns);
+
+#endif /* LAGSCOPE_REPORT_H */

@@ -1,0 +1,60 @@
+/*
+ * Stacks: a thread's stack captured (the portable half of the port's capture), walked by frame
+ * pointers over a copy, and symbolicated.
+ * Part of the internal contract: include "internal.h", which includes every stage in order.
+ */
+#ifndef LAGSCOPE_STACK_H
+#define LAGSCOPE_STACK_H
+
+#include "base/base.h"
+#include "port.h"
+
+/* ---- stack walk (core/stack/stack_walk.c): the frame-pointer walk over a copied stack -------------- */
+typedef struct lagscope__stack_copy {
+  const uint8_t *bytes; /* the copy of [base, base + len) */
+  uintptr_t base;       /* the stack pointer it was copied from */
+  size_t len;
+  int cut;              /* the stack goes on past the copy: a record above it means truncated */
+  uintptr_t (*strip)(uintptr_t); /* pointer authentication off a code address; NULL: none */
+} lagscope__stack_copy;
+typedef struct lagscope__walk_regs {
+  uintptr_t pc, lr, fp;
+  int has_lr; /* arm64: the link register is a frame candidate */
+} lagscope__walk_regs;
+/* Fills out->frames (the pc, the link register, each record's return address) and out->walk
+ * (complete, truncated: deeper than the copy or than LAGSCOPE__MAX_STACK_FRAMES, bad_frame). A saved
+ * fp with bit 60 set (a Swift async frame record) is stripped and followed. F */
+void lagscope__stack_walk(const lagscope__stack_copy *c, const lagscope__walk_regs *r,
+                          lagscope__stack *out);
+uintptr_t lagscope__stack_strip_async(uintptr_t fp); /* F: bit 60 off */
+
+/* ---- capture (core/stack/capture.c): the portable half, over the port's (port.h) ---------------- */
+/* Captures tid's stack into *out, waiting at most timeout_ns for a running thread to answer
+ * (Linux: at its next tick on a CPU; one that gets none meanwhile is not taken).
+ * Sets out->walk, method and run state for every outcome; returns 0 when frames were captured,
+ * LAGSCOPE_ESIGNAL when a running thread could not be signalled because the app has put its
+ * own handler on the capture signal since (checked before each signal).
+ * One capture at a time per process (the callers serialise); no allocation, no lock in the
+ * target. L: none the target can hold. */
+int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
+/* The first half alone, for benchmarks: the thread's registers and stack copied into the
+ * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls
+ * for. 0 when it was copied; *method says how. */
+int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method);
+
+#define LAGSCOPE__LABEL_MAX 200  /* bytes of a hang's label ("lock · keeper"), with the NUL */
+
+/* ---- symbols (core/stack/symbols.c): addresses to names, over the port's index (port.h) ---------- */
+typedef struct lagscope__symbols lagscope__symbols; /* core/stack/symbols.c: a port's index and a lock */
+lagscope__symbols *lagscope__symbols_new(void); /* A */
+void lagscope__symbols_free(lagscope__symbols *s); /* A */
+/* Resolves one address; is_return: a return address (frames[1..]), looked up at address - 1
+ * so that a call at a function's end names the caller. Strings stay valid until
+ * lagscope__symbols_free. Indexes an object the first time an address falls in it; an address
+ * in no known object re-reads the list of loaded objects (dlopen). Returns 0, or ENOENT when
+ * the address is in no loaded object (out->module NULL). A, L (its own) */
+int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
+                              lagscope__stack_frame *out);
+size_t lagscope__symbols_memory(const lagscope__symbols *s); /* bytes held by the indexes */
+
+#endif /* LAGSCOPE_STACK_H */
