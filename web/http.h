@@ -12,6 +12,31 @@
 
 struct mg_connection;
 
+/* ---- cJSON numbers (cjson_numbers.c) ------------------------------------------------------- */
+struct cJSON;
+/* Exact integers: cJSON's numbers are doubles, exact only to 2^53. A */
+void lagscope__json_add_u64(struct cJSON *object, const char *name, uint64_t value);
+void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t value);
+
+/* ---- the window of older metrics ticks (metrics_tick.c) ------------------------------------ */
+/* A metrics event as the viewer's window of older ticks keeps it: its numbers without
+ * recent_frame_ms, frame_histogram and busiest_threads, unformatted (176 bytes, where its text
+ * took a block of 768). */
+typedef struct lagscope__metrics_tick {
+  uint64_t sequence, time_ns, sampled_ns;
+  int64_t wall_ms;
+  double refresh_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
+  uint64_t total_frames, total_dropped, lost_timestamps, rss_bytes, pss_bytes, hangs;
+  uint64_t events_published, events_dropped, monitor_memory_bytes, stopped_ms, monitor_starved_ms;
+  uint32_t frames, dropped, thread_count;
+  uint8_t band, idle, hang_in_progress;
+} lagscope__metrics_tick;
+/* The tick of a metrics event (one with its metrics). F */
+void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out);
+/* The tick as one line of JSON in lagscope's heap: the event's text without those three
+ * members. NULL when out of memory. A */
+char *lagscope__metrics_tick_text(const lagscope__metrics_tick *tick);
+
 /* ---- the live stream (stream.c) ------------------------------------------------------------- */
 #define LAGSCOPE__STREAM_BACKLOG 256 /* events a client may fall behind before it is dropped */
 

@@ -179,6 +179,16 @@ char *lagscope__jw_finish(lagscope__json_writer *w);
 /* Frees the text, if any. No allocation. */
 void lagscope__jw_discard(lagscope__json_writer *w);
 
+/* Numbers as JSON text, without stdio or libm (core/base/json_writer.c). value's decimal
+ * digits, NUL-terminated (out: 21 bytes; 22 with a sign); their count. F */
+size_t lagscope__json_u64_text(uint64_t value, char *out);
+size_t lagscope__json_i64_text(int64_t value, char *out);
+/* A value rounded to 0.001, half away from zero, without libm. F */
+double lagscope__json_rounded(double value);
+/* Its text: "12.345", "-0.5", "3" (out: 32 bytes); 0 when the value is too large for
+ * thousandths (|value| >= 4e12) or not finite. F */
+int lagscope__json_measure_text(double value, char *out);
+
 /* ---- JSON checked without building it (core/base/json_check.c) ---------------------------------------
  * No allocation, no lock: a report file is checked in place, however large. */
 /* 1 when text[0, len) begins with one JSON value (after whitespace): *end is where the value

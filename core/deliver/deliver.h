@@ -50,41 +50,13 @@ uint64_t lagscope__bus_published(const lagscope__bus *bus);
 /* Wakes a waiting consumer (for shutdown). F */
 void lagscope__bus_wake(lagscope__bus *bus);
 
-/* ---- JSON helpers shared by event_json.c and report_json.c (defined in event_json.c) ------------------------------ */
-struct cJSON;
-/* Exact integers: cJSON's numbers are doubles, exact only to 2^53. A */
-void lagscope__json_add_u64(struct cJSON *object, const char *name, uint64_t value);
-void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t value);
-/* A value rounded to 0.001, half away from zero, without libm. No allocation, no lock. */
-double lagscope__json_rounded(double value);
-/* A measurement rounded to 0.001 (finer than any is accurate); null when not finite. A */
-void lagscope__json_add_measure(struct cJSON *object, const char *name, double value);
-/* Its text, without stdio: "12.345", "-0.5", "3" (out: 32 bytes); 0 when the value is too large
- * for thousandths (|value| >= 4e12) or not finite. F */
-int lagscope__json_measure_text(double value, char *out);
+/* ---- events as JSON (core/deliver/event_json.c) ---------------------------------------------- */
 /* The event as one line of JSON in lagscope's heap (lagscope__dealloc), as lagscope_event_json
  * writes it. NULL when out of memory. A */
 char *lagscope__event_text(const lagscope_event *event);
-/* A metrics event as the viewer's window of older ticks keeps it: its numbers without
- * recent_frame_ms, frame_histogram and busiest_threads, unformatted (176 bytes, where its text
- * took a block of 768). */
-typedef struct lagscope__metrics_tick {
-  uint64_t sequence, time_ns, sampled_ns;
-  int64_t wall_ms;
-  double refresh_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
-  uint64_t total_frames, total_dropped, lost_timestamps, rss_bytes, pss_bytes, hangs;
-  uint64_t events_published, events_dropped, monitor_memory_bytes, stopped_ms, monitor_starved_ms;
-  uint32_t frames, dropped, thread_count;
-  uint8_t band, idle, hang_in_progress;
-} lagscope__metrics_tick;
-/* The tick of a metrics event (one with its metrics). F */
-void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out);
-/* The tick as one line of JSON in lagscope's heap: the event's text without those three
- * members. NULL when out of memory. A */
-char *lagscope__metrics_tick_text(const lagscope__metrics_tick *tick);
-
-/* value's decimal digits, NUL-terminated (out: 21 bytes); their count. F */
-size_t lagscope__json_u64_text(uint64_t value, char *out);
+/* A metrics event's text without its arrays (recent_frame_ms, frame_histogram,
+ * busiest_threads): what the viewer's window of older ticks serves. NULL when out of memory. A */
+char *lagscope__metrics_numbers_text(const lagscope_event *event);
 
 /* ---- publishing and logging (core/deliver/publish.c) --------------------------------------------------- */
 /* Points publishing at an instance's bus and logging at its config (lifecycle: before its

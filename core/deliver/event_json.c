@@ -1,13 +1,10 @@
 /* Events as JSON: one line per event, the format of the demo's --events jsonl and of the
- * viewer's stream, field by field in README.md, "Events"; written as text (json_writer.c), not
- * built as a cJSON tree: a metrics event goes out twice a second. And the helpers for the
- * viewer's cJSON documents. 64-bit counters and clocks are written as exact integers (cJSON's
- * numbers are doubles, exact only to 2^53). */
+ * viewer's stream, field by field in docs/guide.md, "Events"; written as text (json_writer.c),
+ * not built as a cJSON tree: a metrics event goes out twice a second. 64-bit counters and
+ * clocks are written as exact integers (cJSON's numbers are doubles, exact only to 2^53). */
 #include "internal.h"
 
-#include "cjson_calls.h"
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,140 +12,36 @@
 static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
     LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
 
-/* Numbers are written as text here, not by cJSON: it prints each with sprintf and reads it
- * back with sscanf, and on an idle app's path (a metrics event each 500 ms) those are the
- * only callers of libc's formatting code, 64 KiB pages of it made resident, and ~1 µs a
- * number. */
-
-/* value's decimal digits into out (NUL-terminated); its length. F */
-size_t lagscope__json_u64_text(uint64_t value, char *out) {
-  char reversed[20];
-  size_t n = 0;
-  do {
-    reversed[n++] = (char)('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  for (size_t i = 0; i < n; i++) out[i] = reversed[n - 1 - i];
-  out[n] = '\0';
-  return n;
-}
-
-static size_t i64_text(int64_t value, char *out) {
-  if (value >= 0) return lagscope__json_u64_text((uint64_t)value, out);
-  out[0] = '-';
-  return 1 + lagscope__json_u64_text(0 - (uint64_t)value, out + 1);
-}
-
-/* A measurement rounded to 0.001, as thousandths: "12.345", "-0.5", "3"; 0 when it is too
- * large for that (then cJSON writes it). The text reads back as lagscope__json_rounded's
- * double: both are the double nearest to the same number of thousandths. F */
-static int measure_text(double value, char *out) {
-  double scaled = value * 1000.0;
-  if (!(fabs(scaled) < 4e15)) return 0; /* NaN too */
-  int64_t thousandths = (int64_t)scaled; /* toward zero, then half away from zero */
-  double fraction = scaled - (double)thousandths;
-  if (fraction >= 0.5) thousandths++;
-  else if (fraction <= -0.5) thousandths--;
-  uint64_t magnitude = thousandths < 0 ? 0 - (uint64_t)thousandths : (uint64_t)thousandths;
-  size_t n = 0;
-  if (thousandths < 0) out[n++] = '-';
-  n += lagscope__json_u64_text(magnitude / 1000, out + n);
-  unsigned fraction_digits = (unsigned)(magnitude % 1000);
-  if (fraction_digits != 0) {
-    out[n++] = '.';
-    for (unsigned unit = 100; unit > 0 && fraction_digits != 0; unit /= 10) {
-      out[n++] = (char)('0' + fraction_digits / unit);
-      fraction_digits %= unit;
-    }
-  }
-  out[n] = '\0';
-  return 1;
-}
-
-void lagscope__json_add_u64(cJSON *object, const char *name, uint64_t value) {
-  char text[24];
-  lagscope__json_u64_text(value, text);
-  cJSON_AddRawToObject(object, name, text);
-}
-
-void lagscope__json_add_i64(cJSON *object, const char *name, int64_t value) {
-  char text[24];
-  i64_text(value, text);
-  cJSON_AddRawToObject(object, name, text);
-}
-
-/* A measurement as an array item (see measure_text). */
-static cJSON *measure_item(double value) {
-  char text[32];
-  if (!isfinite(value)) return cJSON_CreateNull();
-  return measure_text(value, text) ? cJSON_CreateRaw(text)
-                                   : cJSON_CreateNumber(lagscope__json_rounded(value));
-}
-
-/* Measurements as decimals people read: 0.001 is finer than any of them is accurate. Rounded
- * by hand, half away from zero as round() does: each metrics tick comes here, and round() is
- * libm's only call on an idle app's path, whose first call makes 64 KiB of libm resident. */
-double lagscope__json_rounded(double value) {
-  double scaled = value * 1000.0;
-  if (!(fabs(scaled) < 4e15)) return value; /* beyond 2^52 a double has no fraction left */
-  double whole = (double)(int64_t)scaled, fraction = scaled - whole; /* both exact */
-  if (fraction >= 0.5) whole += 1.0;
-  else if (fraction <= -0.5) whole -= 1.0; /* not scaled + 0.5: 0.49999999999999994 + 0.5 is 1 */
-  return whole / 1000.0;
-}
-
-void lagscope__json_add_measure(cJSON *object, const char *name, double value) {
-  cJSON_AddItemToObject(object, name, measure_item(value));
-}
-
-int lagscope__json_measure_text(double value, char *out) { return measure_text(value, out); }
-
-void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out) {
-  const lagscope_metrics *m = event->payload.metrics;
+/* A metrics event's numbers: all its members but the arrays. */
+static void metrics_numbers_write(lagscope__json_writer *w, const lagscope_metrics *m) {
   const lagscope_frame_metrics *f = &m->frames;
-  *out = (lagscope__metrics_tick){
-      .sequence = event->sequence, .time_ns = event->time_ns, .sampled_ns = m->time_ns,
-      .wall_ms = m->wall_ms, .refresh_hz = f->refresh_hz, .fps = f->fps,
-      .hitch_ms_per_s = f->hitch_ms_per_s, .cpu_percent = m->cpu_percent,
-      .monitor_cpu_percent = m->monitor_cpu_percent, .total_frames = f->total_frames,
-      .total_dropped = f->total_dropped, .lost_timestamps = f->lost_timestamps,
-      .rss_bytes = m->rss_bytes, .pss_bytes = m->pss_bytes, .hangs = m->hangs,
-      .events_published = m->events_published, .events_dropped = m->events_dropped,
-      .monitor_memory_bytes = m->monitor_memory_bytes, .stopped_ms = m->stopped_ms,
-      .monitor_starved_ms = m->monitor_starved_ms, .frames = f->frames, .dropped = f->dropped,
-      .thread_count = m->thread_count, .band = (uint8_t)f->band, .idle = f->idle != 0,
-      .hang_in_progress = m->hang_in_progress != 0};
+  lagscope__jw_u64(w, "sampled_ns", m->time_ns);
+  lagscope__jw_i64(w, "wall_ms", m->wall_ms);
+  lagscope__jw_measure(w, "refresh_hz", f->refresh_hz);
+  lagscope__jw_measure(w, "fps", f->fps);
+  lagscope__jw_u64(w, "frames", f->frames);
+  lagscope__jw_u64(w, "dropped", f->dropped);
+  lagscope__jw_measure(w, "hitch_ms_per_s", f->hitch_ms_per_s);
+  lagscope__jw_string(w, "hitch_band", lagscope_hitch_band_name(f->band));
+  lagscope__jw_bool(w, "idle", f->idle != 0);
+  lagscope__jw_u64(w, "total_frames", f->total_frames);
+  lagscope__jw_u64(w, "total_dropped", f->total_dropped);
+  lagscope__jw_u64(w, "lost_timestamps", f->lost_timestamps);
+  lagscope__jw_measure(w, "cpu_percent", m->cpu_percent);
+  lagscope__jw_u64(w, "thread_count", m->thread_count);
+  lagscope__jw_u64(w, "rss_bytes", m->rss_bytes);
+  lagscope__jw_u64(w, "pss_bytes", m->pss_bytes);
+  lagscope__jw_u64(w, "hangs", m->hangs);
+  lagscope__jw_bool(w, "hang_in_progress", m->hang_in_progress != 0);
+  lagscope__jw_u64(w, "events_published", m->events_published);
+  lagscope__jw_u64(w, "events_dropped", m->events_dropped);
+  lagscope__jw_measure(w, "monitor_cpu_percent", m->monitor_cpu_percent);
+  lagscope__jw_u64(w, "monitor_memory_bytes", m->monitor_memory_bytes);
+  lagscope__jw_u64(w, "stopped_ms", m->stopped_ms);
+  lagscope__jw_u64(w, "monitor_starved_ms", m->monitor_starved_ms);
 }
 
-/* A metrics event's members that a tick keeps. */
-static void tick_write(lagscope__json_writer *w, const lagscope__metrics_tick *t) {
-  lagscope__jw_u64(w, "sampled_ns", t->sampled_ns);
-  lagscope__jw_i64(w, "wall_ms", t->wall_ms);
-  lagscope__jw_measure(w, "refresh_hz", t->refresh_hz);
-  lagscope__jw_measure(w, "fps", t->fps);
-  lagscope__jw_u64(w, "frames", t->frames);
-  lagscope__jw_u64(w, "dropped", t->dropped);
-  lagscope__jw_measure(w, "hitch_ms_per_s", t->hitch_ms_per_s);
-  lagscope__jw_string(w, "hitch_band", lagscope_hitch_band_name(t->band));
-  lagscope__jw_bool(w, "idle", t->idle);
-  lagscope__jw_u64(w, "total_frames", t->total_frames);
-  lagscope__jw_u64(w, "total_dropped", t->total_dropped);
-  lagscope__jw_u64(w, "lost_timestamps", t->lost_timestamps);
-  lagscope__jw_measure(w, "cpu_percent", t->cpu_percent);
-  lagscope__jw_u64(w, "thread_count", t->thread_count);
-  lagscope__jw_u64(w, "rss_bytes", t->rss_bytes);
-  lagscope__jw_u64(w, "pss_bytes", t->pss_bytes);
-  lagscope__jw_u64(w, "hangs", t->hangs);
-  lagscope__jw_bool(w, "hang_in_progress", t->hang_in_progress);
-  lagscope__jw_u64(w, "events_published", t->events_published);
-  lagscope__jw_u64(w, "events_dropped", t->events_dropped);
-  lagscope__jw_measure(w, "monitor_cpu_percent", t->monitor_cpu_percent);
-  lagscope__jw_u64(w, "monitor_memory_bytes", t->monitor_memory_bytes);
-  lagscope__jw_u64(w, "stopped_ms", t->stopped_ms);
-  lagscope__jw_u64(w, "monitor_starved_ms", t->monitor_starved_ms);
-}
-
-/* The members a tick leaves out. */
+/* Its arrays, which the viewer's window of older ticks leaves out. */
 static void metrics_arrays_write(lagscope__json_writer *w, const lagscope_metrics *m) {
   const lagscope_frame_metrics *f = &m->frames;
   lagscope__jw_begin_object(w, "frame_histogram");
@@ -176,9 +69,7 @@ static void metrics_arrays_write(lagscope__json_writer *w, const lagscope_metric
 }
 
 static void metrics_write(lagscope__json_writer *w, const lagscope_event *e) {
-  lagscope__metrics_tick tick;
-  lagscope__metrics_tick_of(e, &tick);
-  tick_write(w, &tick);
+  metrics_numbers_write(w, e->payload.metrics);
   metrics_arrays_write(w, e->payload.metrics);
 }
 
@@ -260,10 +151,10 @@ char *lagscope__event_text(const lagscope_event *event) {
   return lagscope__jw_finish(&w);
 }
 
-char *lagscope__metrics_tick_text(const lagscope__metrics_tick *tick) {
+char *lagscope__metrics_numbers_text(const lagscope_event *event) {
   lagscope__json_writer w = {0};
-  event_head_write(&w, LAGSCOPE_EVENT_METRICS, tick->sequence, tick->time_ns);
-  tick_write(&w, tick);
+  event_head_write(&w, LAGSCOPE_EVENT_METRICS, event->sequence, event->time_ns);
+  metrics_numbers_write(&w, event->payload.metrics);
   lagscope__jw_end_object(&w);
   return lagscope__jw_finish(&w);
 }

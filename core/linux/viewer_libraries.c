@@ -1,12 +1,12 @@
 /* The viewer's libraries, civetweb and cJSON, loaded at its first client (web/civetweb_calls.h
- * and core/cjson_calls.h say why): dlopen by their sonames, as the build found them, and every
+ * and web/cjson_calls.h say why): dlopen by their sonames, as the build found them, and every
  * function lagscope calls looked up once, in that library (RTLD_LOCAL). They stay loaded:
  * unloading would give nothing back that matters, and a second client soon would load them
  * again. */
 #define _GNU_SOURCE
 #define LAGSCOPE__VIEWER_LIBRARIES_LOADER
 #include "../internal.h"
-#include "../cjson_calls.h"
+#include "../../web/cjson_calls.h"
 #include "../../web/civetweb_calls.h"
 
 #include <dlfcn.h>

@@ -1,6 +1,7 @@
 /* lagscope_event_json: each type of event as one line of valid JSON with its fields. */
 #include "check.h"
 #include "host_loop.h"
+#include "http.h" /* the viewer's metrics ticks */
 #include "internal.h"
 
 #include <cjson/cJSON.h>

@@ -1,7 +1,8 @@
-/* The README's configuration table against the field table (LAGSCOPE__CONFIG_FIELDS in
- * core/internal.h): each row's default and range, as the README writes them, and no README row
- * that is neither in the table nor one of the fields kept by hand. Every difference is printed,
- * one line each. Usage: test_config_readme path/to/README.md */
+/* The configuration table of docs/guide.md ("Configuration"; it was the README's, hence the
+ * name) against the field table (LAGSCOPE__CONFIG_FIELDS in core/base/base.h): each row's
+ * default and range, as the guide writes them, and no guide row that is neither in the table
+ * nor one of the fields kept by hand. Every difference is printed, one line each.
+ * Usage: test_config_readme path/to/docs/guide.md */
 #include "check.h"
 #include "internal.h"
 
@@ -14,7 +15,8 @@
 #define MINUS "\u2212"
 #define AT_LEAST "\u2265"
 
-/* The README's rows that no table row makes: internal.h says why they are by hand. */
+/* The guide's rows that no table row makes: the field table's comment says why they are by
+ * hand. */
 static const char *const by_hand[] = {
     "`post_main`, `post_main_user`", "`on_event`, `on_event_user`", "`report_dir`",
     "`app_name`", "`hud_corner`", "`log`, `log_user`", "`server_bind`",
@@ -45,7 +47,7 @@ static void next_cell(const char **at, char *out, size_t size) {
   *at = end != NULL ? end + 1 : *at + len;
 }
 
-/* The rows of the README's table; -1 when there is no table. */
+/* The rows of the guide's table; -1 when there is no table. */
 static int read_rows(const char *path, readme_row *rows, int max) {
   FILE *f = fopen(path, "r");
   if (f == NULL) {
@@ -71,7 +73,7 @@ static int read_rows(const char *path, readme_row *rows, int max) {
   return in_table ? n : -1;
 }
 
-/* A number as the README writes it: bytes in MiB or KiB when whole. */
+/* A number as the guide writes it: bytes in MiB or KiB when whole. */
 static text number(double v, const char *unit) {
   text t;
   if (strcmp(unit, "bytes") == 0 && v >= 1048576.0 && (uint64_t)v % 1048576u == 0)
@@ -98,7 +100,7 @@ static text joined(const char *a, const char *b, const char *c) {
   return t;
 }
 
-/* A row's range as the README writes it, by its check (internal.h). */
+/* A row's range as the guide writes it, by its check (the field table's comment). */
 #define RANGE_RANGE_(min, max, unit) between(min, max, unit)
 #define RANGE_POW2_(min, max, unit) joined("power of two, ", between(min, max, unit).s, "")
 #define RANGE_AT_MOST_(min, max, unit) joined(number(min, unit).s, EN_DASH, #max)
@@ -107,7 +109,7 @@ static text joined(const char *a, const char *b, const char *c) {
 #define RANGE_RT_SIGNAL_(min, max, unit) joined("0, or SIGRTMIN" EN_DASH "SIGRTMAX", "", "")
 #define RANGE_ON_OFF_(min, max, unit) between(0, 1, unit)
 
-/* Compares one table row with the README's; 1 if they agree. */
+/* Compares one table row with the guide's; 1 if they agree. */
 static int compare(readme_row *rows, int n, const char *name, const char *default_text,
                    const char *range) {
   char field[128];
@@ -117,17 +119,17 @@ static int compare(readme_row *rows, int n, const char *name, const char *defaul
     rows[i].matched = 1;
     int same = 1;
     if (strcmp(rows[i].default_text, default_text) != 0) {
-      fprintf(stderr, "  %s: default: README \"%s\", table \"%s\"\n", name, rows[i].default_text,
+      fprintf(stderr, "  %s: default: guide \"%s\", table \"%s\"\n", name, rows[i].default_text,
               default_text);
       same = 0;
     }
     if (strcmp(rows[i].range, range) != 0) {
-      fprintf(stderr, "  %s: range: README \"%s\", table \"%s\"\n", name, rows[i].range, range);
+      fprintf(stderr, "  %s: range: guide \"%s\", table \"%s\"\n", name, rows[i].range, range);
       same = 0;
     }
     return same;
   }
-  fprintf(stderr, "  %s: no README row (the table has default \"%s\", range \"%s\")\n", name,
+  fprintf(stderr, "  %s: no guide row (the table has default \"%s\", range \"%s\")\n", name,
           default_text, range);
   return 0;
 }
@@ -140,7 +142,7 @@ static int is_by_hand(const char *field) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s README.md\n", argv[0]);
+    fprintf(stderr, "usage: %s docs/guide.md\n", argv[0]);
     return 2;
   }
   static readme_row rows[ROWS_MAX];
@@ -150,7 +152,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   int agree = 1, compared = 0;
-  fprintf(stderr, "%s's configuration table against LAGSCOPE__CONFIG_FIELDS (core/internal.h):\n",
+  fprintf(stderr, "%s's configuration table against LAGSCOPE__CONFIG_FIELDS (core/base/base.h):\n",
           argv[1]);
 #define COMPARE_ROW_(name, type, default_value, check, min, max, unit, status)                \
   agree &= compare(rows, n, #name, number((double)(type)(default_value), unit).s,            \
@@ -160,7 +162,7 @@ int main(int argc, char **argv) {
 #undef COMPARE_ROW_
   for (int i = 0; i < n; i++) {
     if (rows[i].matched || is_by_hand(rows[i].field)) continue;
-    fprintf(stderr, "  %s: a README row that is neither in the table nor kept by hand\n",
+    fprintf(stderr, "  %s: a guide row that is neither in the table nor kept by hand\n",
             rows[i].field);
     agree = 0;
   }

@@ -4,6 +4,7 @@
  * value, and 64-bit integers come out as printf writes them. */
 #include "check.h"
 #include "cjson_calls.h"
+#include "http.h" /* lagscope__json_add_u64, the viewer's */
 #include "internal.h"
 
 #include <cjson/cJSON.h>
