@@ -1,6 +1,6 @@
 /* What the four loop examples share: their command line and how they tell a hang. Each example
- * shows one way to hook lagscope into a main loop (README "GTK / GLib", "SDL2", "Qt", "Your own
- * loop"); everything here is the same in all four and beside the point. */
+ * shows one way to hook lagscope into a main loop (docs/guide.md "GTK / GLib", "SDL2", "Qt",
+ * "Your own loop"); everything here is the same in all four and beside the point. */
 #ifndef LAGSCOPE_EXAMPLE_H
 #define LAGSCOPE_EXAMPLE_H
 

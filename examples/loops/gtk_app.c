@@ -1,4 +1,4 @@
-/* GTK 3 / GLib: lagscope hooked into GLib's main loop (README "GTK / GLib").
+/* GTK 3 / GLib: lagscope hooked into GLib's main loop (docs/guide.md "GTK / GLib").
  *
  * The ping is answered by a source of ours in the default main context, at G_PRIORITY_DEFAULT,
  * attached once by the main thread; posting a ping stores it and wakes the loop:

@@ -1,4 +1,4 @@
-/* Your own loop: lagscope in heartbeat mode around poll() (README "Your own loop").
+/* Your own loop: lagscope in heartbeat mode around poll() (docs/guide.md "Your own loop").
  *
  * No post_main: the loop calls lagscope_heartbeat() on every pass, and marks its wait for
  * input with lagscope_idle_begin()/lagscope_idle_end(), so that a loop asleep in poll() for a

@@ -1,4 +1,4 @@
-/* Qt: lagscope hooked into Qt's event loop (README "Qt").
+/* Qt: lagscope hooked into Qt's event loop (docs/guide.md "Qt").
  *
  * The ping is a queued call on the application object, which lives on the main thread:
  * QMetaObject::invokeMethod(qApp, …, Qt::QueuedConnection) is thread-safe and runs in every

@@ -1,4 +1,4 @@
-/* SDL2: lagscope hooked into an SDL event loop (README "SDL2").
+/* SDL2: lagscope hooked into an SDL event loop (docs/guide.md "SDL2").
  *
  * The ping waits in one slot that the loop empties on each pass; posting it also pushes an
  * SDL user event, only to wake a loop that waits. The trap this avoids: SDL has one event

@@ -31,7 +31,7 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 const REPO = path.resolve(__dirname, '..', '..');
 const WHOLE_RUN_MS = 240000; // the whole test; ctest's TIMEOUT is above it
 const STALL_MS = 1500;       // long enough to see the hang in progress for over a second
-const STALL_SIGNAL = 'SIGUSR2'; // README: "kill -USR2 <pid> makes the demo stall once"
+const STALL_SIGNAL = 'SIGUSR2'; // docs/guide.md: "kill -USR2 <pid> makes the demo stall once"
 const HITCH_MS = 150;         // a stall below the 250 ms threshold, above hitch_report_ms (50)
 
 // ---- arguments and prerequisites ----------------------------------------------------------------
@@ -230,7 +230,7 @@ function fetchReport(page, id) {
   }, id);
 }
 
-// The viewer's "my code only" leaves out these modules (README, "The viewer").
+// The viewer's "my code only" leaves out these modules (docs/guide.md, "The viewer").
 const SYSTEM_LIBRARY = /^(\/usr)?\/lib(64)?\/|^\/System\/Library\/|linux-vdso|\[vdso\]|(^|\/)ld-linux/;
 
 /* Samples whose innermost frame is this function of this module: a node's count less its

@@ -149,7 +149,8 @@ function removeDir(dir) {
 
 // ---- the demo as a process ---------------------------------------------------------------------
 
-// lagscope-demo with its JSON lines on stdout read as they come (docs: README "--events jsonl").
+// lagscope-demo with its JSON lines on stdout read as they come (docs/guide.md, "The --events
+// jsonl contract").
 class Demo {
   constructor(reportDir, extraArgs) {
     this.reportDir = reportDir;

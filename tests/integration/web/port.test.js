@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The viewer's port (README "The viewer"): when the configured port is taken, the next nine are
-// tried, the log names the port taken and why, and the URL printed is the one it got; with all
-// ten taken, the log says so and the app runs on without a viewer.
+// The viewer's port (docs/guide.md, "The viewer"): when the configured port is taken, the next
+// nine are tried, the log names the port taken and why, and the URL printed is the one it got;
+// with all ten taken, the log says so and the app runs on without a viewer.
 //
 // No fixed port: a base port P is chosen at run time below the OS's ephemeral range (which
 // starts at 32768 on Linux: no connect() is ever given one of these), and this test itself
