@@ -51,6 +51,7 @@ struct lagscope__monitor {
 
   /* Monitor thread only. */
   lagscope__watchdog watchdog;
+  lagscope__watchdog_input watchdog_input; /* what the monitor tells it at each run */
   uint64_t queued_before_ns; /* the monitor's run-queue wait, read before a sleep (0: unknown) */
   uint64_t queued_read_ns;   /* when it was read */
   lagscope__frame_meter frames;
@@ -322,12 +323,12 @@ static void note_queued(lagscope__monitor *in, uint64_t now) {
 
 /* How much of the monitor's lateness it spent waiting for a CPU (for the watchdog). */
 static void note_starvation(lagscope__monitor *in, uint64_t now) {
-  in->watchdog.starved_ns = 0;
+  in->watchdog_input.starved_ns = 0;
   uint64_t queued;
-  if (in->queued_before_ns == 0 || now < in->watchdog.expected_wake_ns + in->watchdog.threshold_ns ||
+  if (in->queued_before_ns == 0 || now < in->watchdog_input.expected_wake_ns + in->watchdog.threshold_ns ||
       lagscope__thread_queued_ns(&queued) != 0 || queued < in->queued_before_ns)
     return;
-  in->watchdog.starved_ns = queued - in->queued_before_ns;
+  in->watchdog_input.starved_ns = queued - in->queued_before_ns;
 }
 
 /* How often the monitor looks at what the main thread waits on as it posts a ping: until the
@@ -361,7 +362,7 @@ static void learn_loop_wait(lagscope__monitor *in, const lagscope__watchdog_step
     return;
   int noted = lagscope__loop_wait_note(lagscope__main_thread_id());
   if (noted < 0) { /* this OS cannot tell: no more looks, nor pings for them */
-    in->next_loop_note_ns = in->watchdog.ping_anyway_ns = UINT64_MAX;
+    in->next_loop_note_ns = in->watchdog_input.ping_anyway_ns = UINT64_MAX;
     return;
   }
   in->loop_note_seq = w->ping_seq;
@@ -371,7 +372,7 @@ static void learn_loop_wait(lagscope__monitor *in, const lagscope__watchdog_step
                   : !noted && in->loop_note_misses <= LOOP_NOTE_RETRIES ? LOOP_NOTE_RETRY_NS
                                                               : LOOP_NOTE_LEARNING_NS;
   in->next_loop_note_ns = now + next;
-  in->watchdog.ping_anyway_ns = in->next_loop_note_ns; /* frames spare pings until then */
+  in->watchdog_input.ping_anyway_ns = in->next_loop_note_ns; /* frames spare pings until then */
 }
 
 /* The frame meter learns when the main thread was late: its gaps are then late frames, not
@@ -398,14 +399,14 @@ static void monitor_main(void *arg) {
   in->hang_recorder = lagscope__hang_recorder_new(in->config);
   if (in->hang_recorder != NULL) lagscope__hang_recorder_recover(in->hang_recorder);
   /* The work above is the monitor's own, not a suspension: lateness counts from here. */
-  in->watchdog.expected_wake_ns = lagscope__now_ns();
+  in->watchdog_input.expected_wake_ns = lagscope__now_ns();
   while (!atomic_load_explicit(&in->monitor_stopping, memory_order_acquire)) {
     uint64_t now = lagscope__now_ns();
     lagscope__watchdog_step step;
     int was_hung = in->watchdog.hang_active;
     if (lagscope__platform_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
-    lagscope__watchdog_run(&in->watchdog, in->signals, now, &step);
+    lagscope__watchdog_run(&in->watchdog, in->signals, &in->watchdog_input, now, &step);
     if (step.late_ended) publish_hitch(in, &step);
     note_lateness(in, &step, now);
     if (in->hang_recorder != NULL && step.sample_early)
@@ -442,9 +443,9 @@ static void monitor_main(void *arg) {
      * past its wake-up was stopped in the middle (SIGSTOP lands anywhere): that lateness
      * stays in, for the next step to judge. */
     uint64_t done = lagscope__now_ns();
-    in->watchdog.expected_wake_ns = slow_work && done > wake ? done : wake;
+    in->watchdog_input.expected_wake_ns = slow_work && done > wake ? done : wake;
     note_queued(in, done);
-    lagscope__wakeup_wait_until(in->wakeup, in->watchdog.expected_wake_ns);
+    lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);
   }
   /* A hang still open at stop is ended here: its report says how long it had lasted. */
   if (in->watchdog.hang_active)
@@ -480,7 +481,9 @@ int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *d
     lagscope__monitor_free(in);
     return LAGSCOPE_ENOMEM;
   }
-  lagscope__watchdog_init(&in->watchdog, config, lagscope__now_ns(), last_ping_seq);
+  uint64_t now = lagscope__now_ns();
+  lagscope__watchdog_init(&in->watchdog, config, now, last_ping_seq);
+  in->watchdog_input.expected_wake_ns = now;
   /* The main thread records where a stall ended: a gap as long as the watchdog's "late". */
   atomic_store_explicit(&in->signals->gap_ns, in->watchdog.late_ns, memory_order_relaxed);
   lagscope__frame_meter_init(&in->frames, config->refresh_hz);

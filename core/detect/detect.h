@@ -115,21 +115,25 @@ typedef struct lagscope__watchdog {
   uint64_t hang_suspended_ns; /* time the process was stopped during this hang */
   uint64_t stopped_ns;        /* time the process was stopped (SIGSTOP, a debugger), ever */
   uint64_t starved_total_ns;  /* time the monitor woke late waiting for a CPU, ever (not excused) */
-  uint64_t expected_wake_ns;  /* when the monitor planned to wake */
-  /* Set by the caller before a run: of the monitor's lateness, the time it waited for a CPU
-   * (runnable, not run). A monitor starved by a loaded machine is late without the process
-   * having been stopped: that lateness is the hang's, not a suspension. 0 when unknown. */
-  uint64_t starved_ns;
   uint32_t post_failures;
   uint64_t pings_spared;      /* pings not posted because frames showed the main thread alive */
   uint64_t unpinged_max_ns;   /* the longest it goes unasked: a ping's interval, or after the
                                  last frame the late time (0 in heartbeat mode) */
-  /* A ping is posted from then on even while frames flow (the monitor learns the event loop's
-   * wait from the pings it posts); 0: at once. */
-  uint64_t ping_anyway_ns;
   uint32_t lost_pings;        /* pings the main thread outlived without answering */
   uint64_t lost_ping_seq;     /* the last of them */
 } lagscope__watchdog;
+
+/* What the monitor tells the watchdog at each run, besides what the main thread wrote. */
+typedef struct lagscope__watchdog_input {
+  uint64_t expected_wake_ns; /* when the monitor planned to wake (its start, at first) */
+  /* Of the monitor's lateness, the time it waited for a CPU (runnable, not run). A monitor
+   * starved by a loaded machine is late without the process having been stopped: that
+   * lateness is the hang's, not a suspension. 0 when unknown. */
+  uint64_t starved_ns;
+  /* A ping is posted from then on even while frames flow (the monitor learns the event loop's
+   * wait from the pings it posts); 0: at once. */
+  uint64_t ping_anyway_ns;
+} lagscope__watchdog_input;
 
 /* What the main thread wrote; read by the monitor. */
 typedef struct lagscope__main_signals {
@@ -167,7 +171,8 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
                              uint64_t last_ping_seq);
 /* One step at now_ns given what the main thread wrote. F */
 void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals *signals,
-                            uint64_t now_ns, lagscope__watchdog_step *step);
+                            const lagscope__watchdog_input *input, uint64_t now_ns,
+                            lagscope__watchdog_step *step);
 /* The main thread cannot be expected to answer now (the app is in the background): no hang
  * begins before a whole threshold after the last call. A hang already begun goes on. F */
 void lagscope__watchdog_excuse(lagscope__watchdog *w, uint64_t now_ns);

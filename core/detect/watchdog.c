@@ -43,18 +43,18 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
   w->ping_seq = last_ping_seq;
   w->next_ping_ns = now_ns;
   w->not_before_ns = now_ns;
-  w->expected_wake_ns = now_ns;
 }
 
 /* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU:
  * the process was stopped (SIGSTOP, a debugger, the OS suspending it), so that time says
  * nothing about the main thread. */
-static void notice_suspension(lagscope__watchdog *w, uint64_t now_ns,
-                              lagscope__watchdog_step *step) {
-  if (now_ns <= w->expected_wake_ns) return;
-  uint64_t late = now_ns - w->expected_wake_ns;
-  uint64_t stopped = late > w->starved_ns ? late - w->starved_ns : 0;
-  w->starved_total_ns += late < w->starved_ns ? late : w->starved_ns;
+static void notice_suspension(lagscope__watchdog *w, const lagscope__watchdog_input *input,
+                              uint64_t now_ns, lagscope__watchdog_step *step) {
+  if (now_ns <= input->expected_wake_ns) return;
+  uint64_t late = now_ns - input->expected_wake_ns;
+  uint64_t starved = input->starved_ns;
+  uint64_t stopped = late > starved ? late - starved : 0;
+  w->starved_total_ns += late < starved ? late : starved;
   if (stopped < w->threshold_ns) return;
   w->stopped_ns += stopped;
   step->resumed = 1;
@@ -119,9 +119,10 @@ void lagscope__watchdog_excuse(lagscope__watchdog *w, uint64_t now_ns) {
 }
 
 void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals *signals,
-                            uint64_t now_ns, lagscope__watchdog_step *step) {
+                            const lagscope__watchdog_input *input, uint64_t now_ns,
+                            lagscope__watchdog_step *step) {
   memset(step, 0, sizeof(*step));
-  notice_suspension(w, now_ns, step);
+  notice_suspension(w, input, now_ns, step);
   uint64_t alive = atomic_load_explicit(&signals->alive_ns, memory_order_acquire);
   check_answer(w, signals, alive, step);
   check_lost_ping(w, now_ns, alive, step);
@@ -154,11 +155,11 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
 
   if (!w->heartbeat_mode && !w->ping_outstanding && now_ns >= w->next_ping_ns) {
     uint64_t beat = atomic_load_explicit(&signals->beat_ns, memory_order_acquire);
-    int frames_flow = beat + w->late_ns > now_ns && now_ns < w->ping_anyway_ns &&
+    int frames_flow = beat + w->late_ns > now_ns && now_ns < input->ping_anyway_ns &&
                       !step->ping_lost; /* a lost one is replaced at once */
     if (frames_flow) { /* spared: looked at again when the next frame is due to be late */
       w->pings_spared++;
-      w->next_ping_ns = min_u64(beat + w->late_ns + FRAME_JITTER_NS, w->ping_anyway_ns);
+      w->next_ping_ns = min_u64(beat + w->late_ns + FRAME_JITTER_NS, input->ping_anyway_ns);
     } else {
       w->ping_seq++;
       w->ping_posted_ns = now_ns;

@@ -16,18 +16,22 @@ static void answer(uint64_t seq, uint64_t at) {
   atomic_store(&signals.alive_ns, at);
 }
 
+/* What the monitor would tell the watchdog: its planned wake-up, starvation, pings anyway. */
+static lagscope__watchdog_input input;
+
 static void reset(lagscope__watchdog *w, int heartbeat) {
   memset(&signals, 0, sizeof(signals));
   lagscope_config c = lagscope_config_default();
   static int any;
   c.post_main = heartbeat ? NULL : (lagscope_post_main_fn)(void (*)(void))&any;
   lagscope__watchdog_init(w, &c, 1000 * MS, 0);
+  input = (lagscope__watchdog_input){.expected_wake_ns = 1000 * MS};
 }
 
 /* Runs a step at `now` as the monitor would, waking when asked. */
 static void step_at(lagscope__watchdog *w, uint64_t now, lagscope__watchdog_step *s) {
-  lagscope__watchdog_run(w, &signals, now, s);
-  w->expected_wake_ns = s->wake_at_ns;
+  lagscope__watchdog_run(w, &signals, &input, now, s);
+  input.expected_wake_ns = s->wake_at_ns;
 }
 
 static void test_prompt_answers_never_hang(void) {
@@ -145,9 +149,9 @@ static void test_starvation_inside_a_hang(void) {
   uint64_t now = s.wake_at_ns;
   while (!w.hang_active) step_at(&w, now, &s), now = s.wake_at_ns;
   uint64_t late = now + 2000 * MS;
-  w.starved_ns = 2000 * MS - 5 * MS; /* queued for the CPU nearly all of it */
+  input.starved_ns = 2000 * MS - 5 * MS; /* queued for the CPU nearly all of it */
   step_at(&w, late, &s);
-  w.starved_ns = 0;
+  input.starved_ns = 0;
   CHECK(!s.resumed && w.hang_active);
   /* Counted as starvation, not as stopped time. */
   CHECK_EQ_INT(w.stopped_ns, 0);
@@ -204,8 +208,8 @@ static void test_a_busy_monitor_ends_a_stall_where_it_ended(void) {
      * 1200 ms (monitor.c moves its expected wake-up to the work's end), looks then. */
     if (!resumed_before) atomic_store(&signals.resumed_ns, t0 + 700 * MS);
     atomic_store(&signals.alive_ns, t0 + 1190 * MS);
-    w.expected_wake_ns = t0 + 1200 * MS;
-    lagscope__watchdog_run(&w, &signals, t0 + 1200 * MS, &s);
+    input.expected_wake_ns = t0 + 1200 * MS;
+    lagscope__watchdog_run(&w, &signals, &input, t0 + 1200 * MS, &s);
     CHECK(s.hang_ended && !s.resumed);
     CHECK_EQ_INT(s.duration_ns, (resumed_before ? 1190 : 700) * MS);
   }
@@ -216,8 +220,8 @@ static void test_a_busy_monitor_ends_a_stall_where_it_ended(void) {
   for (step_at(&w, now, &s); !s.sample_early; step_at(&w, now, &s)) now = s.wake_at_ns;
   atomic_store(&signals.resumed_ns, t0 + 90 * MS);
   atomic_store(&signals.alive_ns, t0 + 200 * MS);
-  w.expected_wake_ns = t0 + 210 * MS;
-  lagscope__watchdog_run(&w, &signals, t0 + 210 * MS, &s);
+  input.expected_wake_ns = t0 + 210 * MS;
+  lagscope__watchdog_run(&w, &signals, &input, t0 + 210 * MS, &s);
   CHECK(s.late_ended && !s.hang_began);
   CHECK_EQ_INT(s.late_duration_ns, 90 * MS);
 }
@@ -401,7 +405,7 @@ static void test_frames_spare_pings(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
-  w.ping_anyway_ns = 1500 * MS; /* one learning ping, then none */
+  input.ping_anyway_ns = 1500 * MS; /* one learning ping, then none */
   uint64_t frame_ns = 1000000000ull / 60, next_frame = 1000 * MS, now = 1000 * MS;
   uint64_t stall_at = 3000 * MS, posted_after_stall = 0, last_frame = 0;
   int pings = 0, wakes = 0, began = 0;
@@ -418,7 +422,7 @@ static void test_frames_spare_pings(void) {
       pings++;
       if (now < stall_at) {
         answer(w.ping_seq, next_frame); /* run by the loop with the next frame */
-        if (now >= 1500 * MS && w.ping_anyway_ns <= now) w.ping_anyway_ns = UINT64_MAX;
+        if (now >= 1500 * MS && input.ping_anyway_ns <= now) input.ping_anyway_ns = UINT64_MAX;
       } else if (posted_after_stall == 0) {
         posted_after_stall = now;
       }
@@ -443,7 +447,7 @@ static void test_a_lost_ping_is_replaced_while_frames_flow(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   reset(&w, 0);
-  w.ping_anyway_ns = UINT64_MAX;
+  input.ping_anyway_ns = UINT64_MAX;
   uint64_t now = 1000 * MS;
   step_at(&w, now, &s);
   CHECK(s.post_ping); /* dropped */
