@@ -1,8 +1,9 @@
 /*
- * The API (docs/viewer-api.md): fetch + JSON with the server's errors as ApiError, and the
- * connection state the header shows, which a 401 from any request changes.
+ * The API (docs/viewer-api.md): fetch + JSON with the server's errors as ApiError. A 401 from
+ * any request means this browser's token is no longer accepted, a 2xx that it is: the state
+ * hears both (state.js's setAuthError), the header shows it.
  */
-import { byId, setText } from './dom.js';
+import { setAuthError } from './state.js';
 
 /* Thrown for any answer that is not 2xx; carries the status and the server's error body. */
 export class ApiError extends Error {
@@ -23,8 +24,8 @@ export async function api(path, options) {
   } catch (e) {
     body = null;
   }
-  if (res.status === 401) showAuthError(true);
-  else if (res.ok) showAuthError(false);
+  if (res.status === 401) setAuthError(true);
+  else if (res.ok) setAuthError(false);
   if (!res.ok) {
     let retry = body && typeof body.retry_after_ms === 'number' ? body.retry_after_ms : null;
     const header = res.headers.get('Retry-After');
@@ -32,22 +33,4 @@ export async function api(path, options) {
     throw new ApiError(res.status, body, retry);
   }
   return body;
-}
-
-export const connection = { state: 'connecting' };
-
-export function setConnection(state, text) {
-  const node = byId('connection');
-  if (connection.state === 'unauthorized' && state !== 'live' && state !== 'unauthorized') {
-    return; // keep the clearer message until the token works again
-  }
-  connection.state = state;
-  node.dataset.state = state;
-  document.body.dataset.connection = state; // the stylesheet dims figures that are not live
-  setText('connection-text', text);
-}
-
-export function showAuthError(on) {
-  byId('auth-error').hidden = !on;
-  if (on) setConnection('unauthorized', 'Unauthorized');
 }

@@ -1,28 +1,23 @@
 /*
  * "Capture now": every thread's stack at this moment (POST /api/v1/capture), with the
- * button's rate-limit countdown.
+ * button's rate-limit countdown. The result goes to main.js (onResult), which selects it and
+ * shows captureDetail in the detail pane.
  */
 import { ApiError, api } from './api.js';
-import { clearSelectionMarks, selection, showDetail } from './detail.js';
 import { byId, el } from './dom.js';
 import { fmtWall } from './format.js';
-import { threadList } from './threads.js';
 
 let captureUntil = 0;    // rate limit: performance.now() before which the button waits
 let captureTimer = 0;
 
-export async function capture() {
+export async function capture(onResult) {
   const button = byId('capture-button');
   button.disabled = true;
   setCaptureMessage('Capturing…', 'busy');
   try {
     const result = await api('/api/v1/capture', { method: 'POST' });
     setCaptureMessage('', '');
-    clearSelectionMarks();
-    selection.kind = 'capture';
-    selection.key = null;
-    selection.request++;
-    showDetail(captureDetail(result));
+    onResult(result);
     button.disabled = false;
   } catch (e) {
     handleCaptureError(e);
@@ -66,7 +61,8 @@ function setCaptureMessage(text, kind) {
   node.dataset.kind = kind;
 }
 
-function captureDetail(result) {
+/* Every thread of a capture, drawn by threadList (threads.js's, handed in by main.js). */
+export function captureDetail(result, threadList) {
   const root = el('div', 'capture-detail');
   root.dataset.testid = 'capture-result';
   const threads = result.threads || [];

@@ -1,112 +1,30 @@
 /*
- * The detail pane and what is selected: a hang's report (summary, downloads, verdict and
- * the tabs: call tree, bottom-up, flame graph, threads), a live hang whose report is not
- * stored yet, and the tabs themselves.
+ * The detail pane: a hang's report (summary, downloads, verdict and the tabs: call tree,
+ * bottom-up, flame graph, threads), a live hang whose report is not stored yet, and the tabs
+ * themselves; or what main.js hands it to show (a hitch, a capture). What is selected is
+ * state.js's; main.js builds this pane with the views it draws with:
+ *   createDetail({ loadHangs, verdictView, callTree, bottomUpTree, flameGraph, shownTree,
+ *                  myCodeToggle, threadList, stackList })
  */
 import { api } from './api.js';
-import { app } from './app.js';
-import { bottomUpTree, callTree, myCodeToggle, shownTree } from './calltree.js';
-import { byId, el } from './dom.js';
-import { flameGraph } from './flame.js';
+import { byId, el, summaryItem } from './dom.js';
 import { fmtBytes, fmtDuration, fmtPercent, fmtWall, stateLabel } from './format.js';
-import { elapsedOf, fromSummary, hangs, loadHangs } from './hangs.js';
-import { hitches, renderHitchStrip } from './hitches.js';
-import { stackList, threadList } from './threads.js';
-import { verdictView } from './verdict.js';
+import { elapsedMs } from './hang-list.js';
+import { hangFromSummary } from './state.js';
 
-export const selection = { kind: null, key: null, request: 0 };
-
-export function clearSelectionMarks() {
-  for (const entry of hangs.entries.values()) {
-    if (entry.node) entry.node.firstChild.classList.remove('selected');
-  }
-  if (hitches.selectedSeq !== null) {
-    hitches.selectedSeq = null;
-    renderHitchStrip();
-  }
+function elapsedOf(entry) {
+  return elapsedMs(entry, performance.now());
 }
 
-export function showDetail(node) {
+function showDetail(node) {
   const pane = byId('detail');
   pane.replaceChildren(node);
   // On a phone the pane is below the list: bring it into view.
   if (window.matchMedia('(max-width: 900px)').matches) pane.scrollIntoView({ block: 'start', behavior: 'smooth' });
 }
 
-export function selectHang(key) {
-  const entry = hangs.entries.get(key);
-  if (!entry) return;
-  clearSelectionMarks();
-  selection.kind = 'hang';
-  selection.key = key;
-  entry.node.firstChild.classList.add('selected');
-  openHang(entry);
-}
-
-export async function openHang(entry) {
-  const request = ++selection.request;
-  if (!entry.id) {
-    // A live hang is written to the store at its first capture: find its id there.
-    try {
-      await loadHangs(true);
-    } catch (e) { /* shown below as live */ }
-  }
-  if (request !== selection.request) return;
-  if (!entry.id) {
-    showDetail(liveDetail(entry));
-    return;
-  }
-  showDetail(el('div', 'loading', 'Loading report…'));
-  let report;
-  try {
-    report = await api('/api/v1/hangs/' + encodeURIComponent(entry.id));
-  } catch (e) {
-    if (request === selection.request) showDetail(el('div', 'error-box', 'Could not load the report: ' + e.message));
-    return;
-  }
-  if (request !== selection.request) return;
-  showDetail(hangDetail(report, entry));
-}
-
-/* The detail of a hang still going on whose report is not stored yet: what the stream said. */
-function liveDetail(entry) {
-  const root = el('div', 'hang-detail');
-  root.dataset.testid = 'hang-detail';
-  root.dataset.state = 'in_progress';
-  root.append(el('header', 'detail-head',
-    el('h2', null, 'Hang #' + entry.hang_id + ' ', el('span', 'state-pill', 'hanging')),
-    el('p', 'muted', 'The report is being written; it opens here when the hang is captured.')));
-  const summary = el('dl', 'summary');
-  summary.append(summaryItem('Elapsed', el('span', 'live-elapsed', fmtDuration(elapsedOf(entry)))));
-  summary.append(summaryItem('Started', fmtWall(entry.start_wall_ms, true)));
-  root.append(summary, el('h3', 'section-title', 'Latest main-thread stack'), liveStack(entry));
-  return root;
-}
-
 function stackSignature(stack) {
   return (stack || []).map((f) => f.address).join(',');
-}
-
-function liveStack(entry) {
-  const stack = entry.latestStack || [];
-  const list = stack.length ? stackList(stack) : el('p', 'empty', 'Waiting for the first sample…');
-  list.classList.add('live-stack');
-  list.dataset.testid = 'live-stack';
-  list.dataset.signature = stackSignature(stack);
-  return list;
-}
-
-/* Ten times a second while the selected hang lasts: its elapsed time and, when it moved, the
- * main thread's latest stack. */
-export function updateLiveDetail(entry) {
-  const pane = byId('detail');
-  for (const node of pane.querySelectorAll('.live-elapsed')) node.textContent = fmtDuration(elapsedOf(entry));
-  const old = pane.querySelector('.live-stack');
-  if (old && old.dataset.signature !== stackSignature(entry.latestStack)) old.replaceWith(liveStack(entry));
-}
-
-export function summaryItem(label, value) {
-  return el('div', 'summary-item', el('dt', null, label), el('dd', null, value));
 }
 
 function beforeDuring(pair, format, inProgress) {
@@ -124,70 +42,143 @@ function downloadLink(href, text, filename, testid) {
   return a;
 }
 
-function hangDetail(report, entry) {
-  const root = el('div', 'hang-detail');
-  root.dataset.testid = 'hang-detail';
-  root.dataset.id = report.id;
-  root.dataset.state = report.state;
-  const id = encodeURIComponent(report.id);
-
-  // A hang still going on: its report is the one first written; the time counts on live.
-  const live = report.state === 'in_progress' && entry && entry.state === 'in_progress' && entry.live;
-  const title = el('h2', null, 'Hang #' + report.hang_id + ' · ',
-    live ? el('span', 'live-elapsed', fmtDuration(elapsedOf(entry))) : fmtDuration(report.duration_ms), ' ');
-  const pill = el('span', 'state-pill', stateLabel(report.state));
-  pill.dataset.state = report.state;
-  title.append(pill);
-  const links = el('div', 'downloads',
-    downloadLink('/api/v1/hangs/' + id, 'Report JSON', report.id + '.json', 'download-report'),
-    downloadLink('/api/v1/hangs/' + id + '/speedscope', 'Speedscope', report.id + '.speedscope.json', 'download-speedscope'),
-    downloadLink('/api/v1/hangs/' + id + '/trace', 'Chrome trace', report.id + '.trace.json', 'download-trace'));
-  root.append(el('header', 'detail-head', title, el('p', 'muted mono', report.id), links));
-  if (report.cause) root.append(verdictView(report));
-
-  const samples = report.samples || {};
-  const walks = Object.entries(samples.walks || {}).map(([k, v]) => v + ' ' + k).join(', ');
-  const summary = el('dl', 'summary');
-  summary.dataset.testid = 'hang-summary';
-  summary.append(
-    summaryItem('Duration', live ? el('span', 'live-elapsed', fmtDuration(elapsedOf(entry)))
-      : fmtDuration(report.duration_ms) + (report.state === 'ended_by_termination' ? ' (at least)' : '')),
-    summaryItem('State', stateLabel(report.state)),
-    summaryItem('App', ((report.app && report.app.name) || '—') + ' · pid ' + (report.app && report.app.pid)),
-    summaryItem('Started', fmtWall(report.start && report.start.wall_ms, true)),
-    summaryItem('Samples', (samples.count || 0) + ' every ' + report.sample_interval_ms + ' ms' +
-      (samples.dropped ? ', ' + samples.dropped + ' dropped' : '') + (walks ? ' (' + walks + ')' : '')),
-    summaryItem('CPU', beforeDuring(report.cpu, fmtPercent, live)),
-    summaryItem('Memory', beforeDuring(report.memory, (m) => fmtBytes(m.rss_bytes), live)),
-    summaryItem('FPS', beforeDuring(report.frames, (f) => Math.round(f.fps) + ' (' + f.hitch_band + ')', live)));
-  root.append(summary);
-  if (live) {
-    const n = samples.count || 0;
-    root.append(el('p', 'live-note', 'Still hanging. Below is the report as first written (' + n +
-      (n === 1 ? ' sample' : ' samples') + '); the final one replaces it when the main thread answers.'),
-    el('h3', 'section-title', 'Latest main-thread stack'), liveStack(entry));
-  }
-
-  const threads = report.threads || [];
-  const tree = report.call_tree;
-  const tabs = makeTabs([
-    { id: 'calltree', label: 'Call tree', filtered: true, build: () => callTree(shownTree(tree)) },
-    { id: 'bottomup', label: 'Bottom-up', filtered: true, build: () => bottomUpTree(shownTree(tree)) },
-    { id: 'flamegraph', label: 'Flame graph', filtered: true, build: () => flameGraph(shownTree(tree)) },
-    { id: 'threads', label: 'Threads (' + threads.length + ')', build: () => threadList(threads, report.main_thread_tid) },
-  ], myCodeToggle(() => tabs.rebuild()));
-  root.append(tabs);
-  if (entry && entry.state === 'in_progress' && report.state !== 'in_progress') fromSummaryOfReport(report);
-  return root;
-}
-
 /* A stored report is newer than the list's copy: bring the entry up to date. */
 function fromSummaryOfReport(report) {
   const inner = (report.heaviest_stack || [])[0] || {};
-  fromSummary({ id: report.id, hang_id: report.hang_id, pid: report.app.pid, app: report.app.name, state: report.state,
+  hangFromSummary({ id: report.id, hang_id: report.hang_id, pid: report.app.pid, app: report.app.name, state: report.state,
     start_wall_ms: report.start.wall_ms, duration_ms: report.duration_ms, samples: report.samples.count,
     function: inner.function || null, module: inner.module || null,
     label: report.cause && report.cause.label });
+}
+
+export function createDetail({
+  loadHangs, verdictView, callTree, bottomUpTree, flameGraph, shownTree, myCodeToggle, threadList, stackList,
+}) {
+  let request = 0; // a load that another selection overtook shows nothing
+
+  /* What main.js hands the pane (a hitch's detail, a capture's): shown now, and any hang
+   * report still loading is not. */
+  function show(node) {
+    request++;
+    showDetail(node);
+  }
+
+  async function openHang(entry) {
+    const mine = ++request;
+    if (!entry.id) {
+      // A live hang is written to the store at its first capture: find its id there.
+      try {
+        await loadHangs(true);
+      } catch (e) { /* shown below as live */ }
+    }
+    if (mine !== request) return;
+    if (!entry.id) {
+      showDetail(liveDetail(entry));
+      return;
+    }
+    showDetail(el('div', 'loading', 'Loading report…'));
+    let report;
+    try {
+      report = await api('/api/v1/hangs/' + encodeURIComponent(entry.id));
+    } catch (e) {
+      if (mine === request) showDetail(el('div', 'error-box', 'Could not load the report: ' + e.message));
+      return;
+    }
+    if (mine !== request) return;
+    showDetail(hangDetail(report, entry));
+  }
+
+  /* The detail of a hang still going on whose report is not stored yet: what the stream said. */
+  function liveDetail(entry) {
+    const root = el('div', 'hang-detail');
+    root.dataset.testid = 'hang-detail';
+    root.dataset.state = 'in_progress';
+    root.append(el('header', 'detail-head',
+      el('h2', null, 'Hang #' + entry.hang_id + ' ', el('span', 'state-pill', 'hanging')),
+      el('p', 'muted', 'The report is being written; it opens here when the hang is captured.')));
+    const summary = el('dl', 'summary');
+    summary.append(summaryItem('Elapsed', el('span', 'live-elapsed', fmtDuration(elapsedOf(entry)))));
+    summary.append(summaryItem('Started', fmtWall(entry.start_wall_ms, true)));
+    root.append(summary, el('h3', 'section-title', 'Latest main-thread stack'), liveStack(entry));
+    return root;
+  }
+
+  function liveStack(entry) {
+    const stack = entry.latestStack || [];
+    const list = stack.length ? stackList(stack) : el('p', 'empty', 'Waiting for the first sample…');
+    list.classList.add('live-stack');
+    list.dataset.testid = 'live-stack';
+    list.dataset.signature = stackSignature(stack);
+    return list;
+  }
+
+  /* Ten times a second while the selected hang lasts: its elapsed time and, when it moved, the
+   * main thread's latest stack. */
+  function updateLive(entry) {
+    const pane = byId('detail');
+    for (const node of pane.querySelectorAll('.live-elapsed')) node.textContent = fmtDuration(elapsedOf(entry));
+    const old = pane.querySelector('.live-stack');
+    if (old && old.dataset.signature !== stackSignature(entry.latestStack)) old.replaceWith(liveStack(entry));
+  }
+
+  function hangDetail(report, entry) {
+    const root = el('div', 'hang-detail');
+    root.dataset.testid = 'hang-detail';
+    root.dataset.id = report.id;
+    root.dataset.state = report.state;
+    const id = encodeURIComponent(report.id);
+
+    // A hang still going on: its report is the one first written; the time counts on live.
+    const live = report.state === 'in_progress' && entry && entry.state === 'in_progress' && entry.live;
+    const title = el('h2', null, 'Hang #' + report.hang_id + ' · ',
+      live ? el('span', 'live-elapsed', fmtDuration(elapsedOf(entry))) : fmtDuration(report.duration_ms), ' ');
+    const pill = el('span', 'state-pill', stateLabel(report.state));
+    pill.dataset.state = report.state;
+    title.append(pill);
+    const links = el('div', 'downloads',
+      downloadLink('/api/v1/hangs/' + id, 'Report JSON', report.id + '.json', 'download-report'),
+      downloadLink('/api/v1/hangs/' + id + '/speedscope', 'Speedscope', report.id + '.speedscope.json', 'download-speedscope'),
+      downloadLink('/api/v1/hangs/' + id + '/trace', 'Chrome trace', report.id + '.trace.json', 'download-trace'));
+    root.append(el('header', 'detail-head', title, el('p', 'muted mono', report.id), links));
+    if (report.cause) root.append(verdictView(report));
+
+    const samples = report.samples || {};
+    const walks = Object.entries(samples.walks || {}).map(([k, v]) => v + ' ' + k).join(', ');
+    const summary = el('dl', 'summary');
+    summary.dataset.testid = 'hang-summary';
+    summary.append(
+      summaryItem('Duration', live ? el('span', 'live-elapsed', fmtDuration(elapsedOf(entry)))
+        : fmtDuration(report.duration_ms) + (report.state === 'ended_by_termination' ? ' (at least)' : '')),
+      summaryItem('State', stateLabel(report.state)),
+      summaryItem('App', ((report.app && report.app.name) || '—') + ' · pid ' + (report.app && report.app.pid)),
+      summaryItem('Started', fmtWall(report.start && report.start.wall_ms, true)),
+      summaryItem('Samples', (samples.count || 0) + ' every ' + report.sample_interval_ms + ' ms' +
+        (samples.dropped ? ', ' + samples.dropped + ' dropped' : '') + (walks ? ' (' + walks + ')' : '')),
+      summaryItem('CPU', beforeDuring(report.cpu, fmtPercent, live)),
+      summaryItem('Memory', beforeDuring(report.memory, (m) => fmtBytes(m.rss_bytes), live)),
+      summaryItem('FPS', beforeDuring(report.frames, (f) => Math.round(f.fps) + ' (' + f.hitch_band + ')', live)));
+    root.append(summary);
+    if (live) {
+      const n = samples.count || 0;
+      root.append(el('p', 'live-note', 'Still hanging. Below is the report as first written (' + n +
+        (n === 1 ? ' sample' : ' samples') + '); the final one replaces it when the main thread answers.'),
+      el('h3', 'section-title', 'Latest main-thread stack'), liveStack(entry));
+    }
+
+    const threads = report.threads || [];
+    const tree = report.call_tree;
+    const tabs = makeTabs([
+      { id: 'calltree', label: 'Call tree', filtered: true, build: () => callTree(shownTree(tree)) },
+      { id: 'bottomup', label: 'Bottom-up', filtered: true, build: () => bottomUpTree(shownTree(tree)) },
+      { id: 'flamegraph', label: 'Flame graph', filtered: true, build: () => flameGraph(shownTree(tree)) },
+      { id: 'threads', label: 'Threads (' + threads.length + ')', build: () => threadList(threads, report.main_thread_tid) },
+    ], myCodeToggle(() => tabs.rebuild()));
+    root.append(tabs);
+    if (entry && entry.state === 'in_progress' && report.state !== 'in_progress') fromSummaryOfReport(report);
+    return root;
+  }
+
+  return { show, openHang, updateLive };
 }
 
 /* Tabs whose panels are built the first time they are shown (a flame graph needs its size).

@@ -30,3 +30,8 @@ export function toast(text) {
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => { node.hidden = true; }, 6000);
 }
+
+/* One label and its value in a summary list (<dl>). */
+export function summaryItem(label, value) {
+  return el('div', 'summary-item', el('dt', null, label), el('dd', null, value));
+}

@@ -1,8 +1,8 @@
 /*
  * The hang list's entries, without the page: one entry per hang, merged from the stored pages
  * (GET /api/v1/hangs) and from the stream's events, keyed by pid and hang id (a live hang has
- * no report id until it ends). Pure: hangs.js draws the list from these, and node's test
- * runner imports this file as it is (tests/unit/viewer/).
+ * no report id until it ends). Pure: state.js keeps them, hangs.js draws the list from them,
+ * and node's test runner imports this file as it is (tests/unit/viewer/).
  */
 
 export const FINAL_STATES = new Set(['ended', 'ended_by_termination']);
@@ -13,7 +13,7 @@ export function hangKey(pid, hangId) {
 
 /* A hang first heard of: in progress until something says otherwise. */
 function newEntry(key) {
-  return { key, id: null, state: 'in_progress', elapsedBase: 0, elapsedAt: 0, node: null };
+  return { key, id: null, state: 'in_progress', elapsedBase: 0, elapsedAt: 0 };
 }
 
 /* Folds what is known about one hang into its entry, in entries (a Map), made when missing.

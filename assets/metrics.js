@@ -1,43 +1,20 @@
 /*
  * The metric cards: FPS, frame time, CPU and memory, their figures and their charts of the
- * last minute, from GET /api/v1/metrics and the stream's metrics events.
+ * last minute, from GET /api/v1/metrics and the stream's metrics events (the ticks are
+ * state.js's).
  */
 import { api } from './api.js';
-import { app } from './app.js';
 import { colors, prepareCanvas } from './canvas.js';
 import { byId, setText } from './dom.js';
 import { NBSP, fmtBytes, fmtPercent } from './format.js';
-import { renderHitchStrip } from './hitches.js';
-
-const METRICS_KEEP = 240;   // ticks kept: two minutes at the default 500 ms
-export const CHART_WINDOW_MS = 60000;
-
-export const metrics = {
-  ticks: [],              // metrics events, oldest first
-  intervalMs: 500,
-  lastArrival: 0,         // performance.now() of the last tick, to notice a silent app
-};
-
-export function addTick(tick, live) {
-  const last = metrics.ticks[metrics.ticks.length - 1];
-  if (last && tick.wall_ms <= last.wall_ms) return; // already have it (load after stream)
-  metrics.ticks.push(tick);
-  if (metrics.ticks.length > METRICS_KEEP) metrics.ticks.splice(0, metrics.ticks.length - METRICS_KEEP);
-  if (live) metrics.lastArrival = performance.now();
-}
+import { CHART_WINDOW_MS, appConfig, latestTick, metricTicks, metricsIntervalMs, setMetricsPage } from './state.js';
 
 export async function loadMetrics() {
-  const answer = await api('/api/v1/metrics');
-  if (answer.interval_ms) metrics.intervalMs = answer.interval_ms;
-  const live = metrics.ticks;
-  metrics.ticks = [];
-  for (const tick of answer.metrics || []) addTick(tick, false);
-  for (const tick of live) addTick(tick, false);
-  renderMetrics();
+  setMetricsPage(await api('/api/v1/metrics'));
 }
 
 export function renderMetrics() {
-  const tick = metrics.ticks[metrics.ticks.length - 1];
+  const tick = latestTick();
   if (!tick) return;
   const section = byId('metrics');
   section.dataset.seq = String(tick.seq);
@@ -75,7 +52,7 @@ export function renderMetrics() {
 }
 
 export function drawCharts() {
-  const ticks = metrics.ticks;
+  const ticks = metricTicks();
   if (!ticks.length) return;
   const refresh = ticks[ticks.length - 1].refresh_hz || 60;
   drawLineChart(byId('chart-fps'), ticks, (t) => t.fps, {
@@ -88,7 +65,6 @@ export function drawCharts() {
     color: colors.mem, max: Math.max(...ticks.map((t) => t.rss_bytes)) * 1.15,
   });
   drawFrameChart(byId('chart-frametime'), ticks[ticks.length - 1]);
-  renderHitchStrip();
 }
 
 /* A minute of one metric as a filled line; time runs on the app's clock (wall_ms of the
@@ -109,7 +85,7 @@ function drawLineChart(canvas, ticks, value, opts) {
   ctx.globalAlpha = 0.22;
   for (const t of ticks) {
     if (t.hang_in_progress && t.wall_ms >= start) {
-      const x0 = x(t.wall_ms - metrics.intervalMs);
+      const x0 = x(t.wall_ms - metricsIntervalMs());
       ctx.fillRect(x0, 0, x(t.wall_ms) - x0 + 1, height);
     }
   }
@@ -130,7 +106,7 @@ function drawLineChart(canvas, ticks, value, opts) {
     ctx.setLineDash([]);
   }
 
-  const visible = ticks.filter((t) => t.wall_ms >= start - metrics.intervalMs);
+  const visible = ticks.filter((t) => t.wall_ms >= start - metricsIntervalMs());
   if (!visible.length) return;
   ctx.beginPath();
   visible.forEach((t, i) => (i ? ctx.lineTo(x(t.wall_ms), y(value(t))) : ctx.moveTo(x(t.wall_ms), y(value(t)))));
@@ -155,7 +131,7 @@ function drawFrameChart(canvas, tick) {
   const { ctx, width, height } = box;
   const frames = tick.recent_frame_ms || [];
   const budget = 1000 / (tick.refresh_hz || 60);
-  const threshold = (app.status && app.status.config && app.status.config.hang_threshold_ms) || 250;
+  const threshold = appConfig('hang_threshold_ms') || 250;
   const max = Math.max(budget * 4, ...frames);
   const y = (v) => height - Math.sqrt(Math.max(0, v) / max) * (height - 4);
   const slots = Math.max(frames.length, 60);

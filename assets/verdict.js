@@ -4,11 +4,11 @@
  */
 import { el } from './dom.js';
 import { isSystemLibrary, sharePercent } from './format.js';
-import { stackList } from './threads.js';
 
 /* The report's cause, read first: its kind, the sentence, how many samples it explains, the
- * other kinds seen, and for a lock the chain of threads that held it. */
-export function verdictView(report) {
+ * other kinds seen, and for a lock the chain of threads that held it. A thread's stack is drawn
+ * by stackList (threads.js's, handed in by main.js). */
+export function verdictView(report, stackList) {
   const cause = report.cause;
   const box = el('section', 'verdict');
   box.dataset.testid = 'verdict';
@@ -17,8 +17,8 @@ export function verdictView(report) {
   const summary = el('p', 'verdict-summary', cause.summary || 'No verdict: no sample was classified.');
   summary.dataset.testid = 'verdict-summary';
   box.append(head, summary);
-  if (cause.owner) box.append(chainView(report));
-  else if (Array.isArray(cause.cycle) && cause.cycle.length) box.append(cycleView(report));
+  if (cause.owner) box.append(chainView(report, stackList));
+  else if (Array.isArray(cause.cycle) && cause.cycle.length) box.append(cycleView(report, stackList));
   return box;
 }
 
@@ -53,11 +53,11 @@ function mainThreadOf(report) {
 }
 
 /* main → "waits for mutex … held by" → owner → …; an owner already drawn closes a cycle. */
-function chainView(report) {
+function chainView(report, stackList) {
   const list = el('ol', 'chain');
   list.dataset.testid = 'verdict-chain';
   const main = mainThreadOf(report);
-  list.append(threadCard(main, report.cause, true));
+  list.append(threadCard(main, report.cause, true, stackList));
   const drawn = new Map([[main.tid, main.name]]);
   for (let c = report.cause; c && c.owner; c = c.owner.cause) {
     list.append(chainLink(c));
@@ -66,13 +66,13 @@ function chainView(report) {
       break;
     }
     drawn.set(c.owner.tid, c.owner.name);
-    list.append(threadCard(c.owner, c.owner.cause, false));
+    list.append(threadCard(c.owner, c.owner.cause, false, stackList));
   }
   return list;
 }
 
 /* A deadlock whose owners were not recorded: its cycle's threads, from the capture. */
-function cycleView(report) {
+function cycleView(report, stackList) {
   const list = el('ol', 'chain');
   list.dataset.testid = 'verdict-chain';
   const byTid = new Map((report.threads || []).map((t) => [t.tid, t]));
@@ -80,7 +80,7 @@ function cycleView(report) {
   cycle.forEach((tid, i) => {
     const thread = byTid.get(tid) || { tid, name: null, stack: [] };
     if (i) list.append(chainLink({}));
-    list.append(threadCard(thread, null, tid === report.main_thread_tid));
+    list.append(threadCard(thread, null, tid === report.main_thread_tid, stackList));
   });
   const first = byTid.get(cycle[0]) || { tid: cycle[0] };
   list.append(chainLink({}), backLink(first, cycle[0] === report.main_thread_tid));
@@ -102,7 +102,7 @@ function backLink(thread, isMain) {
 }
 
 /* One thread of the chain: who, what it was doing, and its stack (folded). */
-function threadCard(thread, cause, isMain) {
+function threadCard(thread, cause, isMain, stackList) {
   const card = el('li', 'chain-card' + (isMain ? ' main' : ''));
   card.dataset.testid = isMain ? 'chain-main' : 'chain-owner';
   card.dataset.tid = String(thread.tid);
@@ -112,7 +112,7 @@ function threadCard(thread, cause, isMain) {
     el('span', 'thread-name', thread.name || (isMain ? 'main thread' : '(unnamed)')),
     el('span', 'muted', 'tid ' + thread.tid)));
   if (cause) card.append(doingLine(cause, thread.stack));
-  card.append(cardStack(thread.stack || []));
+  card.append(cardStack(thread.stack || [], stackList));
   return card;
 }
 
@@ -127,7 +127,7 @@ function doingLine(cause, stack) {
   return line;
 }
 
-function cardStack(stack) {
+function cardStack(stack, stackList) {
   if (!stack.length) return el('p', 'muted chain-nostack', 'no stack captured');
   const details = el('details', 'chain-stack');
   details.append(el('summary', null, 'Stack · ' + stack.length + (stack.length === 1 ? ' frame' : ' frames')), stackList(stack));
