@@ -235,11 +235,14 @@ const SYSTEM_LIBRARY = /^(\/usr)?\/lib(64)?\/|^\/System\/Library\/|linux-vdso|\[
 
 /* Samples whose innermost frame is this function of this module: a node's count less its
  * children's, summed over the report's top-down tree. What the bottom-up root must show. */
-function ownSamples(tree, fn, module) {
+function ownSamples(tree, frame) {
+  // One function of one module, or one address of it where the frame has no name (a vDSO
+  // frame without symbols): the identity the viewer's trees give a frame (assets/trees.js).
+  const identity = (f) => (f.module || '') + '|' + (f.function || f.address || '');
   let sum = 0;
   (function walk(node) {
     const children = node.children || [];
-    if (node.function === fn && node.module === module) sum += node.count - children.reduce((a, c) => a + c.count, 0);
+    if (identity(node) === identity(frame)) sum += node.count - children.reduce((a, c) => a + c.count, 0);
     children.forEach(walk);
   })(tree);
   return sum;
@@ -541,7 +544,7 @@ async function run(opts, playwright) {
     check(innermostName && rootRow.includes(innermostName), 'the first bottom-up root is "' + rootRow.replace(/\s+/g, ' ') +
       '", the heaviest stack ends in ' + innermostName);
     const rootCount = Number(await firstRoot.getAttribute('data-count'));
-    const wantCount = ownSamples(hangReport.call_tree, innermost.function, innermost.module);
+    const wantCount = ownSamples(hangReport.call_tree, innermost);
     check(rootCount === wantCount, 'the first bottom-up root counts ' + rootCount + ' samples, the report ' + wantCount);
     // Its callers are open down the heaviest path: the stall's own functions are rows.
     for (const fn of ['demo_busy_spin', 'demo_stall_busy']) {
