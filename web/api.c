@@ -276,23 +276,68 @@ static cJSON *summary_of(const char *dir, const char *id) {
   return s;
 }
 
+/* Stored reports are parsed on a thread of lagscope's own: cJSON recurses once per level of
+ * nesting, a stored report may nest LAGSCOPE__JSON_DEPTH_MAX levels (lagscope's own, a stack's
+ * depth twice over), and civetweb's workers have stacks of 100 KiB (its default
+ * CIVETWEB_THREAD_STACK_SIZE, as Debian builds it), which ~330 levels overflowed: one GET of a
+ * planted report killed the app. The thread's stack is virtual: the pages touched cost. */
+#define PARSE_STACK_BYTES (8u * 1024u * 1024u)
+
+/* Runs fn(arg) on that thread and waits for it. LAGSCOPE_OK, or why fn did not run. A */
+static int on_parse_thread(void (*fn)(void *), void *arg) {
+  lagscope__thread *t = NULL;
+  int rc = lagscope__thread_start_sized(&t, "lagscope-json", fn, arg, PARSE_STACK_BYTES);
+  if (rc == LAGSCOPE_OK) lagscope__thread_join(t);
+  return rc;
+}
+
+typedef struct hang_list_job {
+  lagscope__request *req;
+  const lagscope__store_entry *entries;
+  size_t count;
+  char *text; /* the answer, printed; NULL when out of memory */
+} hang_list_job;
+
+static void hang_list_build(void *arg) {
+  hang_list_job *job = arg;
+  const lagscope__route *route = &job->req->route;
+  cJSON *doc = cJSON_CreateObject();
+  cJSON_AddNumberToObject(doc, "total", (double)job->count);
+  cJSON_AddNumberToObject(doc, "offset", route->offset);
+  cJSON_AddNumberToObject(doc, "limit", route->limit);
+  cJSON *list = cJSON_AddArrayToObject(doc, "hangs");
+  for (size_t i = route->offset; i < job->count && i < (size_t)route->offset + route->limit; i++) {
+    cJSON *summary = summary_of(job->req->web->report_dir, job->entries[i].id);
+    if (summary != NULL) cJSON_AddItemToArray(list, summary);
+  }
+  job->text = print(doc);
+}
+
 int lagscope__api_hangs(lagscope__request *req) {
   lagscope__web *web = req->web;
   lagscope__store_entry *entries = NULL;
   size_t count = 0;
   if (lagscope__store_list(web->report_dir, &entries, &count) != LAGSCOPE_OK)
     return lagscope__reply_error(req, 500, "internal", "the report folder could not be listed");
-  cJSON *doc = cJSON_CreateObject();
-  cJSON_AddNumberToObject(doc, "total", (double)count);
-  cJSON_AddNumberToObject(doc, "offset", req->route.offset);
-  cJSON_AddNumberToObject(doc, "limit", req->route.limit);
-  cJSON *list = cJSON_AddArrayToObject(doc, "hangs");
-  for (size_t i = req->route.offset; i < count && i < (size_t)req->route.offset + req->route.limit; i++) {
-    cJSON *summary = summary_of(web->report_dir, entries[i].id);
-    if (summary != NULL) cJSON_AddItemToArray(list, summary);
-  }
+  hang_list_job job = {.req = req, .entries = entries, .count = count};
+  int rc = on_parse_thread(hang_list_build, &job);
   lagscope__dealloc(entries);
-  return lagscope__reply_json(req, 200, print(doc));
+  if (rc != LAGSCOPE_OK)
+    return lagscope__reply_error(req, 503, "busy", "no thread could be started to read the reports");
+  return lagscope__reply_json(req, 200, job.text);
+}
+
+typedef struct export_job {
+  const char *text;   /* the stored report */
+  int speedscope;     /* else a Chrome trace */
+  char *exported;     /* lagscope_free; NULL when it failed */
+} export_job;
+
+static void export_build(void *arg) {
+  export_job *job = arg;
+  char why[256] = "";
+  job->exported = job->speedscope ? lagscope__export_speedscope(job->text, why, sizeof(why))
+                                  : lagscope__export_chrome_trace(job->text, why, sizeof(why));
 }
 
 /* GET /api/v1/hangs/{id}[/speedscope|/trace]: the stored text, or an export made from it. */
@@ -311,11 +356,13 @@ int lagscope__api_hang(lagscope__request *req) {
     lagscope__dealloc(text);
     return rc;
   }
-  int speedscope = req->route.kind == LAGSCOPE__ROUTE_HANG_SPEEDSCOPE;
-  char why[256] = "";
-  char *exported = speedscope ? lagscope__export_speedscope(text, why, sizeof(why))
-                              : lagscope__export_chrome_trace(text, why, sizeof(why));
+  export_job job = {.text = text, .speedscope = req->route.kind == LAGSCOPE__ROUTE_HANG_SPEEDSCOPE};
+  rc = on_parse_thread(export_build, &job);
   lagscope__dealloc(text);
+  if (rc != LAGSCOPE_OK)
+    return lagscope__reply_error(req, 503, "busy", "no thread could be started to read the report");
+  char *exported = job.exported;
+  int speedscope = job.speedscope;
   if (exported == NULL) return lagscope__reply_error(req, 500, "internal", "the export failed");
   char disposition[128];
   snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s.%s.json\"", req->route.id,

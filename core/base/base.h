@@ -128,6 +128,9 @@ typedef struct lagscope__thread lagscope__thread;
 /* Starts fn(arg) on a new named thread (name ≤ 15 bytes), every signal blocked. Its thread id
  * is registered as one of lagscope's own until joined. A */
 int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *), void *arg);
+/* The same with a stack of stack_bytes (virtual: only the pages touched cost memory). A */
+int lagscope__thread_start_sized(lagscope__thread **out, const char *name, void (*fn)(void *),
+                                 void *arg, size_t stack_bytes);
 void lagscope__thread_join(lagscope__thread *t); /* A: frees t */
 /* Which threads are lagscope's: a started thread enters before its function and leaves
  * after. F */
@@ -188,6 +191,12 @@ double lagscope__json_rounded(double value);
 /* Its text: "12.345", "-0.5", "3" (out: 32 bytes); 0 when the value is too large for
  * thousandths (|value| >= 4e12) or not finite. F */
 int lagscope__json_measure_text(double value, char *out);
+
+/* How deep any JSON that lagscope parses may nest: the store refuses a file nested deeper, so
+ * that cJSON, which recurses once per level (on a civetweb worker's stack, in the viewer), never
+ * meets one; lagscope's own reports nest at most twice a stack's depth and a few levels more
+ * (report.h checks that at compile time). */
+#define LAGSCOPE__JSON_DEPTH_MAX 300
 
 /* ---- JSON checked without building it (core/base/json_check.c) ---------------------------------------
  * No allocation, no lock: a report file is checked in place, however large. */

@@ -6,14 +6,14 @@
  *
  * Never more lenient than cJSON (every text accepted here cJSON parses too): numbers follow
  * JSON's grammar exactly, escapes are the eight of JSON and \u with four hex digits whose
- * surrogates pair up, nesting stops at cJSON's 1000 levels, and a UTF-8 byte order mark, which
+ * surrogates pair up, nesting stops at LAGSCOPE__JSON_DEPTH_MAX levels, and a UTF-8 byte order mark, which
  * cJSON skips, is refused. A string may hold raw bytes of any value, as in cJSON. No
  * allocation, no lock. */
 #include "internal.h"
 
 #include <string.h>
 
-#define NESTING_MAX 1000 /* cJSON's CJSON_NESTING_LIMIT */
+#define NESTING_MAX LAGSCOPE__JSON_DEPTH_MAX /* base.h: every parse keeps to it */
 
 typedef struct scan {
   const unsigned char *s;

@@ -87,6 +87,11 @@ static void *thread_trampoline(void *arg) {
 
 int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(void *),
                            void *arg) {
+  return lagscope__thread_start_sized(out, name, fn, arg, THREAD_STACK_BYTES);
+}
+
+int lagscope__thread_start_sized(lagscope__thread **out, const char *name, void (*fn)(void *),
+                                 void *arg, size_t stack_bytes) {
   lagscope__thread *t = lagscope__alloc(sizeof(*t));
   if (t == NULL) return LAGSCOPE_ENOMEM;
   t->fn = fn;
@@ -94,7 +99,7 @@ int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(
   strncpy(t->name, name, sizeof(t->name) - 1);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES);
+  pthread_attr_setstacksize(&attr, stack_bytes);
   /* Every signal blocked, inherited by the new thread: it never takes the app's. */
   sigset_t all, old;
   sigfillset(&all);

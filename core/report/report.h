@@ -13,6 +13,10 @@
 
 /* ---- reports (core/report/report_json.c): one hang, as JSON ------------------------------------------------ */
 #define LAGSCOPE__REPORT_SCHEMA_VERSION 1
+/* A report's call tree nests two levels a stack frame, under the report's object and the
+ * tree's root: the store must never refuse one of lagscope's own reports as too deep. */
+_Static_assert(2 * LAGSCOPE__MAX_STACK_FRAMES + 8 <= LAGSCOPE__JSON_DEPTH_MAX,
+               "lagscope's deepest report would nest past LAGSCOPE__JSON_DEPTH_MAX");
 
 /* A report's states, once: XX(NAME, "state in its JSON"). In order: written at the hang's
  * first capture; the main thread answered; found in progress at the next start (the app was

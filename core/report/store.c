@@ -714,21 +714,48 @@ static char *terminated_text(const char *text) {
   return c;
 }
 
-/* 1 when the text ends inside a string or with an object or array still open. */
-static int ends_open(const char *s, size_t n) {
+/* How the brackets of s[0, n) nest, strings skipped: the deepest level reached, and whether
+ * the text ends inside a string or with an object or array still open. */
+typedef struct nesting {
+  long deepest;
+  int ends_open;
+} nesting;
+
+static nesting nesting_of(const char *s, size_t n) {
+  nesting out = {0, 0};
   long depth = 0;
   for (size_t i = 0; i < n; i++) {
     if (s[i] == '"') {
       for (i++; i < n && s[i] != '"'; i++)
         if (s[i] == '\\') i++;
-      if (i >= n) return 1; /* no closing quote */
+      if (i >= n) { /* no closing quote */
+        out.ends_open = 1;
+        return out;
+      }
     } else if (s[i] == '{' || s[i] == '[') {
-      depth++;
+      if (++depth > out.deepest) out.deepest = depth;
     } else if (s[i] == '}' || s[i] == ']') {
       depth--;
     }
   }
-  return depth > 0;
+  out.ends_open = depth > 0;
+  return out;
+}
+
+/* Why text is not JSON the store reads: nested past the bound every parse of it keeps to (a
+ * viewer's cJSON recursing on a small stack), cut short, or not JSON at all. */
+static const char *why_not_json(const char *text, size_t len, size_t end, char *why,
+                                size_t why_size) {
+  nesting n = nesting_of(text, len);
+  if (n.deepest > LAGSCOPE__JSON_DEPTH_MAX)
+    lagscope__explain(why, why_size,
+                      "nests %ld levels deep, and lagscope reads no JSON deeper than %d levels",
+                      n.deepest, LAGSCOPE__JSON_DEPTH_MAX);
+  else if (n.ends_open)
+    lagscope__explain(why, why_size, "ends in the middle of the JSON (truncated at byte %zu)", len);
+  else
+    lagscope__explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", end, len);
+  return why;
 }
 
 /* Why a report file is unusable, or NULL when it is fine (*state is then its state). Checked
@@ -740,14 +767,7 @@ static const char *check_report(const char *text, size_t len, const char *stem, 
   if (len == 0) return "is empty (the write never happened or the disk lost it)";
   if (looks_binary(text, len)) return "holds binary data, not JSON text";
   size_t end = 0;
-  if (!lagscope__json_check(text, len, &end)) {
-    /* Cut short: the text ends inside a string or an open object or array. */
-    if (ends_open(text, len))
-      lagscope__explain(why, why_size, "ends in the middle of the JSON (truncated at byte %zu)", len);
-    else
-      lagscope__explain(why, why_size, "is not valid JSON (error near byte %zu of %zu)", end, len);
-    return why;
-  }
+  if (!lagscope__json_check(text, len, &end)) return why_not_json(text, len, end, why, why_size);
   if (lagscope__json_skip_space(text, end, len) < len) {
     lagscope__explain(why, why_size, "has bytes after the JSON document (from byte %zu of %zu)",
                       end, len);

@@ -7,7 +7,9 @@
  *   stop-bound    lagscope_stop returns within STOP_BOUND_MS with a stuck client, a slowloris,
  *                 a FIFO request and a reader that never reads open
  *   full-disk     a full disk at the hang's final write: the next start does not call the
- *                 hang ended by termination, and the write is done again once there is room */
+ *                 hang ended by termination, and the write is done again once there is room
+ *   deep          a report nested deeper than LAGSCOPE__JSON_DEPTH_MAX is refused and said,
+ *                 one at the bound served, and no GET of either harms the app (issue 31, 1) */
 #define _GNU_SOURCE
 
 #include "check.h"
@@ -382,6 +384,80 @@ static int case_full_disk(void) {
   return 0;
 }
 
+/* ---- deep: a report nested past the bound, and one at it ---- */
+
+/* Error events that name a file, kept for the test to read. */
+static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
+static char errors[4096];
+
+static void keep_errors(const lagscope_event *e, void *user) {
+  (void)user;
+  if (e->type != LAGSCOPE_EVENT_ERROR || e->payload.message == NULL) return;
+  pthread_mutex_lock(&errors_lock);
+  size_t used = strlen(errors);
+  snprintf(errors + used, sizeof(errors) - used, "%s\n", e->payload.message);
+  pthread_mutex_unlock(&errors_lock);
+}
+
+static int errors_name(const char *text) {
+  pthread_mutex_lock(&errors_lock);
+  int found = strstr(errors, text) != NULL;
+  pthread_mutex_unlock(&errors_lock);
+  return found;
+}
+
+/* A report of the store's shape whose "pad" member nests levels arrays deep (levels + 1 in
+ * all, with the report's object). */
+static void plant_nested(const char *id, int levels) {
+  char name[64], path[512];
+  snprintf(name, sizeof(name), "%s.json", id);
+  test_path_in(path, sizeof(path), reports, name);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fprintf(f, "{\"schema_version\":1,\"id\":\"%s\",\"state\":\"ended\",\"pad\":", id);
+  for (int i = 0; i < levels; i++) fputc('[', f);
+  for (int i = 0; i < levels; i++) fputc(']', f);
+  fprintf(f, "}");
+  CHECK(fclose(f) == 0);
+}
+
+/* Every route that parses a stored report, on one that nests 800 levels (the store's check took
+ * up to 1000, and cJSON's recursion on a civetweb worker's stack killed the app: SIGSEGV) and
+ * on one at the bound: the app lives, the deep one is refused and said once, the other served. */
+static int case_deep(void) {
+  CHECK(mkdir(reports, 0700) == 0);
+  plant_nested("deep", 800);
+  plant_nested("edge", LAGSCOPE__JSON_DEPTH_MAX - 1);
+  lagscope_config c = lagscope_config_default();
+  c.on_event = keep_errors;
+  start(&c);
+  char body[8192];
+  const char *paths[] = {"/api/v1/hangs", "/api/v1/hangs/deep", "/api/v1/hangs/deep/speedscope",
+                         "/api/v1/hangs/deep/trace", "/api/v1/hangs/edge",
+                         "/api/v1/hangs/edge/speedscope", "/api/v1/hangs/edge/trace"};
+  for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+    int status = get(paths[i], token, 5000, body, sizeof(body));
+    printf("%s: %d\n", paths[i], status);
+    CHECK_MSG(status != 0, "%s: no answer (the app died?)", paths[i]);
+    if (strstr(paths[i], "deep") != NULL) CHECK_EQ_INT(status, 404);
+  }
+  CHECK_EQ_INT(get("/api/v1/hangs", token, 5000, body, sizeof(body)), 200);
+  CHECK_MSG(strstr(body, "\"deep\"") == NULL && strstr(body, "\"edge\"") != NULL, "the list: %.300s",
+            body);
+  CHECK_EQ_INT(get("/api/v1/hangs/edge", token, 5000, NULL, 0), 200);
+  /* Said when the store met it at start (recovery reads every file the folder held). */
+  uint64_t until = now_ms() + 5000;
+  while (!errors_name("deep.json") && now_ms() < until) {
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  CHECK_MSG(errors_name("deep.json") && errors_name("levels"), "errors: %s", errors);
+  CHECK_MSG(!errors_name("edge.json"), "errors: %s", errors);
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  printf("deep reports: ok\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   CHECK(argc == 2);
@@ -392,7 +468,8 @@ int main(int argc, char **argv) {
     const char *name;
     int (*run)(void);
   } cases[] = {{"token-fifo", case_token_fifo}, {"api-special", case_api_special},
-               {"stop-bound", case_stop_bound}, {"full-disk", case_full_disk}};
+               {"stop-bound", case_stop_bound}, {"full-disk", case_full_disk},
+               {"deep", case_deep}};
   int rc = -1;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
     if (strcmp(argv[1], cases[i].name) == 0) rc = cases[i].run();
