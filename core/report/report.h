@@ -12,6 +12,8 @@
 #include "port.h"
 
 /* ---- reports (core/report/report_json.c): one hang, as JSON ------------------------------------------------ */
+/* Built on the call tree (call_tree.c) and the verdict (core/cause/verdict.c), which these
+ * entry points alone use (call_tree.h, core/cause/verdict.h). */
 #define LAGSCOPE__REPORT_SCHEMA_VERSION 1
 
 /* A report's states, once: XX(NAME, "state in its JSON"). In order: written at the hang's
