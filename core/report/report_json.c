@@ -1,332 +1,28 @@
 /* Hang reports as JSON: one hang's data (main-thread samples, every thread's stack, metrics
- * around it) symbolicated and merged into a call tree. Field by field in docs/hang-report.md.
+ * around it) symbolicated and merged into a call tree (call_tree.c), judged (the verdict,
+ * core/cause/verdict.c), and written out. Field by field in docs/hang-report.md.
  *
  * Contents:
- *   1. small helpers: exact integers, rounded measures, UTF-8-safe strings
- *   2. open-addressing tables (address cache, identities, tree children)
- *   3. the frame cache: every distinct (address, is_return) resolved once per report
- *   4. the call tree: samples merged from the outermost frame down
- *   5. JSON: frames, the tree, the heaviest stack, threads, metrics, the report
- *   6. the verdict: why the main thread did not answer (cause), with the lock owners' chain
+ *   1. frames, the call tree, the heaviest stack, threads
+ *   2. the report: metrics, the timeline, samples, the whole; the entry points
+ *   3. the telling frame of a stack (the hang list, hitches, the HUD)
  *
- * Memory: every working table comes from lagscope__alloc and is freed before returning; every
- * text is written as it goes (core/base/json_writer.c), never built as a cJSON tree first, into
- * lagscope's heap, and freed with lagscope__dealloc. */
+ * Memory: the frame cache and the call tree come from lagscope__alloc and are freed before
+ * returning; every text is written as it goes (core/base/json_writer.c), never built as a
+ * cJSON tree first, into lagscope's heap, and freed with lagscope__dealloc. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "internal.h"
+#include "cause/verdict.h"
+#include "report/call_tree.h"
 
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* A report's tree holds at most this many nodes; past it, samples are cut short and the root
- * says "truncated". 20000 nodes are ≈ 5 MB of JSON. */
-#define REPORT_MAX_NODES 20000u
 /* Frames written for all threads' stacks together; past it a thread's stack is left out and
  * says so. With the tree's bound this keeps a report well below the store's 16 MiB per file
  * even with 1024 threads of 128 frames. */
 #define REPORT_MAX_THREAD_FRAMES 24576u
 
-/* ---- 1. helpers ----------------------------------------------------------------------------- */
-
-static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
-  x ^= x >> 30, x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27, x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-static uint64_t hash_string(uint64_t h, const char *s) { /* FNV-1a; NULL differs from "" */
-  if (s == NULL) return mix64(h ^ 0x5bd1e995u);
-  h ^= 0xcbf29ce484222325ULL;
-  for (; *s != '\0'; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-  return mix64(h);
-}
-
-static int same_string(const char *a, const char *b) {
-  if (a == b) return 1;
-  if (a == NULL || b == NULL) return 0;
-  return strcmp(a, b) == 0;
-}
-
-/* ---- 2. tables ------------------------------------------------------------------------------
- * Open addressing with linear probing; a slot holds an entry's hash and its index + 1 (0:
- * empty). The entries live in arrays of their own; the callers compare keys. */
-typedef struct slot {
-  uint32_t hash, index;
-} slot;
-
-typedef struct table {
-  slot *slots;
-  uint32_t mask, used;
-} table;
-
-static int table_init(table *t, uint32_t min_capacity) {
-  uint32_t capacity = 16;
-  while (capacity < min_capacity && capacity < (1u << 30)) capacity <<= 1;
-  t->slots = lagscope__alloc(sizeof(slot) * capacity);
-  if (t->slots == NULL) return LAGSCOPE_ENOMEM;
-  t->mask = capacity - 1;
-  t->used = 0;
-  return 0;
-}
-
-static void table_free(table *t) {
-  lagscope__dealloc(t->slots);
-  t->slots = NULL;
-}
-
-/* Keeps the table at most half full; call before a lookup that may insert. */
-static int table_reserve(table *t) {
-  if ((t->used + 1) * 2 <= t->mask + 1) return 0;
-  uint32_t capacity = (t->mask + 1) * 2;
-  if (capacity == 0 || capacity > (1u << 30)) return LAGSCOPE_ENOMEM;
-  slot *slots = lagscope__alloc(sizeof(slot) * capacity);
-  if (slots == NULL) return LAGSCOPE_ENOMEM;
-  for (uint32_t i = 0; i <= t->mask; i++) {
-    slot s = t->slots[i];
-    if (s.index == 0) continue;
-    uint32_t j = s.hash & (capacity - 1);
-    while (slots[j].index != 0) j = (j + 1) & (capacity - 1);
-    slots[j] = s;
-  }
-  lagscope__dealloc(t->slots);
-  t->slots = slots;
-  t->mask = capacity - 1;
-  return 0;
-}
-
-/* A growable array of fixed-size entries. */
-typedef struct vec {
-  void *items;
-  uint32_t len;
-  size_t capacity, item_size;
-} vec;
-
-static void *vec_push(vec *v) {
-  if (v->len == UINT32_MAX ||
-      lagscope__grow(&v->items, &v->capacity, v->len, v->item_size, 256) != LAGSCOPE_OK)
-    return NULL;
-  return (char *)v->items + v->item_size * v->len++;
-}
-
-/* ---- 3. the frame cache ----------------------------------------------------------------------- */
-
-/* One resolved frame. A return address is looked up at address - 1, so the same address as
- * a PC and as a return address are two entries. */
-typedef struct frame_entry {
-  uintptr_t address;
-  int is_return;
-  uint32_t ident; /* the identity the call tree merges on */
-  lagscope__stack_frame info;
-} frame_entry;
-
-/* What makes two frames the same node under one parent: the module and the function, or the
- * module and the address when the function is unknown; for a caller's frame (a return
- * address) with a known line, also that line, so that a node's file:line is the call site of
- * every sample through it, not of the first one seen. */
-typedef struct ident_entry {
-  const char *module;
-  const char *function;
-  uintptr_t address; /* 0 when function is known */
-  const char *file;  /* a caller's call site; NULL for the innermost frame or without lines */
-  uint32_t line;
-} ident_entry;
-
-typedef struct report_ctx {
-  lagscope__resolve_fn resolve;
-  void *resolve_ctx;
-  vec frames; /* frame_entry */
-  table frame_index;
-  vec idents; /* ident_entry */
-  table ident_index;
-} report_ctx;
-
-static int ident_of(report_ctx *c, const lagscope__stack_frame *info, int is_return,
-                    uint32_t *out) {
-  int call_site = is_return && info->function != NULL && info->line != 0;
-  ident_entry key = {info->module, info->function, info->function != NULL ? 0 : info->address,
-                     call_site ? info->file : NULL, call_site ? info->line : 0};
-  uint64_t h = hash_string(hash_string(mix64(key.address), key.module), key.function);
-  uint32_t hash = (uint32_t)hash_string(mix64(h ^ key.line), key.file);
-  if (table_reserve(&c->ident_index) != 0) return LAGSCOPE_ENOMEM;
-  uint32_t i = hash & c->ident_index.mask;
-  for (;; i = (i + 1) & c->ident_index.mask) {
-    slot *s = &c->ident_index.slots[i];
-    if (s->index == 0) break;
-    if (s->hash != hash) continue;
-    const ident_entry *e = (const ident_entry *)c->idents.items + (s->index - 1);
-    if (e->address == key.address && e->line == key.line && same_string(e->module, key.module) &&
-        same_string(e->function, key.function) && same_string(e->file, key.file)) {
-      *out = s->index - 1;
-      return 0;
-    }
-  }
-  ident_entry *e = vec_push(&c->idents);
-  if (e == NULL) return LAGSCOPE_ENOMEM;
-  *e = key;
-  c->ident_index.slots[i] = (slot){hash, c->idents.len};
-  c->ident_index.used++;
-  *out = c->idents.len - 1;
-  return 0;
-}
-
-/* The cache entry of one captured address, resolving it the first time. */
-static int frame_of(report_ctx *c, uintptr_t address, int is_return, uint32_t *out) {
-  uint32_t hash = (uint32_t)mix64((uint64_t)address * 2 + (is_return ? 1 : 0));
-  if (table_reserve(&c->frame_index) != 0) return LAGSCOPE_ENOMEM;
-  uint32_t i = hash & c->frame_index.mask;
-  for (;; i = (i + 1) & c->frame_index.mask) {
-    slot *s = &c->frame_index.slots[i];
-    if (s->index == 0) break;
-    if (s->hash != hash) continue;
-    const frame_entry *e = (const frame_entry *)c->frames.items + (s->index - 1);
-    if (e->address == address && e->is_return == is_return) {
-      *out = s->index - 1;
-      return 0;
-    }
-  }
-  frame_entry *e = vec_push(&c->frames);
-  if (e == NULL) return LAGSCOPE_ENOMEM;
-  memset(e, 0, sizeof(*e));
-  e->address = address;
-  e->is_return = is_return;
-  lagscope__stack_frame info = {.address = address};
-  if (c->resolve != NULL && c->resolve(c->resolve_ctx, address, is_return, &info) != 0) {
-    /* In no known object: keep what the resolver said, but nothing it did not know. */
-    info.module = NULL;
-  }
-  info.address = address;
-  if (info.function == NULL) info.function_offset = 0;
-  if (info.module == NULL) info.build_id = NULL, info.load_address = 0, info.module_offset = 0;
-  e->info = info;
-  uint32_t index = c->frames.len - 1;
-  c->frame_index.slots[i] = (slot){hash, index + 1};
-  c->frame_index.used++;
-  uint32_t ident;
-  if (ident_of(c, &info, is_return, &ident) != 0) return LAGSCOPE_ENOMEM;
-  ((frame_entry *)c->frames.items)[index].ident = ident;
-  *out = index;
-  return 0;
-}
-
-static const frame_entry *frame_at(const report_ctx *c, uint32_t index) {
-  return (const frame_entry *)c->frames.items + index;
-}
-
-static uint32_t stack_depth(const lagscope__stack *s) {
-  return s->depth < LAGSCOPE__MAX_STACK_FRAMES ? s->depth : LAGSCOPE__MAX_STACK_FRAMES;
-}
-
-/* ---- 4. the call tree ------------------------------------------------------------------------- */
-
-typedef struct node {
-  uint32_t ident;
-  uint32_t frame;  /* the frame entry of the first sample that reached this node */
-  uint32_t parent; /* UINT32_MAX for the root */
-  uint32_t count;  /* samples passing through */
-  uint32_t self;   /* samples ending here */
-  uint32_t first_child, next_sibling; /* UINT32_MAX: none */
-  uint32_t child_count;
-} node;
-
-#define NONE UINT32_MAX
-
-typedef struct tree {
-  node *nodes;
-  uint32_t len, capacity;
-  table children; /* (parent, ident) → node */
-  uint64_t truncated_samples;
-  uint32_t *sample_end;  /* per sample, the node where its stack ended (the timeline) */
-  uint32_t *written_id;  /* per node, its "id" in the JSON: preorder position as written */
-  uint32_t next_id;
-} tree;
-
-static uint32_t child_hash(uint32_t parent, uint32_t ident) {
-  return (uint32_t)mix64(((uint64_t)parent << 32) | ident);
-}
-
-/* The child of parent with identity ident, created with frame as its representative; NONE
- * when the tree is full. */
-static int child_of(tree *t, uint32_t parent, uint32_t ident, uint32_t frame, uint32_t *out) {
-  uint32_t hash = child_hash(parent, ident);
-  uint32_t i = hash & t->children.mask;
-  for (;; i = (i + 1) & t->children.mask) {
-    slot *s = &t->children.slots[i];
-    if (s->index == 0) break;
-    if (s->hash != hash) continue;
-    const node *n = &t->nodes[s->index - 1];
-    if (n->parent == parent && n->ident == ident) {
-      *out = s->index - 1;
-      return 0;
-    }
-  }
-  if (t->len == t->capacity) {
-    *out = NONE;
-    return 0;
-  }
-  uint32_t index = t->len++;
-  node *n = &t->nodes[index];
-  *n = (node){ident, frame, parent, 0, 0, NONE, NONE, 0};
-  /* Appended at the head; the order is settled by sorting when written. */
-  n->next_sibling = t->nodes[parent].first_child;
-  t->nodes[parent].first_child = index;
-  t->nodes[parent].child_count++;
-  t->children.slots[i] = (slot){hash, index + 1};
-  t->children.used++;
-  *out = index;
-  return 0;
-}
-
-static int tree_build(tree *t, report_ctx *c, const lagscope__report_data *r) {
-  uint64_t frames_total = 0;
-  for (uint32_t s = 0; s < r->sample_count; s++) frames_total += stack_depth(&r->samples[s]);
-  t->capacity = frames_total + 1 < REPORT_MAX_NODES ? (uint32_t)frames_total + 1 : REPORT_MAX_NODES;
-  t->nodes = lagscope__alloc(sizeof(node) * t->capacity);
-  t->written_id = lagscope__alloc(sizeof(uint32_t) * t->capacity);
-  t->sample_end = lagscope__alloc(sizeof(uint32_t) * (r->sample_count + 1));
-  if (t->nodes == NULL || t->written_id == NULL || t->sample_end == NULL) return LAGSCOPE_ENOMEM;
-  /* At most half full: the table never grows. */
-  if (table_init(&t->children, t->capacity * 2) != 0) return LAGSCOPE_ENOMEM;
-  t->nodes[0] = (node){NONE, NONE, NONE, r->sample_count, 0, NONE, NONE, 0};
-  t->len = 1;
-  for (uint32_t s = 0; s < r->sample_count; s++) {
-    const lagscope__stack *stack = &r->samples[s];
-    uint32_t depth = stack_depth(stack);
-    t->sample_end[s] = 0;
-    if (depth == 0) {
-      t->nodes[0].self++; /* nothing captured: the sample ends at the root */
-      continue;
-    }
-    uint32_t at = 0;
-    for (uint32_t k = depth; k-- > 0;) { /* outermost (depth - 1) down to the PC (0) */
-      uint32_t frame;
-      if (frame_of(c, stack->frames[k], k > 0, &frame) != 0) return LAGSCOPE_ENOMEM;
-      uint32_t next;
-      child_of(t, at, frame_at(c, frame)->ident, frame, &next);
-      if (next == NONE) {
-        t->truncated_samples++;
-        break;
-      }
-      at = next;
-      t->nodes[at].count++;
-      t->sample_end[s] = at;
-      if (k == 0) t->nodes[at].self++;
-    }
-  }
-  return 0;
-}
-
-static void tree_free(tree *t) {
-  lagscope__dealloc(t->nodes);
-  lagscope__dealloc(t->written_id);
-  lagscope__dealloc(t->sample_end);
-  table_free(&t->children);
-}
-
-/* ---- 5. JSON ------------------------------------------------------------------------------------ */
+/* ---- 1. frames, the call tree, threads -------------------------------------------------- */
 
 static void frame_fields(lagscope__json_writer *w, const lagscope__stack_frame *f) {
   lagscope__jw_hex(w, "address", f->address);
@@ -342,47 +38,20 @@ static void frame_fields(lagscope__json_writer *w, const lagscope__stack_frame *
   if (f->line != 0) lagscope__jw_u64(w, "line", f->line);
 }
 
-static void frame_write(lagscope__json_writer *w, const report_ctx *c, uint32_t frame) {
+static void frame_write(lagscope__json_writer *w, const lagscope__report_ctx *c, uint32_t frame) {
   lagscope__jw_begin_object(w, NULL);
-  frame_fields(w, &frame_at(c, frame)->info);
+  frame_fields(w, lagscope__report_ctx_frame(c, frame));
   lagscope__jw_end_object(w);
 }
 
-typedef struct ranked {
-  uint32_t count, index;
-} ranked;
-
-static int by_count(const void *a, const void *b) { /* heaviest first; ties: first seen */
-  const ranked *x = a, *y = b;
-  if (x->count != y->count) return x->count > y->count ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* Relinks every node's children below index heaviest first and numbers the nodes in the order
- * they are written (depth first; the timeline names nodes by these numbers). scratch is a
- * stack of ranked entries with room for every node (each node is in at most one live level). */
-static void tree_order(tree *t, uint32_t index, ranked *scratch, uint32_t top) {
-  node *n = &t->nodes[index];
-  t->written_id[index] = t->next_id++;
-  if (n->child_count == 0) return;
-  ranked *level = scratch + top;
-  uint32_t k = 0;
-  for (uint32_t ch = n->first_child; ch != NONE; ch = t->nodes[ch].next_sibling)
-    level[k++] = (ranked){t->nodes[ch].count, ch};
-  lagscope__sort(level, k, sizeof(ranked), by_count);
-  n->first_child = level[0].index;
-  for (uint32_t i = 0; i < k; i++)
-    t->nodes[level[i].index].next_sibling = i + 1 < k ? level[i + 1].index : NONE;
-  for (uint32_t i = 0; i < k; i++) tree_order(t, level[i].index, scratch, top + k);
-}
-
-static void children_write(lagscope__json_writer *w, const tree *t, const report_ctx *c,
-                           uint32_t index) {
+static void children_write(lagscope__json_writer *w, const lagscope__call_tree *t,
+                           const lagscope__report_ctx *c, uint32_t index) {
   lagscope__jw_begin_array(w, "children");
-  for (uint32_t ch = t->nodes[index].first_child; ch != NONE; ch = t->nodes[ch].next_sibling) {
-    const node *child = &t->nodes[ch];
+  for (uint32_t ch = t->nodes[index].first_child; ch != LAGSCOPE__TREE_NONE;
+       ch = t->nodes[ch].next_sibling) {
+    const lagscope__tree_node *child = &t->nodes[ch];
     lagscope__jw_begin_object(w, NULL);
-    frame_fields(w, &frame_at(c, child->frame)->info);
+    frame_fields(w, lagscope__report_ctx_frame(c, child->frame));
     lagscope__jw_u64(w, "id", t->written_id[ch]);
     lagscope__jw_u64(w, "count", child->count);
     lagscope__jw_u64(w, "self", child->self);
@@ -392,8 +61,9 @@ static void children_write(lagscope__json_writer *w, const tree *t, const report
   lagscope__jw_end_array(w);
 }
 
-/* The call tree, ordered by tree_order. */
-static void tree_write(lagscope__json_writer *w, const tree *t, const report_ctx *c) {
+/* The call tree, ordered by lagscope__call_tree_order. */
+static void tree_write(lagscope__json_writer *w, const lagscope__call_tree *t,
+                       const lagscope__report_ctx *c) {
   lagscope__jw_begin_object(w, "call_tree");
   lagscope__jw_string(w, "function", "(all samples)");
   lagscope__jw_u64(w, "id", t->written_id[0]);
@@ -407,31 +77,18 @@ static void tree_write(lagscope__json_writer *w, const tree *t, const report_ctx
   lagscope__jw_end_object(w);
 }
 
-/* The heaviest child of node at, or NONE where the heaviest path stops: at a node whose own
- * samples (those that ended in it) outweigh its heaviest child, where the time was spent. */
-static uint32_t heaviest_child(const tree *t, uint32_t at) {
-  uint32_t best = NONE;
-  for (uint32_t ch = t->nodes[at].first_child; ch != NONE; ch = t->nodes[ch].next_sibling) {
-    if (best == NONE || t->nodes[ch].count > t->nodes[best].count ||
-        (t->nodes[ch].count == t->nodes[best].count && ch < best))
-      best = ch;
-  }
-  if (best == NONE || (at != 0 && t->nodes[at].self > t->nodes[best].count)) return NONE;
-  return best;
-}
-
 /* The frames of the heaviest path below node at, innermost first (written on the way back). */
-static void heaviest_frames(lagscope__json_writer *w, const tree *t, const report_ctx *c,
-                            uint32_t at) {
-  uint32_t best = heaviest_child(t, at);
-  if (best == NONE) return;
+static void heaviest_frames(lagscope__json_writer *w, const lagscope__call_tree *t,
+                            const lagscope__report_ctx *c, uint32_t at) {
+  uint32_t best = lagscope__call_tree_heaviest_child(t, at);
+  if (best == LAGSCOPE__TREE_NONE) return;
   heaviest_frames(w, t, c, best);
   frame_write(w, c, t->nodes[best].frame);
 }
 
 /* From the root, the heaviest child at each level: the heaviest stack, as a text of its own
  * (the hang_ended event carries it too). A */
-static char *heaviest_text(const tree *t, const report_ctx *c) {
+static char *heaviest_text(const lagscope__call_tree *t, const lagscope__report_ctx *c) {
   lagscope__json_writer w = {0};
   lagscope__jw_begin_array(&w, NULL);
   heaviest_frames(&w, t, c, 0);
@@ -439,56 +96,31 @@ static char *heaviest_text(const tree *t, const report_ctx *c) {
   return lagscope__jw_finish(&w);
 }
 
-/* What the thread was doing when the stack was taken: "cpu", the system call it was blocked in
- * ("nanosleep", "futex", ...; on Darwin the trap its innermost frame names), "blocked" (off
- * the CPU in no call), or "unknown". buf holds a made-up name ("syscall_<nr>"). */
-static const char *run_state_text(report_ctx *c, const lagscope__stack *stack, char *buf,
-                                  size_t size) {
-  switch ((lagscope__run_state)stack->run_state) {
-    case LAGSCOPE__RUN_CPU: return "cpu";
-    case LAGSCOPE__RUN_BLOCKED: return "blocked";
-    case LAGSCOPE__RUN_SYSCALL: {
-      const char *name = lagscope__syscall_name(stack->syscall);
-      if (name != NULL) return name;
-      if (stack->syscall >= 0) {
-        snprintf(buf, size, "syscall_%d", (int)stack->syscall);
-        return buf;
-      }
-      uint32_t frame;
-      if (stack->depth > 0 && frame_of(c, stack->frames[0], 0, &frame) == 0 &&
-          frame_at(c, frame)->info.function != NULL) {
-        snprintf(buf, size, "%s", frame_at(c, frame)->info.function);
-        return buf;
-      }
-      return "syscall";
-    }
-    case LAGSCOPE__RUN_UNKNOWN: break;
-  }
-  return "unknown";
-}
-
 /* How a stack was taken, and what its thread was doing: method, frames_scanned, and when it
  * was blocked in a system call, syscall and its raw args. */
-static void capture_fields(lagscope__json_writer *w, report_ctx *c, const lagscope__stack *stack) {
+static void capture_fields(lagscope__json_writer *w, lagscope__report_ctx *c,
+                           const lagscope__stack *stack) {
   lagscope__jw_string(w, "method", lagscope__method_name(stack->method));
   lagscope__jw_u64(w, "frames_scanned", stack->frames_scanned);
   if (stack->run_state != LAGSCOPE__RUN_SYSCALL) return;
   char buf[128];
-  lagscope__jw_string(w, "syscall", run_state_text(c, stack, buf, sizeof(buf)));
+  lagscope__jw_string(w, "syscall", lagscope__report_run_state(c, stack, buf, sizeof(buf)));
   if (stack->syscall < 0) return; /* Darwin: the trap's arguments are not known */
   lagscope__jw_begin_array(w, "args");
   for (int i = 0; i < 6; i++) lagscope__jw_hex(w, NULL, stack->args[i]);
   lagscope__jw_end_array(w);
 }
 
-/* A stack's frames as the array named key, innermost first. */
-static int stack_write(lagscope__json_writer *w, const char *key, report_ctx *c,
-                       const lagscope__stack *stack) {
+/* A stack's frames as the array named key, innermost first (verdict.c writes lock owners'
+ * stacks with it). */
+int lagscope__report_stack_write(lagscope__json_writer *w, const char *key,
+                                 lagscope__report_ctx *c, const lagscope__stack *stack) {
   lagscope__jw_begin_array(w, key);
-  uint32_t depth = stack_depth(stack);
+  uint32_t depth = lagscope__stack_depth(stack);
   for (uint32_t k = 0; k < depth; k++) {
     uint32_t frame;
-    if (frame_of(c, stack->frames[k], k > 0, &frame) != 0) return LAGSCOPE_ENOMEM;
+    if (lagscope__report_ctx_resolve(c, stack->frames[k], k > 0, &frame) != 0)
+      return LAGSCOPE_ENOMEM;
     frame_write(w, c, frame);
   }
   lagscope__jw_end_array(w);
@@ -502,7 +134,8 @@ static const lagscope__thread_usage *find_before(const lagscope__report_data *r,
   return NULL;
 }
 
-static int threads_write(lagscope__json_writer *w, report_ctx *c, const lagscope__report_data *r) {
+static int threads_write(lagscope__json_writer *w, lagscope__report_ctx *c,
+                         const lagscope__report_data *r) {
   lagscope__jw_begin_array(w, "threads");
   uint32_t written = 0;
   for (uint32_t i = 0; i < r->thread_count; i++) {
@@ -529,13 +162,13 @@ static int threads_write(lagscope__json_writer *w, report_ctx *c, const lagscope
                                                  (double)r->thread_cpu_window_ns);
     lagscope__jw_string(w, "walk", lagscope__walk_name(stack->walk));
     capture_fields(w, c, stack);
-    if (written + stack_depth(stack) > REPORT_MAX_THREAD_FRAMES) {
+    if (written + lagscope__stack_depth(stack) > REPORT_MAX_THREAD_FRAMES) {
       lagscope__jw_begin_array(w, "stack");
       lagscope__jw_end_array(w);
       lagscope__jw_bool(w, "stack_omitted", 1);
     } else {
-      written += stack_depth(stack);
-      if (stack_write(w, "stack", c, stack) != 0) return LAGSCOPE_ENOMEM;
+      written += lagscope__stack_depth(stack);
+      if (lagscope__report_stack_write(w, "stack", c, stack) != 0) return LAGSCOPE_ENOMEM;
     }
     lagscope__jw_end_object(w);
   }
@@ -543,413 +176,7 @@ static int threads_write(lagscope__json_writer *w, report_ctx *c, const lagscope
   return 0;
 }
 
-/* ---- 6. the verdict ------------------------------------------------------------------------------ */
-
-/* snprintf for sentences that may be cut at size: a cut sentence is expected, not a bug. */
-__attribute__((format(printf, 3, 4))) static void put(char *out, size_t size,
-                                                      const char *format, ...) {
-  va_list args;
-  va_start(args, format);
-  vsnprintf(out, size, format, args);
-  va_end(args);
-}
-
-#define CAUSE_NAMES 8      /* innermost frames whose names the classifier reads */
-#define CHAIN_MAX 8        /* lock owners followed, at most */
-#define PHRASE_MAX 512
-#define LABEL_MAX LAGSCOPE__LABEL_MAX
-
-/* The function names of a stack's innermost frames. */
-static size_t innermost_names(report_ctx *c, const lagscope__stack *s, const char **names) {
-  uint32_t n = stack_depth(s) < CAUSE_NAMES ? stack_depth(s) : CAUSE_NAMES;
-  for (uint32_t k = 0; k < n; k++) {
-    uint32_t frame;
-    names[k] = frame_of(c, s->frames[k], k > 0, &frame) == 0 ? frame_at(c, frame)->info.function
-                                                             : NULL;
-  }
-  return n;
-}
-
-static lagscope__cause_kind classify(report_ctx *c, const lagscope__stack *s) {
-  const char *names[CAUSE_NAMES];
-  size_t n = innermost_names(c, s, names);
-  return lagscope__classify_stack(s, names, n);
-}
-
-/* Is a frame in a system library (libc, the vDSO, Apple's frameworks), not the app's code? */
-static int in_system_library(const lagscope__stack_frame *f) {
-  static const char *const prefixes[] = {"/lib/", "/lib64/", "/usr/lib/", "linux-vdso",
-                                         "/System/", "/usr/lib/system/"};
-  if (f->module == NULL) return 0;
-  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-    if (strncmp(f->module, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  return 0;
-}
-
-/* The innermost named function of the app's own code, else of any code (for "running FUNC",
- * "waiting in ... in FUNC"). */
-static const char *first_function(report_ctx *c, const lagscope__stack *s) {
-  const char *any = NULL;
-  for (uint32_t k = 0; k < stack_depth(s); k++) {
-    uint32_t frame;
-    if (frame_of(c, s->frames[k], k > 0, &frame) != 0) break;
-    const lagscope__stack_frame *f = &frame_at(c, frame)->info;
-    if (f->function == NULL) continue;
-    if (!in_system_library(f)) return f->function;
-    if (any == NULL) any = f->function;
-  }
-  return any != NULL ? any : "an unknown function";
-}
-
-static int thread_index(const lagscope__report_data *r, int32_t tid) {
-  for (uint32_t i = 0; i < r->thread_count; i++)
-    if (r->threads[i].tid == tid) return (int)i;
-  return -1;
-}
-
-static const char *thread_name(const lagscope__report_data *r, int index, char *buf, size_t size) {
-  if (r->thread_info == NULL || index < 0) return "?";
-  size_t len = strnlen(r->thread_info[index].name, LAGSCOPE_THREAD_NAME_MAX - 1);
-  snprintf(buf, size, "%.*s", (int)len, r->thread_info[index].name);
-  return buf;
-}
-
-/* What a blocked stack waits on: named when it was captured (a thread at the hang's start, or
- * the main thread's last blocked call), else now. */
-static void wait_target(const lagscope__report_data *r, const lagscope__stack *s, char *out,
-                        size_t size) {
-  if (r->thread_targets != NULL && r->threads != NULL && s >= r->threads &&
-      s < r->threads + r->thread_count) {
-    put(out, size, "%s", r->thread_targets + (size_t)(s - r->threads) * LAGSCOPE__TARGET_MAX);
-    return;
-  }
-  if (s->syscall >= 0 && s->syscall == r->sample_target_syscall &&
-      s->args[0] == r->sample_target_arg) {
-    put(out, size, "%s", r->sample_target);
-    return;
-  }
-  lagscope__describe_wait_target(s, out, size);
-}
-
-/* The index in r of the thread whose system id (the id Darwin's mutexes record) is id. */
-static int thread_index_by_system_id(const lagscope__report_data *r, uint64_t id) {
-  for (uint32_t i = 0; r->thread_info != NULL && i < r->thread_count; i++)
-    if (r->thread_info[i].system_id == id) return (int)i;
-  return -1;
-}
-
-/* The lock a thread waits for: its address, and the index in r of its owner when that is a
- * thread of this capture (-1 otherwise). Linux: the futex word and the owner glibc's mutex
- * recorded when captured; Darwin: the trap's arguments. */
-static int lock_of(report_ctx *c, const lagscope__report_data *r, const lagscope__stack *s,
-                   uintptr_t *address) {
-  if (s->syscall >= 0) {
-    *address = s->args[0];
-    return s->lock_owner > 0 ? thread_index(r, s->lock_owner) : -1;
-  }
-  const char *names[CAUSE_NAMES];
-  uint64_t owner;
-  int is_port;
-  if (innermost_names(c, s, names) == 0 ||
-      !lagscope__darwin_lock_wait(names[0], s->args, address, &owner, &is_port) || owner == 0)
-    return -1;
-  return is_port ? thread_index(r, (int32_t)owner) : thread_index_by_system_id(r, owner);
-}
-
-static int owner_index(report_ctx *c, const lagscope__report_data *r, const lagscope__stack *s) {
-  uintptr_t address;
-  return lock_of(c, r, s, &address);
-}
-
-static uintptr_t lock_address(report_ctx *c, const lagscope__report_data *r,
-                              const lagscope__stack *s) {
-  uintptr_t address = 0;
-  lock_of(c, r, s, &address);
-  return address;
-}
-
-/* What a thread is doing, as the end of a sentence: "blocked in read() on pipe:[8812]"; for a
- * lock, its owner and what the owner does, `left` owners deep. */
-static void phrase(report_ctx *c, const lagscope__report_data *r, const lagscope__stack *s,
-                   int left, char *out, size_t size) {
-  char call[128], target[LAGSCOPE__TARGET_MAX];
-  lagscope__cause_kind kind = classify(c, s);
-  const char *name = run_state_text(c, s, call, sizeof(call));
-  wait_target(r, s, target, sizeof(target));
-  const char *on = target[0] != '\0' ? " on " : "";
-  switch (kind) {
-    case LAGSCOPE__CAUSE_CPU: put(out, size, "running %s", first_function(c, s)); break;
-    case LAGSCOPE__CAUSE_IO: put(out, size, "blocked in %s()%s%s", name, on, target); break;
-    case LAGSCOPE__CAUSE_SLEEP: put(out, size, "sleeping in %s()", name); break;
-    case LAGSCOPE__CAUSE_LOCK: {
-      uintptr_t mutex = 0;
-      int owner = lock_of(c, r, s, &mutex);
-      if (owner < 0 || left <= 0) {
-        put(out, size, "waiting for mutex 0x%" PRIxPTR, mutex);
-        break;
-      }
-      char who[LAGSCOPE_THREAD_NAME_MAX + 8], rest[PHRASE_MAX];
-      phrase(c, r, &r->threads[owner], left - 1, rest, sizeof(rest));
-      put(out, size, "waiting for mutex 0x%" PRIxPTR " held by %s (tid %d), %s", mutex,
-               thread_name(r, owner, who, sizeof(who)), (int)r->threads[owner].tid, rest);
-      break;
-    }
-    case LAGSCOPE__CAUSE_WAIT: put(out, size, "waiting in %s() in %s", name,
-                                        first_function(c, s)); break;
-    case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle in its event loop (%s)", name); break;
-    default: put(out, size, "in an unknown state"); break;
-  }
-}
-
-/* One thread's cause fields (its kind when with_kind), following the lock owner while there is
- * one, up to `left` more. */
-static void thread_cause_fields(lagscope__json_writer *w, report_ctx *c,
-                                const lagscope__report_data *r, int index, int left,
-                                int with_kind) {
-  const lagscope__stack *s = &r->threads[index];
-  lagscope__cause_kind kind = classify(c, s);
-  if (with_kind) lagscope__jw_string(w, "kind", lagscope__cause_kind_name(kind));
-  char buf[PHRASE_MAX], call[128];
-  if (s->run_state == LAGSCOPE__RUN_SYSCALL)
-    lagscope__jw_string(w, "syscall", run_state_text(c, s, call, sizeof(call)));
-  wait_target(r, s, buf, sizeof(buf));
-  if (buf[0] != '\0') lagscope__jw_string(w, "target", buf);
-  uintptr_t mutex = 0;
-  int owner = kind == LAGSCOPE__CAUSE_LOCK ? lock_of(c, r, s, &mutex) : -1;
-  if (kind == LAGSCOPE__CAUSE_LOCK && mutex != 0) lagscope__jw_hex(w, "mutex", mutex);
-  if (owner >= 0 && left > 0) {
-    lagscope__jw_begin_object(w, "owner");
-    lagscope__jw_i64(w, "tid", r->threads[owner].tid);
-    lagscope__jw_string(w, "name", thread_name(r, owner, buf, sizeof(buf)));
-    stack_write(w, "stack", c, &r->threads[owner]);
-    lagscope__jw_begin_object(w, "cause");
-    thread_cause_fields(w, c, r, owner, left - 1, 1);
-    lagscope__jw_end_object(w);
-    lagscope__jw_end_object(w);
-  }
-}
-
-/* The lock chain from thread `index`: the tids in order, and whether it comes back to one of
- * them (a deadlock: *cycle_from is where the cycle starts). */
-static int lock_chain(report_ctx *c, const lagscope__report_data *r, int index, int *chain,
-                      int *cycle_from) {
-  int n = 0;
-  *cycle_from = -1;
-  while (index >= 0 && n < CHAIN_MAX) {
-    for (int i = 0; i < n; i++)
-      if (chain[i] == index) {
-        *cycle_from = i;
-        return n;
-      }
-    chain[n++] = index;
-    if (classify(c, &r->threads[index]) != LAGSCOPE__CAUSE_LOCK) break;
-    index = owner_index(c, r, &r->threads[index]);
-  }
-  return n;
-}
-
-typedef struct share {
-  int kind;
-  uint32_t count;
-} share;
-
-static int by_share(const void *a, const void *b) {
-  const share *x = a, *y = b;
-  if (x->count != y->count) return x->count > y->count ? -1 : 1;
-  return x->kind - y->kind;
-}
-
-static void summary_sentence(report_ctx *c, const lagscope__report_data *r, int main_index,
-                             lagscope__cause_kind kind, double ms, const lagscope__stack *main,
-                             char *out, size_t size) {
-  char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8];
-  int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
-  switch (kind) {
-    case LAGSCOPE__CAUSE_LOCK:
-      if (owner < 0) {
-        put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR " (its owner is not known)",
-                 ms, lock_address(c, r, main));
-        return;
-      }
-      phrase(c, r, &r->threads[owner], 3, what, sizeof(what));
-      put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR
-               " held by thread %s (tid %d), itself %s", ms, lock_address(c, r, main),
-               thread_name(r, owner, name, sizeof(name)), (int)r->threads[owner].tid, what);
-      return;
-    case LAGSCOPE__CAUSE_CPU: put(out, size, "On the CPU for %.0f ms in %s", ms,
-                                       first_function(c, main)); return;
-    case LAGSCOPE__CAUSE_IO: {
-      char call[128], target[LAGSCOPE__TARGET_MAX];
-      const char *call_name = run_state_text(c, main, call, sizeof(call));
-      wait_target(r, main, target, sizeof(target));
-      put(out, size, "Blocked %.0f ms in %s()%s%s", ms, call_name,
-               target[0] != '\0' ? " on " : "", target);
-      return;
-    }
-    case LAGSCOPE__CAUSE_SLEEP: phrase(c, r, main, 0, what, sizeof(what));
-      put(out, size, "Slept %.0f ms (%s)", ms, what); return;
-    case LAGSCOPE__CAUSE_WAIT: phrase(c, r, main, 0, what, sizeof(what));
-      put(out, size, "Waited %.0f ms, %s", ms, what); return;
-    case LAGSCOPE__CAUSE_IDLE: put(out, size, "Idle in its own event loop for %.0f ms: the "
-                                        "loop did not run lagscope's ping", ms); return;
-    default: put(out, size, "Not known why: no stack of the main thread says (%.0f ms)", ms);
-  }
-}
-
-static void deadlock_sentence(report_ctx *c, const lagscope__report_data *r, const int *chain,
-                              int n, int from, char *out, size_t size) {
-  put(out, size, "Deadlock:");
-  char name[LAGSCOPE_THREAD_NAME_MAX + 8], holder[LAGSCOPE_THREAD_NAME_MAX + 8];
-  for (int i = from; i < n; i++) {
-    const lagscope__stack *s = &r->threads[chain[i]];
-    int next = chain[i + 1 < n ? i + 1 : from];
-    size_t len = strlen(out);
-    put(out + len, size - len, "%s thread %s (tid %d) waits for mutex 0x%" PRIxPTR
-        " held by %s (tid %d)", i > from ? ";" : "", thread_name(r, chain[i], name, sizeof(name)),
-        (int)s->tid, lock_address(c, r, s), thread_name(r, next, holder, sizeof(holder)),
-        (int)r->threads[next].tid);
-  }
-}
-
-/* The hang's label: its kind and, in a few words, what it waited for ("lock · keeper",
- * "io · read /data/app.db", "cpu · parse_config"). The one rule for every place that names a
- * hang in a line: the viewer's list, the HUD, lagscope-run's summary. */
-static void label_text(report_ctx *c, const lagscope__report_data *r, int main_index,
-                       lagscope__cause_kind kind, const lagscope__stack *main,
-                       const char *telling, char *out, size_t size) {
-  /* Where the time went: the heaviest stack's telling function (the list's "function"), else
-   * the one stack's innermost function outside the system's libraries. */
-  const char *where = telling != NULL ? telling : main != NULL ? first_function(c, main) : "";
-  const char *kind_name = lagscope__cause_kind_name(kind);
-  char name[LAGSCOPE_THREAD_NAME_MAX + 8], call[128], target[LAGSCOPE__TARGET_MAX];
-  int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
-  if (main == NULL) {
-    put(out, size, "%s", kind_name);
-  } else if (kind == LAGSCOPE__CAUSE_LOCK && owner >= 0) {
-    put(out, size, "lock · %s", thread_name(r, owner, name, sizeof(name)));
-  } else if (kind == LAGSCOPE__CAUSE_LOCK) {
-    put(out, size, "lock · mutex 0x%" PRIxPTR, lock_address(c, r, main));
-  } else if (kind == LAGSCOPE__CAUSE_IO) {
-    wait_target(r, main, target, sizeof(target));
-    put(out, size, "io · %s%s%s", run_state_text(c, main, call, sizeof(call)),
-        target[0] != '\0' ? " " : "", target);
-  } else if (kind == LAGSCOPE__CAUSE_IDLE) {
-    put(out, size, "idle · event loop");
-  } else if (kind == LAGSCOPE__CAUSE_UNKNOWN) {
-    put(out, size, "unknown · %s", where);
-  } else {
-    put(out, size, "%s · %s", kind_name, where);
-  }
-}
-
-/* A deadlock's label: the threads of its cycle ("deadlock · main, keeper"). */
-static void deadlock_label(const lagscope__report_data *r, const int *chain, int n, int from,
-                           char *out, size_t size) {
-  put(out, size, "deadlock ·");
-  char name[LAGSCOPE_THREAD_NAME_MAX + 8];
-  for (int i = from; i < n; i++) {
-    size_t len = strlen(out);
-    put(out + len, size - len, "%s %s", i > from ? "," : "",
-        thread_name(r, chain[i], name, sizeof(name)));
-  }
-}
-
-/* The verdict: the main thread's samples by kind (its share of each), the dominant one with
- * what it waited on and, for a lock, the owners' chain from the capture of every thread at the
- * hang's start; a chain that comes back on itself is a deadlock. */
-typedef struct verdict {
-  share shares[LAGSCOPE__CAUSE_COUNT]; /* heaviest first */
-  uint32_t total;                      /* samples classified */
-  lagscope__cause_kind kind;
-  double share;                        /* of kind */
-  const lagscope__stack *main;         /* the main thread's stack the details come from */
-  int main_index;                      /* main's index in r->threads; -1: a sample */
-  int chain[CHAIN_MAX], chain_len, cycle_from; /* the lock owners; cycle_from >= 0: deadlock */
-  char summary[1024], label[LABEL_MAX];
-} verdict;
-
-/* telling: the heaviest stack's telling function (names a cpu, sleep or wait hang in the
- * label); NULL when not known. */
-static void verdict_make(report_ctx *c, const lagscope__report_data *r, const char *telling,
-                         verdict *v) {
-  uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
-  const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
-  for (uint32_t i = 0; i < r->sample_count; i++) {
-    lagscope__cause_kind k = classify(c, &r->samples[i]);
-    counts[k]++;
-    last_of[k] = &r->samples[i];
-  }
-  v->main_index = thread_index(r, r->main_tid);
-  const lagscope__stack *at_start = v->main_index >= 0 ? &r->threads[v->main_index] : NULL;
-  v->total = r->sample_count;
-  if (v->total == 0 && at_start != NULL) { /* no sample yet: the capture at the start says */
-    lagscope__cause_kind k = classify(c, at_start);
-    counts[k] = v->total = 1;
-    last_of[k] = at_start;
-  }
-  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT; k++) v->shares[k] = (share){k, counts[k]};
-  lagscope__sort(v->shares, LAGSCOPE__CAUSE_COUNT, sizeof(share), by_share);
-  v->kind = v->total > 0 ? (lagscope__cause_kind)v->shares[0].kind : LAGSCOPE__CAUSE_UNKNOWN;
-  v->share = v->total > 0 ? (double)v->shares[0].count / v->total : 0.0;
-  /* The details: from the capture at the start when it shows the same (the other threads are
-   * of that moment), else from the last sample of the kind. */
-  v->main = at_start != NULL && classify(c, at_start) == v->kind ? at_start : last_of[v->kind];
-  if (v->main != at_start) v->main_index = -1;
-  v->chain_len = 0;
-  v->cycle_from = -1;
-  if (v->kind == LAGSCOPE__CAUSE_LOCK && v->main_index >= 0)
-    v->chain_len = lock_chain(c, r, v->main_index, v->chain, &v->cycle_from);
-  double ms = (double)r->duration_ns / 1e6 * v->share;
-  if (v->cycle_from >= 0) {
-    deadlock_sentence(c, r, v->chain, v->chain_len, v->cycle_from, v->summary,
-                      sizeof(v->summary));
-    deadlock_label(r, v->chain, v->chain_len, v->cycle_from, v->label, sizeof(v->label));
-    return;
-  }
-  if (v->main != NULL)
-    summary_sentence(c, r, v->main_index, v->kind, ms, v->main, v->summary, sizeof(v->summary));
-  else
-    put(v->summary, sizeof(v->summary), "Not known why: no stack of the main thread says");
-  label_text(c, r, v->main_index, v->kind, v->main, telling, v->label, sizeof(v->label));
-}
-
-static const char *verdict_kind(const verdict *v) {
-  return v->cycle_from >= 0 ? "deadlock" : lagscope__cause_kind_name(v->kind);
-}
-
-/* The report's "cause": the verdict and the main thread's details (syscall, target, mutex,
- * owner), the cycle of a deadlock, and every kind's share. */
-static void cause_write(lagscope__json_writer *w, report_ctx *c, const lagscope__report_data *r,
-                        const verdict *v) {
-  lagscope__jw_begin_object(w, "cause");
-  lagscope__jw_string(w, "kind", verdict_kind(v));
-  lagscope__jw_measure(w, "share", v->share);
-  lagscope__jw_string(w, "summary", v->summary);
-  lagscope__jw_string(w, "label", v->label);
-  if (v->main_index >= 0) {
-    thread_cause_fields(w, c, r, v->main_index, CHAIN_MAX, 0);
-  } else if (v->main != NULL && v->main->run_state == LAGSCOPE__RUN_SYSCALL) {
-    char call[128], target[256];
-    lagscope__jw_string(w, "syscall", run_state_text(c, v->main, call, sizeof(call)));
-    wait_target(r, v->main, target, sizeof(target));
-    if (target[0] != '\0') lagscope__jw_string(w, "target", target);
-  }
-  if (v->cycle_from >= 0) {
-    lagscope__jw_begin_array(w, "cycle");
-    for (int i = v->cycle_from; i < v->chain_len; i++)
-      lagscope__jw_i64(w, NULL, r->threads[v->chain[i]].tid);
-    lagscope__jw_end_array(w);
-  }
-  lagscope__jw_begin_array(w, "causes");
-  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT && v->shares[k].count > 0; k++) {
-    lagscope__jw_begin_object(w, NULL);
-    lagscope__jw_string(w, "kind", lagscope__cause_kind_name(v->shares[k].kind));
-    lagscope__jw_measure(w, "share", (double)v->shares[k].count / v->total);
-    lagscope__jw_end_object(w);
-  }
-  lagscope__jw_end_array(w);
-  lagscope__jw_end_object(w);
-}
+/* ---- 2. the report ---------------------------------------------------------------------- */
 
 /* The telling function of a heaviest stack's text, copied into out; NULL when none. F */
 static const char *telling_of(const char *heaviest_json, char *out, size_t size) {
@@ -995,8 +222,8 @@ static void metrics_write(lagscope__json_writer *w, const lagscope__report_data 
 /* The samples in time order: when each was taken (ms since the hang's start), the call tree
  * node its stack ended at, so that exports can replay the stacks over time, and what the
  * main thread was doing ("cpu" or the system call it waited in). */
-static void timeline_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
-                           const lagscope__report_data *r) {
+static void timeline_write(lagscope__json_writer *w, lagscope__report_ctx *c,
+                           const lagscope__call_tree *t, const lagscope__report_data *r) {
   lagscope__jw_begin_object(w, "timeline");
   lagscope__jw_begin_array(w, "t_ms");
   for (uint32_t s = 0; s < r->sample_count; s++) {
@@ -1011,14 +238,14 @@ static void timeline_write(lagscope__json_writer *w, report_ctx *c, const tree *
   lagscope__jw_begin_array(w, "state");
   for (uint32_t s = 0; s < r->sample_count; s++) {
     char buf[128];
-    lagscope__jw_string(w, NULL, run_state_text(c, &r->samples[s], buf, sizeof(buf)));
+    lagscope__jw_string(w, NULL, lagscope__report_run_state(c, &r->samples[s], buf, sizeof(buf)));
   }
   lagscope__jw_end_array(w);
   lagscope__jw_end_object(w);
 }
 
-static void samples_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
-                          const lagscope__report_data *r) {
+static void samples_write(lagscope__json_writer *w, lagscope__report_ctx *c,
+                          const lagscope__call_tree *t, const lagscope__report_data *r) {
   lagscope__jw_begin_object(w, "samples");
   lagscope__jw_u64(w, "count", r->sample_count);
   lagscope__jw_u64(w, "dropped", r->samples_dropped);
@@ -1044,9 +271,9 @@ static void samples_write(lagscope__json_writer *w, report_ctx *c, const tree *t
   lagscope__jw_end_object(w);
 }
 
-static void report_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
-                         const lagscope__report_data *r, const char *heaviest,
-                         const verdict *v, int *rc) {
+static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
+                         const lagscope__call_tree *t, const lagscope__report_data *r,
+                         const char *heaviest, const lagscope__verdict *v, int *rc) {
   /* Whether the hang counts goes third, after the id, where the store reads it with the
    * header (to evict idle hangs' reports first). */
   int idle = v->cycle_from < 0 && v->kind == LAGSCOPE__CAUSE_IDLE;
@@ -1076,7 +303,7 @@ static void report_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
   samples_write(w, c, t, r);
   tree_write(w, t, c);
   lagscope__jw_raw(w, "heaviest_stack", heaviest);
-  cause_write(w, c, r, v);
+  lagscope__verdict_write(w, c, r, v);
   lagscope__jw_i64(w, "main_thread_tid", r->main_tid);
   lagscope__jw_u64(w, "thread_count", r->thread_count);
   *rc = threads_write(w, c, r);
@@ -1084,24 +311,20 @@ static void report_write(lagscope__json_writer *w, report_ctx *c, const tree *t,
   lagscope__jw_end_object(w);
 }
 
-static int report_build(const lagscope__report_data *r, report_ctx *c, tree *t,
-                        char **report_json, char **heaviest_stack_json) {
-  int rc = tree_build(t, c, r);
+static int report_build(const lagscope__report_data *r, lagscope__report_ctx *c,
+                        lagscope__call_tree *t, char **report_json, char **heaviest_stack_json) {
+  int rc = lagscope__call_tree_build(t, c, r);
+  if (rc == 0) rc = lagscope__call_tree_order(t);
   if (rc != 0) return rc;
-  ranked *scratch = lagscope__alloc(sizeof(ranked) * t->len);
-  if (scratch == NULL) return LAGSCOPE_ENOMEM;
-  t->next_id = 0;
-  tree_order(t, 0, scratch, 0);
-  lagscope__dealloc(scratch);
   char *heaviest = heaviest_text(t, c);
   if (heaviest == NULL) return LAGSCOPE_ENOMEM;
   if (report_json != NULL) {
-    verdict *v = lagscope__alloc(sizeof(*v));
+    lagscope__verdict *v = lagscope__alloc(sizeof(*v));
     char telling[256];
     lagscope__json_writer w = {0};
     rc = LAGSCOPE_ENOMEM;
     if (v != NULL) {
-      verdict_make(c, r, telling_of(heaviest, telling, sizeof(telling)), v);
+      lagscope__verdict_make(c, r, telling_of(heaviest, telling, sizeof(telling)), v);
       report_write(&w, c, t, r, heaviest, v, &rc);
     }
     lagscope__dealloc(v);
@@ -1114,22 +337,6 @@ static int report_build(const lagscope__report_data *r, report_ctx *c, tree *t,
   return rc;
 }
 
-static int ctx_init(report_ctx *c, lagscope__resolve_fn resolve, void *ctx) {
-  *c = (report_ctx){.resolve = resolve, .resolve_ctx = ctx};
-  c->frames.item_size = sizeof(frame_entry);
-  c->idents.item_size = sizeof(ident_entry);
-  int rc = table_init(&c->frame_index, 1024);
-  if (rc == 0) rc = table_init(&c->ident_index, 1024);
-  return rc;
-}
-
-static void ctx_free(report_ctx *c) {
-  table_free(&c->frame_index);
-  table_free(&c->ident_index);
-  lagscope__dealloc(c->frames.items);
-  lagscope__dealloc(c->idents.items);
-}
-
 int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
                           void *ctx, char **report_json, char **heaviest_stack_json) {
   if (report_json != NULL) *report_json = NULL;
@@ -1139,12 +346,12 @@ int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn r
     return LAGSCOPE_EINVAL;
   if (report_json == NULL && heaviest_stack_json == NULL) return 0;
 
-  report_ctx c;
-  tree t = {0};
-  int rc = ctx_init(&c, resolve, ctx);
+  lagscope__report_ctx c;
+  lagscope__call_tree t = {0};
+  int rc = lagscope__report_ctx_init(&c, resolve, ctx);
   if (rc == 0) rc = report_build(r, &c, &t, report_json, heaviest_stack_json);
-  tree_free(&t);
-  ctx_free(&c);
+  lagscope__call_tree_free(&t);
+  lagscope__report_ctx_free(&c);
   return rc;
 }
 
@@ -1159,9 +366,9 @@ int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__reso
                                   void *ctx, char **out) {
   *out = NULL;
   if (r == NULL || (r->threads == NULL && r->thread_count > 0)) return LAGSCOPE_EINVAL;
-  report_ctx c;
+  lagscope__report_ctx c;
   lagscope__json_writer w = {0};
-  int rc = ctx_init(&c, resolve, ctx);
+  int rc = lagscope__report_ctx_init(&c, resolve, ctx);
   if (rc == 0) {
     lagscope__jw_begin_object(&w, NULL);
     lagscope__jw_i64(&w, "wall_ms", r->start_wall_ms);
@@ -1171,18 +378,18 @@ int lagscope__report_threads_json(const lagscope__report_data *r, lagscope__reso
     rc = threads_write(&w, &c, r);
     lagscope__jw_end_object(&w);
   }
-  ctx_free(&c);
+  lagscope__report_ctx_free(&c);
   return finish(&w, rc, out);
 }
 
 int lagscope__report_stack_json(const lagscope__stack *stack, lagscope__resolve_fn resolve,
                                 void *ctx, char **out) {
   *out = NULL;
-  report_ctx c;
+  lagscope__report_ctx c;
   lagscope__json_writer w = {0};
-  int rc = ctx_init(&c, resolve, ctx);
-  if (rc == 0) rc = stack_write(&w, NULL, &c, stack);
-  ctx_free(&c);
+  int rc = lagscope__report_ctx_init(&c, resolve, ctx);
+  if (rc == 0) rc = lagscope__report_stack_write(&w, NULL, &c, stack);
+  lagscope__report_ctx_free(&c);
   return finish(&w, rc, out);
 }
 
@@ -1192,25 +399,25 @@ int lagscope__report_cause_json(const lagscope__report_data *r, const char *heav
   if (r == NULL || (r->samples == NULL && r->sample_count > 0) ||
       (r->threads == NULL && r->thread_count > 0))
     return LAGSCOPE_EINVAL;
-  report_ctx c;
+  lagscope__report_ctx c;
   lagscope__json_writer w = {0};
-  verdict *v = lagscope__alloc(sizeof(*v));
-  int rc = v != NULL ? ctx_init(&c, resolve, ctx) : LAGSCOPE_ENOMEM;
+  lagscope__verdict *v = lagscope__alloc(sizeof(*v));
+  int rc = v != NULL ? lagscope__report_ctx_init(&c, resolve, ctx) : LAGSCOPE_ENOMEM;
   if (rc == 0) {
     char telling[256];
-    verdict_make(&c, r, telling_of(heaviest_json, telling, sizeof(telling)), v);
+    lagscope__verdict_make(&c, r, telling_of(heaviest_json, telling, sizeof(telling)), v);
     lagscope__jw_begin_object(&w, NULL);
-    lagscope__jw_string(&w, "kind", verdict_kind(v));
+    lagscope__jw_string(&w, "kind", lagscope__verdict_kind(v));
     lagscope__jw_string(&w, "summary", v->summary);
     lagscope__jw_string(&w, "label", v->label);
     lagscope__jw_end_object(&w);
-    ctx_free(&c);
+    lagscope__report_ctx_free(&c);
   }
   lagscope__dealloc(v);
   return finish(&w, rc, out);
 }
 
-/* ---- the telling frame of a stack (the hang list, hitches, the HUD) ---- */
+/* ---- 3. the telling frame of a stack (the hang list, hitches, the HUD) ------------------ */
 
 static int is_string(const char *s, lagscope__json_span v) {
   return v.end > v.start && s[v.start] == '"';

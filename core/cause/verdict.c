@@ -1,0 +1,421 @@
+/* A hang's verdict: why the main thread did not answer. Its samples classified one by one
+ * (cause.c), the dominant kind with what it waited on, and for a lock the chain of owners from
+ * the capture of every thread at the hang's start, a chain that comes back on itself being a
+ * deadlock; said as a sentence (summary), a few words (label) and the report's "cause" member.
+ * Shared with report_json.c through verdict.h.
+ *
+ * Contents:
+ *   1. a stack's kind and where it was
+ *   2. threads: names, what they wait on, lock owners and chains
+ *   3. sentences and labels
+ *   4. the verdict
+ *   5. the report's "cause"
+ *
+ * Memory: nothing of its own; the frame cache it resolves through may grow (lagscope__alloc).
+ * Sentences and labels are cut to the verdict's fixed buffers. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cause/verdict.h"
+#include "report/call_tree.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* snprintf for sentences that may be cut at size: a cut sentence is expected, not a bug. */
+__attribute__((format(printf, 3, 4))) static void put(char *out, size_t size,
+                                                      const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(out, size, format, args);
+  va_end(args);
+}
+
+#define CAUSE_NAMES 8      /* innermost frames whose names the classifier reads */
+#define CHAIN_MAX LAGSCOPE__VERDICT_CHAIN_MAX
+#define PHRASE_MAX 512
+
+/* ---- 1. a stack's kind and where it was ----------------------------------------------------- */
+
+/* The function names of a stack's innermost frames. */
+static size_t innermost_names(lagscope__report_ctx *c, const lagscope__stack *s,
+                              const char **names) {
+  uint32_t n = lagscope__stack_depth(s) < CAUSE_NAMES ? lagscope__stack_depth(s) : CAUSE_NAMES;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t frame;
+    names[k] = lagscope__report_ctx_resolve(c, s->frames[k], k > 0, &frame) == 0
+                   ? lagscope__report_ctx_frame(c, frame)->function
+                   : NULL;
+  }
+  return n;
+}
+
+static lagscope__cause_kind classify(lagscope__report_ctx *c, const lagscope__stack *s) {
+  const char *names[CAUSE_NAMES];
+  size_t n = innermost_names(c, s, names);
+  return lagscope__classify_stack(s, names, n);
+}
+
+/* Is a frame in a system library (libc, the vDSO, Apple's frameworks), not the app's code? */
+static int in_system_library(const lagscope__stack_frame *f) {
+  static const char *const prefixes[] = {"/lib/", "/lib64/", "/usr/lib/", "linux-vdso",
+                                         "/System/", "/usr/lib/system/"};
+  if (f->module == NULL) return 0;
+  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+    if (strncmp(f->module, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
+/* The innermost named function of the app's own code, else of any code (for "running FUNC",
+ * "waiting in ... in FUNC"). */
+static const char *first_function(lagscope__report_ctx *c, const lagscope__stack *s) {
+  const char *any = NULL;
+  for (uint32_t k = 0; k < lagscope__stack_depth(s); k++) {
+    uint32_t frame;
+    if (lagscope__report_ctx_resolve(c, s->frames[k], k > 0, &frame) != 0) break;
+    const lagscope__stack_frame *f = lagscope__report_ctx_frame(c, frame);
+    if (f->function == NULL) continue;
+    if (!in_system_library(f)) return f->function;
+    if (any == NULL) any = f->function;
+  }
+  return any != NULL ? any : "an unknown function";
+}
+
+/* ---- 2. threads: names, what they wait on, lock owners and chains --------------------------- */
+
+static int thread_index(const lagscope__report_data *r, int32_t tid) {
+  for (uint32_t i = 0; i < r->thread_count; i++)
+    if (r->threads[i].tid == tid) return (int)i;
+  return -1;
+}
+
+static const char *thread_name(const lagscope__report_data *r, int index, char *buf, size_t size) {
+  if (r->thread_info == NULL || index < 0) return "?";
+  size_t len = strnlen(r->thread_info[index].name, LAGSCOPE_THREAD_NAME_MAX - 1);
+  snprintf(buf, size, "%.*s", (int)len, r->thread_info[index].name);
+  return buf;
+}
+
+/* What a blocked stack waits on: named when it was captured (a thread at the hang's start, or
+ * the main thread's last blocked call), else now. */
+static void wait_target(const lagscope__report_data *r, const lagscope__stack *s, char *out,
+                        size_t size) {
+  if (r->thread_targets != NULL && r->threads != NULL && s >= r->threads &&
+      s < r->threads + r->thread_count) {
+    put(out, size, "%s", r->thread_targets + (size_t)(s - r->threads) * LAGSCOPE__TARGET_MAX);
+    return;
+  }
+  if (s->syscall >= 0 && s->syscall == r->sample_target_syscall &&
+      s->args[0] == r->sample_target_arg) {
+    put(out, size, "%s", r->sample_target);
+    return;
+  }
+  lagscope__describe_wait_target(s, out, size);
+}
+
+/* The index in r of the thread whose system id (the id Darwin's mutexes record) is id. */
+static int thread_index_by_system_id(const lagscope__report_data *r, uint64_t id) {
+  for (uint32_t i = 0; r->thread_info != NULL && i < r->thread_count; i++)
+    if (r->thread_info[i].system_id == id) return (int)i;
+  return -1;
+}
+
+/* The lock a thread waits for: its address, and the index in r of its owner when that is a
+ * thread of this capture (-1 otherwise). Linux: the futex word and the owner glibc's mutex
+ * recorded when captured; Darwin: the trap's arguments. */
+static int lock_of(lagscope__report_ctx *c, const lagscope__report_data *r,
+                   const lagscope__stack *s, uintptr_t *address) {
+  if (s->syscall >= 0) {
+    *address = s->args[0];
+    return s->lock_owner > 0 ? thread_index(r, s->lock_owner) : -1;
+  }
+  const char *names[CAUSE_NAMES];
+  uint64_t owner;
+  int is_port;
+  if (innermost_names(c, s, names) == 0 ||
+      !lagscope__darwin_lock_wait(names[0], s->args, address, &owner, &is_port) || owner == 0)
+    return -1;
+  return is_port ? thread_index(r, (int32_t)owner) : thread_index_by_system_id(r, owner);
+}
+
+static int owner_index(lagscope__report_ctx *c, const lagscope__report_data *r,
+                       const lagscope__stack *s) {
+  uintptr_t address;
+  return lock_of(c, r, s, &address);
+}
+
+static uintptr_t lock_address(lagscope__report_ctx *c, const lagscope__report_data *r,
+                              const lagscope__stack *s) {
+  uintptr_t address = 0;
+  lock_of(c, r, s, &address);
+  return address;
+}
+
+/* The lock chain from thread `index`: the tids in order, and whether it comes back to one of
+ * them (a deadlock: *cycle_from is where the cycle starts). */
+static int lock_chain(lagscope__report_ctx *c, const lagscope__report_data *r, int index,
+                      int *chain, int *cycle_from) {
+  int n = 0;
+  *cycle_from = -1;
+  while (index >= 0 && n < CHAIN_MAX) {
+    for (int i = 0; i < n; i++)
+      if (chain[i] == index) {
+        *cycle_from = i;
+        return n;
+      }
+    chain[n++] = index;
+    if (classify(c, &r->threads[index]) != LAGSCOPE__CAUSE_LOCK) break;
+    index = owner_index(c, r, &r->threads[index]);
+  }
+  return n;
+}
+
+/* ---- 3. sentences and labels ---------------------------------------------------------------- */
+
+/* What a thread is doing, as the end of a sentence: "blocked in read() on pipe:[8812]"; for a
+ * lock, its owner and what the owner does, `left` owners deep. */
+static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
+                   const lagscope__stack *s, int left, char *out, size_t size) {
+  char call[128], target[LAGSCOPE__TARGET_MAX];
+  lagscope__cause_kind kind = classify(c, s);
+  const char *name = lagscope__report_run_state(c, s, call, sizeof(call));
+  wait_target(r, s, target, sizeof(target));
+  const char *on = target[0] != '\0' ? " on " : "";
+  switch (kind) {
+    case LAGSCOPE__CAUSE_CPU: put(out, size, "running %s", first_function(c, s)); break;
+    case LAGSCOPE__CAUSE_IO: put(out, size, "blocked in %s()%s%s", name, on, target); break;
+    case LAGSCOPE__CAUSE_SLEEP: put(out, size, "sleeping in %s()", name); break;
+    case LAGSCOPE__CAUSE_LOCK: {
+      uintptr_t mutex = 0;
+      int owner = lock_of(c, r, s, &mutex);
+      if (owner < 0 || left <= 0) {
+        put(out, size, "waiting for mutex 0x%" PRIxPTR, mutex);
+        break;
+      }
+      char who[LAGSCOPE_THREAD_NAME_MAX + 8], rest[PHRASE_MAX];
+      phrase(c, r, &r->threads[owner], left - 1, rest, sizeof(rest));
+      put(out, size, "waiting for mutex 0x%" PRIxPTR " held by %s (tid %d), %s", mutex,
+               thread_name(r, owner, who, sizeof(who)), (int)r->threads[owner].tid, rest);
+      break;
+    }
+    case LAGSCOPE__CAUSE_WAIT: put(out, size, "waiting in %s() in %s", name,
+                                        first_function(c, s)); break;
+    case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle in its event loop (%s)", name); break;
+    default: put(out, size, "in an unknown state"); break;
+  }
+}
+
+static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_data *r,
+                             int main_index, lagscope__cause_kind kind, double ms,
+                             const lagscope__stack *main, char *out, size_t size) {
+  char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8];
+  int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
+  switch (kind) {
+    case LAGSCOPE__CAUSE_LOCK:
+      if (owner < 0) {
+        put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR " (its owner is not known)",
+                 ms, lock_address(c, r, main));
+        return;
+      }
+      phrase(c, r, &r->threads[owner], 3, what, sizeof(what));
+      put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR
+               " held by thread %s (tid %d), itself %s", ms, lock_address(c, r, main),
+               thread_name(r, owner, name, sizeof(name)), (int)r->threads[owner].tid, what);
+      return;
+    case LAGSCOPE__CAUSE_CPU: put(out, size, "On the CPU for %.0f ms in %s", ms,
+                                       first_function(c, main)); return;
+    case LAGSCOPE__CAUSE_IO: {
+      char call[128], target[LAGSCOPE__TARGET_MAX];
+      const char *call_name = lagscope__report_run_state(c, main, call, sizeof(call));
+      wait_target(r, main, target, sizeof(target));
+      put(out, size, "Blocked %.0f ms in %s()%s%s", ms, call_name,
+               target[0] != '\0' ? " on " : "", target);
+      return;
+    }
+    case LAGSCOPE__CAUSE_SLEEP: phrase(c, r, main, 0, what, sizeof(what));
+      put(out, size, "Slept %.0f ms (%s)", ms, what); return;
+    case LAGSCOPE__CAUSE_WAIT: phrase(c, r, main, 0, what, sizeof(what));
+      put(out, size, "Waited %.0f ms, %s", ms, what); return;
+    case LAGSCOPE__CAUSE_IDLE: put(out, size, "Idle in its own event loop for %.0f ms: the "
+                                        "loop did not run lagscope's ping", ms); return;
+    default: put(out, size, "Not known why: no stack of the main thread says (%.0f ms)", ms);
+  }
+}
+
+static void deadlock_sentence(lagscope__report_ctx *c, const lagscope__report_data *r,
+                              const int *chain, int n, int from, char *out, size_t size) {
+  put(out, size, "Deadlock:");
+  char name[LAGSCOPE_THREAD_NAME_MAX + 8], holder[LAGSCOPE_THREAD_NAME_MAX + 8];
+  for (int i = from; i < n; i++) {
+    const lagscope__stack *s = &r->threads[chain[i]];
+    int next = chain[i + 1 < n ? i + 1 : from];
+    size_t len = strlen(out);
+    put(out + len, size - len, "%s thread %s (tid %d) waits for mutex 0x%" PRIxPTR
+        " held by %s (tid %d)", i > from ? ";" : "", thread_name(r, chain[i], name, sizeof(name)),
+        (int)s->tid, lock_address(c, r, s), thread_name(r, next, holder, sizeof(holder)),
+        (int)r->threads[next].tid);
+  }
+}
+
+/* The hang's label: its kind and, in a few words, what it waited for ("lock · keeper",
+ * "io · read /data/app.db", "cpu · parse_config"). The one rule for every place that names a
+ * hang in a line: the viewer's list, the HUD, lagscope-run's summary. */
+static void label_text(lagscope__report_ctx *c, const lagscope__report_data *r, int main_index,
+                       lagscope__cause_kind kind, const lagscope__stack *main,
+                       const char *telling, char *out, size_t size) {
+  /* Where the time went: the heaviest stack's telling function (the list's "function"), else
+   * the one stack's innermost function outside the system's libraries. */
+  const char *where = telling != NULL ? telling : main != NULL ? first_function(c, main) : "";
+  const char *kind_name = lagscope__cause_kind_name(kind);
+  char name[LAGSCOPE_THREAD_NAME_MAX + 8], call[128], target[LAGSCOPE__TARGET_MAX];
+  int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
+  if (main == NULL) {
+    put(out, size, "%s", kind_name);
+  } else if (kind == LAGSCOPE__CAUSE_LOCK && owner >= 0) {
+    put(out, size, "lock · %s", thread_name(r, owner, name, sizeof(name)));
+  } else if (kind == LAGSCOPE__CAUSE_LOCK) {
+    put(out, size, "lock · mutex 0x%" PRIxPTR, lock_address(c, r, main));
+  } else if (kind == LAGSCOPE__CAUSE_IO) {
+    wait_target(r, main, target, sizeof(target));
+    put(out, size, "io · %s%s%s", lagscope__report_run_state(c, main, call, sizeof(call)),
+        target[0] != '\0' ? " " : "", target);
+  } else if (kind == LAGSCOPE__CAUSE_IDLE) {
+    put(out, size, "idle · event loop");
+  } else if (kind == LAGSCOPE__CAUSE_UNKNOWN) {
+    put(out, size, "unknown · %s", where);
+  } else {
+    put(out, size, "%s · %s", kind_name, where);
+  }
+}
+
+/* A deadlock's label: the threads of its cycle ("deadlock · main, keeper"). */
+static void deadlock_label(const lagscope__report_data *r, const int *chain, int n, int from,
+                           char *out, size_t size) {
+  put(out, size, "deadlock ·");
+  char name[LAGSCOPE_THREAD_NAME_MAX + 8];
+  for (int i = from; i < n; i++) {
+    size_t len = strlen(out);
+    put(out + len, size - len, "%s %s", i > from ? "," : "",
+        thread_name(r, chain[i], name, sizeof(name)));
+  }
+}
+
+/* ---- 4. the verdict ------------------------------------------------------------------------- */
+
+static int by_share(const void *a, const void *b) {
+  const lagscope__verdict_share *x = a, *y = b;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return x->kind - y->kind;
+}
+
+void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data *r,
+                            const char *telling, lagscope__verdict *v) {
+  uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
+  const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
+  for (uint32_t i = 0; i < r->sample_count; i++) {
+    lagscope__cause_kind k = classify(c, &r->samples[i]);
+    counts[k]++;
+    last_of[k] = &r->samples[i];
+  }
+  v->main_index = thread_index(r, r->main_tid);
+  const lagscope__stack *at_start = v->main_index >= 0 ? &r->threads[v->main_index] : NULL;
+  v->total = r->sample_count;
+  if (v->total == 0 && at_start != NULL) { /* no sample yet: the capture at the start says */
+    lagscope__cause_kind k = classify(c, at_start);
+    counts[k] = v->total = 1;
+    last_of[k] = at_start;
+  }
+  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT; k++)
+    v->shares[k] = (lagscope__verdict_share){k, counts[k]};
+  lagscope__sort(v->shares, LAGSCOPE__CAUSE_COUNT, sizeof(v->shares[0]), by_share);
+  v->kind = v->total > 0 ? (lagscope__cause_kind)v->shares[0].kind : LAGSCOPE__CAUSE_UNKNOWN;
+  v->share = v->total > 0 ? (double)v->shares[0].count / v->total : 0.0;
+  /* The details: from the capture at the start when it shows the same (the other threads are
+   * of that moment), else from the last sample of the kind. */
+  v->main = at_start != NULL && classify(c, at_start) == v->kind ? at_start : last_of[v->kind];
+  if (v->main != at_start) v->main_index = -1;
+  v->chain_len = 0;
+  v->cycle_from = -1;
+  if (v->kind == LAGSCOPE__CAUSE_LOCK && v->main_index >= 0)
+    v->chain_len = lock_chain(c, r, v->main_index, v->chain, &v->cycle_from);
+  double ms = (double)r->duration_ns / 1e6 * v->share;
+  if (v->cycle_from >= 0) {
+    deadlock_sentence(c, r, v->chain, v->chain_len, v->cycle_from, v->summary,
+                      sizeof(v->summary));
+    deadlock_label(r, v->chain, v->chain_len, v->cycle_from, v->label, sizeof(v->label));
+    return;
+  }
+  if (v->main != NULL)
+    summary_sentence(c, r, v->main_index, v->kind, ms, v->main, v->summary, sizeof(v->summary));
+  else
+    put(v->summary, sizeof(v->summary), "Not known why: no stack of the main thread says");
+  label_text(c, r, v->main_index, v->kind, v->main, telling, v->label, sizeof(v->label));
+}
+
+const char *lagscope__verdict_kind(const lagscope__verdict *v) {
+  return v->cycle_from >= 0 ? "deadlock" : lagscope__cause_kind_name(v->kind);
+}
+
+/* ---- 5. the report's "cause" ---------------------------------------------------------------- */
+
+/* One thread's cause fields (its kind when with_kind), following the lock owner while there is
+ * one, up to `left` more. */
+static void thread_cause_fields(lagscope__json_writer *w, lagscope__report_ctx *c,
+                                const lagscope__report_data *r, int index, int left,
+                                int with_kind) {
+  const lagscope__stack *s = &r->threads[index];
+  lagscope__cause_kind kind = classify(c, s);
+  if (with_kind) lagscope__jw_string(w, "kind", lagscope__cause_kind_name(kind));
+  char buf[PHRASE_MAX], call[128];
+  if (s->run_state == LAGSCOPE__RUN_SYSCALL)
+    lagscope__jw_string(w, "syscall", lagscope__report_run_state(c, s, call, sizeof(call)));
+  wait_target(r, s, buf, sizeof(buf));
+  if (buf[0] != '\0') lagscope__jw_string(w, "target", buf);
+  uintptr_t mutex = 0;
+  int owner = kind == LAGSCOPE__CAUSE_LOCK ? lock_of(c, r, s, &mutex) : -1;
+  if (kind == LAGSCOPE__CAUSE_LOCK && mutex != 0) lagscope__jw_hex(w, "mutex", mutex);
+  if (owner >= 0 && left > 0) {
+    lagscope__jw_begin_object(w, "owner");
+    lagscope__jw_i64(w, "tid", r->threads[owner].tid);
+    lagscope__jw_string(w, "name", thread_name(r, owner, buf, sizeof(buf)));
+    lagscope__report_stack_write(w, "stack", c, &r->threads[owner]);
+    lagscope__jw_begin_object(w, "cause");
+    thread_cause_fields(w, c, r, owner, left - 1, 1);
+    lagscope__jw_end_object(w);
+    lagscope__jw_end_object(w);
+  }
+}
+
+void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
+                             const lagscope__report_data *r, const lagscope__verdict *v) {
+  lagscope__jw_begin_object(w, "cause");
+  lagscope__jw_string(w, "kind", lagscope__verdict_kind(v));
+  lagscope__jw_measure(w, "share", v->share);
+  lagscope__jw_string(w, "summary", v->summary);
+  lagscope__jw_string(w, "label", v->label);
+  if (v->main_index >= 0) {
+    thread_cause_fields(w, c, r, v->main_index, CHAIN_MAX, 0);
+  } else if (v->main != NULL && v->main->run_state == LAGSCOPE__RUN_SYSCALL) {
+    char call[128], target[256];
+    lagscope__jw_string(w, "syscall",
+                        lagscope__report_run_state(c, v->main, call, sizeof(call)));
+    wait_target(r, v->main, target, sizeof(target));
+    if (target[0] != '\0') lagscope__jw_string(w, "target", target);
+  }
+  if (v->cycle_from >= 0) {
+    lagscope__jw_begin_array(w, "cycle");
+    for (int i = v->cycle_from; i < v->chain_len; i++)
+      lagscope__jw_i64(w, NULL, r->threads[v->chain[i]].tid);
+    lagscope__jw_end_array(w);
+  }
+  lagscope__jw_begin_array(w, "causes");
+  for (int k = 0; k < LAGSCOPE__CAUSE_COUNT && v->shares[k].count > 0; k++) {
+    lagscope__jw_begin_object(w, NULL);
+    lagscope__jw_string(w, "kind", lagscope__cause_kind_name(v->shares[k].kind));
+    lagscope__jw_measure(w, "share", (double)v->shares[k].count / v->total);
+    lagscope__jw_end_object(w);
+  }
+  lagscope__jw_end_array(w);
+  lagscope__jw_end_object(w);
+}
