@@ -81,17 +81,36 @@ static void remove_own_preload(const char *own_path) {
     setenv("LD_PRELOAD", kept, 1);
 }
 
-/* Appends line and a newline to path. Dispatcher thread; takes no lock of lagscope's and
- * allocates nothing: a malloc here would give the thread its own glibc arena, which stays
- * resident in the app. */
-static void append_line(const char *path, const char *line) {
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-  if (fd < 0) return;
+/* The last failure to write a file of events, said once per path and reason (dispatcher). */
+static int events_failed_errno, channel_failed_errno;
+
+/* Says once why lines cannot go to path (stderr, as lagscope's log lines; not when quiet). */
+static void say_write_failed(const char *path, int err, int *last_errno) {
+  if (err == *last_errno) return;
+  *last_errno = err;
+  if (quiet) return;
+  fprintf(stderr, "lagscope-preload: events not written to %s: %s%s\n", path, strerror(err),
+          err == ENXIO ? " (a FIFO that no one reads)" : err == EAGAIN ? " (its reader is behind)" : "");
+}
+
+/* Appends line and a newline to path. Never waits: a FIFO with no reader fails the open at
+ * once (O_NONBLOCK; it blocked the program's exit, as lagscope_stop joins the dispatcher), a
+ * full pipe the write; the line is then lost and said. Created 0600: the server_started line
+ * holds the viewer's token. Dispatcher thread; takes no lock of lagscope's and allocates
+ * nothing: a malloc here would give the thread its own glibc arena, which stays resident in
+ * the app. */
+static void append_line(const char *path, const char *line, int *last_errno) {
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+  if (fd < 0) {
+    say_write_failed(path, errno, last_errno);
+    return;
+  }
   /* One call, so that lines of two writers never interleave (O_APPEND: the kernel holds the
    * file's lock for the whole of a write to a regular file). */
   struct iovec parts[2] = {{(void *)line, strlen(line)}, {"\n", 1}};
   ssize_t rc = writev(fd, parts, 2);
-  (void)rc;
+  if (rc < 0) say_write_failed(path, errno, last_errno);
+  else *last_errno = 0;
   close(fd);
 }
 
@@ -105,7 +124,7 @@ static void write_loops(void) {
   snprintf(line, sizeof(line), "{\"type\":\"run_loops\",\"glib\":%s,\"sdl\":%s,\"gl\":%s,\"x11\":%s}",
            loops & LAGSCOPE__LOOP_GLIB ? "true" : "false", loops & LAGSCOPE__LOOP_SDL ? "true" : "false",
            loops & LAGSCOPE__LOOP_GL ? "true" : "false", loops & LAGSCOPE__LOOP_X11 ? "true" : "false");
-  append_line(channel_path, line);
+  append_line(channel_path, line, &channel_failed_errno);
 }
 
 /* Every event to --events; hangs, errors and the loops seen to lagscope-run. Dispatcher. */
@@ -118,14 +137,34 @@ static void on_event(const lagscope_event *event, void *user) {
   if (events_path[0] == '\0' && !to_channel) return;
   char *json = lagscope__event_text(event); /* lagscope's heap, not malloc's */
   if (json == NULL) return;
-  if (events_path[0] != '\0') append_line(events_path, json);
-  if (to_channel) append_line(channel_path, json);
+  if (events_path[0] != '\0') append_line(events_path, json, &events_failed_errno);
+  if (to_channel) append_line(channel_path, json, &channel_failed_errno);
   lagscope__dealloc(json);
 }
 
-static void log_nothing(const char *line, void *user) {
-  (void)line;
+/* lagscope's last log line, for lagscope-run when the start fails: its reason. Main thread
+ * (the start), then any. */
+static char last_log[512];
+
+static void log_line(const char *line, void *user) {
   (void)user;
+  snprintf(last_log, sizeof(last_log), "%s", line);
+  if (!quiet) fprintf(stderr, "lagscope: %s\n", line); /* as lagscope logs without a hook */
+}
+
+/* Tells lagscope-run that lagscope is not running in the program, and why: {"type":
+ * "run_error"} when it failed to start (lagscope-run then fails the run: exit 2), {"type":
+ * "run_off"} when it was told not to. Main thread, before main(). */
+static void write_not_started(const char *type, const char *why) {
+  if (channel_path[0] == '\0') return;
+  lagscope__json_writer w = {0};
+  lagscope__jw_begin_object(&w, NULL);
+  lagscope__jw_string(&w, "type", type);
+  lagscope__jw_string(&w, "why", why);
+  lagscope__jw_end_object(&w);
+  char *text = lagscope__jw_finish(&w);
+  if (text != NULL) append_line(channel_path, text, &channel_failed_errno);
+  lagscope__dealloc(text);
 }
 
 /* At exit, before any library's destructor: the events published so far are delivered. */
@@ -146,17 +185,18 @@ __attribute__((constructor)) static void preload_start(void) {
   remove_own_preload(own_path);
   if (own_path[0] == '\0') return; /* not started by lagscope-run: stay inert */
   /* The auto-start's rule, as on Apple: LAGSCOPE_AUTOSTART=0 keeps lagscope out of this run. */
+  take_setting("LAGSCOPE_RUN_EVENTS", events_path, sizeof(events_path));
+  take_setting("LAGSCOPE_RUN_CHANNEL", channel_path, sizeof(channel_path));
   char why[200];
   if (!lagscope__autostart_wanted(getenv("LAGSCOPE_AUTOSTART"), -1, why, sizeof(why))) {
     fprintf(stderr, "lagscope-preload: not started: %s\n", why);
+    write_not_started("run_off", why);
     return;
   }
 
   lagscope_config config = lagscope_config_default();
   config.post_main = lagscope__preload_post;
   config.on_event = on_event;
-  take_setting("LAGSCOPE_RUN_EVENTS", events_path, sizeof(events_path));
-  take_setting("LAGSCOPE_RUN_CHANNEL", channel_path, sizeof(channel_path));
   if (take_setting("LAGSCOPE_RUN_REPORT_DIR", report_dir, sizeof(report_dir)))
     config.report_dir = report_dir;
   if (take_setting("LAGSCOPE_RUN_BIND", server_bind, sizeof(server_bind)))
@@ -170,13 +210,19 @@ __attribute__((constructor)) static void preload_start(void) {
   config.hud = (int)take_number("LAGSCOPE_RUN_HUD", 0, 1, 1);
   config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0, 3, 0);
   quiet = (int)take_number("LAGSCOPE_RUN_QUIET", 0, 1, 0);
-  if (quiet) config.log = log_nothing;
+  config.log = log_line;
 
   pthread_atfork(NULL, NULL, forget_in_child);
   /* None seen yet, said now: a program that ends with _exit (a shell's exit does) before the
    * first event still tells lagscope-run that it showed no loop. */
   write_loops();
   lagscope__preload_hooks_arm();
-  if (lagscope_start(&config) != LAGSCOPE_OK) return; /* logged; the program runs on */
+  int rc = lagscope_start(&config);
+  if (rc != LAGSCOPE_OK) { /* logged; the program runs on, and lagscope-run fails the run */
+    char reason[sizeof(last_log) + 64];
+    snprintf(reason, sizeof(reason), "%s", last_log[0] != '\0' ? last_log : lagscope_strerror(rc));
+    write_not_started("run_error", reason);
+    return;
+  }
   atexit(stop_at_exit);
 }

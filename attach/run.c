@@ -4,7 +4,8 @@
  * The settings go to the preload through LAGSCOPE_RUN_* variables, which it removes; the
  * hangs come back through a channel file in a private temporary folder. The exit status is
  * the program's (128 + N when signal N ended it), 3 with --budget-ms when a hang was longer,
- * 2 for a bad option, 127 when PROGRAM cannot be run. */
+ * 2 for a bad option or when lagscope could not watch the program (it did not start in it:
+ * the reason is said), 127 when PROGRAM cannot be run. */
 #define _GNU_SOURCE
 #include "verdict.h"
 
@@ -235,6 +236,22 @@ static int tell(const options *o, const char *channel, int status) {
   if (slash != NULL) program = slash + 1;
   if (lagscope__run_verdict_read(channel, monotonic_ns(), &v) != 0)
     fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
+  if (v.off) { /* told not to watch: the program's status, and no verdict */
+    fprintf(stderr, "lagscope-run: lagscope was off in %s (LAGSCOPE_AUTOSTART): nothing watched\n",
+            program);
+    lagscope__run_verdict_free(&v);
+    return status;
+  }
+  /* A run that lagscope did not watch passes no gate: its "no hang" would be a guess. */
+  if (v.not_started != NULL || !v.loops_known) {
+    if (v.not_started != NULL)
+      fprintf(stderr, "lagscope-run: lagscope did not start in %s: %s\n", program, v.not_started);
+    else
+      fprintf(stderr, "lagscope-run: lagscope was not loaded into %s (a static or setuid "
+              "program, or one that ended before its constructors ran)\n", program);
+    lagscope__run_verdict_free(&v);
+    return LAGSCOPE_RUN_NOT_WATCHED;
+  }
   size_t over = lagscope__run_over_budget(&v, o->budget_ms);
   if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);
   if (o->junit != NULL && lagscope__run_junit(o->junit, &v, program, o->budget_ms) != 0) {
@@ -243,6 +260,59 @@ static int tell(const options *o, const char *channel, int status) {
   }
   lagscope__run_verdict_free(&v);
   return over > 0 ? LAGSCOPE_RUN_OVER_BUDGET : status;
+}
+
+/* Why nobody but this user and root can rename or replace what is in dir, or NULL when it is
+ * safe: dir and every folder above it belong to root or this user, and none that others may
+ * write is without the sticky bit (as /tmp has). Else another user could swap the private
+ * folder for a link and have the events appended to a file of this user's. */
+static const char *unsafe_folder(const char *dir, char *why, size_t why_size) {
+  char path[PATH_MAX];
+  if (realpath(dir, path) == NULL) {
+    snprintf(why, why_size, "%s: %s", dir, strerror(errno));
+    return why;
+  }
+  for (char *end = path + strlen(path);;) {
+    struct stat st;
+    if (stat(path[0] != '\0' ? path : "/", &st) != 0 || !S_ISDIR(st.st_mode))
+      snprintf(why, why_size, "%s is not a folder", path[0] != '\0' ? path : "/");
+    else if (st.st_uid != 0 && st.st_uid != geteuid())
+      snprintf(why, why_size, "%s belongs to another user (uid %u)", path, (unsigned)st.st_uid);
+    else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+      snprintf(why, why_size, "%s is writable by others and not sticky", path);
+    else if (path[0] == '\0')
+      return NULL; /* the root, checked */
+    else {
+      end = strrchr(path, '/');
+      *end = '\0';
+      continue;
+    }
+    return why;
+  }
+}
+
+/* Makes lagscope-run's private folder (0700) for the channel file in $TMPDIR, or in /tmp when
+ * $TMPDIR is unsafe (said). 0, or -1 (said). */
+static int make_private_folder(char *folder, size_t size) {
+  const char *tmp = getenv("TMPDIR"), *base = "/tmp";
+  char why[PATH_MAX + 64];
+  if (tmp != NULL && tmp[0] != '\0') {
+    if (unsafe_folder(tmp, why, sizeof(why)) == NULL)
+      base = tmp;
+    else
+      fprintf(stderr, "lagscope-run: TMPDIR is not safe (%s): using /tmp\n", why);
+  }
+  if (unsafe_folder(base, why, sizeof(why)) != NULL) {
+    fprintf(stderr, "lagscope-run: no safe folder for a temporary file: %s\n", why);
+    return -1;
+  }
+  snprintf(folder, size, "%s/lagscope-run-XXXXXX", base);
+  if (mkdtemp(folder) == NULL) {
+    fprintf(stderr, "lagscope-run: cannot make a temporary folder in %s: %s\n", base,
+            strerror(errno));
+    return -1;
+  }
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -255,14 +325,8 @@ int main(int argc, char **argv) {
             "(set LAGSCOPE_PRELOAD to its path)\n", PRELOAD_NAME);
     return 127;
   }
-  const char *tmp = getenv("TMPDIR");
   char folder[PATH_MAX];
-  snprintf(folder, sizeof(folder), "%s/lagscope-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (mkdtemp(folder) == NULL) {
-    fprintf(stderr, "lagscope-run: cannot make a temporary folder in %s: %s\n",
-            tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
-    return 1;
-  }
+  if (make_private_folder(folder, sizeof(folder)) != 0) return 1;
   char channel[PATH_MAX + 32];
   snprintf(channel, sizeof(channel), "%s/hangs.jsonl", folder);
   if (prepare_environment(&o, preload, channel) != 0) {

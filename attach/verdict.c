@@ -130,6 +130,14 @@ static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
   return h->cause != NULL && h->own_frames != NULL ? 0 : -1;
 }
 
+/* lagscope failed to start in the program: why. 0, or -1 without memory. Allocates. */
+static int read_not_started(lagscope__run_verdict *v, const cJSON *o) {
+  const char *why = string_member(o, "why");
+  free(v->not_started);
+  v->not_started = strdup(why != NULL ? why : "no reason given");
+  return v->not_started != NULL ? 0 : -1;
+}
+
 /* One line of the channel; 0 when understood, 1 when skipped, -1 without memory. */
 static int read_line(lagscope__run_verdict *v, const char *line) {
   cJSON *o = cJSON_Parse(line);
@@ -141,6 +149,10 @@ static int read_line(lagscope__run_verdict *v, const char *line) {
     rc = read_loops(v, o);
   else if (strcmp(type, "hang_began") == 0 || strcmp(type, "hang_ended") == 0)
     rc = read_hang(v, o, strcmp(type, "hang_ended") == 0);
+  else if (strcmp(type, "run_error") == 0)
+    rc = read_not_started(v, o);
+  else if (strcmp(type, "run_off") == 0)
+    v->off = 1;
   cJSON_Delete(o);
   return rc;
 }
@@ -176,6 +188,7 @@ void lagscope__run_verdict_free(lagscope__run_verdict *v) {
     free(v->hangs[i].own_frames);
   }
   free(v->hangs);
+  free(v->not_started);
   memset(v, 0, sizeof(*v));
 }
 

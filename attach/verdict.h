@@ -9,6 +9,7 @@
 
 /* The exit status when a hang was longer than --budget-ms. */
 #define LAGSCOPE_RUN_OVER_BUDGET 3
+#define LAGSCOPE_RUN_NOT_WATCHED 2 /* lagscope did not start in the program: no verdict */
 
 typedef struct lagscope__run_hang {
   uint64_t id;
@@ -27,6 +28,8 @@ typedef struct lagscope__run_verdict {
   int loops_known;    /* a run_loops line was read */
   int glib, sdl, gl, x11;
   size_t bad_lines;   /* lines that were not the JSON expected: skipped */
+  char *not_started;  /* why lagscope did not start in the program (a run_error line); NULL */
+  int off;            /* it was told not to (LAGSCOPE_AUTOSTART=0: a run_off line) */
 } lagscope__run_verdict;
 
 /* Reads the channel file at path (a missing file is no hang). A hang still open at the

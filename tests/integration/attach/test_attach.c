@@ -713,6 +713,73 @@ static void test_exit_status_and_environment(void) {
   remove_folder();
 }
 
+/* lagscope-run never harms the program or passes a gate it could not watch (issue 31, items 3,
+ * 6, 9): lagscope failing to start in the program is exit 2 with the reason, not "no hang"; an
+ * --events FIFO that no one reads neither blocks the program's exit nor loses the run (it
+ * blocked in open() for ever); an unsafe TMPDIR (writable by others, not sticky) is not used
+ * for the private folder; the events file is made 0600 (it holds the viewer's token). */
+static void test_never_harms_or_guesses(void) {
+  make_folder();
+  char err[16384];
+  char *program[] = {"true", NULL};
+  /* 1. Not started: a bad address for the viewer. */
+  char *bad_bind[] = {"--no-server", "--budget-ms", "100", NULL};
+  spawn_proc p;
+  char *argv[] = {LAGSCOPE_RUN_PATH, "--bind", "nonsense", "--budget-ms", "100", "--", "true", NULL};
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, argv, SPAWN_CAPTURE_STDERR) == 0);
+  int code = spawn_wait(&p, WAIT_MS);
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  printf("--bind nonsense: exit %d: %s\n", code, err);
+  CHECK_MSG(code == 2, "exit %d with lagscope not started", code);
+  CHECK_MSG(strstr(err, "lagscope did not start in true: ") != NULL && strstr(err, "nonsense") != NULL &&
+            strstr(err, "no hang") == NULL, "said: %s", err);
+  /* Told not to start: the program's own status, and no verdict. */
+  setenv("LAGSCOPE_AUTOSTART", "0", 1);
+  code = run_to_end(bad_bind, program, err, sizeof err);
+  unsetenv("LAGSCOPE_AUTOSTART");
+  CHECK_MSG(code == 0 && strstr(err, "lagscope was off in true") != NULL && strstr(err, "no hang") == NULL,
+            "exit %d: %s", code, err);
+
+  /* 2. --events is a FIFO with no reader. */
+  char fifo[400];
+  snprintf(fifo, sizeof fifo, "%s/events.fifo", folder);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  /* The viewer on loopback: its server_started event is one to write. */
+  char *fifo_argv[] = {LAGSCOPE_RUN_PATH, "--port", "0", "--bind", "127.0.0.1", "--events", fifo, "--",
+                       "true", NULL};
+  uint64_t t0 = spawn_now_ns();
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, fifo_argv, SPAWN_CAPTURE_STDERR) == 0);
+  code = spawn_wait(&p, WAIT_MS);
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  uint64_t took_ms = (spawn_now_ns() - t0) / 1000000u;
+  printf("--events FIFO: exit %d after %llu ms: %s\n", code, (unsigned long long)took_ms, err);
+  CHECK_MSG(code == 0 && took_ms < 5000, "exit %d after %llu ms", code, (unsigned long long)took_ms);
+  CHECK_MSG(strstr(err, "events not written to") != NULL && strstr(err, "no one reads") != NULL, "%s", err);
+
+  /* 3. An unsafe TMPDIR: the private folder goes to /tmp instead, said; the events file is
+   * made 0600. */
+  char unsafe[400];
+  snprintf(unsafe, sizeof unsafe, "%s/open-to-all", folder);
+  CHECK(mkdir(unsafe, 0700) == 0 && chmod(unsafe, 0777) == 0);
+  const char *tmp_before = getenv("TMPDIR");
+  char saved[512] = "";
+  if (tmp_before != NULL) snprintf(saved, sizeof saved, "%s", tmp_before);
+  setenv("TMPDIR", unsafe, 1);
+  code = run_to_end(NULL, program, err, sizeof err); /* the viewer's server_started: an event */
+  if (saved[0] != '\0') setenv("TMPDIR", saved, 1);
+  else unsetenv("TMPDIR");
+  CHECK_MSG(code == 0 && strstr(err, "TMPDIR is not safe") != NULL, "exit %d: %s", code, err);
+  char listing[600];
+  snprintf(listing, sizeof listing, "test -z \"$(ls -A '%s')\"", unsafe);
+  CHECK_MSG(system(listing) == 0, "lagscope-run made something in the unsafe TMPDIR %s", unsafe);
+  struct stat st;
+  CHECK_MSG(stat(events, &st) == 0 && (st.st_mode & 0777) == 0600, "the events file's mode %o",
+            (unsigned)(st.st_mode & 0777));
+  remove_folder();
+}
+
 static void test_bad_options(void) {
   struct {
     char *argv[8];
@@ -757,6 +824,7 @@ static const test_case cases[] = {
     TEST_CASE(glib_pings_allocate_nothing),
     TEST_CASE(exit_status_and_environment),
     TEST_CASE(bad_options),
+    TEST_CASE(never_harms_or_guesses),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
