@@ -69,8 +69,10 @@ int lagscope__token_make(const char *dir, char current[LAGSCOPE__TOKEN_HEX + 1],
 
 struct lagscope__web {
   struct mg_context *ctx;   /* NULL until the first client (server.c, section 5) */
-  int listener;             /* the viewer's socket while it is ours; -1 once civetweb has it */
-  int wake[2];              /* a byte stops the waiter */
+  /* The viewer's socket while it is ours (none once civetweb has it), and the pipe whose byte
+   * stops the waiter: numbers the app may close and reuse, so checked before each use. */
+  lagscope__owned_fd listener, wake_read, wake_write;
+  _Atomic int waiter_stop;  /* set before the byte: the waiter also looks each second */
   lagscope__thread *waiter; /* waits for the first client, starts civetweb, returns */
   lagscope__wakeup *listener_go; /* civetweb's listening thread may start (server.c) */
   lagscope_config config; /* server_bind points into bind */

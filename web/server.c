@@ -394,7 +394,9 @@ static int quiet(const struct mg_connection *conn, const char *message) {
  * not start civetweb. The kernel keeps it for DEFER_ACCEPT_S, then hands it over if the client
  * still answers: a short period would only postpone the attack (with 10 s, 60 idle
  * connections took every worker after ~15 s). F */
-static void defer_accept(lagscope__web *web) { lagscope__net_defer_accept(web->listener, DEFER_ACCEPT_S); }
+static void defer_accept(lagscope__web *web) {
+  lagscope__net_defer_accept(web->listener.fd, DEFER_ACCEPT_S);
+}
 
 /* A listening socket of ours on address:port (SO_REUSEADDR, as civetweb's own would have, so
  * that a port in TIME_WAIT counts as free; close-on-exec): the fd, or -1 with *error. F */
@@ -425,7 +427,7 @@ static int open_listener(lagscope__web *web, char *why, size_t why_size) {
       struct sockaddr_in a;
       socklen_t n = sizeof(a);
       getsockname(fd, (struct sockaddr *)&a, &n);
-      web->listener = fd;
+      lagscope__owned_fd_take(&web->listener, fd);
       web->port = ntohs(a.sin_port);
       if (port != first)
         lagscope__log("viewer: port %u on %s is in use (EADDRINUSE): using port %u", first,
@@ -452,9 +454,9 @@ static int hand_over_listener(lagscope__web *web) {
   uint32_t loopback = htonl(INADDR_LOOPBACK); /* civetweb's own: CIVETWEB_OWN_PORT */
   int fd = mg_get_server_ports(web->ctx, 1, &own) == 1
                ? lagscope__net_listening_fd(loopback, htons((uint16_t)own.port)) : -1;
-  if (fd < 0 || fd == web->listener || lagscope__net_dup_onto(web->listener, fd) != 0) return -1;
-  close(web->listener); /* the socket is civetweb's now */
-  web->listener = -1;
+  int ours = lagscope__owned_fd_get(&web->listener);
+  if (fd < 0 || ours < 0 || fd == ours || lagscope__net_dup_onto(ours, fd) != 0) return -1;
+  lagscope__owned_fd_close(&web->listener); /* the socket is civetweb's now */
   return 0;
 }
 
@@ -519,18 +521,66 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   return LAGSCOPE_ESYS;
 }
 
+/* The waiter's wake pipe: close-on-exec, and neither end ever blocks. 0, or -1 with errno. F */
+static int open_wake_pipe(lagscope__web *web) {
+  int ends[2];
+  if (pipe(ends) != 0) return -1;
+  for (int i = 0; i < 2; i++) {
+    fcntl(ends[i], F_SETFD, FD_CLOEXEC);
+    fcntl(ends[i], F_SETFL, fcntl(ends[i], F_GETFL) | O_NONBLOCK);
+  }
+  lagscope__owned_fd_take(&web->wake_read, ends[0]);
+  lagscope__owned_fd_take(&web->wake_write, ends[1]);
+  return 0;
+}
+
+/* The app closed the waiter's socket or pipe (a program that closes every descriptor at
+ * start), or opened its own files on their numbers: they are never touched again (a byte
+ * written to the pipe's number went into the app's file), and the viewer listens anew on its
+ * port, said as an error event. 0, or -1 (said) when it could not. F */
+static int waiter_renew(lagscope__web *web) {
+  int listener = web->listener.fd, wake = web->wake_read.fd;
+  lagscope__owned_fd_close(&web->listener);
+  lagscope__owned_fd_close(&web->wake_read);
+  lagscope__owned_fd_close(&web->wake_write);
+  char why[256] = "";
+  uint16_t asked = web->config.server_port;
+  web->config.server_port = web->port;
+  int rc = open_listener(web, why, sizeof(why));
+  web->config.server_port = asked;
+  if (rc == LAGSCOPE_OK && open_wake_pipe(web) != 0) {
+    lagscope__owned_fd_close(&web->listener);
+    rc = LAGSCOPE_ESYS;
+    lagscope__explain(why, sizeof(why), "no pipe: %s", strerror(errno));
+  }
+  if (rc == LAGSCOPE_OK)
+    lagscope__publish_error(LAGSCOPE_ESYS, "viewer: the app closed or reused its descriptors "
+                            "(socket %d, pipe %d): listening again on port %u", listener, wake,
+                            (unsigned)web->port);
+  else
+    lagscope__publish_error(rc, "viewer stopped: the app closed its descriptors (socket %d, "
+                            "pipe %d) and it could not listen again: %s", listener, wake, why);
+  return rc == LAGSCOPE_OK ? 0 : -1;
+}
+
 /* The viewer's own thread until its first client: civetweb starts when a client has sent
  * something (with TCP_DEFER_ACCEPT, not merely connected), not with lagscope, because its
  * workers are made all at once (server_max_clients + 2 threads, a stack and a malloc arena
  * each: ~0.5 MiB) and an app nobody is viewing should not pay them. Returns at once when told
- * to stop (a byte on the wake pipe). */
+ * to stop (a byte on the wake pipe), and within a second if the byte could not be written. */
 static void wait_for_first_client(void *arg) {
   lagscope__web *web = arg;
-  struct pollfd fds[2] = {{.fd = web->listener, .events = POLLIN},
-                          {.fd = web->wake[0], .events = POLLIN}};
   for (;;) {
-    int n = poll(fds, 2, -1);
+    struct pollfd fds[2] = {{.fd = web->listener.fd, .events = POLLIN},
+                            {.fd = web->wake_read.fd, .events = POLLIN}};
+    int n = poll(fds, 2, 1000);
+    if (atomic_load(&web->waiter_stop)) return;
     if (n < 0 && errno == EINTR) continue;
+    if (!lagscope__owned_fd_is_ours(&web->listener) || !lagscope__owned_fd_is_ours(&web->wake_read) ||
+        !lagscope__owned_fd_is_ours(&web->wake_write)) {
+      if (waiter_renew(web) != 0) return;
+      continue;
+    }
     if (n < 0 || fds[1].revents != 0) return;
     if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return; /* closed under us (iOS) */
     if (fds[0].revents & POLLIN) break;
@@ -538,8 +588,7 @@ static void wait_for_first_client(void *arg) {
   char why[256] = "";
   int rc = start_civetweb(web, why, sizeof(why));
   if (rc == LAGSCOPE_OK) return;
-  close(web->listener); /* refused at once, rather than left waiting in the backlog */
-  web->listener = -1;
+  lagscope__owned_fd_close(&web->listener); /* refused at once, not left in the backlog */
   lagscope__publish_error(rc, "viewer not started: %s", why);
 }
 
@@ -554,12 +603,16 @@ static int start_waiting(lagscope__web *web, char *why, size_t why_size) {
 /* The waiter stopped and joined, its wake pipe emptied (a stop may come after it returned). */
 static void stop_waiting(lagscope__web *web) {
   if (web->waiter == NULL) return;
+  atomic_store(&web->waiter_stop, 1);
   char byte = 1;
-  ssize_t written = write(web->wake[1], &byte, 1);
-  (void)written; /* a full pipe wakes it as well */
+  int wake = lagscope__owned_fd_get(&web->wake_write); /* never the app's file */
+  ssize_t written = wake >= 0 ? write(wake, &byte, 1) : -1;
+  (void)written; /* a full pipe wakes it as well; without one it looks within a second */
   lagscope__thread_join(web->waiter);
   web->waiter = NULL;
-  while (read(web->wake[0], &byte, 1) == 1) {
+  atomic_store(&web->waiter_stop, 0);
+  int drain = lagscope__owned_fd_get(&web->wake_read);
+  while (drain >= 0 && read(drain, &byte, 1) == 1) {
   }
 }
 
@@ -571,21 +624,11 @@ static void web_free(lagscope__web *web) {
   lagscope__dealloc(web->metrics_latest);
   pthread_mutex_destroy(&web->metrics_lock);
   pthread_mutex_destroy(&web->capture_lock);
-  if (web->listener >= 0) close(web->listener);
-  for (int i = 0; i < 2; i++)
-    if (web->wake[i] >= 0) close(web->wake[i]);
+  lagscope__owned_fd_close(&web->listener);
+  lagscope__owned_fd_close(&web->wake_read);
+  lagscope__owned_fd_close(&web->wake_write);
   lagscope__wakeup_free(web->listener_go);
   lagscope__dealloc(web);
-}
-
-/* The waiter's wake pipe: close-on-exec, and neither end ever blocks. 0, or -1 with errno. F */
-static int open_wake_pipe(lagscope__web *web) {
-  if (pipe(web->wake) != 0) return web->wake[0] = web->wake[1] = -1, -1;
-  for (int i = 0; i < 2; i++) {
-    fcntl(web->wake[i], F_SETFD, FD_CLOEXEC);
-    fcntl(web->wake[i], F_SETFL, fcntl(web->wake[i], F_GETFL) | O_NONBLOCK);
-  }
-  return 0;
 }
 
 int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, char *why,
@@ -595,7 +638,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   if (web == NULL) return LAGSCOPE_ENOMEM;
   pthread_mutex_init(&web->metrics_lock, NULL);
   pthread_mutex_init(&web->capture_lock, NULL);
-  web->listener = web->wake[0] = web->wake[1] = -1;
+  web->listener = web->wake_read = web->wake_write = LAGSCOPE__OWNED_FD_NONE;
   web->config = *host->config;
   snprintf(web->bind, sizeof(web->bind), "%s",
            host->config->server_bind != NULL ? host->config->server_bind : "0.0.0.0");
@@ -702,8 +745,7 @@ void lagscope__web_stop(lagscope__web *web) {
 int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size) {
   stop_waiting(web);
   stop_civetweb(web);
-  if (web->listener >= 0) close(web->listener);
-  web->listener = -1;
+  lagscope__owned_fd_close(&web->listener);
   lagscope__stream_reopen(web->stream);
   uint16_t asked = web->config.server_port;
   web->config.server_port = web->port;

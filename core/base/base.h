@@ -110,6 +110,26 @@ typedef struct lagscope__text_arena {
 const char *lagscope__text_arena_copy(lagscope__text_arena *a, const char *text); /* A; NULL: no memory */
 void lagscope__text_arena_free(lagscope__text_arena *a);                         /* A */
 
+/* ---- descriptors kept open (core/base/owned_fd.c) ------------------------------------------
+ * A descriptor lagscope keeps is known by its number and the file it named when opened (device,
+ * inode, access mode): the app may close the number and open its own file on it, and then the
+ * number is never lagscope's to use or close again. Every call is F (one fstat, one fcntl). */
+typedef struct lagscope__owned_fd {
+  int fd; /* -1: none */
+  int mode;
+  uint64_t device, inode;
+} lagscope__owned_fd;
+#define LAGSCOPE__OWNED_FD_NONE ((lagscope__owned_fd){.fd = -1})
+/* Takes fd as lagscope's: 0, or ESYS (fd is not open; o holds none). */
+int lagscope__owned_fd_take(lagscope__owned_fd *o, int fd);
+/* 1 when o's number still names the file lagscope opened. */
+int lagscope__owned_fd_is_ours(const lagscope__owned_fd *o);
+/* The number, when still lagscope's; -1 when it is not (closed, or the app's now). */
+int lagscope__owned_fd_get(const lagscope__owned_fd *o);
+/* Closes the number when still lagscope's, never the app's file; o holds none after. 1 when it
+ * was lagscope's, 0 when it had been lost. */
+int lagscope__owned_fd_close(lagscope__owned_fd *o);
+
 /* ---- reference-counted payloads (core/base/memory.c) --------------------------------------------
  * An immutable payload with a hidden header; lagscope_retain/lagscope_release work on it. */
 typedef void (*lagscope__payload_destroy_fn)(void *payload);

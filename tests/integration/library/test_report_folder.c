@@ -9,7 +9,9 @@
  *   full-disk     a full disk at the hang's final write: the next start does not call the
  *                 hang ended by termination, and the write is done again once there is room
  *   deep          a report nested deeper than LAGSCOPE__JSON_DEPTH_MAX is refused and said,
- *                 one at the bound served, and no GET of either harms the app (issue 31, 1) */
+ *                 one at the bound served, and no GET of either harms the app (issue 31, 1)
+ *   closed-fds    the app closes every descriptor and opens its own files on the numbers:
+ *                 lagscope writes nothing into them and the viewer listens again (31, 2) */
 #define _GNU_SOURCE
 
 #include "check.h"
@@ -458,6 +460,47 @@ static int case_deep(void) {
   return 0;
 }
 
+/* ---- closed-fds: an app that closes every descriptor and opens its own ---- */
+
+/* The app closes 3..1023 (a daemon does at start, lagscope's viewer socket and wake pipe among
+ * them), then opens files of its own, which take those numbers. lagscope never writes into
+ * them (a byte of its wake pipe went into the app's file at stop), says what happened, and the
+ * viewer answers again on its port. */
+static int case_closed_fds(void) {
+  lagscope_config c = lagscope_config_default();
+  c.on_event = keep_errors;
+  start(&c); /* no request yet: the viewer's own thread waits for the first client */
+  for (int fd = 3; fd < 1024; fd++) close(fd);
+  enum { FILES = 16 };
+  int files[FILES];
+  char paths[FILES][512];
+  for (int i = 0; i < FILES; i++) {
+    char name[32];
+    snprintf(name, sizeof(name), "app-file-%d", i);
+    test_path_in(paths[i], sizeof(paths[i]), root, name);
+    files[i] = open(paths[i], O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(files[i] >= 0);
+  }
+  uint64_t until = now_ms() + 5000;
+  while (!errors_name("listening again") && now_ms() < until) {
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  CHECK_MSG(errors_name("listening again"), "no error event said the viewer lost its descriptors: %s",
+            errors);
+  CHECK_EQ_INT(get("/api/v1/status", token, 5000, NULL, 0), 200);
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  for (int i = 0; i < FILES; i++) {
+    struct stat st;
+    CHECK_MSG(fstat(files[i], &st) == 0, "the app's file %s (fd %d) was closed under it", paths[i], files[i]);
+    CHECK_MSG(st.st_size == 0, "lagscope wrote %lld bytes into the app's file %s (fd %d)",
+              (long long)st.st_size, paths[i], files[i]);
+    close(files[i]);
+  }
+  printf("closed fds: ok\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   CHECK(argc == 2);
@@ -469,7 +512,7 @@ int main(int argc, char **argv) {
     int (*run)(void);
   } cases[] = {{"token-fifo", case_token_fifo}, {"api-special", case_api_special},
                {"stop-bound", case_stop_bound}, {"full-disk", case_full_disk},
-               {"deep", case_deep}};
+               {"deep", case_deep}, {"closed-fds", case_closed_fds}};
   int rc = -1;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
     if (strcmp(argv[1], cases[i].name) == 0) rc = cases[i].run();
