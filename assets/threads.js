@@ -9,7 +9,8 @@ const THREAD_STATES = { R: 'running', S: 'sleeping', D: 'disk wait', T: 'stopped
 const WALK_NOTES = {
   truncated: 'stack cut at 128 frames',
   bad_frame: 'walk stopped at an unreadable frame',
-  no_reply: 'the thread did not answer the capture (signals blocked?)',
+  no_reply: 'the thread did not answer the capture',
+  signal_blocked: 'the thread blocks lagscope\'s capture signal: its stack could not be taken while it ran',
   exited: 'the thread exited during the capture',
   own: 'one of lagscope\'s threads, never stopped',
 };

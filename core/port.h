@@ -125,11 +125,13 @@ void lagscope__process_set_root(const char *path);
 
 /* How a stack walk ended, once: XX(NAME, "name in a report"). In order: reached the outermost
  * frame; LAGSCOPE__MAX_STACK_FRAMES reached first; an unreadable or corrupt frame ended it; the thread
- * did not answer in time (signal blocked, ...); the thread is gone; one of lagscope's threads
- * (never stopped). */
+ * did not answer in time; the thread is gone; one of lagscope's threads (never stopped); the
+ * thread ran on the CPU with the capture signal blocked (its mask: an app that reads signals
+ * with signalfd blocks them), so it could not be asked. */
 #define LAGSCOPE__WALKS(XX)                                                                    \
   XX(COMPLETE, "complete") XX(TRUNCATED, "truncated") XX(BAD_FRAME, "bad_frame")              \
-  XX(NO_REPLY, "no_reply") XX(EXITED, "exited") XX(OWN, "own")
+  XX(NO_REPLY, "no_reply") XX(EXITED, "exited") XX(OWN, "own")                                \
+  XX(SIGNAL_BLOCKED, "signal_blocked")
 
 typedef enum lagscope__walk {
 #define LAGSCOPE__WALK_ENUM_(name, text) LAGSCOPE__WALK_##name,

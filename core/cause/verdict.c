@@ -309,6 +309,23 @@ static int by_share(const void *a, const void *b) {
   return x->kind - y->kind;
 }
 
+/* The sentence and label of a hang lagscope mostly could not see: how much of it, and why
+ * when it knows (the capture signal blocked in the main thread). */
+static void unseen_sentence(const lagscope__report_data *r, const lagscope__verdict *v,
+                            char *summary, size_t summary_size, char *label, size_t label_size) {
+  double percent = v->total > 0 ? 100.0 * r->samples_unseen / v->total : 0.0;
+  if (r->signal_blocked) {
+    put(summary, summary_size, "Not known why: the main thread blocks lagscope's capture "
+             "signal, so %u of %u samples (%.0f%%) could not be taken while it ran",
+             r->samples_unseen, v->total, percent);
+    put(label, label_size, "unknown · capture signal blocked");
+  } else {
+    put(summary, summary_size, "Not known why: the main thread did not answer %u of %u "
+             "samples (%.0f%%)", r->samples_unseen, v->total, percent);
+    put(label, label_size, "unknown · not sampled");
+  }
+}
+
 void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data *r,
                             const char *telling, lagscope__verdict *v) {
   uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
@@ -318,9 +335,10 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
     counts[k]++;
     last_of[k] = &r->samples[i];
   }
+  counts[LAGSCOPE__CAUSE_UNKNOWN] += r->samples_unseen; /* no stack: not known, never guessed */
   v->main_index = thread_index(r, r->main_tid);
   const lagscope__stack *at_start = v->main_index >= 0 ? &r->threads[v->main_index] : NULL;
-  v->total = r->sample_count;
+  v->total = r->sample_count + r->samples_unseen;
   if (v->total == 0 && at_start != NULL) { /* no sample yet: the capture at the start says */
     lagscope__cause_kind k = classify(c, at_start);
     counts[k] = v->total = 1;
@@ -344,6 +362,10 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
     deadlock_sentence(c, r, v->chain, v->chain_len, v->cycle_from, v->summary,
                       sizeof(v->summary));
     deadlock_label(r, v->chain, v->chain_len, v->cycle_from, v->label, sizeof(v->label));
+    return;
+  }
+  if (v->kind == LAGSCOPE__CAUSE_UNKNOWN && r->samples_unseen > 0) {
+    unseen_sentence(r, v, v->summary, sizeof(v->summary), v->label, sizeof(v->label));
     return;
   }
   if (v->main != NULL)

@@ -719,10 +719,46 @@ static enum take_result take_blocked(int32_t tid, lagscope__stack *out) {
   return TAKE_RUNNING;
 }
 
+/* Every signal a mask can hold: not SIGKILL and SIGSTOP (the kernel refuses them), nor glibc's
+ * own 32 and 33, which its sigfillset and pthread_sigmask leave out. */
+#define SIGNAL_BIT(n) (1ull << ((n) - 1))
+#define ALL_BLOCKABLE (~(SIGNAL_BIT(SIGKILL) | SIGNAL_BIT(SIGSTOP) | SIGNAL_BIT(32) | SIGNAL_BIT(33)))
+
+/* The thread last found blocking the capture signal, and not answering since: while it stays
+ * so, a mask that blocks every signal is its own, not our handler's. Capturing thread only:
+ * captures are serialised. */
+static int32_t blocked_tid;
+
+/* Whether tid blocks the capture signal, before it is asked. A mask that blocks it but not every
+ * signal is the app's choice (signalfd's way): 1. One that blocks every signal may be the app's
+ * too, or our own handler's (it runs with all blocked), still returning there from the previous
+ * capture: 1 only when tid was found blocking it after a request went unanswered. */
+static int blocks_capture_signal(int32_t tid) {
+  uint64_t mask;
+  if (lagscope__linux_signal_mask(tid, &mask) != 0) return 0; /* not known: ask it */
+  if (!(mask >> (capture_signal - 1) & 1)) return 0;
+  return (mask & ALL_BLOCKABLE) != ALL_BLOCKABLE || tid == blocked_tid;
+}
+
+/* After a request went unanswered: whether the mask says why. */
+static int unanswered_for_its_mask(int32_t tid) {
+  uint64_t mask;
+  if (lagscope__linux_signal_mask(tid, &mask) != 0 || !(mask >> (capture_signal - 1) & 1))
+    return 0;
+  blocked_tid = tid;
+  return 1;
+}
+
+static int signal_blocked(lagscope__stack *out) {
+  out->walk = LAGSCOPE__WALK_SIGNAL_BLOCKED;
+  return LAGSCOPE_ESIGNAL;
+}
+
 /* The raw stack in the_snapshot, by whichever way the thread's state allows, until the
  * deadline: LAGSCOPE_OK; LAGSCOPE_ENOENT when it could not be taken (out->walk says why);
  * LAGSCOPE_ESIGNAL when a running thread could not be signalled because the app took the
- * signal over. A thread that blocks while its timer waits is looked at again. */
+ * signal over, or blocks it in that thread (out->walk SIGNAL_BLOCKED). A thread that blocks
+ * while its timer waits is looked at again. */
 static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
   uint64_t deadline = lagscope__now_ns() + timeout_ns;
   out->walk = LAGSCOPE__WALK_NO_REPLY;
@@ -735,16 +771,22 @@ static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
     }
     if (capture_signal == 0) return LAGSCOPE_ENOENT;
     if (!handler_is_ours(capture_signal)) return LAGSCOPE_ESIGNAL; /* taken over since start */
+    /* Blocked in the thread: it would never answer while it runs, and a sample taken once it
+     * sleeps would tell the hang as that sleep. Asked nothing, said. */
+    if (blocks_capture_signal(tid)) return signal_blocked(out);
     if (force_signal) {
       if (!take_by_signal(tid, timeout_ns, out)) return LAGSCOPE_ENOENT;
       break;
     }
     enum timer_result got = take_by_timer(tid, deadline, out);
     if (got == TIMER_TAKEN) break;
+    if (got == TIMER_FAILED && out->walk == LAGSCOPE__WALK_NO_REPLY && unanswered_for_its_mask(tid))
+      return signal_blocked(out);
     if (got == TIMER_FAILED || lagscope__now_ns() >= deadline) return LAGSCOPE_ENOENT;
   }
   out->method = LAGSCOPE__METHOD_SIGNAL;
   out->run_state = LAGSCOPE__RUN_CPU;
+  if (tid == blocked_tid) blocked_tid = 0; /* it answers again */
   return LAGSCOPE_OK;
 }
 

@@ -42,6 +42,12 @@ int lagscope__linux_read_thread_state(int32_t tid, lagscope__linux_thread_state 
  * unchanged between two reads, the thread did not run in between. 0; LAGSCOPE_ENOENT when
  * the thread is gone; LAGSCOPE_ESYS when the kernel keeps no such count. */
 int lagscope__linux_read_run_count(int32_t tid, uint64_t *count);
+/* The signals tid blocks now (the SigBlk mask of /proc/self/task/TID/status; bit n-1 for signal
+ * n): 0, or -1 when it cannot be read (the thread gone, a kernel without the line). No
+ * allocation. */
+int lagscope__linux_signal_mask(int32_t tid, uint64_t *mask);
+/* The mask in a status file's text: 0 with *mask, or -1 when it has no SigBlk line. F */
+int lagscope__linux_parse_sigblk(const char *text, uint64_t *mask);
 /* tid's CPU-time clock, for clock_gettime and timer_create: what glibc's
  * pthread_getcpuclockid makes from a tid. F */
 clockid_t lagscope__linux_thread_cpu_clock(int32_t tid);

@@ -75,6 +75,32 @@ int lagscope__linux_read_run_count(int32_t tid, uint64_t *count) {
   return LAGSCOPE_OK;
 }
 
+int lagscope__linux_parse_sigblk(const char *text, uint64_t *mask) {
+  const char *line = strstr(text, "\nSigBlk:");
+  if (line == NULL) return -1;
+  const char *p = line + strlen("\nSigBlk:");
+  while (*p == ' ' || *p == '\t') p++;
+  uint64_t value = 0;
+  int digits = 0;
+  for (; digits < 16; digits++, p++) {
+    int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+    if (v < 0) break;
+    value = value << 4 | (uint64_t)v;
+  }
+  if (digits == 0 || (*p != '\n' && *p != '\0')) return -1;
+  *mask = value;
+  return 0;
+}
+
+/* The status file holds ~1.5 KiB (its Cpus_allowed lines grow with the machine's CPUs). */
+#define STATUS_FILE_MAX 4096
+
+int lagscope__linux_signal_mask(int32_t tid, uint64_t *mask) {
+  char text[STATUS_FILE_MAX];
+  if (read_task_file(tid, "status", text, sizeof(text)) != LAGSCOPE_OK) return -1;
+  return lagscope__linux_parse_sigblk(text, mask);
+}
+
 /* The kernel's ABI (include/linux/posix-timers.h, make_thread_cpuclock(tid, CPUCLOCK_SCHED)):
  * the tid's complement shifted by 3, "per thread" 4, "scheduler time" 2. */
 #define CPUCLOCK_PERTHREAD 4

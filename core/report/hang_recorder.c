@@ -34,6 +34,7 @@ struct lagscope__hang_recorder {
   uint64_t captured_ns; /* the last capture: the unwinder and its page cache are in use */
   int unwinder_held;    /* made by a capture and not let go since */
   int signal_lost_reported; /* the app took the capture signal over: said once */
+  int signal_blocked_reported; /* the main thread blocks the capture signal: said once */
   /* Earlier runs' reports, recovered at start by a thread of their own: checking a store
    * (up to 32 MiB) takes long enough to leave the app unwatched if the monitor did it. */
   lagscope__thread *recovery;
@@ -106,11 +107,22 @@ static void report_capture_init(uint32_t wanted, int rc) {
                             lagscope_strerror(rc));
 }
 
-/* A capture found the signal taken over since start (the app installed its own handler):
- * said once, and the stack says no_reply. */
-static void note_capture(lagscope__hang_recorder *h, int rc) {
+/* After a capture: the unwinder is in use; a capture signal taken over by the app, or blocked
+ * by the main thread (s: its stack; NULL for another thread), said once; such a stack says
+ * no_reply or signal_blocked. */
+static void note_capture(lagscope__hang_recorder *h, int rc, const lagscope__stack *s) {
   h->captured_ns = lagscope__now_ns();
   h->unwinder_held = 1;
+  if (rc == LAGSCOPE_ESIGNAL && s != NULL && s->walk == LAGSCOPE__WALK_SIGNAL_BLOCKED) {
+    if (h->signal_blocked_reported) return;
+    h->signal_blocked_reported = 1;
+    lagscope__publish_error(rc, "the main thread blocks lagscope's capture signal %d (as an "
+                            "app that reads signals with signalfd does): while it runs on the "
+                            "CPU its stack cannot be taken, and hangs say so (unknown) rather "
+                            "than guess; set config.capture_signal to a signal it leaves "
+                            "unblocked", lagscope__capture_signal());
+    return;
+  }
   if (rc != LAGSCOPE_ESIGNAL || h->signal_lost_reported) return;
   h->signal_lost_reported = 1;
   lagscope__publish_error(rc, "the app installed its own handler on lagscope's capture signal "
@@ -321,7 +333,9 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__us
     lagscope__thread_usage *t = &info->threads[i];
     lagscope__stack *s = &stacks[kept];
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
-    note_capture(h, lagscope__capture_stack(t->tid, s, wait));
+    /* Another thread that blocks the signal says so in its stack's walk; only the main
+     * thread's is said as an error (its samples make the verdict). */
+    note_capture(h, lagscope__capture_stack(t->tid, s, wait), t->tid == main_tid ? s : NULL);
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
     info->threads[kept++] = *t;
   }
@@ -374,7 +388,7 @@ static int grow_samples(lagscope__hang_recorder *h) {
 /* One sample of the main thread into s; 1 when taken. */
 static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
   int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
-  note_capture(h, rc);
+  note_capture(h, rc, s);
   if (rc == LAGSCOPE_OK) s->loop_wait = (uint8_t)lagscope__loop_wait_is_own(s); /* fds open now */
   return rc == LAGSCOPE_OK;
 }
@@ -387,7 +401,11 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
     return;
   }
   lagscope__stack *s = &h->samples[h->data.sample_count];
-  if (!capture_main_thread(h, s)) return;
+  if (!capture_main_thread(h, s)) { /* a moment of the hang nobody saw: counted as such */
+    h->data.samples_unseen++;
+    h->data.signal_blocked |= s->walk == LAGSCOPE__WALK_SIGNAL_BLOCKED;
+    return;
+  }
   note_sample_target(&h->data, s);
   h->data.sample_count++;
 }

@@ -56,6 +56,11 @@ typedef struct lagscope__report_data {
   const lagscope__stack *samples; /* the main thread, every sample_interval_ms */
   uint32_t sample_count;
   uint64_t samples_dropped;    /* past the sample buffer's capacity */
+  /* Samples the main thread could not be captured for (it did not answer, or ran with the
+   * capture signal blocked: signal_blocked): moments of the hang that the verdict counts as
+   * unknown, never as what the other samples show. */
+  uint32_t samples_unseen;
+  int signal_blocked;
   const lagscope__stack *threads; /* every thread, captured once at the start */
   const lagscope__thread_usage *thread_info; /* names, CPU time; same order as threads */
   /* What each blocked thread waited on, named when it was captured (the fd may be closed by

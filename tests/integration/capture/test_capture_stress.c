@@ -57,7 +57,7 @@ static void capture_everyone(uint64_t answer_ns) {
   size_t n = list_tids(tids, 1024);
   for (size_t i = 0; i < n; i++) {
     lagscope__capture_stack(tids[i], &stack, answer_ns);
-    CHECK(stack.walk <= LAGSCOPE__WALK_OWN);
+    CHECK(stack.walk < LAGSCOPE__WALK_COUNT);
     CHECK(stack.depth <= LAGSCOPE__MAX_STACK_FRAMES);
     counts[stack.walk]++;
     if (stack.method == LAGSCOPE__METHOD_BLOCKED) blocked_count++;
@@ -71,7 +71,7 @@ static void capture_everyone(uint64_t answer_ns) {
 
 static void report(const char *what) {
   printf("%s:", what);
-  for (int w = 0; w <= LAGSCOPE__WALK_OWN; w++) printf(" %s %d", lagscope__walk_name(w), counts[w]);
+  for (int w = 0; w < LAGSCOPE__WALK_COUNT; w++) printf(" %s %d", lagscope__walk_name(w), counts[w]);
   printf("\n");
 }
 
@@ -152,8 +152,8 @@ static void blocked(void) {
   static lagscope__stack stack;
   uint64_t start = test_now_ns();
   int rc = lagscope__capture_stack(other, &stack, ANSWER_NS);
-  CHECK_MSG(rc != 0 && stack.walk == LAGSCOPE__WALK_NO_REPLY, "rc %d, walk %s, method %s", rc,
-            lagscope__walk_name(stack.walk), lagscope__method_name(stack.method));
+  CHECK_MSG(rc != 0 && stack.walk == LAGSCOPE__WALK_SIGNAL_BLOCKED, "rc %d, walk %s, method %s",
+            rc, lagscope__walk_name(stack.walk), lagscope__method_name(stack.method));
   CHECK(test_now_ns() - start < 10 * ANSWER_NS); /* it gave up after the answer time */
   printf("a running thread blocking the signal: %s\n", lagscope__walk_name(stack.walk));
   /* Asleep, the same thread is read without a signal: its mask does not matter then. */

@@ -5,6 +5,8 @@
  *   start-600      a 600 ms stall from the first frame, while the monitor recovers 50 stored
  *                  reports of an earlier run (~20 MiB): the hang is measured whole, with its
  *                  first samples near its start, and every report is still recovered
+ *   signal-blocked-600  a 600 ms stall on the CPU with every signal blocked in the main thread:
+ *                  the verdict is unknown and says why, an error event names the signal
  *   overload-400   20 stalls of 400 ms while 500 threads start and exit and two threads spin:
  *                  at least 19 hangs, each of at least 350 ms, and none shorter than the
  *                  threshold */
@@ -17,6 +19,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +36,18 @@ typedef struct scenario {
   int at_start;              /* the one stall at frame 0, not 30 */
   uint32_t ping_interval_ms; /* 0: the default */
   const char *report_dir;    /* NULL: the default */
+  int block_signals;         /* the main thread blocks every signal from the first frame */
+  lagscope_event_fn also;    /* another subscriber (NULL: none) */
 } scenario;
 
 static void stall_frame(host_loop *loop, uint64_t frame, void *user) {
   (void)loop;
   scenario *s = user;
+  if (s->block_signals && frame == 0) { /* as an app that reads its signals with signalfd */
+    sigset_t all;
+    sigfillset(&all);
+    CHECK(pthread_sigmask(SIG_BLOCK, &all, NULL) == 0);
+  }
   if (s->heartbeat) lagscope_heartbeat();
   int due = s->every_frames != 0 ? frame > 0 && frame % s->every_frames == 0
                                  : frame == (s->at_start ? 0 : 30);
@@ -62,8 +72,10 @@ static void run(scenario *s, double max_seconds, host_done_fn done) {
   if (s->ping_interval_ms) c.ping_interval_ms = s->ping_interval_ms;
   if (s->report_dir) c.report_dir = s->report_dir;
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
+  lagscope_subscription also = 0; /* the other subscriber: it ends with lagscope_stop */
   c.sample_interval_ms = 100; /* more metrics events: proof the monitor kept running */
   CHECK_EQ_INT(lagscope_start(&c), 0);
+  if (s->also != NULL) CHECK_EQ_INT(lagscope_subscribe(s->also, s, &also), 0);
   host_loop_run(loop, stall_frame, done, s, max_seconds);
   CHECK_EQ_INT(lagscope_stop(), 0); /* delivers everything published before it */
   host_loop_free(loop);
@@ -328,6 +340,44 @@ static void overload(void) {
   recorder_destroy(&s.rec);
 }
 
+/* ---- the capture signal blocked in the main thread ----------------------------------------- */
+
+/* What a hang_ended said of its cause, and the errors, as lagscope_event_json writes them. */
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+static char said[16384];
+
+static void keep_said(const lagscope_event *e, void *user) {
+  (void)user;
+  if (e->type != LAGSCOPE_EVENT_HANG_ENDED && e->type != LAGSCOPE_EVENT_ERROR) return;
+  char *json = lagscope_event_json(e);
+  if (json == NULL) return;
+  pthread_mutex_lock(&said_lock);
+  size_t used = strlen(said);
+  snprintf(said + used, sizeof(said) - used, "%s\n", json);
+  pthread_mutex_unlock(&said_lock);
+  lagscope_free(json);
+}
+
+/* An app that blocks every signal in its main thread (signalfd's way) stalls on the CPU for
+ * 600 ms: the hang's verdict is unknown and says why, and an error event names the signal. It
+ * was "sleep", from the one sample taken once the thread slept (issue 31, item 5). */
+static void signal_blocked_stall(void) {
+  scenario s;
+  memset(&s, 0, sizeof(s));
+  recorder_init(&s.rec);
+  s.stall_ms = 600;
+  s.block_signals = 1;
+  s.also = keep_said;
+  run(&s, 10, hang_over_and_settled);
+  print_seen(&s);
+  printf("said:\n%s", said);
+  CHECK_EQ_INT(s.rec.ended_len, 1);
+  CHECK_MSG(strstr(said, "\"kind\":\"unknown\"") != NULL, "the hang's verdict is not unknown");
+  CHECK_MSG(strstr(said, "blocks lagscope's capture signal") != NULL, "no sentence says why");
+  CHECK_MSG(strstr(said, "\"code\":\"ESIGNAL\"") != NULL, "no error event names the signal");
+  recorder_destroy(&s.rec);
+}
+
 int main(int argc, char **argv) {
   CHECK(argc == 2);
   if (strcmp(argv[1], "stall-600") == 0)
@@ -340,6 +390,8 @@ int main(int argc, char **argv) {
     short_stalls();
   else if (strcmp(argv[1], "overload-400") == 0)
     overload();
+  else if (strcmp(argv[1], "signal-blocked-600") == 0)
+    signal_blocked_stall();
   else
     CHECK(!"unknown case");
   return 0;
