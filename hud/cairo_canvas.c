@@ -14,26 +14,26 @@
 #include <stdlib.h>
 
 /* Debian's fonts-dejavu-core: the same glyphs on every machine of this kind. */
-#define LAGSCOPE_HUD_FONT_FAMILY "DejaVu Sans"
+#define LAGSCOPE__HUD_FONT_FAMILY "DejaVu Sans"
 
 #define HALF_PI 1.57079632679489661923 /* M_PI is POSIX, not C11 */
 
 typedef struct cairo_backend {
-  lagscope_canvas canvas; /* first: the canvas handed out is this struct */
+  lagscope__hud_canvas canvas; /* first: the canvas handed out is this struct */
   cairo_surface_t *surface;
   cairo_t *cr;
-  cairo_font_face_t *faces[2]; /* by lagscope_font_weight */
+  cairo_font_face_t *faces[2]; /* by lagscope__hud_font_weight */
   int clip_depth;              /* cairo_save calls made by clip, undone by reset_clip */
 } cairo_backend;
 
-static cairo_t *context_of(lagscope_canvas *c) { return ((cairo_backend *)c->backend)->cr; }
+static cairo_t *context_of(lagscope__hud_canvas *c) { return ((cairo_backend *)c->backend)->cr; }
 
-static void set_color(cairo_t *cr, lagscope_color color) {
+static void set_color(cairo_t *cr, lagscope__hud_color color) {
   cairo_set_source_rgba(cr, color.r, color.g, color.b, color.a);
 }
 
 /* ---- shapes ----------------------------------------------------------------------------- */
-static void round_rect_path(cairo_t *cr, lagscope_rect r, float radius) {
+static void round_rect_path(cairo_t *cr, lagscope__hud_rect r, float radius) {
   double limit = fmin(r.width, r.height) / 2.0;
   double rad = radius < 0.0f ? 0.0 : fmin(radius, limit);
   double x0 = r.x, y0 = r.y, x1 = r.x + r.width, y1 = r.y + r.height;
@@ -45,15 +45,15 @@ static void round_rect_path(cairo_t *cr, lagscope_rect r, float radius) {
   cairo_close_path(cr);
 }
 
-static void op_fill_rect(lagscope_canvas *c, lagscope_rect r, lagscope_color color) {
+static void op_fill_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, lagscope__hud_color color) {
   cairo_t *cr = context_of(c);
   cairo_rectangle(cr, r.x, r.y, r.width, r.height);
   set_color(cr, color);
   cairo_fill(cr);
 }
 
-static void op_stroke_rect(lagscope_canvas *c, lagscope_rect r, float line_width,
-                           lagscope_color color) {
+static void op_stroke_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float line_width,
+                           lagscope__hud_color color) {
   cairo_t *cr = context_of(c);
   cairo_rectangle(cr, r.x, r.y, r.width, r.height);
   cairo_set_line_width(cr, line_width);
@@ -61,16 +61,16 @@ static void op_stroke_rect(lagscope_canvas *c, lagscope_rect r, float line_width
   cairo_stroke(cr);
 }
 
-static void op_fill_round_rect(lagscope_canvas *c, lagscope_rect r, float radius,
-                               lagscope_color color) {
+static void op_fill_round_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float radius,
+                               lagscope__hud_color color) {
   cairo_t *cr = context_of(c);
   round_rect_path(cr, r, radius);
   set_color(cr, color);
   cairo_fill(cr);
 }
 
-static void op_stroke_round_rect(lagscope_canvas *c, lagscope_rect r, float radius,
-                                 float line_width, lagscope_color color) {
+static void op_stroke_round_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float radius,
+                                 float line_width, lagscope__hud_color color) {
   cairo_t *cr = context_of(c);
   round_rect_path(cr, r, radius);
   cairo_set_line_width(cr, line_width);
@@ -78,8 +78,8 @@ static void op_stroke_round_rect(lagscope_canvas *c, lagscope_rect r, float radi
   cairo_stroke(cr);
 }
 
-static void op_polyline(lagscope_canvas *c, const lagscope_point *points, size_t count,
-                        float line_width, lagscope_color color) {
+static void op_polyline(lagscope__hud_canvas *c, const lagscope__hud_point *points, size_t count,
+                        float line_width, lagscope__hud_color color) {
   if (count < 2) return;
   cairo_t *cr = context_of(c);
   cairo_move_to(cr, points[0].x, points[0].y);
@@ -90,14 +90,14 @@ static void op_polyline(lagscope_canvas *c, const lagscope_point *points, size_t
 }
 
 /* ---- text ------------------------------------------------------------------------------- */
-static void use_font(lagscope_canvas *c, float size, lagscope_font_weight weight) {
+static void use_font(lagscope__hud_canvas *c, float size, lagscope__hud_font_weight weight) {
   cairo_backend *b = c->backend;
-  cairo_set_font_face(b->cr, b->faces[weight == LAGSCOPE_FONT_BOLD ? 1 : 0]);
+  cairo_set_font_face(b->cr, b->faces[weight == LAGSCOPE__HUD_FONT_BOLD ? 1 : 0]);
   cairo_set_font_size(b->cr, size);
 }
 
-static void op_text(lagscope_canvas *c, float x, float y, const char *utf8, float size,
-                    lagscope_font_weight weight, lagscope_color color) {
+static void op_text(lagscope__hud_canvas *c, float x, float y, const char *utf8, float size,
+                    lagscope__hud_font_weight weight, lagscope__hud_color color) {
   cairo_t *cr = context_of(c);
   use_font(c, size, weight);
   set_color(cr, color);
@@ -106,8 +106,8 @@ static void op_text(lagscope_canvas *c, float x, float y, const char *utf8, floa
   cairo_new_path(cr); /* show_text leaves the current point behind */
 }
 
-static float op_measure_text(lagscope_canvas *c, const char *utf8, float size,
-                             lagscope_font_weight weight) {
+static float op_measure_text(lagscope__hud_canvas *c, const char *utf8, float size,
+                             lagscope__hud_font_weight weight) {
   cairo_text_extents_t extents;
   use_font(c, size, weight);
   cairo_text_extents(context_of(c), utf8, &extents);
@@ -115,7 +115,7 @@ static float op_measure_text(lagscope_canvas *c, const char *utf8, float size,
 }
 
 /* ---- clipping --------------------------------------------------------------------------- */
-static void op_clip(lagscope_canvas *c, lagscope_rect r) {
+static void op_clip(lagscope__hud_canvas *c, lagscope__hud_rect r) {
   cairo_backend *b = c->backend;
   cairo_save(b->cr);
   b->clip_depth++;
@@ -123,12 +123,12 @@ static void op_clip(lagscope_canvas *c, lagscope_rect r) {
   cairo_clip(b->cr);
 }
 
-static void op_reset_clip(lagscope_canvas *c) {
+static void op_reset_clip(lagscope__hud_canvas *c) {
   cairo_backend *b = c->backend;
   for (; b->clip_depth > 0; b->clip_depth--) cairo_restore(b->cr);
 }
 
-static const lagscope_canvas_ops cairo_ops = {
+static const lagscope__hud_canvas_ops cairo_ops = {
   .fill_rect = op_fill_rect,
   .stroke_rect = op_stroke_rect,
   .fill_round_rect = op_fill_round_rect,
@@ -153,9 +153,9 @@ static void set_reproducible_font_options(cairo_t *cr) {
 }
 
 static int make_faces(cairo_backend *b) {
-  b->faces[0] = cairo_toy_font_face_create(LAGSCOPE_HUD_FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL,
+  b->faces[0] = cairo_toy_font_face_create(LAGSCOPE__HUD_FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL,
                                            CAIRO_FONT_WEIGHT_NORMAL);
-  b->faces[1] = cairo_toy_font_face_create(LAGSCOPE_HUD_FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL,
+  b->faces[1] = cairo_toy_font_face_create(LAGSCOPE__HUD_FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL,
                                            CAIRO_FONT_WEIGHT_BOLD);
   return cairo_font_face_status(b->faces[0]) == CAIRO_STATUS_SUCCESS &&
                  cairo_font_face_status(b->faces[1]) == CAIRO_STATUS_SUCCESS
@@ -163,7 +163,8 @@ static int make_faces(cairo_backend *b) {
              : -1;
 }
 
-lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_points, float scale) {
+lagscope__hud_canvas *lagscope__hud_canvas_new(float width_points, float height_points,
+                                              float scale) {
   if (!(width_points > 0.0f) || !(height_points > 0.0f) || !(scale > 0.0f)) return NULL;
   double w = ceil((double)width_points * scale), h = ceil((double)height_points * scale);
   if (w > 32767.0 || h > 32767.0) return NULL; /* cairo's image limit */
@@ -185,7 +186,7 @@ lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_point
   return &b->canvas;
 }
 
-void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_free(lagscope__hud_canvas *canvas) {
   if (canvas == NULL) return;
   cairo_backend *b = canvas->backend;
   for (int i = 0; i < 2; i++) {
@@ -196,7 +197,7 @@ void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
   lagscope__dealloc(b);
 }
 
-void lagscope__hud_canvas_clear(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_clear(lagscope__hud_canvas *canvas) {
   cairo_t *cr = context_of(canvas);
   op_reset_clip(canvas);
   cairo_save(cr);
@@ -205,7 +206,7 @@ void lagscope__hud_canvas_clear(lagscope_canvas *canvas) {
   cairo_restore(cr);
 }
 
-const uint32_t *lagscope__hud_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
+const uint32_t *lagscope__hud_canvas_pixels(lagscope__hud_canvas *canvas, int *width, int *height,
                                              int *stride_bytes) {
   cairo_backend *b = canvas->backend;
   cairo_surface_flush(b->surface);
@@ -215,7 +216,7 @@ const uint32_t *lagscope__hud_canvas_pixels(lagscope_canvas *canvas, int *width,
   return (const uint32_t *)(const void *)cairo_image_surface_get_data(b->surface);
 }
 
-int lagscope__hud_canvas_write_png(lagscope_canvas *canvas, const char *path) {
+int lagscope__hud_canvas_write_png(lagscope__hud_canvas *canvas, const char *path) {
   cairo_backend *b = canvas->backend;
   cairo_surface_flush(b->surface);
   return cairo_surface_write_to_png(b->surface, path) == CAIRO_STATUS_SUCCESS ? 0 : -1;

@@ -34,12 +34,12 @@
 
 typedef struct cached_font {
   float size;
-  lagscope_font_weight weight;
+  lagscope__hud_font_weight weight;
   CTFontRef font; /* NULL: an empty slot */
 } cached_font;
 
 typedef struct cg_backend {
-  lagscope_canvas canvas; /* first: the canvas handed out is this struct */
+  lagscope__hud_canvas canvas; /* first: the canvas handed out is this struct */
   uint32_t *pixels;       /* owned here; the context draws into it */
   int width, height, stride;
   CGContextRef cg;
@@ -48,18 +48,18 @@ typedef struct cg_backend {
   int next_evict;         /* round robin when the cache is full */
 } cg_backend;
 
-static CGContextRef context_of(lagscope_canvas *c) { return ((cg_backend *)c->backend)->cg; }
+static CGContextRef context_of(lagscope__hud_canvas *c) { return ((cg_backend *)c->backend)->cg; }
 
-static CGRect cg_rect(lagscope_rect r) {
+static CGRect cg_rect(lagscope__hud_rect r) {
   CGRect out = {{r.x, r.y}, {r.width, r.height}};
   return out;
 }
 
-static void set_fill(CGContextRef cg, lagscope_color color) {
+static void set_fill(CGContextRef cg, lagscope__hud_color color) {
   CGContextSetRGBFillColor(cg, color.r, color.g, color.b, color.a);
 }
 
-static void set_stroke(CGContextRef cg, lagscope_color color) {
+static void set_stroke(CGContextRef cg, lagscope__hud_color color) {
   CGContextSetRGBStrokeColor(cg, color.r, color.g, color.b, color.a);
 }
 
@@ -67,28 +67,28 @@ static void set_stroke(CGContextRef cg, lagscope_color color) {
 
 /* CGPathCreateWithRoundedRect requires each corner radius to be at most half the side it
  * sits on (it asserts otherwise), so clamp as the cairo backend does. NULL when out of memory. */
-static CGPathRef round_rect_path(lagscope_rect r, float radius) {
+static CGPathRef round_rect_path(lagscope__hud_rect r, float radius) {
   double limit = fmin(r.width, r.height) / 2.0;
   double rad = radius < 0.0f ? 0.0 : fmin(radius, limit);
   if (!(rad >= 0.0)) rad = 0.0; /* NaN sizes */
   return CGPathCreateWithRoundedRect(cg_rect(r), rad, rad, NULL);
 }
 
-static void op_fill_rect(lagscope_canvas *c, lagscope_rect r, lagscope_color color) {
+static void op_fill_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, lagscope__hud_color color) {
   CGContextRef cg = context_of(c);
   set_fill(cg, color);
   CGContextFillRect(cg, cg_rect(r));
 }
 
-static void op_stroke_rect(lagscope_canvas *c, lagscope_rect r, float line_width,
-                           lagscope_color color) {
+static void op_stroke_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float line_width,
+                           lagscope__hud_color color) {
   CGContextRef cg = context_of(c);
   set_stroke(cg, color);
   CGContextStrokeRectWithWidth(cg, cg_rect(r), line_width);
 }
 
-static void op_fill_round_rect(lagscope_canvas *c, lagscope_rect r, float radius,
-                               lagscope_color color) {
+static void op_fill_round_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float radius,
+                               lagscope__hud_color color) {
   CGContextRef cg = context_of(c);
   CGPathRef path = round_rect_path(r, radius);
   if (path == NULL) return;
@@ -99,8 +99,8 @@ static void op_fill_round_rect(lagscope_canvas *c, lagscope_rect r, float radius
   CGPathRelease(path);
 }
 
-static void op_stroke_round_rect(lagscope_canvas *c, lagscope_rect r, float radius,
-                                 float line_width, lagscope_color color) {
+static void op_stroke_round_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float radius,
+                                 float line_width, lagscope__hud_color color) {
   CGContextRef cg = context_of(c);
   CGPathRef path = round_rect_path(r, radius);
   if (path == NULL) return;
@@ -112,8 +112,8 @@ static void op_stroke_round_rect(lagscope_canvas *c, lagscope_rect r, float radi
   CGPathRelease(path);
 }
 
-static void op_polyline(lagscope_canvas *c, const lagscope_point *points, size_t count,
-                        float line_width, lagscope_color color) {
+static void op_polyline(lagscope__hud_canvas *c, const lagscope__hud_point *points, size_t count,
+                        float line_width, lagscope__hud_color color) {
   if (count < 2) return;
   CGContextRef cg = context_of(c);
   CGContextBeginPath(cg);
@@ -126,9 +126,9 @@ static void op_polyline(lagscope_canvas *c, const lagscope_point *points, size_t
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-static CTFontRef create_font(float size, lagscope_font_weight weight) {
+static CTFontRef create_font(float size, lagscope__hud_font_weight weight) {
   CFStringRef name = CFStringCreateWithCString(
-      kCFAllocatorDefault, weight == LAGSCOPE_FONT_BOLD ? FONT_BOLD : FONT_REGULAR,
+      kCFAllocatorDefault, weight == LAGSCOPE__HUD_FONT_BOLD ? FONT_BOLD : FONT_REGULAR,
       kCFStringEncodingUTF8);
   if (name == NULL) return NULL;
   CTFontRef font = CTFontCreateWithName(name, size, NULL);
@@ -138,7 +138,7 @@ static CTFontRef create_font(float size, lagscope_font_weight weight) {
 
 /* Fonts are costly to make and the layout asks for the same few again and again. The cache
  * owns its fonts; NULL when out of memory. */
-static CTFontRef font_for(cg_backend *b, float size, lagscope_font_weight weight) {
+static CTFontRef font_for(cg_backend *b, float size, lagscope__hud_font_weight weight) {
   for (int i = 0; i < FONT_CACHE_SIZE; i++) {
     cached_font *f = &b->fonts[i];
     if (f->font != NULL && f->size == size && f->weight == weight) return f->font;
@@ -157,8 +157,8 @@ static CTFontRef font_for(cg_backend *b, float size, lagscope_font_weight weight
 /* A line of text in the font, coloured by the context's fill colour (so no CGColor has to be
  * made per call). The caller releases it; NULL when the text is not valid UTF-8 or memory ran
  * out. */
-static CTLineRef make_line(lagscope_canvas *c, const char *utf8, float size,
-                           lagscope_font_weight weight) {
+static CTLineRef make_line(lagscope__hud_canvas *c, const char *utf8, float size,
+                           lagscope__hud_font_weight weight) {
   CTFontRef font = font_for(c->backend, size, weight);
   if (font == NULL || utf8 == NULL) return NULL;
   CFStringRef string = CFStringCreateWithCString(kCFAllocatorDefault, utf8, kCFStringEncodingUTF8);
@@ -181,8 +181,8 @@ static CTLineRef make_line(lagscope_canvas *c, const char *utf8, float size,
   return line;
 }
 
-static void op_text(lagscope_canvas *c, float x, float y, const char *utf8, float size,
-                    lagscope_font_weight weight, lagscope_color color) {
+static void op_text(lagscope__hud_canvas *c, float x, float y, const char *utf8, float size,
+                    lagscope__hud_font_weight weight, lagscope__hud_color color) {
   CTLineRef line = make_line(c, utf8, size, weight);
   if (line == NULL) return;
   CGContextRef cg = context_of(c);
@@ -196,8 +196,8 @@ static void op_text(lagscope_canvas *c, float x, float y, const char *utf8, floa
   CFRelease(line);
 }
 
-static float op_measure_text(lagscope_canvas *c, const char *utf8, float size,
-                             lagscope_font_weight weight) {
+static float op_measure_text(lagscope__hud_canvas *c, const char *utf8, float size,
+                             lagscope__hud_font_weight weight) {
   CTLineRef line = make_line(c, utf8, size, weight);
   if (line == NULL) return 0.0f;
   double width = CTLineGetTypographicBounds(line, NULL, NULL, NULL);
@@ -206,19 +206,19 @@ static float op_measure_text(lagscope_canvas *c, const char *utf8, float size,
 }
 
 /* ---- clipping --------------------------------------------------------------------------- */
-static void op_clip(lagscope_canvas *c, lagscope_rect r) {
+static void op_clip(lagscope__hud_canvas *c, lagscope__hud_rect r) {
   cg_backend *b = c->backend;
   CGContextSaveGState(b->cg);
   b->clip_depth++;
   CGContextClipToRect(b->cg, cg_rect(r));
 }
 
-static void op_reset_clip(lagscope_canvas *c) {
+static void op_reset_clip(lagscope__hud_canvas *c) {
   cg_backend *b = c->backend;
   for (; b->clip_depth > 0; b->clip_depth--) CGContextRestoreGState(b->cg);
 }
 
-static const lagscope_canvas_ops coregraphics_ops = {
+static const lagscope__hud_canvas_ops coregraphics_ops = {
   .fill_rect = op_fill_rect,
   .stroke_rect = op_stroke_rect,
   .fill_round_rect = op_fill_round_rect,
@@ -250,7 +250,7 @@ static void set_canvas_coordinates(CGContextRef cg, int height_pixels, float sca
   CGContextSetLineCap(cg, kCGLineCapButt);
 }
 
-void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_free(lagscope__hud_canvas *canvas) {
   if (canvas == NULL) return;
   cg_backend *b = canvas->backend;
   for (int i = 0; i < FONT_CACHE_SIZE; i++) {
@@ -261,7 +261,8 @@ void lagscope__hud_canvas_free(lagscope_canvas *canvas) {
   lagscope__dealloc(b);
 }
 
-lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_points, float scale) {
+lagscope__hud_canvas *lagscope__hud_canvas_new(float width_points, float height_points,
+                                              float scale) {
   if (!(width_points > 0.0f) || !(height_points > 0.0f) || !(scale > 0.0f)) return NULL;
   double w = ceil((double)width_points * scale), h = ceil((double)height_points * scale);
   if (w > MAX_PIXELS || h > MAX_PIXELS) return NULL;
@@ -284,14 +285,14 @@ lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_point
 
 /* The buffer is ours and the context draws into it synchronously, so clearing is a memset:
  * exact, and independent of the CTM. */
-void lagscope__hud_canvas_clear(lagscope_canvas *canvas) {
+void lagscope__hud_canvas_clear(lagscope__hud_canvas *canvas) {
   cg_backend *b = canvas->backend;
   op_reset_clip(canvas);
   CGContextFlush(b->cg);
   memset(b->pixels, 0, (size_t)b->height * (size_t)b->stride);
 }
 
-const uint32_t *lagscope__hud_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
+const uint32_t *lagscope__hud_canvas_pixels(lagscope__hud_canvas *canvas, int *width, int *height,
                                           int *stride_bytes) {
   cg_backend *b = canvas->backend;
   CGContextFlush(b->cg);

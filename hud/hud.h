@@ -1,6 +1,6 @@
 /*
- * What the HUD shows, laid out once for every platform over a lagscope_canvas. The renderer
- * (hud/renderer.c) keeps a lagscope_hud_state from the events and redraws it into a pixel
+ * What the HUD shows, laid out once for every platform over a lagscope__hud_canvas. The renderer
+ * (hud/renderer.c) keeps a lagscope__hud_state from the events and redraws it into a pixel
  * buffer off the main thread; the platform glue shows the latest buffer.
  */
 #ifndef LAGSCOPE_HUD_H
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /* Everything the layout needs, copied from events; no pointers into lagscope's state. */
-typedef struct lagscope_hud_state {
+typedef struct lagscope__hud_state {
   double refresh_hz;          /* the display's rate: FPS is coloured relative to it */
   double fps;
   int frames_idle;            /* no frame wanted: "idle" instead of an FPS figure */
@@ -30,17 +30,17 @@ typedef struct lagscope_hud_state {
   char last_hitch_function[64]; /* where the app was during it; "" when unknown */
   char viewer_url[160];       /* full URL with its token; "" before the viewer exists */
   int expanded;               /* compact (0) or expanded (1) */
-} lagscope_hud_state;
+} lagscope__hud_state;
 
 /* The HUD's size in points for this state (compact or expanded), so that a buffer can be
  * made to fit. F */
-lagscope_rect lagscope__hud_bounds(const lagscope_hud_state *state);
+lagscope__hud_rect lagscope__hud_bounds(const lagscope__hud_state *state);
 
 /* Draws the whole HUD at the origin of the canvas, in points. F (backends may allocate). */
-void lagscope__hud_draw(lagscope_canvas *canvas, const lagscope_hud_state *state);
+void lagscope__hud_draw(lagscope__hud_canvas *canvas, const lagscope__hud_state *state);
 
 /* The colour of an FPS value for a display rate: green near the rate, yellow, then red. F */
-lagscope_color lagscope__hud_fps_color(double fps, double refresh_hz);
+lagscope__hud_color lagscope__hud_fps_color(double fps, double refresh_hz);
 
 /* ---- the platform's canvas: hud/cairo_canvas.c (Linux) or hud/coregraphics_canvas.c (iOS,
  * macOS); CMake builds the one of the platform, so this contract has no #if ---- */
@@ -49,15 +49,16 @@ lagscope_color lagscope__hud_fps_color(double fps, double refresh_hz);
  * width_points x height_points at scale pixels per point; CoreGraphics: a CGBitmapContext over
  * a buffer the canvas owns (kCGImageAlphaPremultipliedFirst | kCGBitmapByteOrder32Host). NULL
  * when out of memory. A */
-lagscope_canvas *lagscope__hud_canvas_new(float width_points, float height_points, float scale);
-void lagscope__hud_canvas_free(lagscope_canvas *canvas);
+lagscope__hud_canvas *lagscope__hud_canvas_new(float width_points, float height_points,
+                                              float scale);
+void lagscope__hud_canvas_free(lagscope__hud_canvas *canvas);
 /* The pixels and their geometry; valid until the canvas is freed. Flushes drawing first. */
-const uint32_t *lagscope__hud_canvas_pixels(lagscope_canvas *canvas, int *width, int *height,
+const uint32_t *lagscope__hud_canvas_pixels(lagscope__hud_canvas *canvas, int *width, int *height,
                                             int *stride_bytes);
 /* Clears every pixel to transparent and drops any clip: call before each redraw. F */
-void lagscope__hud_canvas_clear(lagscope_canvas *canvas);
+void lagscope__hud_canvas_clear(lagscope__hud_canvas *canvas);
 /* Writes the canvas to a PNG file: the cairo canvas only (tests, screenshots). 0 or -1. A */
-int lagscope__hud_canvas_write_png(lagscope_canvas *canvas, const char *path);
+int lagscope__hud_canvas_write_png(lagscope__hud_canvas *canvas, const char *path);
 
 /* ---- the renderer (hud/renderer.c): the dispatcher thread, but take (main thread) ---- */
 typedef struct lagscope__hud lagscope__hud;

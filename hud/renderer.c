@@ -1,5 +1,5 @@
 /*
- * The HUD's renderer: keeps a lagscope_hud_state from the events and redraws it on the
+ * The HUD's renderer: keeps a lagscope__hud_state from the events and redraws it on the
  * dispatcher thread, at most 4 times a second and at once when a hang begins, into one of
  * three buffers. The main thread only swaps buffer indexes to take the newest (a triple buffer:
  * the renderer owns "back", the main thread "front", and "middle" changes hands atomically).
@@ -17,10 +17,10 @@
 
 struct lagscope__hud {
   float scale;
-  lagscope_rect largest;    /* the expanded layout: the buffers' size */
+  lagscope__hud_rect largest;    /* the expanded layout: the buffers' size */
   lagscope_hud_corner corner;
-  lagscope_hud_state state;
-  lagscope_canvas *canvases[BUFFERS];
+  lagscope__hud_state state;
+  lagscope__hud_canvas *canvases[BUFFERS];
   lagscope_hud_image images[BUFFERS];
   uint32_t back;            /* the renderer's */
   uint32_t front;           /* the main thread's */
@@ -58,7 +58,7 @@ void lagscope__hud_free(lagscope__hud *h) {
 
 /* ---- the state, from events (dispatcher thread) ---- */
 
-static void take_metrics(lagscope_hud_state *s, const lagscope_metrics *m) {
+static void take_metrics(lagscope__hud_state *s, const lagscope_metrics *m) {
   s->refresh_hz = m->frames.refresh_hz;
   s->fps = m->frames.fps;
   s->frames_idle = m->frames.idle;
@@ -133,12 +133,12 @@ static int make_canvases(lagscope__hud *h) {
 
 static void render(lagscope__hud *h, uint64_t now) {
   if (!make_canvases(h)) return; /* out of memory: no image, lagscope runs on */
-  lagscope_canvas *canvas = h->canvases[h->back];
+  lagscope__hud_canvas *canvas = h->canvases[h->back];
   if (h->state.hang_in_progress)
     h->state.hang_elapsed_ms = now > h->hang_start_ns ? (double)(now - h->hang_start_ns) / 1e6 : 0;
   lagscope__hud_canvas_clear(canvas);
   lagscope__hud_draw(canvas, &h->state);
-  lagscope_rect bounds = lagscope__hud_bounds(&h->state);
+  lagscope__hud_rect bounds = lagscope__hud_bounds(&h->state);
   lagscope_hud_image *image = &h->images[h->back];
   int width, height, stride;
   image->pixels = lagscope__hud_canvas_pixels(canvas, &width, &height, &stride);

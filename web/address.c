@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int lagscope__lan_addresses(lagscope__lan_address *out, int max) {
+int lagscope__web_lan_addresses(lagscope__web_lan_address *out, int max) {
   struct ifaddrs *list;
   if (getifaddrs(&list) != 0) return 0;
   int n = 0;
@@ -31,12 +31,12 @@ int lagscope__lan_addresses(lagscope__lan_address *out, int max) {
   return n;
 }
 
-void lagscope__lan_address_pick(const char *bind, char *out, size_t size) {
+void lagscope__web_lan_address_pick(const char *bind, char *out, size_t size) {
   snprintf(out, size, "%s", bind);
   if (strcmp(bind, "0.0.0.0") != 0) return;
   snprintf(out, size, "127.0.0.1");
-  lagscope__lan_address all[LAGSCOPE__LAN_ADDRESSES_MAX];
-  int n = lagscope__lan_addresses(all, LAGSCOPE__LAN_ADDRESSES_MAX);
+  lagscope__web_lan_address all[LAGSCOPE__WEB_LAN_ADDRESSES_MAX];
+  int n = lagscope__web_lan_addresses(all, LAGSCOPE__WEB_LAN_ADDRESSES_MAX);
   char preferred[IF_NAMESIZE];
   lagscope__net_preferred_interface(preferred, sizeof(preferred));
   int pick = n > 0 ? 0 : -1;

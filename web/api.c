@@ -26,7 +26,9 @@ static char *print(cJSON *doc) {
 
 /* A config field in the status JSON as its type says: on/off fields are booleans. */
 static void add_u32(cJSON *o, const char *name, uint32_t v) { cJSON_AddNumberToObject(o, name, v); }
-static void add_u64(cJSON *o, const char *name, uint64_t v) { lagscope__json_add_u64(o, name, v); }
+static void add_u64(cJSON *o, const char *name, uint64_t v) {
+  lagscope__web_json_add_u64(o, name, v);
+}
 static void add_on_off(cJSON *o, const char *name, int v) {
   cJSON_AddBoolToObject(o, name, v != 0);
 }
@@ -61,8 +63,8 @@ static void add_config(cJSON *o, const lagscope__web *web) {
 
 /* Every address the viewer may be reached at (the URL names one: web/address.c). */
 static void add_addresses(cJSON *array) {
-  lagscope__lan_address all[LAGSCOPE__LAN_ADDRESSES_MAX];
-  int n = lagscope__lan_addresses(all, LAGSCOPE__LAN_ADDRESSES_MAX);
+  lagscope__web_lan_address all[LAGSCOPE__WEB_LAN_ADDRESSES_MAX];
+  int n = lagscope__web_lan_addresses(all, LAGSCOPE__WEB_LAN_ADDRESSES_MAX);
   for (int i = 0; i < n && array != NULL; i++) {
     cJSON *a = cJSON_CreateObject();
     if (a == NULL) return;
@@ -73,35 +75,35 @@ static void add_addresses(cJSON *array) {
 }
 
 static void add_server(cJSON *o, lagscope__web *web) {
-  lagscope__stream_counts counts;
-  lagscope__stream_counts_read(web->stream, &counts);
-  lagscope__json_add_u64(o, "requests", atomic_load(&web->requests));
+  lagscope__web_stream_counts counts;
+  lagscope__web_stream_counts_read(web->stream, &counts);
+  lagscope__web_json_add_u64(o, "requests", atomic_load(&web->requests));
   cJSON_AddNumberToObject(o, "clients", atomic_load(&web->clients));
-  lagscope__json_add_u64(o, "clients_rejected", atomic_load(&web->clients_rejected));
+  lagscope__web_json_add_u64(o, "clients_rejected", atomic_load(&web->clients_rejected));
   cJSON_AddNumberToObject(o, "stream_clients", counts.clients);
-  lagscope__json_add_u64(o, "stream_clients_rejected", counts.rejected);
-  lagscope__json_add_u64(o, "stream_clients_dropped", counts.clients_dropped);
-  lagscope__json_add_u64(o, "stream_events_sent", counts.events_sent);
-  lagscope__json_add_u64(o, "stream_events_dropped", counts.events_dropped);
+  lagscope__web_json_add_u64(o, "stream_clients_rejected", counts.rejected);
+  lagscope__web_json_add_u64(o, "stream_clients_dropped", counts.clients_dropped);
+  lagscope__web_json_add_u64(o, "stream_events_sent", counts.events_sent);
+  lagscope__web_json_add_u64(o, "stream_events_dropped", counts.events_dropped);
 }
 
-int lagscope__api_status(lagscope__request *req) {
+int lagscope__web_api_status(lagscope__web_request *req) {
   lagscope__web *web = req->web;
   cJSON *doc = cJSON_CreateObject();
-  if (doc == NULL) return lagscope__reply_json(req, 200, NULL);
+  if (doc == NULL) return lagscope__web_reply_json(req, 200, NULL);
   cJSON *app = cJSON_AddObjectToObject(doc, "app");
   cJSON_AddStringToObject(app, "name", web->app_name);
   cJSON_AddNumberToObject(app, "pid", lagscope__process_id());
   cJSON_AddStringToObject(doc, "lagscope_version", LAGSCOPE_VERSION_STRING);
-  lagscope__json_add_i64(doc, "launch_wall_ms", web->launch_wall_ms);
-  lagscope__json_add_i64(doc, "now_wall_ms", lagscope__wall_ms());
-  lagscope__json_add_u64(doc, "uptime_ms", (lagscope__now_ns() - web->launch_ns) / NS_PER_MS);
-  lagscope__json_add_u64(doc, "hangs", atomic_load(&web->hangs));
+  lagscope__web_json_add_i64(doc, "launch_wall_ms", web->launch_wall_ms);
+  lagscope__web_json_add_i64(doc, "now_wall_ms", lagscope__wall_ms());
+  lagscope__web_json_add_u64(doc, "uptime_ms", (lagscope__now_ns() - web->launch_ns) / NS_PER_MS);
+  lagscope__web_json_add_u64(doc, "hangs", atomic_load(&web->hangs));
   cJSON_AddBoolToObject(doc, "hang_in_progress", atomic_load(&web->hang_in_progress));
   add_config(cJSON_AddObjectToObject(doc, "config"), web);
   add_server(cJSON_AddObjectToObject(doc, "server"), web);
   add_addresses(cJSON_AddArrayToObject(doc, "addresses"));
-  return lagscope__reply_json(req, 200, print(doc));
+  return lagscope__web_reply_json(req, 200, print(doc));
 }
 
 /* ---- metrics ---------------------------------------------------------------------------------- */
@@ -132,11 +134,11 @@ static char *ring_push(char **slots, uint32_t capacity, uint32_t *next, uint32_t
   return old;
 }
 
-void lagscope__api_keep_metrics(lagscope__web *web, const lagscope_event *event, char *whole) {
-  lagscope__metrics_tick tick;
-  lagscope__metrics_tick_of(event, &tick);
+void lagscope__web_api_keep_metrics(lagscope__web *web, const lagscope_event *event, char *whole) {
+  lagscope__web_metrics_tick tick;
+  lagscope__web_metrics_tick_of(event, &tick);
   pthread_mutex_lock(&web->metrics_lock);
-  web->metrics[ring_take(LAGSCOPE__METRICS_WINDOW, &web->metrics_next, &web->metrics_count)] =
+  web->metrics[ring_take(LAGSCOPE__WEB_METRICS_WINDOW, &web->metrics_next, &web->metrics_count)] =
       tick;
   char *old_latest = web->metrics_latest;
   web->metrics_latest = whole;
@@ -144,7 +146,7 @@ void lagscope__api_keep_metrics(lagscope__web *web, const lagscope_event *event,
   lagscope__dealloc(old_latest);
 }
 
-void lagscope__api_keep_hitch(lagscope__web *web, const char *json) {
+void lagscope__web_api_keep_hitch(lagscope__web *web, const char *json) {
   char *copy = lagscope__strdup(json);
   if (copy == NULL) return;
   pthread_mutex_lock(&web->metrics_lock);
@@ -162,7 +164,7 @@ static char *join_ring(const char *head, char *const *slots, uint32_t capacity, 
   size_t size = strlen(head) + 4 + (newest != NULL ? strlen(newest) : 0);
   for (uint32_t i = 0; i < capacity; i++)
     if (slots[i] != NULL) size += strlen(slots[i]) + 1;
-  char *body = malloc(size); /* handed to lagscope__reply_json, as a cJSON text is */
+  char *body = malloc(size); /* handed to lagscope__web_reply_json, as a cJSON text is */
   if (body == NULL) return NULL;
   size_t used = strlen(head);
   memcpy(body, head, used);
@@ -180,36 +182,36 @@ static char *join_ring(const char *head, char *const *slots, uint32_t capacity, 
 }
 
 /* {"hitches": [...]}: the latest hitch events, oldest first, as the stream sent them. */
-int lagscope__api_hitches(lagscope__request *req) {
+int lagscope__web_api_hitches(lagscope__web_request *req) {
   lagscope__web *web = req->web;
   pthread_mutex_lock(&web->metrics_lock);
   char *body = join_ring("{\"hitches\":", web->hitches, web->config.hitch_keep,
                          web->hitches_next, web->hitches_count, NULL);
   pthread_mutex_unlock(&web->metrics_lock);
-  return lagscope__reply_json(req, 200, body);
+  return lagscope__web_reply_json(req, 200, body);
 }
 
 /* The older ticks formatted, the newest one whole, joined. */
-int lagscope__api_metrics(lagscope__request *req) {
+int lagscope__web_api_metrics(lagscope__web_request *req) {
   lagscope__web *web = req->web;
   char head[64];
   snprintf(head, sizeof(head), "{\"interval_ms\":%u,\"metrics\":",
            web->config.sample_interval_ms);
-  char *texts[LAGSCOPE__METRICS_WINDOW] = {0};
+  char *texts[LAGSCOPE__WEB_METRICS_WINDOW] = {0};
   char *body = NULL;
   int formatted = 1;
   pthread_mutex_lock(&web->metrics_lock);
   for (uint32_t k = 0; k + 1 < web->metrics_count && formatted; k++) {
-    uint32_t i = ring_at(LAGSCOPE__METRICS_WINDOW, web->metrics_next, web->metrics_count, k);
-    texts[i] = lagscope__metrics_tick_text(&web->metrics[i]);
+    uint32_t i = ring_at(LAGSCOPE__WEB_METRICS_WINDOW, web->metrics_next, web->metrics_count, k);
+    texts[i] = lagscope__web_metrics_tick_text(&web->metrics[i]);
     formatted = texts[i] != NULL;
   }
   if (formatted)
-    body = join_ring(head, texts, LAGSCOPE__METRICS_WINDOW, web->metrics_next,
+    body = join_ring(head, texts, LAGSCOPE__WEB_METRICS_WINDOW, web->metrics_next,
                      web->metrics_count, web->metrics_latest);
   pthread_mutex_unlock(&web->metrics_lock);
-  for (uint32_t i = 0; i < LAGSCOPE__METRICS_WINDOW; i++) lagscope__dealloc(texts[i]);
-  return lagscope__reply_json(req, 200, body);
+  for (uint32_t i = 0; i < LAGSCOPE__WEB_METRICS_WINDOW; i++) lagscope__dealloc(texts[i]);
+  return lagscope__web_reply_json(req, 200, body);
 }
 
 /* ---- hangs ------------------------------------------------------------------------------------- */
@@ -292,7 +294,7 @@ static int on_parse_thread(void (*fn)(void *), void *arg) {
 }
 
 typedef struct hang_list_job {
-  lagscope__request *req;
+  lagscope__web_request *req;
   const lagscope__store_entry *entries;
   size_t count;
   char *text; /* the answer, printed; NULL when out of memory */
@@ -300,7 +302,7 @@ typedef struct hang_list_job {
 
 static void hang_list_build(void *arg) {
   hang_list_job *job = arg;
-  const lagscope__route *route = &job->req->route;
+  const lagscope__web_route *route = &job->req->route;
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddNumberToObject(doc, "total", (double)job->count);
   cJSON_AddNumberToObject(doc, "offset", route->offset);
@@ -313,18 +315,19 @@ static void hang_list_build(void *arg) {
   job->text = print(doc);
 }
 
-int lagscope__api_hangs(lagscope__request *req) {
+int lagscope__web_api_hangs(lagscope__web_request *req) {
   lagscope__web *web = req->web;
   lagscope__store_entry *entries = NULL;
   size_t count = 0;
   if (lagscope__store_list(web->report_dir, &entries, &count) != LAGSCOPE_OK)
-    return lagscope__reply_error(req, 500, "internal", "the report folder could not be listed");
+    return lagscope__web_reply_error(req, 500, "internal", "the report folder could not be listed");
   hang_list_job job = {.req = req, .entries = entries, .count = count};
   int rc = on_parse_thread(hang_list_build, &job);
   lagscope__dealloc(entries);
   if (rc != LAGSCOPE_OK)
-    return lagscope__reply_error(req, 503, "busy", "no thread could be started to read the reports");
-  return lagscope__reply_json(req, 200, job.text);
+    return lagscope__web_reply_error(req, 503, "busy",
+                                     "no thread could be started to read the reports");
+  return lagscope__web_reply_json(req, 200, job.text);
 }
 
 typedef struct export_job {
@@ -336,40 +339,42 @@ typedef struct export_job {
 static void export_build(void *arg) {
   export_job *job = arg;
   char why[256] = "";
-  job->exported = job->speedscope ? lagscope__export_speedscope(job->text, why, sizeof(why))
-                                  : lagscope__export_chrome_trace(job->text, why, sizeof(why));
+  job->exported = job->speedscope ? lagscope__web_export_speedscope(job->text, why, sizeof(why))
+                                  : lagscope__web_export_chrome_trace(job->text, why, sizeof(why));
 }
 
 /* GET /api/v1/hangs/{id}[/speedscope|/trace]: the stored text, or an export made from it. */
-int lagscope__api_hang(lagscope__request *req) {
+int lagscope__web_api_hang(lagscope__web_request *req) {
   char *text = NULL;
   size_t len = 0;
   int rc = lagscope__store_read(req->web->report_dir, req->route.id, &text, &len);
   /* A file the store would not keep (a link, a FIFO, another document) is no report either. */
   if (rc == LAGSCOPE_ENOENT || rc == LAGSCOPE_EPARSE)
-    return lagscope__reply_error(req, 404, "not_found", "no such report");
+    return lagscope__web_reply_error(req, 404, "not_found", "no such report");
   if (rc != LAGSCOPE_OK)
-    return lagscope__reply_error(req, 500, "internal", "the report could not be read");
-  if (req->route.kind == LAGSCOPE__ROUTE_HANG) {
-    lagscope__reply reply = {.status = 200, .body = text, .length = len};
-    rc = lagscope__reply_send(req, &reply);
+    return lagscope__web_reply_error(req, 500, "internal", "the report could not be read");
+  if (req->route.kind == LAGSCOPE__WEB_ROUTE_HANG) {
+    lagscope__web_reply reply = {.status = 200, .body = text, .length = len};
+    rc = lagscope__web_reply_send(req, &reply);
     lagscope__dealloc(text);
     return rc;
   }
-  export_job job = {.text = text, .speedscope = req->route.kind == LAGSCOPE__ROUTE_HANG_SPEEDSCOPE};
+  export_job job = {.text = text,
+                    .speedscope = req->route.kind == LAGSCOPE__WEB_ROUTE_HANG_SPEEDSCOPE};
   rc = on_parse_thread(export_build, &job);
   lagscope__dealloc(text);
   if (rc != LAGSCOPE_OK)
-    return lagscope__reply_error(req, 503, "busy", "no thread could be started to read the report");
+    return lagscope__web_reply_error(req, 503, "busy",
+                                     "no thread could be started to read the report");
   char *exported = job.exported;
   int speedscope = job.speedscope;
-  if (exported == NULL) return lagscope__reply_error(req, 500, "internal", "the export failed");
+  if (exported == NULL) return lagscope__web_reply_error(req, 500, "internal", "the export failed");
   char disposition[128];
   snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s.%s.json\"", req->route.id,
            speedscope ? "speedscope" : "trace");
-  lagscope__reply reply = {.status = 200, .body = exported, .length = strlen(exported),
-                           .disposition = disposition};
-  rc = lagscope__reply_send(req, &reply);
+  lagscope__web_reply reply = {.status = 200, .body = exported, .length = strlen(exported),
+                               .disposition = disposition};
+  rc = lagscope__web_reply_send(req, &reply);
   lagscope_free(exported);
   return rc;
 }
@@ -388,24 +393,25 @@ static uint64_t capture_wait_ms(lagscope__web *web) {
   return wait;
 }
 
-int lagscope__api_capture(lagscope__request *req) {
+int lagscope__web_api_capture(lagscope__web_request *req) {
   uint64_t wait_ms = capture_wait_ms(req->web);
   if (wait_ms > 0) {
     char body[160];
     snprintf(body, sizeof(body),
              "{\"error\":\"rate_limited\",\"message\":\"one capture a second\","
              "\"retry_after_ms\":%llu}", (unsigned long long)wait_ms);
-    lagscope__reply reply = {.status = 429, .body = body, .length = strlen(body),
-                             .retry_after_s = (int)((wait_ms + 999) / 1000)};
-    return lagscope__reply_send(req, &reply);
+    lagscope__web_reply reply = {.status = 429, .body = body, .length = strlen(body),
+                                 .retry_after_s = (int)((wait_ms + 999) / 1000)};
+    return lagscope__web_reply_send(req, &reply);
   }
   char *json = NULL;
   int rc = req->web->capture_now(&json, CAPTURE_TIMEOUT_NS);
   if (rc == LAGSCOPE_ETIMEDOUT)
-    return lagscope__reply_error(req, 503, "busy", "the monitor did not answer in time");
-  if (rc != LAGSCOPE_OK) return lagscope__reply_error(req, 500, "internal", lagscope_strerror(rc));
-  lagscope__reply reply = {.status = 200, .body = json, .length = strlen(json)};
-  rc = lagscope__reply_send(req, &reply);
+    return lagscope__web_reply_error(req, 503, "busy", "the monitor did not answer in time");
+  if (rc != LAGSCOPE_OK)
+    return lagscope__web_reply_error(req, 500, "internal", lagscope_strerror(rc));
+  lagscope__web_reply reply = {.status = 200, .body = json, .length = strlen(json)};
+  rc = lagscope__web_reply_send(req, &reply);
   lagscope__dealloc(json); /* lagscope's heap: a capture of every thread can be megabytes */
   return rc;
 }

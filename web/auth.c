@@ -12,7 +12,7 @@
 /* Every byte of the longer string is compared, and the loop never stops early: a guess that
  * shares a longer prefix with the token takes no longer to refuse. A string past its end
  * compares as NUL bytes, and a length difference alone makes the result 0. */
-int lagscope__token_equal(const char *a, const char *b) {
+int lagscope__web_token_equal(const char *a, const char *b) {
   if (a == NULL || b == NULL) return 0;
   size_t a_n = strlen(a), b_n = strlen(b);
   size_t n = a_n > b_n ? a_n : b_n;
@@ -56,7 +56,7 @@ static int cookie_pair(const char *pair, size_t n, const char *name, char *out, 
 
 /* Pairs are separated by ';' (RFC 6265's "; ", spaces tolerated). The first pair of that exact
  * name wins, as browsers send the most specific cookie first. */
-int lagscope__cookie_find(const char *header, const char *name, char *out, size_t out_size) {
+int lagscope__web_cookie_find(const char *header, const char *name, char *out, size_t out_size) {
   if (out == NULL || out_size == 0) return ENOENT;
   out[0] = '\0';
   if (header == NULL || name == NULL || name[0] == '\0') return ENOENT;
@@ -80,7 +80,7 @@ static int port_valid(const char *p) {
   return n >= 1 && n <= 5 && p[1 + n] == '\0';
 }
 
-int lagscope__host_of(const char *header, char *out, size_t out_size) {
+int lagscope__web_host_of(const char *header, char *out, size_t out_size) {
   if (out == NULL || out_size == 0) return 0;
   out[0] = '\0';
   if (header == NULL) return 0;
@@ -110,7 +110,7 @@ int lagscope__host_of(const char *header, char *out, size_t out_size) {
   return 1;
 }
 
-int lagscope__origin_is_host(const char *origin, const char *host_header) {
+int lagscope__web_origin_is_host(const char *origin, const char *host_header) {
   if (origin == NULL || host_header == NULL || host_header[0] == '\0') return 0;
   if (strncasecmp(origin, "http://", 7) != 0) return 0;
   return strcasecmp(origin + 7, host_header) == 0;
@@ -122,7 +122,7 @@ static int hex_value(char c) {
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-int lagscope__path_decode(const char *raw, char *out, size_t out_size) {
+int lagscope__web_path_decode(const char *raw, char *out, size_t out_size) {
   if (raw == NULL || out == NULL || out_size == 0) return 0;
   size_t j = 0;
   for (size_t i = 0; raw[i] != '\0'; i++) {

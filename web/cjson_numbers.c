@@ -4,13 +4,13 @@
 
 #include "cjson_calls.h"
 
-void lagscope__json_add_u64(cJSON *object, const char *name, uint64_t value) {
+void lagscope__web_json_add_u64(cJSON *object, const char *name, uint64_t value) {
   char text[24];
   lagscope__json_u64_text(value, text);
   cJSON_AddRawToObject(object, name, text);
 }
 
-void lagscope__json_add_i64(cJSON *object, const char *name, int64_t value) {
+void lagscope__web_json_add_i64(cJSON *object, const char *name, int64_t value) {
   char text[24];
   lagscope__json_i64_text(value, text);
   cJSON_AddRawToObject(object, name, text);

@@ -440,7 +440,7 @@ static cJSON *speedscope_doc(builder *b, const profile *p, frame_table *t) {
   return doc;
 }
 
-char *lagscope__export_speedscope(const char *report_json, char *why, size_t why_size) {
+char *lagscope__web_export_speedscope(const char *report_json, char *why, size_t why_size) {
   profile p;
   if (profile_load(&p, report_json, why, why_size) != 0) return NULL;
   builder b = {0};
@@ -624,7 +624,7 @@ static void trace_other_data(trace *t, cJSON *doc) {
   put_string(&t->b, other, "samples_from", t->p->from_timeline ? "timeline" : "call_tree");
 }
 
-char *lagscope__export_chrome_trace(const char *report_json, char *why, size_t why_size) {
+char *lagscope__web_export_chrome_trace(const char *report_json, char *why, size_t why_size) {
   profile p;
   if (profile_load(&p, report_json, why, why_size) != 0) return NULL;
   trace t = {{0}, &p, NULL, 0, 0, 0};

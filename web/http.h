@@ -15,14 +15,14 @@ struct mg_connection;
 /* ---- cJSON numbers (cjson_numbers.c) ------------------------------------------------------- */
 struct cJSON;
 /* Exact integers: cJSON's numbers are doubles, exact only to 2^53. A */
-void lagscope__json_add_u64(struct cJSON *object, const char *name, uint64_t value);
-void lagscope__json_add_i64(struct cJSON *object, const char *name, int64_t value);
+void lagscope__web_json_add_u64(struct cJSON *object, const char *name, uint64_t value);
+void lagscope__web_json_add_i64(struct cJSON *object, const char *name, int64_t value);
 
 /* ---- the window of older metrics ticks (metrics_tick.c) ------------------------------------ */
 /* A metrics event as the viewer's window of older ticks keeps it: its numbers without
  * recent_frame_ms, frame_histogram and busiest_threads, unformatted (176 bytes, where its text
  * took a block of 768). */
-typedef struct lagscope__metrics_tick {
+typedef struct lagscope__web_metrics_tick {
   uint64_t sequence, time_ns, sampled_ns;
   int64_t wall_ms;
   double refresh_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
@@ -30,42 +30,44 @@ typedef struct lagscope__metrics_tick {
   uint64_t events_published, events_dropped, monitor_memory_bytes, stopped_ms, monitor_starved_ms;
   uint32_t frames, dropped, thread_count;
   uint8_t band, idle, hang_in_progress;
-} lagscope__metrics_tick;
+} lagscope__web_metrics_tick;
 /* The tick of a metrics event (one with its metrics). F */
-void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out);
+void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_metrics_tick *out);
 /* The tick as one line of JSON in lagscope's heap: the event's text without those three
  * members. NULL when out of memory. A */
-char *lagscope__metrics_tick_text(const lagscope__metrics_tick *tick);
+char *lagscope__web_metrics_tick_text(const lagscope__web_metrics_tick *tick);
 
 /* ---- the live stream (stream.c) ------------------------------------------------------------- */
-#define LAGSCOPE__STREAM_BACKLOG 256 /* events a client may fall behind before it is dropped */
+#define LAGSCOPE__WEB_STREAM_BACKLOG 256 /* events a client may fall behind before it is dropped */
 
-typedef struct lagscope__stream lagscope__stream;
-lagscope__stream *lagscope__stream_new(uint32_t max_clients); /* A */
-void lagscope__stream_free(lagscope__stream *s);
+typedef struct lagscope__web_stream lagscope__web_stream;
+lagscope__web_stream *lagscope__web_stream_new(uint32_t max_clients); /* A */
+void lagscope__web_stream_free(lagscope__web_stream *s);
 /* Wakes every client so that it returns (server stopping). L */
-void lagscope__stream_close(lagscope__stream *s);
+void lagscope__web_stream_close(lagscope__web_stream *s);
 /* Lets clients join again after a close, once civetweb's threads are joined (restart). L */
-void lagscope__stream_reopen(lagscope__stream *s);
+void lagscope__web_stream_reopen(lagscope__web_stream *s);
 /* Formats one event as a Server-Sent Event and keeps it for the clients; with none, neither.
  * A, L (allocates under the stream's lock) */
-void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
-                              const char *json);
-typedef struct lagscope__stream_counts {
+void lagscope__web_stream_publish(lagscope__web_stream *s, const char *type, uint64_t seq,
+                                  const char *json);
+typedef struct lagscope__web_stream_counts {
   uint32_t clients;
   uint64_t clients_dropped, events_sent, events_dropped, rejected;
-} lagscope__stream_counts;
-void lagscope__stream_counts_read(lagscope__stream *s, lagscope__stream_counts *out); /* L */
+} lagscope__web_stream_counts;
+void lagscope__web_stream_counts_read(lagscope__web_stream *s,
+                                      lagscope__web_stream_counts *out); /* L */
 
 /* ---- the token (token.c) ---------------------------------------------------------------------- */
 /* A new random token (32 hex digits) into current; the previous launch's, if its file in dir
  * holds one, into previous (else ""); then this launch's is saved there (mode 0600) for the
  * next. A failure to read or save the file only loses the roll-over. */
-int lagscope__token_make(const char *dir, char current[LAGSCOPE__TOKEN_HEX + 1],
-                         char previous[LAGSCOPE__TOKEN_HEX + 1], char *why, size_t why_size);
+int lagscope__web_token_make(const char *dir, char current[LAGSCOPE__WEB_TOKEN_HEX + 1],
+                             char previous[LAGSCOPE__WEB_TOKEN_HEX + 1], char *why,
+                             size_t why_size);
 
 /* ---- the server's state (server.c) ------------------------------------------------------------ */
-#define LAGSCOPE__METRICS_WINDOW 120 /* ticks the metrics route keeps: a minute at 500 ms */
+#define LAGSCOPE__WEB_METRICS_WINDOW 120 /* ticks the metrics route keeps: a minute at 500 ms */
 
 struct lagscope__web {
   struct mg_context *ctx;   /* NULL until the first client (server.c, section 5) */
@@ -80,8 +82,8 @@ struct lagscope__web {
   char report_dir[512];
   char app_name[64];
   int (*capture_now)(char **json, uint64_t timeout_ns);
-  char token[LAGSCOPE__TOKEN_HEX + 1];
-  char previous_token[LAGSCOPE__TOKEN_HEX + 1]; /* "" when none */
+  char token[LAGSCOPE__WEB_TOKEN_HEX + 1];
+  char previous_token[LAGSCOPE__WEB_TOKEN_HEX + 1]; /* "" when none */
   char url[160];
   uint16_t port;
   int64_t launch_wall_ms;
@@ -90,11 +92,11 @@ struct lagscope__web {
   _Atomic uint64_t requests, clients_rejected;
   _Atomic int clients;
 
-  lagscope__stream *stream;
+  lagscope__web_stream *stream;
 
   pthread_mutex_t metrics_lock; /* the window of recent metrics ticks */
-  lagscope__metrics_tick metrics[LAGSCOPE__METRICS_WINDOW]; /* the older ticks (api.c) */
-  char *metrics_latest;                                     /* the newest tick, whole, as JSON */
+  lagscope__web_metrics_tick metrics[LAGSCOPE__WEB_METRICS_WINDOW]; /* the older ticks (api.c) */
+  char *metrics_latest; /* the newest tick, whole, as JSON */
   uint32_t metrics_next, metrics_count;
   char **hitches;               /* config.hitch_keep hitch events as JSON, under metrics_lock */
   uint32_t hitches_next, hitches_count;
@@ -106,17 +108,17 @@ struct lagscope__web {
 };
 
 /* ---- one request and its answer (server.c) ------------------------------------------------------ */
-typedef struct lagscope__request {
+typedef struct lagscope__web_request {
   struct mg_connection *conn;
   lagscope__web *web;
-  lagscope__route route;
+  lagscope__web_route route;
   int head_only;           /* HEAD: headers, no body */
   long long content_length;/* -1 when none was given */
   const char *set_cookie;  /* a roll-over: the cookie to set with the answer, or NULL */
-} lagscope__request;
+} lagscope__web_request;
 
 /* ---- answers (reply.c) ---- */
-typedef struct lagscope__reply {
+typedef struct lagscope__web_reply {
   int status;
   const char *content_type;    /* NULL: application/json */
   const char *body;
@@ -126,32 +128,32 @@ typedef struct lagscope__reply {
   const char *allow;           /* 405 */
   int retry_after_s;           /* 429, 503: > 0 adds Retry-After */
   const char *set_cookie;      /* overrides the request's */
-} lagscope__reply;
+} lagscope__web_reply;
 
 /* The headers every answer carries (CSP, nosniff, no framing, no referrer, no caching). */
-void lagscope__reply_add_security_headers(struct mg_connection *conn);
+void lagscope__web_reply_add_security_headers(struct mg_connection *conn);
 /* Sends the reply with the security headers. Returns 1 (handled, for civetweb). */
-int lagscope__reply_send(lagscope__request *req, const lagscope__reply *reply);
+int lagscope__web_reply_send(lagscope__web_request *req, const lagscope__web_reply *reply);
 /* {"error": kind, "message": message}, status. Returns 1. */
-int lagscope__reply_error(lagscope__request *req, int status, const char *kind,
-                          const char *message);
+int lagscope__web_reply_error(lagscope__web_request *req, int status, const char *kind,
+                              const char *message);
 /* The body as JSON text that the reply takes (freed with lagscope_free after sending). */
-int lagscope__reply_json(lagscope__request *req, int status, char *json);
+int lagscope__web_reply_json(lagscope__web_request *req, int status, char *json);
 /* The error kind of a status: "not_found" for 404, and so on; "error" for one without. F */
-const char *lagscope__reply_kind(int status);
+const char *lagscope__web_reply_kind(int status);
 
 /* ---- the routes (api.c, stream.c) ----------------------------------------------------------------- */
-int lagscope__api_status(lagscope__request *req);
-int lagscope__api_metrics(lagscope__request *req);
-int lagscope__api_hangs(lagscope__request *req);
-int lagscope__api_hang(lagscope__request *req); /* the report, or an export of it */
-int lagscope__api_capture(lagscope__request *req);
-int lagscope__stream_serve(lagscope__request *req);
+int lagscope__web_api_status(lagscope__web_request *req);
+int lagscope__web_api_metrics(lagscope__web_request *req);
+int lagscope__web_api_hangs(lagscope__web_request *req);
+int lagscope__web_api_hang(lagscope__web_request *req); /* the report, or an export of it */
+int lagscope__web_api_capture(lagscope__web_request *req);
+int lagscope__web_stream_serve(lagscope__web_request *req);
 /* Keeps a metrics event for the metrics route: its text whole, as the newest (taken:
  * lagscope__alloc's), and its tick, for the window of older ticks. A, L */
-void lagscope__api_keep_metrics(lagscope__web *web, const lagscope_event *event, char *whole);
-int lagscope__api_hitches(lagscope__request *req);
+void lagscope__web_api_keep_metrics(lagscope__web *web, const lagscope_event *event, char *whole);
+int lagscope__web_api_hitches(lagscope__web_request *req);
 /* Keeps a hitch event for the hitches route. A, L */
-void lagscope__api_keep_hitch(lagscope__web *web, const char *json);
+void lagscope__web_api_keep_hitch(lagscope__web *web, const char *json);
 
 #endif /* LAGSCOPE_WEB_HTTP_H */

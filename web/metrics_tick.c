@@ -1,12 +1,12 @@
-/* The viewer's window of older metrics ticks (api.c keeps LAGSCOPE__METRICS_WINDOW of them):
+/* The viewer's window of older metrics ticks (api.c keeps LAGSCOPE__WEB_METRICS_WINDOW of them):
  * each kept as its numbers, not as text, and written when /api/v1/metrics asks, as the event's
  * text without its arrays (core/deliver/event_json.c). */
 #include "http.h"
 
-void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_tick *out) {
+void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_metrics_tick *out) {
   const lagscope_metrics *m = event->payload.metrics;
   const lagscope_frame_metrics *f = &m->frames;
-  *out = (lagscope__metrics_tick){
+  *out = (lagscope__web_metrics_tick){
       .sequence = event->sequence, .time_ns = event->time_ns, .sampled_ns = m->time_ns,
       .wall_ms = m->wall_ms, .refresh_hz = f->refresh_hz, .fps = f->fps,
       .hitch_ms_per_s = f->hitch_ms_per_s, .cpu_percent = m->cpu_percent,
@@ -21,7 +21,7 @@ void lagscope__metrics_tick_of(const lagscope_event *event, lagscope__metrics_ti
 }
 
 /* The tick's numbers back in a metrics event, whose text the core writes. A */
-char *lagscope__metrics_tick_text(const lagscope__metrics_tick *t) {
+char *lagscope__web_metrics_tick_text(const lagscope__web_metrics_tick *t) {
   lagscope_metrics m = {
       .time_ns = t->sampled_ns, .wall_ms = t->wall_ms, .cpu_percent = t->cpu_percent,
       .monitor_cpu_percent = t->monitor_cpu_percent, .rss_bytes = t->rss_bytes,

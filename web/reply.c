@@ -23,12 +23,12 @@ static void add_header(struct mg_connection *conn, const char *name, const char 
   if (value != NULL) mg_response_header_add(conn, name, value, -1);
 }
 
-void lagscope__reply_add_security_headers(struct mg_connection *conn) {
+void lagscope__web_reply_add_security_headers(struct mg_connection *conn) {
   for (size_t i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
     add_header(conn, security_headers[i][0], security_headers[i][1]);
 }
 
-int lagscope__reply_send(lagscope__request *req, const lagscope__reply *reply) {
+int lagscope__web_reply_send(lagscope__web_request *req, const lagscope__web_reply *reply) {
   struct mg_connection *conn = req->conn;
   char length[24], retry[16];
   snprintf(length, sizeof(length), "%zu", reply->length);
@@ -36,7 +36,7 @@ int lagscope__reply_send(lagscope__request *req, const lagscope__reply *reply) {
   add_header(conn, "Content-Type",
              reply->content_type != NULL ? reply->content_type : "application/json; charset=utf-8");
   add_header(conn, "Content-Length", length);
-  lagscope__reply_add_security_headers(conn);
+  lagscope__web_reply_add_security_headers(conn);
   add_header(conn, "Location", reply->location);
   add_header(conn, "Content-Disposition", reply->disposition);
   add_header(conn, "Allow", reply->allow);
@@ -50,28 +50,28 @@ int lagscope__reply_send(lagscope__request *req, const lagscope__reply *reply) {
   return reply->status;
 }
 
-int lagscope__reply_error(lagscope__request *req, int status, const char *kind,
-                          const char *message) {
+int lagscope__web_reply_error(lagscope__web_request *req, int status, const char *kind,
+                              const char *message) {
   char body[512];
   /* kind and message are ours, never the client's: no escaping needed but quotes. */
   int n = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", kind, message);
-  lagscope__reply reply = {.status = status, .body = body};
+  lagscope__web_reply reply = {.status = status, .body = body};
   reply.length = n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0;
   if (status == 405) reply.allow = req->route.allow;
   if (status == 503) reply.retry_after_s = 1;
-  return lagscope__reply_send(req, &reply);
+  return lagscope__web_reply_send(req, &reply);
 }
 
-int lagscope__reply_json(lagscope__request *req, int status, char *json) {
+int lagscope__web_reply_json(lagscope__web_request *req, int status, char *json) {
   if (json == NULL)
-    return lagscope__reply_error(req, 500, "internal", "out of memory building the answer");
-  lagscope__reply reply = {.status = status, .body = json, .length = strlen(json)};
-  int rc = lagscope__reply_send(req, &reply);
+    return lagscope__web_reply_error(req, 500, "internal", "out of memory building the answer");
+  lagscope__web_reply reply = {.status = status, .body = json, .length = strlen(json)};
+  int rc = lagscope__web_reply_send(req, &reply);
   lagscope_free(json);
   return rc;
 }
 
-const char *lagscope__reply_kind(int status) {
+const char *lagscope__web_reply_kind(int status) {
   switch (status) {
     case 400: return "bad_request";
     case 401: return "unauthorized";

@@ -57,19 +57,19 @@
 /* Which token the candidate is: 2 this launch's, 1 the previous launch's, 0 neither. */
 static int token_kind(const lagscope__web *web, const char *candidate) {
   if (candidate == NULL || candidate[0] == '\0') return 0;
-  if (lagscope__token_equal(candidate, web->token)) return 2;
-  if (web->previous_token[0] != '\0' && lagscope__token_equal(candidate, web->previous_token))
+  if (lagscope__web_token_equal(candidate, web->token)) return 2;
+  if (web->previous_token[0] != '\0' && lagscope__web_token_equal(candidate, web->previous_token))
     return 1;
   return 0;
 }
 
 /* The best of the three places a token may be; a previous launch's, in the cookie only, is
  * exchanged for a new cookie. */
-static int authorize(lagscope__request *req, char *cookie, size_t cookie_size) {
+static int authorize(lagscope__web_request *req, char *cookie, size_t cookie_size) {
   const lagscope__web *web = req->web;
-  char from_cookie[LAGSCOPE__TOKEN_HEX + 8] = "";
-  lagscope__cookie_find(mg_get_header(req->conn, "Cookie"), COOKIE_NAME, from_cookie,
-                        sizeof(from_cookie));
+  char from_cookie[LAGSCOPE__WEB_TOKEN_HEX + 8] = "";
+  lagscope__web_cookie_find(mg_get_header(req->conn, "Cookie"), COOKIE_NAME, from_cookie,
+                            sizeof(from_cookie));
   const char *bearer = mg_get_header(req->conn, "Authorization");
   if (bearer != NULL && strncasecmp(bearer, "Bearer ", 7) == 0)
     bearer += 7;
@@ -143,13 +143,13 @@ static int is_own_name(const char *host) {
 static int host_allowed(const lagscope__web *web, const char *header) {
   if (header == NULL) return 1;
   char host[256];
-  if (!lagscope__host_of(header, host, sizeof(host))) return 0;
+  if (!lagscope__web_host_of(header, host, sizeof(host))) return 0;
   int own = is_own_address(web, host);
   return own >= 0 ? own : is_own_name(host);
 }
 
 /* The checks made before access: 0, or the status that refuses the request. F */
-static int request_refusal(lagscope__request *req, const struct mg_request_info *info,
+static int request_refusal(lagscope__web_request *req, const struct mg_request_info *info,
                            const char **message) {
   if (content_length_conflict(info)) {
     *message = "the request has Content-Length headers that disagree";
@@ -164,7 +164,7 @@ static int request_refusal(lagscope__request *req, const struct mg_request_info 
    * token or not: the viewer's own page sends its own origin or none. */
   const char *origin = mg_get_header(req->conn, "Origin");
   if (strcmp(info->request_method, "POST") == 0 && origin != NULL &&
-      !lagscope__origin_is_host(origin, host)) {
+      !lagscope__web_origin_is_host(origin, host)) {
     *message = "a request from another site's page";
     return 403;
   }
@@ -173,36 +173,36 @@ static int request_refusal(lagscope__request *req, const struct mg_request_info 
 
 /* ---- 3. the request handler ----------------------------------------------------------------------- */
 
-static int serve_asset(lagscope__request *req) {
-  const lagscope__asset *asset = lagscope__asset_find(req->route.asset);
-  if (asset == NULL) return lagscope__reply_error(req, 404, "not_found", "no such file");
-  lagscope__reply reply = {.status = 200, .content_type = asset->content_type,
-                           .body = (const char *)asset->data, .length = asset->size};
-  return lagscope__reply_send(req, &reply);
+static int serve_asset(lagscope__web_request *req) {
+  const lagscope__web_asset *asset = lagscope__web_asset_find(req->route.asset);
+  if (asset == NULL) return lagscope__web_reply_error(req, 404, "not_found", "no such file");
+  lagscope__web_reply reply = {.status = 200, .content_type = asset->content_type,
+                               .body = (const char *)asset->data, .length = asset->size};
+  return lagscope__web_reply_send(req, &reply);
 }
 
 /* GET /?token=...: the cookie, and the same page without the token in the address bar. */
-static int redirect_without_token(lagscope__request *req, const char *path) {
-  lagscope__reply reply = {.status = 303, .location = path, .content_type = "text/plain"};
-  return lagscope__reply_send(req, &reply);
+static int redirect_without_token(lagscope__web_request *req, const char *path) {
+  lagscope__web_reply reply = {.status = 303, .location = path, .content_type = "text/plain"};
+  return lagscope__web_reply_send(req, &reply);
 }
 
-static int dispatch(lagscope__request *req, const char *path) {
+static int dispatch(lagscope__web_request *req, const char *path) {
   switch (req->route.kind) {
-    case LAGSCOPE__ROUTE_ASSET:
+    case LAGSCOPE__WEB_ROUTE_ASSET:
       return req->route.has_token ? redirect_without_token(req, path) : serve_asset(req);
-    case LAGSCOPE__ROUTE_STATUS: return lagscope__api_status(req);
-    case LAGSCOPE__ROUTE_METRICS: return lagscope__api_metrics(req);
-    case LAGSCOPE__ROUTE_HANGS: return lagscope__api_hangs(req);
-    case LAGSCOPE__ROUTE_HANG:
-    case LAGSCOPE__ROUTE_HANG_SPEEDSCOPE:
-    case LAGSCOPE__ROUTE_HANG_TRACE: return lagscope__api_hang(req);
-    case LAGSCOPE__ROUTE_CAPTURE: return lagscope__api_capture(req);
-    case LAGSCOPE__ROUTE_STREAM: return lagscope__stream_serve(req);
-    case LAGSCOPE__ROUTE_HITCHES: return lagscope__api_hitches(req);
-    case LAGSCOPE__ROUTE_NONE: break;
+    case LAGSCOPE__WEB_ROUTE_STATUS: return lagscope__web_api_status(req);
+    case LAGSCOPE__WEB_ROUTE_METRICS: return lagscope__web_api_metrics(req);
+    case LAGSCOPE__WEB_ROUTE_HANGS: return lagscope__web_api_hangs(req);
+    case LAGSCOPE__WEB_ROUTE_HANG:
+    case LAGSCOPE__WEB_ROUTE_HANG_SPEEDSCOPE:
+    case LAGSCOPE__WEB_ROUTE_HANG_TRACE: return lagscope__web_api_hang(req);
+    case LAGSCOPE__WEB_ROUTE_CAPTURE: return lagscope__web_api_capture(req);
+    case LAGSCOPE__WEB_ROUTE_STREAM: return lagscope__web_stream_serve(req);
+    case LAGSCOPE__WEB_ROUTE_HITCHES: return lagscope__web_api_hitches(req);
+    case LAGSCOPE__WEB_ROUTE_NONE: break;
   }
-  return lagscope__reply_error(req, 404, "not_found", "no such route");
+  return lagscope__web_reply_error(req, 404, "not_found", "no such route");
 }
 
 /* No route takes a body: it is read and dropped, so that the connection can be kept; 0 when it
@@ -245,34 +245,35 @@ static int handle_request(struct mg_connection *conn, void *data) {
   lagscope__web *web = data;
   const struct mg_request_info *info = mg_get_request_info(conn);
   atomic_fetch_add_explicit(&web->requests, 1, memory_order_relaxed);
-  lagscope__request req = {.conn = conn, .web = web, .content_length = info->content_length};
+  lagscope__web_request req = {.conn = conn, .web = web, .content_length = info->content_length};
   req.head_only = strcmp(info->request_method, "HEAD") == 0;
   const char *path = info->local_uri != NULL ? info->local_uri : "";
 
   if (too_many_clients(web)) {
     atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
-    return lagscope__reply_error(&req, 503, "busy", "too many connections; try again");
+    return lagscope__web_reply_error(&req, 503, "busy", "too many connections; try again");
   }
   const char *message = NULL;
   int refused = request_refusal(&req, info, &message);
-  if (refused != 0) return lagscope__reply_error(&req, refused, lagscope__reply_kind(refused), message);
+  if (refused != 0)
+    return lagscope__web_reply_error(&req, refused, lagscope__web_reply_kind(refused), message);
   /* civetweb's decoding is off (it would cut "/api/v1/status%00" to "/api/v1/status"). */
   char decoded[HEADERS_MAX_BYTES + 1]; /* the request line fits in the headers' bound */
-  int path_ok = lagscope__path_decode(path, decoded, sizeof(decoded));
+  int path_ok = lagscope__web_path_decode(path, decoded, sizeof(decoded));
   if (!path_ok) decoded[0] = '\0'; /* no route: 404 once access is proven */
-  lagscope__route_parse(info->request_method, decoded, info->query_string, &req.route);
+  lagscope__web_route_parse(info->request_method, decoded, info->query_string, &req.route);
   if (req.route.status == 413)
-    return lagscope__reply_error(&req, 413, "too_large", req.route.error);
+    return lagscope__web_reply_error(&req, 413, "too_large", req.route.error);
   char cookie[128];
   if (!authorize(&req, cookie, sizeof(cookie)))
-    return lagscope__reply_error(&req, 401, "unauthorized",
-                                 "open the viewer with the URL (and its token) that the app "
-                                 "printed in its log or shows on its HUD");
+    return lagscope__web_reply_error(&req, 401, "unauthorized",
+                                     "open the viewer with the URL (and its token) that the app "
+                                     "printed in its log or shows on its HUD");
   if (req.route.status != 0)
-    return lagscope__reply_error(&req, req.route.status, lagscope__reply_kind(req.route.status),
-                                 req.route.error);
+    return lagscope__web_reply_error(&req, req.route.status,
+                                     lagscope__web_reply_kind(req.route.status), req.route.error);
   if (req.content_length > BODY_MAX || !drain_body(conn))
-    return lagscope__reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
+    return lagscope__web_reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
   return dispatch(&req, decoded);
 }
 
@@ -349,10 +350,11 @@ static void connection_closing(const struct mg_connection *conn) {
  * out) as JSON with the same headers as every other answer. Returns 0: handled. */
 static int civetweb_error(struct mg_connection *conn, int status, const char *message) {
   (void)message; /* civetweb's text may quote the client's bytes: ours only */
-  lagscope__request req = {.conn = conn, .web = web_of(conn)};
+  lagscope__web_request req = {.conn = conn, .web = web_of(conn)};
   const char *kind = status == 400 ? "bad_request" : status == 408 ? "timeout"
-                   : status == 413 || status == 431 ? "too_large" : lagscope__reply_kind(status);
-  lagscope__reply_error(&req, status, kind, "the server could not read this request");
+                   : status == 413 || status == 431 ? "too_large"
+                   : lagscope__web_reply_kind(status);
+  lagscope__web_reply_error(&req, status, kind, "the server could not read this request");
   return 0;
 }
 
@@ -617,7 +619,7 @@ static void stop_waiting(lagscope__web *web) {
 }
 
 static void web_free(lagscope__web *web) {
-  lagscope__stream_free(web->stream);
+  lagscope__web_stream_free(web->stream);
   for (uint32_t i = 0; web->hitches != NULL && i < web->config.hitch_keep; i++)
     lagscope__dealloc(web->hitches[i]);
   lagscope__dealloc(web->hitches);
@@ -650,7 +652,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   web->capture_now = host->capture_now;
   web->launch_wall_ms = lagscope__wall_ms();
   web->launch_ns = lagscope__now_ns();
-  web->stream = lagscope__stream_new(host->config->server_max_stream_clients);
+  web->stream = lagscope__web_stream_new(host->config->server_max_stream_clients);
   web->hitches = lagscope__alloc(sizeof(char *) * web->config.hitch_keep);
   web->listener_go = lagscope__wakeup_new();
   int rc = web->stream != NULL && web->hitches != NULL && web->listener_go != NULL
@@ -660,7 +662,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
     rc = LAGSCOPE_ESYS;
   }
   if (rc == LAGSCOPE_OK)
-    rc = lagscope__token_make(web->report_dir, web->token, web->previous_token, why, why_size);
+    rc = lagscope__web_token_make(web->report_dir, web->token, web->previous_token, why, why_size);
   if (rc == LAGSCOPE_OK) rc = open_listener(web, why, why_size);
   if (rc == LAGSCOPE_OK) rc = start_waiting(web, why, why_size);
   if (rc != LAGSCOPE_OK) {
@@ -668,7 +670,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
     return rc;
   }
   char address[64];
-  lagscope__lan_address_pick(web->bind, address, sizeof(address)); /* address.c */
+  lagscope__web_lan_address_pick(web->bind, address, sizeof(address)); /* address.c */
   snprintf(web->url, sizeof(web->url), "http://%s:%u/?token=%s", address, (unsigned)web->port,
            web->token);
   *out = web;
@@ -685,11 +687,11 @@ void lagscope__web_on_event(const lagscope_event *event, void *data) {
   }
   char *json = lagscope__event_text(event);
   if (json == NULL) return;
-  if (event->type == LAGSCOPE_EVENT_HITCH) lagscope__api_keep_hitch(web, json);
-  lagscope__stream_publish(web->stream, lagscope_event_type_name(event->type), event->sequence,
-                           json);
+  if (event->type == LAGSCOPE_EVENT_HITCH) lagscope__web_api_keep_hitch(web, json);
+  lagscope__web_stream_publish(web->stream, lagscope_event_type_name(event->type), event->sequence,
+                               json);
   if (event->type == LAGSCOPE_EVENT_METRICS && event->payload.metrics != NULL)
-    lagscope__api_keep_metrics(web, event, json); /* takes json */
+    lagscope__web_api_keep_metrics(web, event, json); /* takes json */
   else
     lagscope__dealloc(json);
 }
@@ -721,7 +723,7 @@ static void poke_listener(void *arg) {
 /* Stops civetweb (its threads joined); web->ctx is NULL after. */
 static void stop_civetweb(lagscope__web *web) {
   if (web->ctx == NULL) return;
-  lagscope__stream_close(web->stream); /* streams return, so that their threads can join */
+  lagscope__web_stream_close(web->stream); /* streams return, so that their threads can join */
   stop_poke poke = {.web = web};
   lagscope__thread *poker = NULL;
   lagscope__thread_start(&poker, "lagscope-stop", poke_listener, &poke);
@@ -746,7 +748,7 @@ int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size) {
   stop_waiting(web);
   stop_civetweb(web);
   lagscope__owned_fd_close(&web->listener);
-  lagscope__stream_reopen(web->stream);
+  lagscope__web_stream_reopen(web->stream);
   uint16_t asked = web->config.server_port;
   web->config.server_port = web->port;
   int rc = open_listener(web, why, why_size);

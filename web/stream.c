@@ -1,6 +1,6 @@
 /*
  * The live stream: Server-Sent Events. Each event is formatted once into a reference-counted
- * message and kept in a ring of the last LAGSCOPE__STREAM_BACKLOG; each client is a civetweb
+ * message and kept in a ring of the last LAGSCOPE__WEB_STREAM_BACKLOG; each client is a civetweb
  * worker that follows the ring at its own pace. A client that falls a whole ring behind (it
  * reads too slowly, or not at all) is disconnected and counted; nobody else waits for it, and
  * the publisher (the web's subscriber thread) never waits for a client.
@@ -22,18 +22,18 @@
 #define STREAM_SEND_BUFFER (32 * 1024) /* bytes; the kernel doubles it */
 #define STUCK_WRITE_NS (5000ull * 1000 * 1000) /* half civetweb's write timeout */
 
-struct lagscope__stream {
+struct lagscope__web_stream {
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  char *ring[LAGSCOPE__STREAM_BACKLOG]; /* payloads (lagscope__payload_new): retain to read */
+  char *ring[LAGSCOPE__WEB_STREAM_BACKLOG]; /* payloads (lagscope__payload_new): retain to read */
   uint64_t head;                        /* messages published, ever */
   int closing;
   uint32_t max_clients, clients;
   uint64_t clients_dropped, events_sent, events_dropped, rejected;
 };
 
-lagscope__stream *lagscope__stream_new(uint32_t max_clients) {
-  lagscope__stream *s = lagscope__alloc(sizeof(*s));
+lagscope__web_stream *lagscope__web_stream_new(uint32_t max_clients) {
+  lagscope__web_stream *s = lagscope__alloc(sizeof(*s));
   if (s == NULL) return NULL;
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->changed, NULL);
@@ -41,22 +41,22 @@ lagscope__stream *lagscope__stream_new(uint32_t max_clients) {
   return s;
 }
 
-void lagscope__stream_free(lagscope__stream *s) {
+void lagscope__web_stream_free(lagscope__web_stream *s) {
   if (s == NULL) return;
-  for (uint32_t i = 0; i < LAGSCOPE__STREAM_BACKLOG; i++) lagscope_release(s->ring[i]);
+  for (uint32_t i = 0; i < LAGSCOPE__WEB_STREAM_BACKLOG; i++) lagscope_release(s->ring[i]);
   pthread_cond_destroy(&s->changed);
   pthread_mutex_destroy(&s->lock);
   lagscope__dealloc(s);
 }
 
-void lagscope__stream_close(lagscope__stream *s) {
+void lagscope__web_stream_close(lagscope__web_stream *s) {
   pthread_mutex_lock(&s->lock);
   s->closing = 1;
   pthread_cond_broadcast(&s->changed);
   pthread_mutex_unlock(&s->lock);
 }
 
-void lagscope__stream_reopen(lagscope__stream *s) {
+void lagscope__web_stream_reopen(lagscope__web_stream *s) {
   pthread_mutex_lock(&s->lock);
   s->closing = 0;
   pthread_mutex_unlock(&s->lock);
@@ -72,8 +72,8 @@ static char *stream_message(const char *type, uint64_t seq, const char *json) {
   return message;
 }
 
-void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t seq,
-                              const char *json) {
+void lagscope__web_stream_publish(lagscope__web_stream *s, const char *type, uint64_t seq,
+                                  const char *json) {
   pthread_mutex_lock(&s->lock);
   /* With no client the message is never read (a client starts at the head): not made, nor
    * kept, so that an app nobody is viewing pays for no text and holds no ring of old events.
@@ -83,7 +83,7 @@ void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t se
     pthread_mutex_unlock(&s->lock);
     return;
   }
-  char **slot = &s->ring[s->head % LAGSCOPE__STREAM_BACKLOG];
+  char **slot = &s->ring[s->head % LAGSCOPE__WEB_STREAM_BACKLOG];
   char *old = *slot;
   *slot = message;
   s->head++;
@@ -92,14 +92,14 @@ void lagscope__stream_publish(lagscope__stream *s, const char *type, uint64_t se
   lagscope_release(old);
 }
 
-void lagscope__stream_counts_read(lagscope__stream *s, lagscope__stream_counts *out) {
+void lagscope__web_stream_counts_read(lagscope__web_stream *s, lagscope__web_stream_counts *out) {
   pthread_mutex_lock(&s->lock);
-  *out = (lagscope__stream_counts){s->clients, s->clients_dropped, s->events_sent,
-                                   s->events_dropped, s->rejected};
+  *out = (lagscope__web_stream_counts){s->clients, s->clients_dropped, s->events_sent,
+                                       s->events_dropped, s->rejected};
   pthread_mutex_unlock(&s->lock);
 }
 
-static int join(lagscope__stream *s, uint64_t *cursor) {
+static int join(lagscope__web_stream *s, uint64_t *cursor) {
   pthread_mutex_lock(&s->lock);
   int ok = !s->closing && s->clients < s->max_clients;
   if (ok) s->clients++;
@@ -111,7 +111,7 @@ static int join(lagscope__stream *s, uint64_t *cursor) {
 
 /* A client whose write timed out (civetweb gives up after the request timeout) is dropped like
  * one that fell a whole ring behind: counted, with what it missed. */
-static void leave(lagscope__stream *s, int write_failed, uint64_t cursor) {
+static void leave(lagscope__web_stream *s, int write_failed, uint64_t cursor) {
   pthread_mutex_lock(&s->lock);
   s->clients--;
   if (write_failed && !s->closing) {
@@ -151,7 +151,7 @@ static void limit_send_buffer(const struct mg_request_info *info, uint16_t local
 typedef enum next_kind { NEXT_MESSAGE, NEXT_KEEP_ALIVE, NEXT_CLOSING, NEXT_TOO_SLOW } next_kind;
 
 /* Waits for the message at *cursor (retained into *message), up to the keep-alive time. */
-static next_kind next(lagscope__stream *s, uint64_t *cursor, char **message) {
+static next_kind next(lagscope__web_stream *s, uint64_t *cursor, char **message) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until); /* the condvar's clock; only paces keep-alives */
   until.tv_sec += KEEP_ALIVE_S;
@@ -162,13 +162,13 @@ static next_kind next(lagscope__stream *s, uint64_t *cursor, char **message) {
     rc = pthread_cond_timedwait(&s->changed, &s->lock, &until);
   if (s->closing) {
     kind = NEXT_CLOSING;
-  } else if (s->head - *cursor > LAGSCOPE__STREAM_BACKLOG) {
+  } else if (s->head - *cursor > LAGSCOPE__WEB_STREAM_BACKLOG) {
     kind = NEXT_TOO_SLOW;
     s->clients_dropped++;
     s->events_dropped += s->head - *cursor;
   } else if (s->head != *cursor) {
     kind = NEXT_MESSAGE;
-    *message = s->ring[*cursor % LAGSCOPE__STREAM_BACKLOG];
+    *message = s->ring[*cursor % LAGSCOPE__WEB_STREAM_BACKLOG];
     lagscope_retain(*message);
     (*cursor)++;
     s->events_sent++;
@@ -182,7 +182,7 @@ static int write_text(struct mg_connection *conn, const char *text) {
   return mg_write(conn, text, len) == (int)len;
 }
 
-static int send_hello(lagscope__request *req) {
+static int send_hello(lagscope__web_request *req) {
   const lagscope__web *web = req->web;
   char hello[512];
   snprintf(hello, sizeof(hello),
@@ -193,14 +193,14 @@ static int send_hello(lagscope__request *req) {
   return write_text(req->conn, hello);
 }
 
-int lagscope__stream_serve(lagscope__request *req) {
-  lagscope__stream *s = req->web->stream;
+int lagscope__web_stream_serve(lagscope__web_request *req) {
+  lagscope__web_stream *s = req->web->stream;
   uint64_t cursor;
   if (!join(s, &cursor))
-    return lagscope__reply_error(req, 503, "busy", "too many live streams; try again");
+    return lagscope__web_reply_error(req, 503, "busy", "too many live streams; try again");
   mg_response_header_start(req->conn, 200);
   mg_response_header_add(req->conn, "Content-Type", "text/event-stream; charset=utf-8", -1);
-  lagscope__reply_add_security_headers(req->conn);
+  lagscope__web_reply_add_security_headers(req->conn);
   if (req->set_cookie != NULL) mg_response_header_add(req->conn, "Set-Cookie", req->set_cookie, -1);
   mg_response_header_send(req->conn);
   limit_send_buffer(mg_get_request_info(req->conn), req->web->port);

@@ -25,7 +25,7 @@ static void to_hex(const unsigned char *bytes, size_t n, char *out) {
 }
 
 static int is_token(const char *text) {
-  if (strlen(text) != LAGSCOPE__TOKEN_HEX) return 0;
+  if (strlen(text) != LAGSCOPE__WEB_TOKEN_HEX) return 0;
   for (const char *p = text; *p != '\0'; p++)
     if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
   return 1;
@@ -34,14 +34,15 @@ static int is_token(const char *text) {
 /* The previous launch's token, if the file is a regular file of ours (never a link, FIFO or
  * device: opened relative to the checked folder, without following or waiting) that holds
  * exactly one (and a newline at most). */
-static void read_previous(int dirfd, char previous[LAGSCOPE__TOKEN_HEX + 1]) {
+static void read_previous(int dirfd, char previous[LAGSCOPE__WEB_TOKEN_HEX + 1]) {
   previous[0] = '\0';
   char *text = NULL;
   size_t len = 0;
-  if (lagscope__folder_read(dirfd, TOKEN_FILE, LAGSCOPE__TOKEN_HEX + 2, &text, &len) != LAGSCOPE_OK)
+  if (lagscope__folder_read(dirfd, TOKEN_FILE, LAGSCOPE__WEB_TOKEN_HEX + 2, &text, &len) !=
+      LAGSCOPE_OK)
     return;
   text[strcspn(text, "\n")] = '\0';
-  if (is_token(text)) memcpy(previous, text, LAGSCOPE__TOKEN_HEX + 1);
+  if (is_token(text)) memcpy(previous, text, LAGSCOPE__WEB_TOKEN_HEX + 1);
   lagscope__dealloc(text);
 }
 
@@ -55,7 +56,7 @@ static int save(int dirfd, const char *dir, const char *token, char *why, size_t
     lagscope__explain(why, why_size, "cannot save the viewer token in %s: %s", dir, strerror(errno));
     return LAGSCOPE_ESYS;
   }
-  char line[LAGSCOPE__TOKEN_HEX + 2];
+  char line[LAGSCOPE__WEB_TOKEN_HEX + 2];
   snprintf(line, sizeof(line), "%s\n", token);
   ssize_t n = write(fd, line, strlen(line));
   int failed = n != (ssize_t)strlen(line) || close(fd) != 0;
@@ -67,9 +68,10 @@ static int save(int dirfd, const char *dir, const char *token, char *why, size_t
   return LAGSCOPE_OK;
 }
 
-int lagscope__token_make(const char *dir, char current[LAGSCOPE__TOKEN_HEX + 1],
-                         char previous[LAGSCOPE__TOKEN_HEX + 1], char *why, size_t why_size) {
-  unsigned char bytes[LAGSCOPE__TOKEN_HEX / 2];
+int lagscope__web_token_make(const char *dir, char current[LAGSCOPE__WEB_TOKEN_HEX + 1],
+                             char previous[LAGSCOPE__WEB_TOKEN_HEX + 1], char *why,
+                             size_t why_size) {
+  unsigned char bytes[LAGSCOPE__WEB_TOKEN_HEX / 2];
   previous[0] = '\0';
   if (lagscope__random_bytes(bytes, sizeof(bytes)) != LAGSCOPE_OK) {
     lagscope__explain(why, why_size, "the OS gave no random bytes for the viewer's token");

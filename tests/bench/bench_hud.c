@@ -27,38 +27,42 @@
 /* ---- the strings one update draws, recorded through a canvas that forwards to cairo ------- */
 typedef struct recorded_text {
   float x, y, size;
-  lagscope_font_weight weight;
-  lagscope_color color;
+  lagscope__hud_font_weight weight;
+  lagscope__hud_color color;
   char utf8[200];
 } recorded_text;
 
 typedef struct recorder {
-  lagscope_canvas canvas;
-  lagscope_canvas *inner;
+  lagscope__hud_canvas canvas;
+  lagscope__hud_canvas *inner;
   recorded_text texts[MAX_TEXTS];
   int count;
 } recorder;
 
-static lagscope_canvas *inner_of(lagscope_canvas *c) { return ((recorder *)c->backend)->inner; }
-static void r_fill_rect(lagscope_canvas *c, lagscope_rect r, lagscope_color k) {
+static lagscope__hud_canvas *inner_of(lagscope__hud_canvas *c) {
+  return ((recorder *)c->backend)->inner;
+}
+static void r_fill_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, lagscope__hud_color k) {
   inner_of(c)->ops->fill_rect(inner_of(c), r, k);
 }
-static void r_stroke_rect(lagscope_canvas *c, lagscope_rect r, float w, lagscope_color k) {
+static void r_stroke_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float w,
+                          lagscope__hud_color k) {
   inner_of(c)->ops->stroke_rect(inner_of(c), r, w, k);
 }
-static void r_fill_round(lagscope_canvas *c, lagscope_rect r, float rad, lagscope_color k) {
+static void r_fill_round(lagscope__hud_canvas *c, lagscope__hud_rect r, float rad,
+                         lagscope__hud_color k) {
   inner_of(c)->ops->fill_round_rect(inner_of(c), r, rad, k);
 }
-static void r_stroke_round(lagscope_canvas *c, lagscope_rect r, float rad, float w,
-                           lagscope_color k) {
+static void r_stroke_round(lagscope__hud_canvas *c, lagscope__hud_rect r, float rad, float w,
+                           lagscope__hud_color k) {
   inner_of(c)->ops->stroke_round_rect(inner_of(c), r, rad, w, k);
 }
-static void r_polyline(lagscope_canvas *c, const lagscope_point *p, size_t n, float w,
-                       lagscope_color k) {
+static void r_polyline(lagscope__hud_canvas *c, const lagscope__hud_point *p, size_t n, float w,
+                       lagscope__hud_color k) {
   inner_of(c)->ops->polyline(inner_of(c), p, n, w, k);
 }
-static void r_text(lagscope_canvas *c, float x, float y, const char *s, float size,
-                   lagscope_font_weight w, lagscope_color k) {
+static void r_text(lagscope__hud_canvas *c, float x, float y, const char *s, float size,
+                   lagscope__hud_font_weight w, lagscope__hud_color k) {
   recorder *r = c->backend;
   if (r->count < MAX_TEXTS) {
     recorded_text *t = &r->texts[r->count++];
@@ -67,12 +71,15 @@ static void r_text(lagscope_canvas *c, float x, float y, const char *s, float si
   }
   inner_of(c)->ops->text(inner_of(c), x, y, s, size, w, k);
 }
-static float r_measure(lagscope_canvas *c, const char *s, float size, lagscope_font_weight w) {
+static float r_measure(lagscope__hud_canvas *c, const char *s, float size,
+                       lagscope__hud_font_weight w) {
   return inner_of(c)->ops->measure_text(inner_of(c), s, size, w);
 }
-static void r_clip(lagscope_canvas *c, lagscope_rect r) { inner_of(c)->ops->clip(inner_of(c), r); }
-static void r_reset_clip(lagscope_canvas *c) { inner_of(c)->ops->reset_clip(inner_of(c)); }
-static const lagscope_canvas_ops recorder_ops = {
+static void r_clip(lagscope__hud_canvas *c, lagscope__hud_rect r) {
+  inner_of(c)->ops->clip(inner_of(c), r);
+}
+static void r_reset_clip(lagscope__hud_canvas *c) { inner_of(c)->ops->reset_clip(inner_of(c)); }
+static const lagscope__hud_canvas_ops recorder_ops = {
   r_fill_rect, r_stroke_rect, r_fill_round, r_stroke_round, r_polyline,
   r_text, r_measure, r_clip, r_reset_clip,
 };
@@ -84,7 +91,7 @@ typedef struct plain_cairo {
   cairo_font_face_t *faces[2];
 } plain_cairo;
 
-static int plain_open(plain_cairo *p, lagscope_rect bounds) {
+static int plain_open(plain_cairo *p, lagscope__hud_rect bounds) {
   p->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)ceil(bounds.width * SCALE),
                                           (int)ceil(bounds.height * SCALE));
   p->cr = cairo_create(p->surface);
@@ -116,7 +123,7 @@ static void plain_draw(plain_cairo *p, const recorder *r) {
   cairo_restore(p->cr);
   for (int i = 0; i < r->count; i++) {
     const recorded_text *t = &r->texts[i];
-    cairo_set_font_face(p->cr, p->faces[t->weight == LAGSCOPE_FONT_BOLD]);
+    cairo_set_font_face(p->cr, p->faces[t->weight == LAGSCOPE__HUD_FONT_BOLD]);
     cairo_set_font_size(p->cr, t->size);
     cairo_set_source_rgba(p->cr, t->color.r, t->color.g, t->color.b, t->color.a);
     cairo_move_to(p->cr, t->x, t->y);
@@ -131,14 +138,14 @@ typedef struct timing {
   int texts;
 } timing;
 
-static timing measure(lagscope_hud_state state, unsigned runs) {
-  lagscope_rect bounds = lagscope__hud_bounds(&state);
-  lagscope_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, SCALE);
+static timing measure(lagscope__hud_state state, unsigned runs) {
+  lagscope__hud_rect bounds = lagscope__hud_bounds(&state);
+  lagscope__hud_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, SCALE);
   plain_cairo plain;
   if (canvas == NULL || plain_open(&plain, bounds) != 0) exit(1);
   static recorder rec;
   memset(&rec, 0, sizeof rec);
-  rec.canvas = (lagscope_canvas){&recorder_ops, &rec};
+  rec.canvas = (lagscope__hud_canvas){&recorder_ops, &rec};
   rec.inner = canvas;
   lagscope__hud_draw(&rec.canvas, &state); /* the strings, and warm font caches */
   double *hud = malloc(runs * sizeof *hud), *text = malloc(runs * sizeof *text);
@@ -172,10 +179,10 @@ static void row(const char *figure, timing t) {
 
 int main(int argc, char **argv) {
   unsigned runs = bench_arg_uint(argc, argv, "--runs", 2000, 1);
-  lagscope_hud_state expanded = hud_test_three_hangs();
+  lagscope__hud_state expanded = hud_test_three_hangs();
   expanded.expanded = 1;
-  lagscope_hud_state compact = hud_test_three_hangs();
-  lagscope_hud_state hang = hud_test_hang();
+  lagscope__hud_state compact = hud_test_three_hangs();
+  lagscope__hud_state hang = hud_test_hang();
   hang.expanded = 1;
   timing te = measure(expanded, runs), tc = measure(compact, runs), th = measure(hang, runs);
   char title[128];

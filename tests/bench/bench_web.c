@@ -177,7 +177,7 @@ static int static_handler(struct mg_connection *conn, void *data) {
   mg_response_header_start(conn, 200);
   mg_response_header_add(conn, "Content-Type", "application/json; charset=utf-8", -1);
   mg_response_header_add(conn, "Content-Length", static_answer.length_text, -1);
-  lagscope__reply_add_security_headers(conn); /* the viewer's own, so both send the same */
+  lagscope__web_reply_add_security_headers(conn); /* the viewer's own, so both send the same */
   mg_response_header_send(conn);
   mg_write(conn, static_answer.body, static_answer.length);
   return 200;

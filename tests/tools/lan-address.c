@@ -6,10 +6,10 @@
 
 int main(void) {
   char picked[64];
-  lagscope__lan_address_pick("0.0.0.0", picked, sizeof(picked));
+  lagscope__web_lan_address_pick("0.0.0.0", picked, sizeof(picked));
   printf("%s\n", picked);
-  lagscope__lan_address all[LAGSCOPE__LAN_ADDRESSES_MAX];
-  int n = lagscope__lan_addresses(all, LAGSCOPE__LAN_ADDRESSES_MAX);
+  lagscope__web_lan_address all[LAGSCOPE__WEB_LAN_ADDRESSES_MAX];
+  int n = lagscope__web_lan_addresses(all, LAGSCOPE__WEB_LAN_ADDRESSES_MAX);
   for (int i = 0; i < n; i++) printf("%s %s\n", all[i].interface, all[i].address);
   return 0;
 }

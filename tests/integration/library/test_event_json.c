@@ -99,9 +99,9 @@ int main(void) {
   m.frames.idle = 1, m.hang_in_progress = 1, m.frames.band = LAGSCOPE_HITCH_CRITICAL;
   cJSON_Delete(o);
   o = parse(&e);
-  lagscope__metrics_tick tick;
-  lagscope__metrics_tick_of(&e, &tick);
-  char *tick_text = lagscope__metrics_tick_text(&tick);
+  lagscope__web_metrics_tick tick;
+  lagscope__web_metrics_tick_of(&e, &tick);
+  char *tick_text = lagscope__web_metrics_tick_text(&tick);
   CHECK(tick_text != NULL && strstr(tick_text, "\"seq\":9007199254740993,") != NULL);
   cJSON *tick_json = cJSON_Parse(tick_text);
   lagscope__dealloc(tick_text);

@@ -4,7 +4,7 @@
  * value, and 64-bit integers come out as printf writes them. */
 #include "check.h"
 #include "cjson_calls.h"
-#include "http.h" /* lagscope__json_add_u64, the viewer's */
+#include "http.h" /* lagscope__web_json_add_u64, the viewer's */
 #include "internal.h"
 
 #include <cjson/cJSON.h>
@@ -37,8 +37,8 @@ static void same(double value) {
 /* An integer as the event JSON writes it, against printf. */
 static void integer_text(uint64_t u, int64_t i) {
   cJSON *o = cJSON_CreateObject();
-  lagscope__json_add_u64(o, "u", u);
-  lagscope__json_add_i64(o, "i", i);
+  lagscope__web_json_add_u64(o, "u", u);
+  lagscope__web_json_add_i64(o, "i", i);
   char *printed = cJSON_PrintUnformatted(o), expected[96];
   snprintf(expected, sizeof(expected), "{\"u\":%" PRIu64 ",\"i\":%" PRId64 "}", u, i);
   CHECK_MSG(strcmp(printed, expected) == 0, "%s, printf: %s", printed, expected);

@@ -21,7 +21,7 @@ static inline double hud_test_random(uint32_t *seed) {
   return (double)(*seed >> 8) / 16777216.0;
 }
 
-static inline void hud_test_frames(lagscope_hud_state *s, double base_ms, double jitter_ms,
+static inline void hud_test_frames(lagscope__hud_state *s, double base_ms, double jitter_ms,
                                    uint32_t seed) {
   s->recent_count = LAGSCOPE_RECENT_FRAMES;
   for (uint32_t i = 0; i < LAGSCOPE_RECENT_FRAMES; i++) {
@@ -29,8 +29,8 @@ static inline void hud_test_frames(lagscope_hud_state *s, double base_ms, double
   }
 }
 
-static inline lagscope_hud_state hud_test_base(double refresh_hz, double fps) {
-  lagscope_hud_state s;
+static inline lagscope__hud_state hud_test_base(double refresh_hz, double fps) {
+  lagscope__hud_state s;
   memset(&s, 0, sizeof s);
   s.refresh_hz = refresh_hz;
   s.fps = fps;
@@ -40,8 +40,8 @@ static inline lagscope_hud_state hud_test_base(double refresh_hz, double fps) {
 }
 
 /* 60 Hz, 60 fps, steady 16.7 ms frames, no hang yet. */
-static inline lagscope_hud_state hud_test_idle(void) {
-  lagscope_hud_state s = hud_test_base(60.0, 60.0);
+static inline lagscope__hud_state hud_test_idle(void) {
+  lagscope__hud_state s = hud_test_base(60.0, 60.0);
   hud_test_frames(&s, 16.7, 0.35, 1);
   s.cpu_percent = 18.4;
   s.memory_bytes = 142 * HUD_TEST_MIB + 300 * 1024;
@@ -50,8 +50,8 @@ static inline lagscope_hud_state hud_test_idle(void) {
 
 /* An event-driven app with nothing to draw: a few frames a while ago, its main thread
  * answering in time. */
-static inline lagscope_hud_state hud_test_frames_idle(void) {
-  lagscope_hud_state s = hud_test_base(60.0, 0.0);
+static inline lagscope__hud_state hud_test_frames_idle(void) {
+  lagscope__hud_state s = hud_test_base(60.0, 0.0);
   hud_test_frames(&s, 16.7, 0.35, 5);
   s.frames_idle = 1;
   s.cpu_percent = 0.4;
@@ -60,8 +60,8 @@ static inline lagscope_hud_state hud_test_frames_idle(void) {
 }
 
 /* A 120 Hz display at 119 fps, 8.3 ms frames and one late frame. */
-static inline lagscope_hud_state hud_test_120hz(void) {
-  lagscope_hud_state s = hud_test_base(120.0, 119.0);
+static inline lagscope__hud_state hud_test_120hz(void) {
+  lagscope__hud_state s = hud_test_base(120.0, 119.0);
   hud_test_frames(&s, 8.3, 0.25, 2);
   s.recent_ms[97] = 16.9f;
   s.cpu_percent = 34.0;
@@ -70,8 +70,8 @@ static inline lagscope_hud_state hud_test_120hz(void) {
 }
 
 /* 24 of 60 fps: frames of 30-60 ms with spikes, one past the graph's ceiling. */
-static inline lagscope_hud_state hud_test_low_fps(void) {
-  lagscope_hud_state s = hud_test_base(60.0, 24.0);
+static inline lagscope__hud_state hud_test_low_fps(void) {
+  lagscope__hud_state s = hud_test_base(60.0, 24.0);
   hud_test_frames(&s, 45.0, 15.0, 3);
   s.recent_ms[30] = 85.0f;
   s.recent_ms[31] = 72.0f;
@@ -88,8 +88,8 @@ static inline lagscope_hud_state hud_test_low_fps(void) {
 }
 
 /* 1.4 s into the second hang: the frames stopped coming. */
-static inline lagscope_hud_state hud_test_hang(void) {
-  lagscope_hud_state s = hud_test_base(60.0, 7.0);
+static inline lagscope__hud_state hud_test_hang(void) {
+  lagscope__hud_state s = hud_test_base(60.0, 7.0);
   hud_test_frames(&s, 16.7, 0.4, 4);
   s.recent_ms[LAGSCOPE_RECENT_FRAMES - 1] = 33.4f;
   s.cpu_percent = 100.3;
@@ -102,8 +102,8 @@ static inline lagscope_hud_state hud_test_hang(void) {
 }
 
 /* After three hangs, the last of 820 ms: back at 58 fps, the hangs' long frames in the graph. */
-static inline lagscope_hud_state hud_test_three_hangs(void) {
-  lagscope_hud_state s = hud_test_base(60.0, 58.0);
+static inline lagscope__hud_state hud_test_three_hangs(void) {
+  lagscope__hud_state s = hud_test_base(60.0, 58.0);
   hud_test_frames(&s, 16.7, 0.5, 5);
   s.recent_ms[20] = 612.0f;
   s.recent_ms[62] = 27.5f;

@@ -17,15 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int same_color(lagscope_color a, lagscope_color b) {
+static int same_color(lagscope__hud_color a, lagscope__hud_color b) {
   return a.r == b.r && a.g == b.g && a.b == b.b && a.a == b.a;
 }
 
 /* ---- fps colour bands ------------------------------------------------------------------- */
 static void test_fps_color(void) {
-  lagscope_color green = lagscope__hud_fps_color(60.0, 60.0);
-  lagscope_color amber = lagscope__hud_fps_color(40.0, 60.0);
-  lagscope_color red = lagscope__hud_fps_color(20.0, 60.0);
+  lagscope__hud_color green = lagscope__hud_fps_color(60.0, 60.0);
+  lagscope__hud_color amber = lagscope__hud_fps_color(40.0, 60.0);
+  lagscope__hud_color red = lagscope__hud_fps_color(20.0, 60.0);
   CHECK(green.g > 0.7f && green.r < 0.5f);
   CHECK(amber.r > 0.9f && amber.g > 0.6f && amber.b < 0.4f);
   CHECK(red.r > 0.9f && red.g < 0.4f);
@@ -45,80 +45,83 @@ static void test_fps_color(void) {
 
 /* ---- bounds ----------------------------------------------------------------------------- */
 static void test_bounds(void) {
-  lagscope_hud_state s = hud_test_idle();
-  lagscope_rect compact = lagscope__hud_bounds(&s);
+  lagscope__hud_state s = hud_test_idle();
+  lagscope__hud_rect compact = lagscope__hud_bounds(&s);
   CHECK(compact.x == 0.0f && compact.y == 0.0f);
   CHECK_NEAR(compact.width, 150.0, 10.0);
   CHECK_NEAR(compact.height, 56.0, 6.0);
   s.expanded = 1;
-  lagscope_rect expanded = lagscope__hud_bounds(&s);
+  lagscope__hud_rect expanded = lagscope__hud_bounds(&s);
   CHECK(expanded.x == 0.0f && expanded.y == 0.0f);
   CHECK_NEAR(expanded.width, 260.0, 20.0);
   CHECK_NEAR(expanded.height, 204.0, 20.0);
   s.hang_in_progress = 1; /* the state's contents do not change the size */
-  lagscope_rect hung = lagscope__hud_bounds(&s);
+  lagscope__hud_rect hung = lagscope__hud_bounds(&s);
   CHECK(hung.width == expanded.width && hung.height == expanded.height);
 }
 
 /* ---- a canvas that shifts everything by (dx, dy) onto another canvas ----------------------- */
 typedef struct shifted {
-  lagscope_canvas canvas;
-  lagscope_canvas *inner;
+  lagscope__hud_canvas canvas;
+  lagscope__hud_canvas *inner;
   float dx, dy;
 } shifted;
 
-static shifted *shift_of(lagscope_canvas *c) { return c->backend; }
-static lagscope_rect move(lagscope_canvas *c, lagscope_rect r) {
+static shifted *shift_of(lagscope__hud_canvas *c) { return c->backend; }
+static lagscope__hud_rect move(lagscope__hud_canvas *c, lagscope__hud_rect r) {
   r.x += shift_of(c)->dx;
   r.y += shift_of(c)->dy;
   return r;
 }
-static void sh_fill_rect(lagscope_canvas *c, lagscope_rect r, lagscope_color k) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static void sh_fill_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, lagscope__hud_color k) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->fill_rect(in, move(c, r), k);
 }
-static void sh_stroke_rect(lagscope_canvas *c, lagscope_rect r, float w, lagscope_color k) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static void sh_stroke_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float w,
+                           lagscope__hud_color k) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->stroke_rect(in, move(c, r), w, k);
 }
-static void sh_fill_round_rect(lagscope_canvas *c, lagscope_rect r, float rad, lagscope_color k) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static void sh_fill_round_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float rad,
+                               lagscope__hud_color k) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->fill_round_rect(in, move(c, r), rad, k);
 }
-static void sh_stroke_round_rect(lagscope_canvas *c, lagscope_rect r, float rad, float w,
-                                 lagscope_color k) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static void sh_stroke_round_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float rad, float w,
+                                 lagscope__hud_color k) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->stroke_round_rect(in, move(c, r), rad, w, k);
 }
-static void sh_polyline(lagscope_canvas *c, const lagscope_point *p, size_t n, float w,
-                        lagscope_color k) {
-  lagscope_point *moved = malloc((n ? n : 1) * sizeof *moved);
+static void sh_polyline(lagscope__hud_canvas *c, const lagscope__hud_point *p, size_t n, float w,
+                        lagscope__hud_color k) {
+  lagscope__hud_point *moved = malloc((n ? n : 1) * sizeof *moved);
   CHECK(moved != NULL);
   for (size_t i = 0; i < n; i++) {
-    moved[i] = (lagscope_point){p[i].x + shift_of(c)->dx, p[i].y + shift_of(c)->dy};
+    moved[i] = (lagscope__hud_point){p[i].x + shift_of(c)->dx, p[i].y + shift_of(c)->dy};
   }
-  lagscope_canvas *in = shift_of(c)->inner;
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->polyline(in, moved, n, w, k);
   free(moved);
 }
-static void sh_text(lagscope_canvas *c, float x, float y, const char *s, float size,
-                    lagscope_font_weight w, lagscope_color k) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static void sh_text(lagscope__hud_canvas *c, float x, float y, const char *s, float size,
+                    lagscope__hud_font_weight w, lagscope__hud_color k) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->text(in, x + shift_of(c)->dx, y + shift_of(c)->dy, s, size, w, k);
 }
-static float sh_measure(lagscope_canvas *c, const char *s, float size, lagscope_font_weight w) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static float sh_measure(lagscope__hud_canvas *c, const char *s, float size,
+                        lagscope__hud_font_weight w) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   return in->ops->measure_text(in, s, size, w);
 }
-static void sh_clip(lagscope_canvas *c, lagscope_rect r) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static void sh_clip(lagscope__hud_canvas *c, lagscope__hud_rect r) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->clip(in, move(c, r));
 }
-static void sh_reset_clip(lagscope_canvas *c) {
-  lagscope_canvas *in = shift_of(c)->inner;
+static void sh_reset_clip(lagscope__hud_canvas *c) {
+  lagscope__hud_canvas *in = shift_of(c)->inner;
   in->ops->reset_clip(in);
 }
-static const lagscope_canvas_ops shifted_ops = {
+static const lagscope__hud_canvas_ops shifted_ops = {
   sh_fill_rect, sh_stroke_rect, sh_fill_round_rect, sh_stroke_round_rect, sh_polyline,
   sh_text, sh_measure, sh_clip, sh_reset_clip,
 };
@@ -127,9 +130,9 @@ static const lagscope_canvas_ops shifted_ops = {
 
 /* Draws the state shifted by MARGIN into a canvas MARGIN larger on every side, then checks
  * that every pixel outside the bounds is fully transparent and that some inside are not. */
-static void check_inside_bounds(lagscope_hud_state state, float scale, const char *what) {
-  lagscope_rect b = lagscope__hud_bounds(&state);
-  lagscope_canvas *big = lagscope__hud_canvas_new(b.width + 2 * MARGIN, b.height + 2 * MARGIN,
+static void check_inside_bounds(lagscope__hud_state state, float scale, const char *what) {
+  lagscope__hud_rect b = lagscope__hud_bounds(&state);
+  lagscope__hud_canvas *big = lagscope__hud_canvas_new(b.width + 2 * MARGIN, b.height + 2 * MARGIN,
                                                    scale);
   CHECK(big != NULL);
   shifted sh = {{&shifted_ops, NULL}, big, MARGIN, MARGIN};
@@ -155,20 +158,20 @@ static void check_inside_bounds(lagscope_hud_state state, float scale, const cha
 }
 
 static void test_nothing_outside(void) {
-  lagscope_hud_state (*states[])(void) = {hud_test_idle, hud_test_120hz, hud_test_low_fps,
-                                          hud_test_hang, hud_test_three_hangs};
+  lagscope__hud_state (*states[])(void) = {hud_test_idle, hud_test_120hz, hud_test_low_fps,
+                                           hud_test_hang, hud_test_three_hangs};
   const float scales[] = {1.0f, 1.5f, 2.0f, 3.0f};
   for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
     for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
       for (int expanded = 0; expanded <= 1; expanded++) {
-        lagscope_hud_state s = states[i]();
+        lagscope__hud_state s = states[i]();
         s.expanded = expanded;
         check_inside_bounds(s, scales[k], expanded ? "expanded" : "compact");
       }
     }
   }
   /* Extremes: huge numbers, a long hang, a URL without a token, full of text. */
-  lagscope_hud_state s = hud_test_hang();
+  lagscope__hud_state s = hud_test_hang();
   s.fps = 999.0;
   s.refresh_hz = 0.0;
   s.hang_elapsed_ms = 987654.0;
@@ -190,54 +193,57 @@ static void test_nothing_outside(void) {
 /* ---- a canvas that records the texts and clips ------------------------------------------- */
 #define MAX_TEXTS 64
 typedef struct recorder {
-  lagscope_canvas canvas;
+  lagscope__hud_canvas canvas;
   char texts[MAX_TEXTS][200];
   int count;
   int clip_depth;
   int clips;
 } recorder;
 
-static void rec_rect(lagscope_canvas *c, lagscope_rect r, lagscope_color k) {
+static void rec_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, lagscope__hud_color k) {
   (void)c, (void)r, (void)k;
 }
-static void rec_stroke_rect(lagscope_canvas *c, lagscope_rect r, float w, lagscope_color k) {
+static void rec_stroke_rect(lagscope__hud_canvas *c, lagscope__hud_rect r, float w,
+                            lagscope__hud_color k) {
   (void)c, (void)r, (void)w, (void)k;
 }
-static void rec_round(lagscope_canvas *c, lagscope_rect r, float rad, lagscope_color k) {
+static void rec_round(lagscope__hud_canvas *c, lagscope__hud_rect r, float rad,
+                      lagscope__hud_color k) {
   (void)c, (void)r, (void)rad, (void)k;
 }
-static void rec_stroke_round(lagscope_canvas *c, lagscope_rect r, float rad, float w,
-                             lagscope_color k) {
+static void rec_stroke_round(lagscope__hud_canvas *c, lagscope__hud_rect r, float rad, float w,
+                             lagscope__hud_color k) {
   (void)c, (void)r, (void)rad, (void)w, (void)k;
 }
-static void rec_polyline(lagscope_canvas *c, const lagscope_point *p, size_t n, float w,
-                         lagscope_color k) {
+static void rec_polyline(lagscope__hud_canvas *c, const lagscope__hud_point *p, size_t n, float w,
+                         lagscope__hud_color k) {
   (void)c, (void)p, (void)n, (void)w, (void)k;
 }
-static void rec_text(lagscope_canvas *c, float x, float y, const char *s, float size,
-                     lagscope_font_weight w, lagscope_color k) {
+static void rec_text(lagscope__hud_canvas *c, float x, float y, const char *s, float size,
+                     lagscope__hud_font_weight w, lagscope__hud_color k) {
   (void)x, (void)y, (void)size, (void)w, (void)k;
   recorder *r = c->backend;
   CHECK(r->count < MAX_TEXTS);
   snprintf(r->texts[r->count++], sizeof r->texts[0], "%s", s);
 }
-static float rec_measure(lagscope_canvas *c, const char *s, float size, lagscope_font_weight w) {
+static float rec_measure(lagscope__hud_canvas *c, const char *s, float size,
+                         lagscope__hud_font_weight w) {
   (void)c, (void)w;
   return 0.6f * size * (float)strlen(s);
 }
-static void rec_clip(lagscope_canvas *c, lagscope_rect r) {
+static void rec_clip(lagscope__hud_canvas *c, lagscope__hud_rect r) {
   (void)r;
   recorder *rec = c->backend;
   rec->clip_depth++;
   rec->clips++;
 }
-static void rec_reset_clip(lagscope_canvas *c) { ((recorder *)c->backend)->clip_depth = 0; }
-static const lagscope_canvas_ops recorder_ops = {
+static void rec_reset_clip(lagscope__hud_canvas *c) { ((recorder *)c->backend)->clip_depth = 0; }
+static const lagscope__hud_canvas_ops recorder_ops = {
   rec_rect, rec_stroke_rect, rec_round, rec_stroke_round, rec_polyline,
   rec_text, rec_measure, rec_clip, rec_reset_clip,
 };
 
-static void record(recorder *r, const lagscope_hud_state *s) {
+static void record(recorder *r, const lagscope__hud_state *s) {
   memset(r, 0, sizeof *r);
   r->canvas.ops = &recorder_ops;
   r->canvas.backend = r;
@@ -261,7 +267,7 @@ static int wrote_containing(const recorder *r, const char *part) {
 
 static void test_texts(void) {
   recorder r;
-  lagscope_hud_state s = hud_test_idle();
+  lagscope__hud_state s = hud_test_idle();
   record(&r, &s);
   CHECK(wrote(&r, "60") && wrote(&r, "FPS") && wrote(&r, "0") && wrote(&r, "hangs"));
   CHECK(!wrote_containing(&r, "http")); /* the URL only when expanded */
@@ -312,7 +318,7 @@ static void test_texts(void) {
 
 /* The renderer's image, after one hang_ended event carrying a report whose cause is cause_json
  * (NULL: no cause), compared with the layout drawn straight from `expected`: 1 when equal. */
-static int renderer_draws(const char *cause_json, const lagscope_hud_state *expected) {
+static int renderer_draws(const char *cause_json, const lagscope__hud_state *expected) {
   lagscope_config config = lagscope_config_default();
   config.hud_expanded = 1;
   config.hud_scale = 1.0f;
@@ -337,8 +343,8 @@ static int renderer_draws(const char *cause_json, const lagscope_hud_state *expe
   lagscope_hud_image image;
   CHECK_EQ_INT(lagscope__hud_take(h, &image), 0);
 
-  lagscope_rect bounds = lagscope__hud_bounds(expected);
-  lagscope_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, 1.0f);
+  lagscope__hud_rect bounds = lagscope__hud_bounds(expected);
+  lagscope__hud_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, 1.0f);
   lagscope__hud_canvas_clear(canvas);
   lagscope__hud_draw(canvas, expected);
   int width, height, stride;
@@ -357,7 +363,7 @@ static int renderer_draws(const char *cause_json, const lagscope_hud_state *expe
 
 static void test_renderer_label(void) {
   lagscope_config config = lagscope_config_default();
-  lagscope_hud_state expected;
+  lagscope__hud_state expected;
   memset(&expected, 0, sizeof expected);
   expected.refresh_hz = config.refresh_hz;
   expected.expanded = 1;

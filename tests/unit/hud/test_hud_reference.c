@@ -22,20 +22,20 @@
 
 typedef struct reference_case {
   const char *name;
-  lagscope_hud_state (*state)(void);
+  lagscope__hud_state (*state)(void);
   int expanded;
   float scale;
 } reference_case;
 
-static lagscope_hud_state state_no_url(void) {
-  lagscope_hud_state s = hud_test_idle();
+static lagscope__hud_state state_no_url(void) {
+  lagscope__hud_state s = hud_test_idle();
   s.viewer_url[0] = '\0';
   s.refresh_hz = 0.0; /* unknown rate: no budget line, FPS judged against 60 */
   return s;
 }
 
-static lagscope_hud_state hud_test_fps_58(void) {
-  lagscope_hud_state s = hud_test_idle();
+static lagscope__hud_state hud_test_fps_58(void) {
+  lagscope__hud_state s = hud_test_idle();
   s.fps = 58.0; /* still green: only the digits change */
   return s;
 }
@@ -57,11 +57,11 @@ static const reference_case cases[] = {
 };
 #define CASES (sizeof cases / sizeof cases[0])
 
-static lagscope_canvas *render(const reference_case *rc) {
-  lagscope_hud_state state = rc->state();
+static lagscope__hud_canvas *render(const reference_case *rc) {
+  lagscope__hud_state state = rc->state();
   state.expanded = rc->expanded;
-  lagscope_rect bounds = lagscope__hud_bounds(&state);
-  lagscope_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, rc->scale);
+  lagscope__hud_rect bounds = lagscope__hud_bounds(&state);
+  lagscope__hud_canvas *canvas = lagscope__hud_canvas_new(bounds.width, bounds.height, rc->scale);
   CHECK(canvas != NULL);
   lagscope__hud_draw(canvas, &state);
   return canvas;
@@ -85,7 +85,7 @@ static int pixels_differ(uint32_t a, uint32_t b) {
 }
 
 /* Compares the render with its reference; prints the counts; 0 when within tolerance. */
-static int compare(lagscope_canvas *canvas, const char *reference_path, const char *name) {
+static int compare(lagscope__hud_canvas *canvas, const char *reference_path, const char *name) {
   cairo_surface_t *ref = cairo_image_surface_create_from_png(reference_path);
   if (cairo_surface_status(ref) != CAIRO_STATUS_SUCCESS) {
     printf("%-24s FAIL: cannot read %s (make it with --update)\n", name, reference_path);
@@ -128,7 +128,7 @@ static int check_tolerance_catches_a_change(const char *reference) {
                                     {"must differ: hang", hud_test_hang, 0, 2.0f}};
   int missed = 0;
   for (size_t i = 0; i < 2; i++) {
-    lagscope_canvas *canvas = render(&changes[i]);
+    lagscope__hud_canvas *canvas = render(&changes[i]);
     int rc = compare(canvas, path, changes[i].name);
     lagscope__hud_canvas_free(canvas);
     if (rc == 0) {
@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
   int failures = 0;
   char path[4096];
   for (size_t i = 0; i < CASES; i++) {
-    lagscope_canvas *canvas = render(&cases[i]);
+    lagscope__hud_canvas *canvas = render(&cases[i]);
     if (out != NULL) {
       png_path(path, sizeof path, out, cases[i].name);
       CHECK(lagscope__hud_canvas_write_png(canvas, path) == 0);

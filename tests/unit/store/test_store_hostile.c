@@ -127,7 +127,7 @@ static int case_other_owner(void) {
     test_path_in(below, sizeof(below), planted, "app/reports");
     expect_refused(below, "belongs to another user");
     expect_refused(link_dir, "symbolic link made by another user");
-    /* The viewer's token file in it is not read: lagscope__token_make would log and go on. */
+    /* The viewer's token file in it is not read: lagscope__web_token_make would log and go on. */
     int fd = -1;
     char why[512];
     CHECK_EQ_INT(lagscope__folder_open(dir, 0, &fd, why, sizeof(why)), LAGSCOPE_ESYS);

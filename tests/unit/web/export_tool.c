@@ -44,8 +44,8 @@ int main(int argc, char **argv) {
   fclose(f);
   char *out = NULL;
   if (report != NULL)
-    out = speedscope ? lagscope__export_speedscope(report, why, sizeof why)
-                     : lagscope__export_chrome_trace(report, why, sizeof why);
+    out = speedscope ? lagscope__web_export_speedscope(report, why, sizeof why)
+                     : lagscope__web_export_chrome_trace(report, why, sizeof why);
   free(report);
   if (out == NULL) {
     fprintf(stderr, "export_tool: %s: %s\n", argv[2], why);

@@ -20,8 +20,8 @@ static char *exact_copy(const char *s) {
 
 static int equal(const char *a, const char *b) {
   char *x = exact_copy(a), *y = exact_copy(b);
-  int result = lagscope__token_equal(x, y);
-  CHECK_EQ_INT(result, lagscope__token_equal(y, x)); /* symmetric */
+  int result = lagscope__web_token_equal(x, y);
+  CHECK_EQ_INT(result, lagscope__web_token_equal(y, x)); /* symmetric */
   free(x);
   free(y);
   return result;
@@ -43,16 +43,16 @@ static void test_token_equal(void) {
   CHECK_EQ_INT(equal("\xff", "\xff"), 1);
   CHECK_EQ_INT(equal("\xff", "\x7f"), 0);
   /* NULL is nobody's token, not even NULL's. */
-  CHECK_EQ_INT(lagscope__token_equal(NULL, token), 0);
-  CHECK_EQ_INT(lagscope__token_equal(token, NULL), 0);
-  CHECK_EQ_INT(lagscope__token_equal(NULL, NULL), 0);
+  CHECK_EQ_INT(lagscope__web_token_equal(NULL, token), 0);
+  CHECK_EQ_INT(lagscope__web_token_equal(token, NULL), 0);
+  CHECK_EQ_INT(lagscope__web_token_equal(NULL, NULL), 0);
 }
 
 /* Finds lagscope_token in header; returns the code, the value in out. */
 static int find(const char *header, char *out, size_t out_size) {
   char *copy = exact_copy(header);
   memset(out, '#', out_size);
-  int rc = lagscope__cookie_find(copy, "lagscope_token", out, out_size);
+  int rc = lagscope__web_cookie_find(copy, "lagscope_token", out, out_size);
   free(copy);
   CHECK(rc == 0 || rc == ENOENT);
   if (out_size > 0) CHECK_EQ_INT(out[rc == 0 ? strlen(out) : 0], '\0');
@@ -100,15 +100,15 @@ static void test_cookie_find(void) {
   expect_absent("=");
 
   char out[8];
-  CHECK_EQ_INT(lagscope__cookie_find(NULL, "lagscope_token", out, sizeof out), ENOENT);
+  CHECK_EQ_INT(lagscope__web_cookie_find(NULL, "lagscope_token", out, sizeof out), ENOENT);
   CHECK_EQ_INT(out[0], '\0');
-  CHECK_EQ_INT(lagscope__cookie_find("a=1", NULL, out, sizeof out), ENOENT);
-  CHECK_EQ_INT(lagscope__cookie_find("=1", "", out, sizeof out), ENOENT);
-  CHECK_EQ_INT(lagscope__cookie_find("a=1", "a", NULL, 8), ENOENT);
+  CHECK_EQ_INT(lagscope__web_cookie_find("a=1", NULL, out, sizeof out), ENOENT);
+  CHECK_EQ_INT(lagscope__web_cookie_find("=1", "", out, sizeof out), ENOENT);
+  CHECK_EQ_INT(lagscope__web_cookie_find("a=1", "a", NULL, 8), ENOENT);
   out[0] = 'x';
-  CHECK_EQ_INT(lagscope__cookie_find("a=1", "a", out, 0), ENOENT);
+  CHECK_EQ_INT(lagscope__web_cookie_find("a=1", "a", out, 0), ENOENT);
   CHECK_EQ_INT(out[0], 'x'); /* out_size 0: nothing written */
-  CHECK_EQ_INT(lagscope__cookie_find("a=1", "a", out, sizeof out), 0);
+  CHECK_EQ_INT(lagscope__web_cookie_find("a=1", "a", out, sizeof out), 0);
   CHECK(strcmp(out, "1") == 0);
 }
 
@@ -128,7 +128,7 @@ static void test_cookie_bounds(void) {
 static int host(const char *header, const char *want) {
   char out[64] = "x";
   char *copy = exact_copy(header);
-  int ok = lagscope__host_of(copy, out, sizeof out);
+  int ok = lagscope__web_host_of(copy, out, sizeof out);
   free(copy);
   if (!ok) return want == NULL && out[0] == '\0';
   return want != NULL && strcmp(out, want) == 0;
@@ -155,25 +155,25 @@ static void test_host_of(void) {
   CHECK(host("[a.b]", NULL) || host("[a.b]", "a.b")); /* not an address: the server refuses it */
   CHECK(host("0123456789012345678901234567890123456789012345678901234567890123456789", NULL));
   char out[4];
-  CHECK_EQ_INT(lagscope__host_of(NULL, out, sizeof out), 0);
-  CHECK_EQ_INT(lagscope__host_of("a", NULL, 0), 0);
+  CHECK_EQ_INT(lagscope__web_host_of(NULL, out, sizeof out), 0);
+  CHECK_EQ_INT(lagscope__web_host_of("a", NULL, 0), 0);
 }
 
 static void test_origin(void) {
-  CHECK_EQ_INT(lagscope__origin_is_host("http://127.0.0.1:8080", "127.0.0.1:8080"), 1);
-  CHECK_EQ_INT(lagscope__origin_is_host("HTTP://LOCALHOST:8080", "localhost:8080"), 1);
-  CHECK_EQ_INT(lagscope__origin_is_host("http://127.0.0.1:8081", "127.0.0.1:8080"), 0);
-  CHECK_EQ_INT(lagscope__origin_is_host("https://127.0.0.1:8080", "127.0.0.1:8080"), 0);
-  CHECK_EQ_INT(lagscope__origin_is_host("null", "127.0.0.1:8080"), 0);
-  CHECK_EQ_INT(lagscope__origin_is_host("http://evil.example", "127.0.0.1:8080"), 0);
-  CHECK_EQ_INT(lagscope__origin_is_host("http://127.0.0.1:8080", NULL), 0);
-  CHECK_EQ_INT(lagscope__origin_is_host("http://", ""), 0);
-  CHECK_EQ_INT(lagscope__origin_is_host(NULL, "127.0.0.1"), 0);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("http://127.0.0.1:8080", "127.0.0.1:8080"), 1);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("HTTP://LOCALHOST:8080", "localhost:8080"), 1);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("http://127.0.0.1:8081", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("https://127.0.0.1:8080", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("null", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("http://evil.example", "127.0.0.1:8080"), 0);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("http://127.0.0.1:8080", NULL), 0);
+  CHECK_EQ_INT(lagscope__web_origin_is_host("http://", ""), 0);
+  CHECK_EQ_INT(lagscope__web_origin_is_host(NULL, "127.0.0.1"), 0);
 }
 
 static int decode(const char *raw, const char *want) {
   char out[64] = "x";
-  int ok = lagscope__path_decode(raw, out, sizeof out);
+  int ok = lagscope__web_path_decode(raw, out, sizeof out);
   if (!ok) return want == NULL;
   return want != NULL && strcmp(out, want) == 0;
 }
@@ -191,9 +191,9 @@ static void test_path_decode(void) {
   CHECK(decode("/%0g", NULL));
   CHECK(decode("", ""));
   char small[4];
-  CHECK_EQ_INT(lagscope__path_decode("/abcd", small, sizeof small), 0); /* never cut short */
-  CHECK_EQ_INT(lagscope__path_decode("/ab", small, sizeof small), 1);
-  CHECK_EQ_INT(lagscope__path_decode(NULL, small, sizeof small), 0);
+  CHECK_EQ_INT(lagscope__web_path_decode("/abcd", small, sizeof small), 0); /* never cut short */
+  CHECK_EQ_INT(lagscope__web_path_decode("/ab", small, sizeof small), 1);
+  CHECK_EQ_INT(lagscope__web_path_decode(NULL, small, sizeof small), 0);
 }
 
 static const test_case cases[] = {

@@ -97,7 +97,7 @@ static const char *const FRAMES = "[{\"name\":\"main\"},{\"name\":\"a\"},{\"name
     "{\"name\":\"0x2f00 (libc.so.6)\"},{\"name\":\"__poll\"}]";
 
 static void test_speedscope_timeline(void) {
-  cJSON *doc = export_json(lagscope__export_speedscope, fixture());
+  cJSON *doc = export_json(lagscope__web_export_speedscope, fixture());
   CHECK(strcmp(string_at(doc, "$schema"), "https://www.speedscope.app/file-format-schema.json") == 0);
   expect_array(at(doc, "shared.frames"), FRAMES);
   CHECK_EQ_INT(cJSON_GetArraySize(at(doc, "profiles")), 1);
@@ -117,7 +117,7 @@ static void test_speedscope_timeline(void) {
 static void test_speedscope_last_weight(void) {
   cJSON *report = fixture();
   set_number(report, "duration_ms", 400);
-  cJSON *doc = export_json(lagscope__export_speedscope, report);
+  cJSON *doc = export_json(lagscope__web_export_speedscope, report);
   expect_array(at(cJSON_GetArrayItem(at(doc, "profiles"), 0), "weights"), "[10,10,10,10,10,10]");
   CHECK_EQ_INT(number_at(cJSON_GetArrayItem(at(doc, "profiles"), 0), "endValue"), 400);
   cJSON_Delete(doc);
@@ -127,7 +127,7 @@ static void test_speedscope_last_weight(void) {
   set_number(report, "duration_ms", 300);
   cJSON *t = at(report, "samples.timeline.t_ms");
   cJSON_SetNumberValue(cJSON_GetArrayItem(t, 2), 255.5);
-  doc = export_json(lagscope__export_speedscope, report);
+  doc = export_json(lagscope__web_export_speedscope, report);
   cJSON *profile = cJSON_GetArrayItem(at(doc, "profiles"), 0);
   expect_array(at(profile, "weights"), "[10,0,20,10,10,0]");
   CHECK_EQ_INT(number_at(profile, "endValue"), 300);
@@ -150,7 +150,7 @@ static cJSON *fixture_without_timeline(void) {
 }
 
 static void test_speedscope_tree(void) {
-  cJSON *doc = export_json(lagscope__export_speedscope, fixture_without_timeline());
+  cJSON *doc = export_json(lagscope__web_export_speedscope, fixture_without_timeline());
   expect_array(at(doc, "shared.frames"), FRAMES);
   cJSON *profile = cJSON_GetArrayItem(at(doc, "profiles"), 0);
   expect_array(at(profile, "samples"), "[[],[0,1,2,3],[0,1,4,5,6]]");
@@ -172,7 +172,7 @@ static void test_speedscope_frame_identity(void) {
       " {\"function\":null,\"module\":null,\"address\":\"0xdead\",\"self\":1,\"children\":[]},"
       " {\"function\":null,\"module\":\"/lib/m3.so\",\"module_offset\":\"0x10\",\"self\":1}]}]}}";
   char why[128];
-  char *text = lagscope__export_speedscope(report, why, sizeof why);
+  char *text = lagscope__web_export_speedscope(report, why, sizeof why);
   CHECK_MSG(text != NULL, "%s", why);
   cJSON *doc = cJSON_Parse(text);
   expect_array(at(doc, "shared.frames"),
@@ -243,7 +243,7 @@ static void test_trace_metadata(const cJSON *doc) {
 }
 
 static void test_trace_timeline(void) {
-  cJSON *doc = export_json(lagscope__export_chrome_trace, fixture());
+  cJSON *doc = export_json(lagscope__web_export_chrome_trace, fixture());
   test_trace_metadata(doc);
   cJSON *hang = event(doc, "X", "hang", 0);
   CHECK(strcmp(string_at(hang, "name"), "hang 305 ms") == 0);
@@ -274,7 +274,7 @@ static void test_trace_unmerge(void) {
   cJSON_SetNumberValue(cJSON_GetArrayItem(nodes, 1), 7);
   cJSON_SetNumberValue(cJSON_GetArrayItem(nodes, 2), 4);
   cJSON_SetNumberValue(cJSON_GetArrayItem(nodes, 5), 4); /* [4,7,4,7,7,4]: ends in spin */
-  cJSON *doc = export_json(lagscope__export_chrome_trace, report);
+  cJSON *doc = export_json(lagscope__web_export_chrome_trace, report);
   static const expected_x stacks[] = {
       {"main", 250, 55}, {"a", 250, 55},   {"b", 250, 10},   {"spin", 250, 10},
       {"c", 260, 10},    {"0x2f00 (libc.so.6)", 260, 10},    {"__poll", 260, 10},
@@ -285,7 +285,7 @@ static void test_trace_unmerge(void) {
 }
 
 static void test_trace_tree(void) {
-  cJSON *doc = export_json(lagscope__export_chrome_trace, fixture_without_timeline());
+  cJSON *doc = export_json(lagscope__web_export_chrome_trace, fixture_without_timeline());
   CHECK(strcmp(string_at(doc, "otherData.samples_from"), "call_tree") == 0);
   static const expected_x stacks[] = {
       {"main", 10, 50}, {"a", 10, 50}, {"b", 10, 30}, {"spin", 10, 30},
@@ -297,7 +297,7 @@ static void test_trace_tree(void) {
 /* ---- bad input ---- */
 
 static void expect_refused(const char *report, const char *mentions) {
-  export_fn fns[] = {lagscope__export_speedscope, lagscope__export_chrome_trace};
+  export_fn fns[] = {lagscope__web_export_speedscope, lagscope__web_export_chrome_trace};
   for (int i = 0; i < 2; i++) {
     char why[256] = "";
     CHECK(fns[i](report, why, sizeof why) == NULL);
@@ -343,8 +343,8 @@ static void test_odd_reports(void) {
        "\"call_tree\":{\"self\":1e300,\"children\":[{\"self\":1e300},{\"self\":-3}]}}")};
   for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++) {
     char why[128] = "";
-    char *a = lagscope__export_speedscope(reports[i], why, sizeof why);
-    char *b = lagscope__export_chrome_trace(reports[i], why, sizeof why);
+    char *a = lagscope__web_export_speedscope(reports[i], why, sizeof why);
+    char *b = lagscope__web_export_chrome_trace(reports[i], why, sizeof why);
     CHECK_MSG(a != NULL && b != NULL, "report %zu: %s", i, why);
     cJSON *doc = cJSON_Parse(a);
     cJSON *weight;
