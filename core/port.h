@@ -115,7 +115,7 @@ void lagscope__state_root(char *out, size_t size);
 /* Tests only: read from this folder instead of /proc/self (NULL: back to /proc/self). */
 void lagscope__process_set_root(const char *path);
 
-/* ---- capture (core/linux/capture.c, core/darwin/capture.c; the portable half: core/stack/capture.c)
+/* ---- capture (core/linux/capture*.c, core/darwin/capture.c; the portable half: core/stack/capture.c)
  * Takes one thread's stack without disturbing it. Linux: a thread blocked in a system call is
  * read without a signal (its syscall, stack pointer and pc from /proc, its stack from memory);
  * only a thread on the CPU gets the real-time signal, whose handler copies registers and stack

@@ -10,7 +10,7 @@
  * DW_CFA instruction of DWARF 5 and GNU's, CFA and register expressions (x86_64's PLT stubs,
  * glibc's signal trampoline), aarch64's signed return addresses and its kernel's signal return
  * (whose CFI does not give the interrupted pc: the ucontext does). Not handled: .debug_frame
- * (objects without .eh_frame_hdr walk by frame pointer or stack scan, capture.c).
+ * (objects without .eh_frame_hdr walk by frame pointer or stack scan, capture_walk.c).
  *
  * No allocation, no lock: every byte comes through the caller's read function, a small window
  * at a time, so a record of any size is read without a buffer its size.

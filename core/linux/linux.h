@@ -171,7 +171,7 @@ int lagscope__linux_object_read(uintptr_t address, void *out, size_t bytes);
 int lagscope__linux_object_unwind_table(uintptr_t ip, uintptr_t *eh_frame_hdr,
                                         uintptr_t *segment_start, uintptr_t *segment_end);
 
-/* ---- capture.c ---- */
+/* ---- capture_signal.c, capture.c ---- */
 
 /* How many times a capture's signal cut a system call short: none since it is raised by the
  * thread's CPU clock on its way back to user space; the forced way below does. F */

@@ -130,7 +130,7 @@ const char *lagscope__hang_report_label(const lagscope_hang_report *report);
 /* The cause's kind ("lock", "idle", ...); "" when none. F */
 const char *lagscope__hang_report_kind(const lagscope_hang_report *report);
 
-/* ---- store (core/report/store.c): reports on disk, never lost ------------------------------------------- */
+/* ---- store (core/report/store*.c, by job in store.h): reports on disk, never lost ---------------------- */
 typedef struct lagscope__store lagscope__store;
 /* A character that a report's id, or a folder named after the app, may hold: [A-Za-z0-9._-],
  * safe in a path everywhere (the store, the router and the app's folder name apply it). F */
@@ -166,7 +166,7 @@ int lagscope__store_recover(lagscope__store *s,
  * ended at ended_wall_ms, so that the next start does not call it ended by termination. F */
 int lagscope__store_mark_ended(lagscope__store *s, const char *id, int64_t ended_wall_ms);
 
-/* Opens the folder dir component by component (openat), creating missing ones with mode 0700
+/* The folder (store_folder.c). Opens the folder dir component by component (openat), creating missing ones with mode 0700
  * when create is set, and returns its fd in *out (O_CLOEXEC). Refused (ESYS, with why) unless
  * the folder belongs to this user and nobody else can write it, and every folder above it
  * belongs to root or this user and is not writable by others unless sticky (as /tmp); a
@@ -177,18 +177,18 @@ int lagscope__folder_open(const char *dir, int create, int *out, char *why, size
  * bytes (ELIMIT); *text NUL-terminated, free with lagscope__dealloc. ENOENT, ESYS. A */
 int lagscope__folder_read(int dirfd, const char *name, size_t limit, char **text, size_t *len);
 
-/* Why text is not a report the store would keep as <id>.json (a sentence to follow "the
+/* The check (store_check.c). Why text is not a report the store would keep as <id>.json (a sentence to follow "the
  * file"), or NULL when it is one. A */
 const char *lagscope__store_check(const char *text, size_t len, const char *id, char *why,
                                   size_t why_size);
-/* What recovery makes of <id>.json's text: EPARSE with *problem when it is no report; else
+/* What recovery (store_recover.c) makes of <id>.json's text: EPARSE with *problem when it is no report; else
  * *updated is the rewritten text (lagscope__dealloc), or NULL when the report is final
  * already. ended_wall_ms >= 0: the file was marked ended (lagscope__store_mark_ended). A */
 int lagscope__store_recovered_text(const char *text, size_t len, const char *id,
                                    int64_t ended_wall_ms, char **updated, char *why,
                                    size_t why_size, const char **problem);
 
-/* Reading while the monitor writes (the viewer): no store needed. */
+/* Reading while the monitor writes (the viewer; store_check.c): no store needed. */
 typedef struct lagscope__store_entry {
   char id[64];
   uint64_t bytes;

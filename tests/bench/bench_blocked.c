@@ -1,8 +1,9 @@
 /*
  * bench_blocked — taking the stack of a thread blocked in the kernel without a signal
- * (core/linux/capture.c: /proc/self/task/TID/syscall, a checked copy, a walk that scans where
- * registers are unknown) beside the signal capture that a thread on the CPU gets, and beside
- * the same blocked threads taken by signal, the way every thread was taken before. Figures:
+ * (core/linux/capture_blocked.c: /proc/self/task/TID/syscall, a checked copy; capture_walk.c:
+ * a walk that scans where registers are unknown) beside the signal capture that a thread on
+ * the CPU gets, and beside the same blocked threads taken by signal, the way every thread was
+ * taken before. Figures:
  *   1. latency: a thread blocked 64 frames deep in nanosleep, raw (request -> stack in hand)
  *      and full (with the walk), median and p99, beside the signal capture of a thread spinning
  *      64 frames deep, interleaved sample by sample;

@@ -62,7 +62,7 @@ extern char **environ;
 #define GAP_NS (100u * 1000u)           /* between two latency samples: the victim runs on */
 #define TICK_NS (1000u * 1000u)         /* at most 1000 captures/s */
 #define FLOOR_SIGNAL_OFFSET 5           /* SIGRTMIN + 5: lagscope's capture uses + 3 */
-#define COPY_BYTES (32u * 1024u)        /* what capture.c's handler copies */
+#define COPY_BYTES (32u * 1024u)        /* what capture_signal.c's handler copies */
 
 /* ---- the victim: 64 frames deep, then units of work, counted -------------------------------- */
 static _Atomic uint64_t work_done;      /* units finished; written by the victim only */
@@ -163,7 +163,7 @@ static int floor_init(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = floor_handler;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART; /* as capture.c's handler */
+  sa.sa_flags = SA_SIGINFO | SA_RESTART; /* as capture_signal.c's handler */
   sigfillset(&sa.sa_mask);
   return sigaction(floor_signal, &sa, NULL);
 }
@@ -186,7 +186,7 @@ static uint32_t next_generation(void) {
   return generation = generation % 0x7fffffffu + 1;
 }
 
-/* A one-shot timer on tid's CPU clock, as capture.c arms it, raises the signal; waits for the handler's answer. 0 when it came. */
+/* A one-shot timer on tid's CPU clock, as capture_signal.c arms it, raises the signal; waits for the handler's answer. 0 when it came. */
 static int floor_round_trip(int32_t tid) {
   uint32_t generation = next_generation();
   struct sigevent event;

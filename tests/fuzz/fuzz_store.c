@@ -1,7 +1,7 @@
-/* libFuzzer target for the store's reader on file contents (core/report/store.c): what a report file
- * in the folder may hold is anybody's bytes. The input is "<id>\n<file bytes>" (no newline:
- * the id "fuzz" and all of it the file). Each input is checked in memory (the check, and
- * what recovery would write back) and read back from a real file through
+/* libFuzzer target for the store's reader on file contents (core/report/store*.c): what a
+ * report file in the folder may hold is anybody's bytes. The input is "<id>\n<file bytes>" (no
+ * newline: the id "fuzz" and all of it the file). Each input is checked in memory (the check,
+ * and what recovery would write back) and read back from a real file through
  * lagscope__store_read, the viewer's reader. Besides the sanitizers' checks:
  *   - the reader serves a file exactly when the check accepts it, byte for byte;
  *   - the JSON check accepts nothing cJSON refuses;
@@ -26,7 +26,7 @@
     }                                                                                     \
   } while (0)
 
-/* What store.c needs of the rest of core, without the monitor (core/base/names.c is built in). */
+/* What the store needs of the rest of core, without the monitor (core/base/names.c is built in). */
 int64_t lagscope__wall_ms(void) { return 1700000000000; }
 
 static char folder[64];

@@ -48,9 +48,9 @@
 /* ThreadSanitizer delays asynchronous signals until the thread next enters one of its
  * interceptors: a thread spinning without a call to libc never gets the capture signal. (A
  * thread that calls libc gets it late; the capture then walks from the handler, see
- * core/linux/capture.c.) Tests of a pure spin skip under it; threads blocked in the kernel are
- * read without a signal and are tested as they are, and the tests that it must not crash still
- * run. */
+ * core/linux/capture_signal.c.) Tests of a pure spin skip under it; threads blocked in the
+ * kernel are read without a signal and are tested as they are, and the tests that it must not
+ * crash still run. */
 #if defined(__SANITIZE_THREAD__)
 #define LAGSCOPE_TEST_UNDER_TSAN 1
 #elif defined(__has_feature)

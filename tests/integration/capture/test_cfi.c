@@ -130,7 +130,7 @@ static void walk_from(const ucontext_t *uc) {
     lagscope__cfi_fde fde;
     dl_iterate_phdr(find_hdr, &t);
     int have_fde = t.hdr != 0 && lagscope__cfi_find(t.hdr, lookup, &m, &fde) == 0;
-    /* as capture.c: the kernel's signal return by its code, where its CFI is not enough */
+    /* as capture_walk.c: the kernel's signal return by its code, where its CFI is not enough */
     int signal_return = (!have_fde || fde.signal_frame) && lagscope__cfi_is_signal_return(pc, &m);
     if (!have_fde && !signal_return) {
       printf("  no FDE for %#lx\n", (unsigned long)pc);

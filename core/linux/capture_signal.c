@@ -1,0 +1,324 @@
+/*
+ * A thread on the CPU, captured by a real-time signal whose handler copies the registers and
+ * the top of the stack into the one snapshot, then returns: a copy, two atomic stores, one
+ * futex wake; nothing that allocates or locks. Here: the snapshot and the request word the
+ * handler claims, the handler, its installation, and the monitor's side of a request: a
+ * one-shot timer on the thread's CPU clock (or, for benchmarks, the signal sent straight
+ * away), then a wait for the handler's answer. The design is in capture.c; the shared names
+ * in capture.h.
+ */
+#define _GNU_SOURCE
+#include "capture.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* ---- the snapshot and the request: written by the handler, read by the monitor ---- */
+
+#define CAPTURE_SIGNAL_OFFSET 3 /* from SIGRTMIN + 3: glibc keeps the first two for itself */
+#define LATE_HANDLER_WAIT_NS (100u * 1000u * 1000u)
+
+/* One request at a time (the monitor's). Its state is one futex word holding the request's
+ * generation and phase, so that the handler claims exactly the request its signal was sent
+ * for: a signal that arrives after its request was abandoned finds another generation. */
+enum request_phase { IDLE = 0, REQUESTED, CLAIMED, DONE, ABANDONED };
+#define REQUEST_WORD(generation, phase) (((uint32_t)(generation) << 3) | (uint32_t)(phase))
+#define GENERATION_MAX (1u << 28)
+
+lagscope__capture_snapshot lagscope__capture_the_snapshot;
+static _Atomic uint32_t request_word;
+static uint32_t last_generation;
+/* The timer whose signal the handler takes (-1: none armed). The kernel's own id: the
+ * syscalls are made directly, so that glibc's timer_t bookkeeping is not involved. */
+static _Atomic int armed_timer = -1;
+/* 0 until the handler is installed; read by the viewer's status too (atomic). */
+static _Atomic int capture_signal;
+/* Under ThreadSanitizer a signal is not delivered when it arrives: TSan's handler keeps it and
+ * calls ours later, at the thread's next intercepted call, with the context saved at arrival.
+ * By then the stack below that context's sp has been used again, and a walk from it reads
+ * other calls' frames. So there the handler walks from where it runs (found at install). */
+static int signals_deferred;
+/* Defined when the process runs under TSan. A weak reference, resolved when the object is
+ * loaded, rather than dlsym(RTLD_DEFAULT) at start: a name that is not there makes dlsym read
+ * the symbol tables of every loaded library, and its pages stay resident (~400 KiB in
+ * bench_overhead, most of lagscope's share of the shared-library pages). */
+extern void __tsan_init(void) __attribute__((weak));
+
+/* ---- the handler: async-signal-safe, no allocation, no lock ---- */
+
+static void futex_wake(_Atomic uint32_t *word) {
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* A read the kernel checks (capture.h). */
+void lagscope__capture_copy_stack(lagscope__capture_snapshot *s) {
+  for (uintptr_t below = LAGSCOPE__CAPTURE_BELOW_SP_BYTES;; below = 0) {
+    s->stack_base = s->registers[LAGSCOPE__CFI_SP] - below;
+    struct iovec local = {s->stack, below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES};
+    struct iovec remote = {(void *)s->stack_base, below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES};
+    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    s->stack_len = n > 0 ? (size_t)n : 0;
+    if (s->stack_len > below || below == 0) return;
+  }
+}
+
+/* Whether the handler cut a system call short: the thread entered one between our look at its
+ * state and the signal. The kernel has then already set the call's result to -EINTR and left
+ * the pc just after the syscall instruction. Counted, for the tests and benchmarks. */
+static _Atomic uint64_t interrupted_syscalls;
+
+__attribute__((no_sanitize("address", "thread", "undefined"))) static int
+interrupted_a_syscall(const ucontext_t *uc) {
+#if defined(__x86_64__)
+  const volatile uint8_t *pc = (const volatile uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
+  return (long long)uc->uc_mcontext.gregs[REG_RAX] == -EINTR && pc[-2] == 0x0F && pc[-1] == 0x05;
+#else
+  const volatile uint8_t *pc = (const volatile uint8_t *)uc->uc_mcontext.pc;
+  uint32_t insn = (uint32_t)pc[-4] | (uint32_t)pc[-3] << 8 | (uint32_t)pc[-2] << 16 |
+                  (uint32_t)pc[-1] << 24;
+  return (long long)uc->uc_mcontext.regs[0] == -EINTR && insn == 0xD4000001u; /* svc #0 */
+#endif
+}
+
+/* Sent by lagscope: the armed timer, or (benchmarks) a signal queued by this process. */
+static int sent_by_us(const siginfo_t *info) {
+  if (info->si_code == SI_TIMER)
+    return info->si_timerid == atomic_load_explicit(&armed_timer, memory_order_acquire);
+  return info->si_code == SI_QUEUE && info->si_pid == getpid();
+}
+
+static void capture_handler(int sig, siginfo_t *info, void *context) {
+  (void)sig;
+  if (!sent_by_us(info)) return;
+  int saved_errno = errno;
+  uint32_t generation = (uint32_t)info->si_value.sival_int;
+  uint32_t expected = REQUEST_WORD(generation, REQUESTED);
+  if (atomic_compare_exchange_strong_explicit(&request_word, &expected,
+                                              REQUEST_WORD(generation, CLAIMED),
+                                              memory_order_acq_rel, memory_order_acquire)) {
+    lagscope__capture_snapshot *s = &lagscope__capture_the_snapshot;
+    s->from_handler = signals_deferred;
+    if (signals_deferred) {
+      ucontext_t here; /* glibc's getcontext: a few stores and a sigprocmask, no lock */
+      getcontext(&here);
+      lagscope__cfi_registers_from_ucontext(&here, s->registers);
+    } else {
+      lagscope__cfi_registers_from_ucontext(context, s->registers);
+    }
+    lagscope__capture_copy_stack(s);
+    if (interrupted_a_syscall(context))
+      atomic_fetch_add_explicit(&interrupted_syscalls, 1, memory_order_relaxed);
+    atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_release);
+    futex_wake(&request_word);
+  }
+  errno = saved_errno;
+}
+
+uint64_t lagscope__capture_interrupted_syscalls(void) {
+  return atomic_load_explicit(&interrupted_syscalls, memory_order_relaxed);
+}
+
+/* ---- the handler installed ---- */
+
+int lagscope__capture_handler_is_ours(int sig) {
+  struct sigaction current;
+  if (sigaction(sig, NULL, &current) != 0) return 0;
+  return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == capture_handler;
+}
+
+static int handler_is_default(int sig) {
+  struct sigaction current;
+  if (sigaction(sig, NULL, &current) != 0) return 0;
+  return !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL;
+}
+
+static int install_handler(int sig) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = capture_handler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&sa.sa_mask); /* nothing interrupts the copy */
+  signals_deferred = __tsan_init != NULL;
+  return sigaction(sig, &sa, NULL) == 0 ? LAGSCOPE_OK : LAGSCOPE_ESYS;
+}
+
+int lagscope__capture_init(uint32_t wanted) {
+  if (wanted != 0 && ((int)wanted < SIGRTMIN || (int)wanted > SIGRTMAX)) return LAGSCOPE_EINVAL;
+  if (capture_signal != 0 && (wanted == 0 || (int)wanted == capture_signal) &&
+      lagscope__capture_handler_is_ours(capture_signal))
+    return LAGSCOPE_OK; /* installed by an earlier start */
+  if (wanted != 0) {
+    if (!lagscope__capture_handler_is_ours((int)wanted) && !handler_is_default((int)wanted))
+      return LAGSCOPE_ESIGNAL; /* the app uses this signal: never take it over */
+    int rc =
+        lagscope__capture_handler_is_ours((int)wanted) ? LAGSCOPE_OK : install_handler((int)wanted);
+    if (rc == LAGSCOPE_OK) capture_signal = (int)wanted;
+    return rc;
+  }
+  for (int sig = SIGRTMIN + CAPTURE_SIGNAL_OFFSET; sig <= SIGRTMAX; sig++) {
+    if (!handler_is_default(sig) && !lagscope__capture_handler_is_ours(sig)) continue;
+    int rc = lagscope__capture_handler_is_ours(sig) ? LAGSCOPE_OK : install_handler(sig);
+    if (rc == LAGSCOPE_OK) capture_signal = sig;
+    return rc;
+  }
+  return LAGSCOPE_ESIGNAL;
+}
+
+int lagscope__capture_signal(void) { return capture_signal; }
+
+/* The handler walks the live stack: there is no copy to size. */
+void lagscope__capture_set_copy_bytes(size_t bytes) { (void)bytes; }
+
+/* ---- asking a thread on the CPU for its registers ----
+ *
+ * Not by sending the signal straight away: a thread seen running may be inside the kernel on
+ * its way into a wait (or just woken from one, waiting for a CPU), and a signal that becomes
+ * pending there ends its poll, nanosleep or epoll_wait with EINTR. Measured before this way
+ * (poll(1 ms) after 300 us of work, looked at every 2 ms): 123 of 150 signals cut a poll short.
+ * Instead, a one-shot timer on the thread's own CPU clock, whose expiry the kernel notices at
+ * a tick while the thread runs and turns into the signal on the thread's way back to user space
+ * (POSIX_CPU_TIMERS_TASK_WORK: x86_64 since Linux 5.11): the call it was in has its result by
+ * then, so nothing is cut short, and a thread that gets no CPU is never signalled. The price:
+ * the answer comes at the thread's next tick (4 ms at HZ=250), not in ~50 us. The request
+ * word and its generation are the same for both ways. */
+
+/* While the timer has not fired, the thread is looked at again this often: one that has
+ * blocked meanwhile is read without the signal instead. */
+#define LOOK_AGAIN_NS (1000u * 1000u)
+
+static uint32_t begin_request(void) {
+  uint32_t generation = last_generation = last_generation % (GENERATION_MAX - 1) + 1;
+  atomic_store_explicit(&request_word, REQUEST_WORD(generation, REQUESTED), memory_order_release);
+  return generation;
+}
+
+/* The request abandoned, unless the handler claimed it first: 1 when abandoned. A signal that
+ * comes later finds the word changed and does nothing. */
+static int abandon(uint32_t generation) {
+  uint32_t word = REQUEST_WORD(generation, REQUESTED);
+  return atomic_compare_exchange_strong(&request_word, &word,
+                                        REQUEST_WORD(generation, ABANDONED));
+}
+
+/* Waits while the request word still says `from`, until the deadline; returns the word. */
+static uint32_t wait_word_change(uint32_t from, uint64_t deadline_ns) {
+  for (;;) {
+    uint32_t word = atomic_load_explicit(&request_word, memory_order_acquire);
+    uint64_t now = lagscope__now_ns();
+    if (word != from || now >= deadline_ns) return word;
+    struct timespec abs = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+    syscall(SYS_futex, &request_word, FUTEX_WAIT_BITSET_PRIVATE, from, &abs, NULL,
+            FUTEX_BITSET_MATCH_ANY);
+  }
+}
+
+/* After the handler claimed the request: it is copying right now; it is short, wait for it.
+ * 1 when the snapshot is whole. */
+static int finish(uint32_t generation, lagscope__stack *out) {
+  uint32_t word = wait_word_change(REQUEST_WORD(generation, CLAIMED),
+                                   lagscope__now_ns() + LATE_HANDLER_WAIT_NS);
+  if (word == REQUEST_WORD(generation, DONE)) return 1;
+  out->walk = LAGSCOPE__WALK_NO_REPLY;
+  return 0;
+}
+
+static int thread_gone(int32_t tid) {
+  return syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH;
+}
+
+/* The timer on tid's CPU clock, armed to expire as soon as it has run at all: its id, or -1. */
+static int arm_timer(int32_t tid, uint32_t generation) {
+  struct sigevent event;
+  memset(&event, 0, sizeof(event));
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = capture_signal;
+  event.sigev_value.sival_int = (int)generation;
+  event._sigev_un._tid = tid;
+  int id = -1;
+  if (syscall(SYS_timer_create, lagscope__linux_thread_cpu_clock(tid), &event, &id) != 0) return -1;
+  atomic_store_explicit(&armed_timer, id, memory_order_release);
+  struct itimerspec once = {{0, 0}, {0, 1}};
+  if (syscall(SYS_timer_settime, id, 0, &once, NULL) != 0) {
+    atomic_store_explicit(&armed_timer, -1, memory_order_relaxed);
+    syscall(SYS_timer_delete, id);
+    return -1;
+  }
+  return id;
+}
+
+static void disarm_timer(int id) {
+  atomic_store_explicit(&armed_timer, -1, memory_order_relaxed);
+  syscall(SYS_timer_delete, id);
+}
+
+/* Until the deadline, looked at again every LOOK_AGAIN_NS (capture.h). */
+enum lagscope__capture_timer_result lagscope__capture_take_by_timer(int32_t tid,
+                                                                    uint64_t deadline_ns,
+                                                                    lagscope__stack *out) {
+  uint32_t generation = begin_request(), requested = REQUEST_WORD(generation, REQUESTED);
+  int timer = arm_timer(tid, generation);
+  if (timer < 0) {
+    abandon(generation);
+    out->walk = thread_gone(tid) ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
+    return LAGSCOPE__CAPTURE_TIMER_FAILED;
+  }
+  int claimed = 0, rc = LAGSCOPE_OK;
+  lagscope__linux_thread_state state = {.running = 1};
+  for (;;) {
+    uint64_t now = lagscope__now_ns();
+    if (now >= deadline_ns) break; /* no CPU for it all this time: an overloaded machine */
+    uint64_t until = deadline_ns - now > LOOK_AGAIN_NS ? now + LOOK_AGAIN_NS : deadline_ns;
+    if (wait_word_change(requested, until) != requested) {
+      claimed = 1;
+      break;
+    }
+    rc = lagscope__linux_read_thread_state(tid, &state);
+    if (rc != LAGSCOPE_OK || !state.running) break; /* gone, or blocked since */
+  }
+  claimed = claimed || !abandon(generation); /* the handler may have got there meanwhile */
+  enum lagscope__capture_timer_result result = LAGSCOPE__CAPTURE_TIMER_FAILED;
+  if (claimed) {
+    result =
+        finish(generation, out) ? LAGSCOPE__CAPTURE_TIMER_TAKEN : LAGSCOPE__CAPTURE_TIMER_FAILED;
+  } else {
+    out->walk = rc == LAGSCOPE_ENOENT ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
+    if (rc == LAGSCOPE_OK && !state.running) result = LAGSCOPE__CAPTURE_TIMER_BLOCKED;
+  }
+  disarm_timer(timer);
+  return result;
+}
+
+/* The forced way's signal, queued to tid with the request's generation. */
+static int send_request(int32_t tid, uint32_t generation) {
+  siginfo_t info;
+  memset(&info, 0, sizeof(info));
+  info.si_signo = capture_signal;
+  info.si_code = SI_QUEUE;
+  info.si_pid = getpid();
+  info.si_uid = getuid();
+  info.si_value.sival_int = (int)generation;
+  return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, capture_signal, &info);
+}
+
+/* The forced way: 1 when the snapshot arrived. */
+int lagscope__capture_take_by_signal(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
+  uint32_t generation = begin_request(), requested = REQUEST_WORD(generation, REQUESTED);
+  if (send_request(tid, generation) != 0) {
+    out->walk = errno == ESRCH ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
+    abandon(generation);
+    return 0;
+  }
+  if (wait_word_change(requested, lagscope__now_ns() + timeout_ns) == requested &&
+      abandon(generation)) {
+    out->walk = thread_gone(tid) ? LAGSCOPE__WALK_EXITED : LAGSCOPE__WALK_NO_REPLY;
+    return 0;
+  }
+  return finish(generation, out);
+}

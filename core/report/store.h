@@ -1,0 +1,86 @@
+/* What the report store's files share, and no other file: the store's bounds, its struct, the
+ * folder's listing and the few helpers more than one of them calls. The rest of the core sees
+ * only report.h's store entry points. The store is four files, by job:
+ *
+ *   store.c          the store opened and closed, reports written atomically, bounds kept
+ *   store_folder.c   the folder opened safely, a file read from it, the store's names, listing
+ *   store_check.c    what the store accepts as a report; the viewer's list and read
+ *   store_recover.c  at start, the reports an earlier run left in progress closed and handed over
+ *
+ * Tags as in internal.h: A allocates (lagscope__alloc), F neither allocates nor locks; nothing
+ * here locks. POSIX file calls only (these files build for Linux, macOS and iOS alike). */
+#ifndef LAGSCOPE_STORE_H
+#define LAGSCOPE_STORE_H
+
+#include "internal.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* A file larger than this is not one of ours (a report's tree is bounded well below). */
+#define LAGSCOPE__STORE_MAX_FILE_BYTES (16u * 1024u * 1024u)
+#define LAGSCOPE__STORE_MAX_ID 128
+#define LAGSCOPE__STORE_PATH_MAX 1024
+/* A report whose final write failed (a full disk) is marked by its mode, which needs no space:
+ * the store writes reports 0600. */
+#define LAGSCOPE__STORE_MODE_ENDED 0400
+
+/* A report file found by listing the folder. */
+typedef struct lagscope__store_listed {
+  char name[LAGSCOPE__STORE_MAX_ID + 8];
+  time_t mtime;
+  uint64_t size;
+  int uncounted; /* an idle hang's ("counted":false): evicted before any other */
+} lagscope__store_listed;
+
+typedef struct lagscope__store_listing {
+  lagscope__store_listed *items;
+  size_t len, capacity;
+} lagscope__store_listing;
+
+struct lagscope__store {
+  char dir[LAGSCOPE__STORE_PATH_MAX];
+  int dirfd;            /* the folder, checked once: every file is opened relative to it */
+  uint32_t max_reports; /* 0: no limit */
+  uint64_t max_bytes;   /* 0: no limit */
+  /* The files found at open, by name, for recovery alone (which empties it); the listing's
+   * error, if it failed. */
+  lagscope__store_listing at_open;
+  int at_open_rc;
+};
+
+/* ---- store_folder.c ----------------------------------------------------------------------- */
+/* snprintf into out: 0, or -1 when it did not fit. F */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int lagscope__store_path_join(char *out, size_t size, const char *format, ...);
+/* Reads the regular file name in the folder dirfd, never following a link nor waiting on a
+ * FIFO or device: at most limit bytes (*text NUL-terminated, lagscope__alloc). Returns 0;
+ * LAGSCOPE_ENOENT; LAGSCOPE_EPARSE when it is not a regular file; LAGSCOPE_ELIMIT when larger
+ * than limit (with whole) or, without whole, reads the first limit bytes only; LAGSCOPE_ESYS
+ * (errno set). A */
+int lagscope__store_read_at(int dirfd, const char *name, size_t limit, int whole, char **text,
+                            size_t *len);
+/* 1 when id is a report's id: 1 to LAGSCOPE__STORE_MAX_ID of [A-Za-z0-9._-], not starting
+ * with '.' and without "..". F */
+int lagscope__store_valid_id(const char *id);
+/* The id of a report's file name ("<id>.json", which the listing checked). F */
+void lagscope__store_report_stem(const char *name, char stem[LAGSCOPE__STORE_MAX_ID + 8]);
+/* The files with the store's name pattern in the folder: regular files (not followed), within
+ * the size bound; with own_only, only those that begin as a report does. With remove_temps,
+ * the store's stale temporary files are deleted on the way. Appends to l (free its items with
+ * lagscope__dealloc, also on failure); 0, LAGSCOPE_ESYS or LAGSCOPE_ENOMEM with why. A */
+int lagscope__store_list_dir(int dirfd, const char *dir, lagscope__store_listing *l,
+                             int remove_temps, int own_only, char *why, size_t why_size);
+/* Listed files by name, for lagscope__sort. F */
+int lagscope__store_by_name(const void *a, const void *b);
+
+/* ---- store_check.c ------------------------------------------------------------------------ */
+/* Why a report file is unusable, or NULL when it is fine (*state is then its state): stem is
+ * the id its file name gives. F */
+const char *lagscope__store_check_report(const char *text, size_t len, const char *stem,
+                                         int *state, char *why, size_t why_size);
+
+#endif /* LAGSCOPE_STORE_H */
