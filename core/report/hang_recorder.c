@@ -35,6 +35,7 @@ struct lagscope__hang_recorder {
   int unwinder_held;    /* made by a capture and not let go since */
   int signal_lost_reported; /* the app took the capture signal over: said once */
   int signal_blocked_reported; /* the main thread blocks the capture signal: said once */
+  uint32_t store_reopened_said; /* the store's folder opened anew so often, said */
   /* Earlier runs' reports, recovered at start by a thread of their own: checking a store
    * (up to 32 MiB) takes long enough to leave the app unwatched if the monitor did it. */
   lagscope__thread *recovery;
@@ -270,6 +271,13 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
                             (unsigned long long)h->data.hang_id, why,
                             final ? "; it is kept and written again when the disk has room" : "");
     if (final) keep_unsaved(h, json);
+  }
+  uint32_t reopened = lagscope__store_reopened(h->store);
+  if (reopened != h->store_reopened_said) { /* the app took the folder's descriptor */
+    h->store_reopened_said = reopened;
+    lagscope__publish_error(LAGSCOPE_ESYS, "the app closed or reused the report folder's "
+                            "descriptor: lagscope left that number alone and opened %s anew",
+                            lagscope__store_dir(h->store));
   }
   if (!want_payload) {
     lagscope__dealloc(json);

@@ -145,11 +145,21 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
                          lagscope__store **out, char *why, size_t why_size);
 void lagscope__store_close(lagscope__store *s);
 /* Writes <dir>/<id>.json atomically (temporary file, fsync, rename, fsync of the folder), then
- * removes the oldest reports past the bounds (never the one just written). Writes the final
- * path to path_out. On failure (full disk, read-only folder) returns LAGSCOPE_ESYS with why;
- * the old file, if any, is intact. A */
-int lagscope__store_write(const lagscope__store *s, const char *id, const char *json,
-                          char *path_out, size_t path_size, char *why, size_t why_size);
+ * removes the oldest reports past the bounds (never the one just written; only whole, valid
+ * reports count, each file read once). Writes the final path to path_out. On failure (full
+ * disk, read-only folder) returns LAGSCOPE_ESYS with why; the old file, if any, is intact.
+ * When the app has closed or reused the folder's descriptor, the folder is opened anew first
+ * (lagscope__store_reopened counts it). The writer's: one thread (the monitor). A */
+int lagscope__store_write(lagscope__store *s, const char *id, const char *json, char *path_out,
+                          size_t path_size, char *why, size_t why_size);
+/* The same without the bounds or the new descriptor: recovery's rewrite of a report an earlier
+ * run left, on its own thread beside the writer. A */
+int lagscope__store_rewrite(const lagscope__store *s, const char *id, const char *json,
+                            char *path_out, size_t path_size, char *why, size_t why_size);
+/* How often the folder was opened anew because the app took its descriptor (0 without a
+ * store), and the folder's path. F */
+uint32_t lagscope__store_reopened(const lagscope__store *s);
+const char *lagscope__store_dir(const lagscope__store *s);
 /* At start, over the files the folder held at open (never a report of this run), once per
  * open: each report still in progress is rewritten as ended by termination and handed to
  * found(); each unreadable, truncated, non-JSON or other-schema file to corrupt() with a

@@ -72,11 +72,14 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
   s->max_reports = max_reports;
   s->max_bytes = max_bytes;
 
-  int rc = lagscope__folder_open(s->dir, 1, &s->dirfd, why, why_size);
+  int dirfd = -1;
+  int rc = lagscope__folder_open(s->dir, 1, &dirfd, why, why_size);
   if (rc == LAGSCOPE_ENOENT) rc = LAGSCOPE_ESYS;
+  s->dirfd = dirfd;
+  if (rc == 0) rc = lagscope__owned_fd_take(&s->folder, dirfd);
   if (rc == 0) rc = probe_writable(s, why, why_size);
   if (rc != 0) {
-    if (s->dirfd >= 0) close(s->dirfd);
+    if (dirfd >= 0) close(dirfd);
     lagscope__dealloc(s);
     return rc;
   }
@@ -92,10 +95,37 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
 
 void lagscope__store_close(lagscope__store *s) {
   if (s == NULL) return;
-  close(s->dirfd);
+  lagscope__owned_fd_close(&s->folder); /* never the app's file on a reused number */
   lagscope__dealloc(s->at_open.items);
+  lagscope__dealloc(s->known);
   lagscope__dealloc(s);
 }
+
+/* The folder's descriptor, checked: when the app has closed its number or opened its own file
+ * there, the number is left alone and the folder opened anew, with the same checks. 0, or
+ * ESYS with why. The writer's (the monitor): recovery, running beside it at start, reads
+ * s->dirfd as it is. A */
+static int folder_ready(lagscope__store *s, char *why, size_t why_size) {
+  if (lagscope__owned_fd_is_ours(&s->folder)) return LAGSCOPE_OK;
+  int lost = s->folder.fd, dirfd = -1;
+  s->folder = LAGSCOPE__OWNED_FD_NONE;
+  int rc = lagscope__folder_open(s->dir, 1, &dirfd, why, why_size);
+  if (rc == LAGSCOPE_OK) rc = lagscope__owned_fd_take(&s->folder, dirfd);
+  if (rc != LAGSCOPE_OK) {
+    if (dirfd >= 0) close(dirfd);
+    char said[256];
+    snprintf(said, sizeof(said), "%s", why != NULL ? why : "");
+    lagscope__explain(why, why_size, "the app closed or reused the report folder's descriptor "
+                      "%d, and the folder could not be opened again: %s", lost, said);
+    return LAGSCOPE_ESYS;
+  }
+  s->dirfd = dirfd;
+  s->reopened++;
+  return LAGSCOPE_OK;
+}
+
+uint32_t lagscope__store_reopened(const lagscope__store *s) { return s != NULL ? s->reopened : 0; }
+const char *lagscope__store_dir(const lagscope__store *s) { return s != NULL ? s->dir : ""; }
 
 /* ---- bounds ------------------------------------------------------------------------------------ */
 
@@ -125,33 +155,83 @@ static int holds_report(int dirfd, const char *name, int *state) {
   return valid;
 }
 
+static int known_by_name(const void *a, const void *b) {
+  return strcmp(((const lagscope__store_known *)a)->name, ((const lagscope__store_known *)b)->name);
+}
+
+/* What the last bounds learnt of f, when f has not changed since; NULL otherwise. F */
+static const lagscope__store_known *known_before(const lagscope__store *s,
+                                                 const lagscope__store_listed *f) {
+  size_t low = 0, high = s->known_len;
+  while (low < high) {
+    size_t mid = low + (high - low) / 2;
+    int order = strcmp(s->known[mid].name, f->name);
+    if (order == 0) {
+      const lagscope__store_known *k = &s->known[mid];
+      return k->inode == f->inode && k->size == f->size && k->mtime == f->mtime ? k : NULL;
+    }
+    if (order < 0) low = mid + 1;
+    else high = mid;
+  }
+  return NULL;
+}
+
+/* Whether each listed file holds a whole, valid report, and its state: from what the last
+ * bounds learnt when the file has not changed, else read and checked now. Returns what is
+ * known now (every listed file, by name; what is gone is forgotten), NULL without memory. A */
+static lagscope__store_known *learn_files(const lagscope__store *s, lagscope__store_listing *l) {
+  lagscope__store_known *now = lagscope__alloc_array(l->len > 0 ? l->len : 1, sizeof(*now));
+  if (now == NULL) return NULL;
+  for (size_t i = 0; i < l->len; i++) {
+    lagscope__store_listed *f = &l->items[i];
+    const lagscope__store_known *before = known_before(s, f);
+    lagscope__store_known *k = &now[i];
+    if (before != NULL) {
+      *k = *before;
+    } else {
+      *k = (lagscope__store_known){.inode = f->inode, .size = f->size, .mtime = f->mtime};
+      memcpy(k->name, f->name, sizeof(k->name));
+      k->state = -1;
+      k->valid = holds_report(s->dirfd, f->name, &k->state);
+    }
+    f->valid = k->valid, f->state = k->state;
+  }
+  if (l->len > 1) lagscope__sort(now, l->len, sizeof(*now), known_by_name);
+  return now;
+}
+
 /* Deletes reports while there are more than max_reports or more than max_bytes, idle hangs'
  * first (an idle hang never costs a hang its place), then the oldest; never keep (the file
  * just written), nor a report in progress: an earlier run's that recovery (on its own thread)
- * has not published yet, or a hang still going on. Only the store's own reports count or go:
- * files of another name, links, special files and files that are not whole reports stay
- * untouched. Best effort: the write itself has succeeded. */
-static void enforce_bounds(const lagscope__store *s, const char *keep) {
+ * has not published yet, or a hang still going on. Only the store's own, whole, valid reports
+ * count or go: a file that merely begins like one (truncated, planted), another name, a link
+ * or a special file neither counts against the bounds nor goes, and each is read once, not at
+ * every write (s->known). Best effort: the write itself has succeeded. The writer's alone. A */
+static void enforce_bounds(lagscope__store *s, const char *keep) {
   if (s->max_reports == 0 && s->max_bytes == 0) return;
   lagscope__store_listing l = {0};
-  if (lagscope__store_list_dir(s->dirfd, s->dir, &l, 0, 1, NULL, 0) != 0) {
+  lagscope__store_known *now = NULL;
+  if (lagscope__store_list_dir(s->dirfd, s->dir, &l, 0, 1, NULL, 0) != 0 ||
+      (now = learn_files(s, &l)) == NULL) {
     lagscope__dealloc(l.items);
     return;
   }
-  uint64_t count = l.len, bytes = 0;
-  for (size_t i = 0; i < l.len; i++) bytes += l.items[i].size;
+  lagscope__dealloc(s->known);
+  s->known = now, s->known_len = s->known_capacity = l.len;
+  uint64_t count = 0, bytes = 0;
+  for (size_t i = 0; i < l.len; i++)
+    if (l.items[i].valid) count++, bytes += l.items[i].size;
   if (l.len > 1) lagscope__sort(l.items, l.len, sizeof(lagscope__store_listed), by_eviction);
   for (size_t i = 0; i < l.len; i++) {
     int over = (s->max_reports != 0 && count > s->max_reports) ||
                (s->max_bytes != 0 && bytes > s->max_bytes);
     if (!over) break;
-    if (strcmp(l.items[i].name, keep) == 0) continue;
-    int state = -1;
-    int report = holds_report(s->dirfd, l.items[i].name, &state);
-    if (report && state == LAGSCOPE__REPORT_IN_PROGRESS) continue;
-    if (report && unlinkat(s->dirfd, l.items[i].name, 0) != 0 && errno != ENOENT) continue;
-    count--; /* deleted, or not a report: not counted either way */
-    bytes -= l.items[i].size;
+    const lagscope__store_listed *f = &l.items[i];
+    if (!f->valid || f->state == LAGSCOPE__REPORT_IN_PROGRESS || strcmp(f->name, keep) == 0)
+      continue;
+    if (unlinkat(s->dirfd, f->name, 0) != 0 && errno != ENOENT) continue;
+    count--;
+    bytes -= f->size;
   }
   lagscope__dealloc(l.items);
 }
@@ -213,8 +293,11 @@ static int write_renamed(int dirfd, const char *temp, const char *name, const ch
   return 0;
 }
 
-int lagscope__store_write(const lagscope__store *s, const char *id, const char *json,
-                          char *path_out, size_t path_size, char *why, size_t why_size) {
+/* Writes <id>.json whole (a temporary file, synced, renamed over it, the folder synced): 0, or
+ * EINVAL / ESYS with why; *keeps the file's name for the bounds. No bounds kept here. A */
+static int write_report(const lagscope__store *s, const char *id, const char *json,
+                        char *path_out, size_t path_size, char *name_out, char *why,
+                        size_t why_size) {
   if (s == NULL || id == NULL || json == NULL) {
     lagscope__explain(why, why_size, "no store, report id or report text given");
     return LAGSCOPE_EINVAL;
@@ -251,18 +334,36 @@ int lagscope__store_write(const lagscope__store *s, const char *id, const char *
     lagscope__explain(why, why_size,
                       "the report %s is written but its folder could not be synced: %s",
                       final_path, strerror(errno));
-    enforce_bounds(s, name);
     if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
+    memcpy(name_out, name, sizeof(name));
     return LAGSCOPE_ESYS;
   }
-  enforce_bounds(s, name);
   if (path_out != NULL) snprintf(path_out, path_size, "%s", final_path);
+  memcpy(name_out, name, sizeof(name));
   return 0;
 }
 
+int lagscope__store_write(lagscope__store *s, const char *id, const char *json, char *path_out,
+                          size_t path_size, char *why, size_t why_size) {
+  char name[LAGSCOPE__STORE_MAX_ID + 8] = "";
+  int rc = s != NULL ? folder_ready(s, why, why_size) : LAGSCOPE_OK;
+  if (rc == LAGSCOPE_OK)
+    rc = write_report(s, id, json, path_out, path_size, name, why, why_size);
+  if (name[0] != '\0') enforce_bounds(s, name); /* written, if not synced */
+  return rc;
+}
+
+int lagscope__store_rewrite(const lagscope__store *s, const char *id, const char *json,
+                            char *path_out, size_t path_size, char *why, size_t why_size) {
+  char name[LAGSCOPE__STORE_MAX_ID + 8];
+  return write_report(s, id, json, path_out, path_size, name, why, why_size);
+}
+
+
+
 int lagscope__store_mark_ended(lagscope__store *s, const char *id, int64_t ended_wall_ms) {
   char name[LAGSCOPE__STORE_MAX_ID + 8];
-  if (s == NULL || !lagscope__store_valid_id(id) ||
+  if (s == NULL || folder_ready(s, NULL, 0) != LAGSCOPE_OK || !lagscope__store_valid_id(id) ||
       lagscope__store_path_join(name, sizeof(name), "%s.json", id) != 0)
     return LAGSCOPE_EINVAL;
   struct timespec times[2] = {

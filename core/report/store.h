@@ -32,7 +32,19 @@ typedef struct lagscope__store_listed {
   time_t mtime;
   uint64_t size;
   int uncounted; /* an idle hang's ("counted":false): evicted before any other */
+  uint64_t inode; /* with size and mtime: the file as it is, for the bounds' memory (the store
+                     writes by rename: a rewrite is a new inode) */
+  int valid, state; /* the bounds': a whole, valid report, and its state */
 } lagscope__store_listed;
+
+/* What the bounds learnt of a file: whether it holds a whole, valid report, and its state.
+ * Known by name, inode, size and modification time: a file that changes is checked again. */
+typedef struct lagscope__store_known {
+  char name[LAGSCOPE__STORE_MAX_ID + 8];
+  uint64_t inode, size;
+  time_t mtime;
+  int valid, state;
+} lagscope__store_known;
 
 typedef struct lagscope__store_listing {
   lagscope__store_listed *items;
@@ -41,7 +53,16 @@ typedef struct lagscope__store_listing {
 
 struct lagscope__store {
   char dir[LAGSCOPE__STORE_PATH_MAX];
-  int dirfd;            /* the folder, checked once: every file is opened relative to it */
+  /* The folder, checked once: every file is opened relative to it. The app may close its number
+   * and open a file or folder of its own there: the number is checked before each write
+   * (folder), and a lost one is never used or closed again but the folder opened anew. */
+  _Atomic int dirfd;
+  lagscope__owned_fd folder;
+  uint32_t reopened;    /* times the folder was opened anew (the writer's: the monitor) */
+  /* What the bounds learnt of the files, by name, so that each is read once, not at every
+   * write; the writer's alone (recovery's rewrites keep no bounds). */
+  lagscope__store_known *known;
+  size_t known_len, known_capacity;
   uint32_t max_reports; /* 0: no limit */
   uint64_t max_bytes;   /* 0: no limit */
   /* The files found at open, by name, for recovery alone (which empties it); the listing's

@@ -322,7 +322,8 @@ static int note_name(const char *name, void *ctx) {
                       !has_report_header(w->dirfd, name, &uncounted)))
     return 1;
   lagscope__store_listed item = {
-      .mtime = st.st_mtime, .size = (uint64_t)st.st_size, .uncounted = uncounted};
+      .mtime = st.st_mtime, .size = (uint64_t)st.st_size, .uncounted = uncounted,
+      .inode = (uint64_t)st.st_ino};
   memcpy(item.name, name, strlen(name) + 1); /* is_report_name checked the length */
   w->rc = listing_push(w->l, &item);
   return w->rc == 0;

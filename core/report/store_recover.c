@@ -149,7 +149,7 @@ static int recover_file(const lagscope__store *s, const char *name,
   /* Handed over even when the rewrite fails, so that the hang is not lost; the file then
    * stays as it was and is found again at the next start. */
   char written[LAGSCOPE__STORE_PATH_MAX];
-  int rc = lagscope__store_write(s, stem, updated, written, sizeof(written), why, sizeof(why));
+  int rc = lagscope__store_rewrite(s, stem, updated, written, sizeof(written), why, sizeof(why));
   if (found != NULL) found(ctx, stem, path, updated);
   lagscope__dealloc(updated);
   return rc != 0 ? LAGSCOPE_ESYS : LAGSCOPE_OK;

@@ -10,8 +10,9 @@
  *                 hang ended by termination, and the write is done again once there is room
  *   deep          a report nested deeper than LAGSCOPE__JSON_DEPTH_MAX is refused and said,
  *                 one at the bound served, and no GET of either harms the app (issue 31, 1)
- *   closed-fds    the app closes every descriptor and opens its own files on the numbers:
- *                 lagscope writes nothing into them and the viewer listens again (31, 2) */
+ *   closed-fds    the app closes every descriptor and opens its own folders and files on the
+ *                 numbers: lagscope writes nothing into them, closes none, the viewer listens
+ *                 again and the store writes into its own folder (31, 2) */
 #define _GNU_SOURCE
 
 #include "check.h"
@@ -27,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,8 +394,11 @@ static int case_full_disk(void) {
 static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
 static char errors[4096];
 
+static _Atomic int metrics_seen;
+
 static void keep_errors(const lagscope_event *e, void *user) {
   (void)user;
+  if (e->type == LAGSCOPE_EVENT_METRICS) atomic_fetch_add(&metrics_seen, 1);
   if (e->type != LAGSCOPE_EVENT_ERROR || e->payload.message == NULL) return;
   pthread_mutex_lock(&errors_lock);
   size_t used = strlen(errors);
@@ -470,10 +475,28 @@ static int case_closed_fds(void) {
   lagscope_config c = lagscope_config_default();
   c.on_event = keep_errors;
   start(&c); /* no request yet: the viewer's own thread waits for the first client */
+  /* The monitor opens the store before its loop publishes metrics: once one came, every
+   * descriptor lagscope keeps is open. */
+  uint64_t until = now_ms() + 5000;
+  while (atomic_load(&metrics_seen) == 0 && now_ms() < until) {
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  CHECK_MSG(atomic_load(&metrics_seen) > 0, "no metrics event in 5 s");
   for (int fd = 3; fd < 1024; fd++) close(fd);
-  enum { FILES = 16 };
-  int files[FILES];
-  char paths[FILES][512];
+  /* Folders of the app's own first (the store's folder number lands on one of them), then
+   * files. */
+  enum { FOLDERS = 4, FILES = 16 };
+  int folders[FOLDERS], files[FILES];
+  char folder_paths[FOLDERS][512], paths[FILES][512];
+  for (int i = 0; i < FOLDERS; i++) {
+    char name[32];
+    snprintf(name, sizeof(name), "app-folder-%d", i);
+    test_path_in(folder_paths[i], sizeof(folder_paths[i]), root, name);
+    CHECK(mkdir(folder_paths[i], 0700) == 0);
+    folders[i] = open(folder_paths[i], O_RDONLY | O_DIRECTORY);
+    CHECK(folders[i] >= 0);
+  }
   for (int i = 0; i < FILES; i++) {
     char name[32];
     snprintf(name, sizeof(name), "app-file-%d", i);
@@ -481,15 +504,42 @@ static int case_closed_fds(void) {
     files[i] = open(paths[i], O_RDWR | O_CREAT | O_TRUNC, 0600);
     CHECK(files[i] >= 0);
   }
-  uint64_t until = now_ms() + 5000;
-  while (!errors_name("listening again") && now_ms() < until) {
+  /* A hang (heartbeat mode: 600 ms without a beat), so that a report is written. */
+  for (int i = 0; i < 30; i++) {
+    lagscope_heartbeat();
+    struct timespec beat = {0, 10 * 1000 * 1000};
+    nanosleep(&beat, NULL);
+  }
+  struct timespec stall = {0, 600 * 1000 * 1000};
+  nanosleep(&stall, NULL);
+  until = now_ms() + 5000;
+  while ((!errors_name("listening again") || !errors_name("report folder's descriptor")) &&
+         now_ms() < until) {
+    lagscope_heartbeat();
     struct timespec pause = {0, 10 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
   CHECK_MSG(errors_name("listening again"), "no error event said the viewer lost its descriptors: %s",
             errors);
+  CHECK_MSG(errors_name("report folder's descriptor"),
+            "no error event said the store lost its folder's descriptor: %s", errors);
+  /* The report went to the report folder, none into the app's folders. */
+  for (int i = 0; i < FOLDERS; i++) {
+    char empty[600];
+    snprintf(empty, sizeof(empty), "test -z \"$(ls -A '%s')\"", folder_paths[i]);
+    CHECK_MSG(system(empty) == 0, "lagscope wrote into the app's folder %s", folder_paths[i]);
+  }
+  char some[600];
+  snprintf(some, sizeof(some), "ls '%s' | grep -q '\\.json$'", reports);
+  CHECK_MSG(system(some) == 0, "no report in the report folder %s", reports);
   CHECK_EQ_INT(get("/api/v1/status", token, 5000, NULL, 0), 200);
   CHECK_EQ_INT(lagscope_stop(), 0);
+  for (int i = 0; i < FOLDERS; i++) {
+    struct stat st;
+    CHECK_MSG(fstat(folders[i], &st) == 0, "the app's folder %s (fd %d) was closed under it",
+              folder_paths[i], folders[i]);
+    close(folders[i]);
+  }
   for (int i = 0; i < FILES; i++) {
     struct stat st;
     CHECK_MSG(fstat(files[i], &st) == 0, "the app's file %s (fd %d) was closed under it", paths[i], files[i]);

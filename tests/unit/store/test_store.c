@@ -8,6 +8,7 @@
 #include "check.h"
 #include "test_files.h"
 #include "internal.h"
+#include "report/store.h" /* what the bounds learnt */
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -586,6 +587,44 @@ static void test_bounds_keep_in_progress(void) {
   printf("bounds, in progress kept: ok\n");
 }
 
+/* Files that begin as a report does but are not one (cut short, planted) neither count against
+ * the bounds nor go (issue 31, item 8): with a bound of 2 and 5 such files newer than the
+ * reports, the store deleted the previous run's report and this run's first one. And a file
+ * already checked is not read again at the next write. */
+static void test_bounds_ignore_non_reports(void) {
+  char dir[512], why[512], path[512];
+  make_dir(dir, sizeof(dir), "non-reports");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 2, 0, &s, why, sizeof(why)), 0);
+  store_report_ok(s, "old", 200);
+  set_mtime(dir, "old.json", 1000); /* the previous run's */
+  for (int i = 0; i < 5; i++) {
+    char name[32], *text = report_text("x", "ended", 300);
+    snprintf(name, sizeof(name), "cut%d.json", i);
+    snprintf(text, 300, "{\"schema_version\":1,\"id\":\"cut%d\",\"state\":\"ended\",\"pad\":\"xx", i);
+    test_path_in(path, sizeof(path), dir, name);
+    test_write_bytes(path, text, strlen(text)); /* cut short: no closing quote or brace */
+    free(text);
+    set_mtime(dir, name, 5000 + i);
+  }
+  store_report_ok(s, "new", 200); /* two reports: within the bound */
+  test_path_in(path, sizeof(path), dir, "old.json");
+  CHECK_MSG(exists(path), "the previous run's report went for files that are no reports");
+  test_path_in(path, sizeof(path), dir, "cut0.json");
+  CHECK_MSG(exists(path), "a file that is no report was deleted");
+  CHECK_EQ_INT(count_entries(dir), 7);
+  /* A third report: the oldest report goes, never a file that is no report. */
+  store_report_ok(s, "third", 200);
+  test_path_in(path, sizeof(path), dir, "old.json");
+  CHECK_MSG(!exists(path), "past the bound, the oldest report stayed");
+  CHECK_EQ_INT(count_entries(dir), 7);
+  /* What the bounds learnt is kept for the next write, every file of the last listing: the
+   * five, "old" (deleted after it), "new" and "third". */
+  CHECK_MSG(s->known_len == 8, "the bounds know %zu files", s->known_len);
+  lagscope__store_close(s);
+  printf("bounds ignore files that are no reports: ok\n");
+}
+
 /* A report in progress that cannot be rewritten (full disk): still handed over, so the hang
  * is not lost, ESYS returned, and the file unchanged for the next start. */
 static void test_recover_full_disk(void) {
@@ -669,6 +708,7 @@ static const test_case cases[] = {
     TEST_CASE(bounds_by_count),
     TEST_CASE(bounds_idle_first),
     TEST_CASE(bounds_keep_in_progress),
+    TEST_CASE(bounds_ignore_non_reports),
     TEST_CASE(bounds_by_bytes),
     TEST_CASE(recover),
     TEST_CASE(recover_full_disk),
