@@ -4,6 +4,7 @@
  * it is pdp_ip0, on a Linux machine a container bridge or VPN. So: the preferred interface's
  * address (Apple: en0, Wi-Fi on an iPhone, the first Ethernet or Wi-Fi on a Mac; Linux: the
  * interface of the default route), else the first one up; /api/v1/status lists them all.
+ * Bound to one address, the viewer is reached at that one only, and the status says so.
  */
 #define _GNU_SOURCE /* IFF_UP, IFF_LOOPBACK in net/if.h */
 #include "web.h"
@@ -29,6 +30,26 @@ int lagscope__web_lan_addresses(lagscope__web_lan_address *out, int max) {
   }
   freeifaddrs(list);
   return n;
+}
+
+int lagscope__web_reachable_addresses(const char *bind, lagscope__web_lan_address *out, int max) {
+  if (strcmp(bind, "0.0.0.0") == 0) return lagscope__web_lan_addresses(out, max);
+  if (max < 1) return 0;
+  struct in_addr want;
+  if (inet_pton(AF_INET, bind, &want) != 1) return 0;
+  snprintf(out[0].interface, sizeof(out[0].interface), "%s", "");
+  snprintf(out[0].address, sizeof(out[0].address), "%s", bind);
+  struct ifaddrs *list;
+  if (getifaddrs(&list) != 0) return 1;
+  for (struct ifaddrs *i = list; i != NULL; i = i->ifa_next) {
+    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET) continue;
+    const struct in_addr *have = &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+    if (have->s_addr != want.s_addr) continue;
+    snprintf(out[0].interface, sizeof(out[0].interface), "%s", i->ifa_name);
+    break;
+  }
+  freeifaddrs(list);
+  return 1;
 }
 
 void lagscope__web_lan_address_pick(const char *bind, char *out, size_t size) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NS_PER_MS 1000000u
 #define CAPTURE_EVERY_NS (1000u * NS_PER_MS) /* the capture route's rate limit */
@@ -61,10 +62,11 @@ static void add_config(cJSON *o, const lagscope__web *web) {
   cJSON_AddStringToObject(o, "server_bind", web->bind);
 }
 
-/* Every address the viewer may be reached at (the URL names one: web/address.c). */
-static void add_addresses(cJSON *array) {
+/* Every address the viewer may be reached at (the URL names one: web/address.c): bound to one
+ * address, that one only. */
+static void add_addresses(cJSON *array, const char *bind) {
   lagscope__web_lan_address all[LAGSCOPE__WEB_LAN_ADDRESSES_MAX];
-  int n = lagscope__web_lan_addresses(all, LAGSCOPE__WEB_LAN_ADDRESSES_MAX);
+  int n = lagscope__web_reachable_addresses(bind, all, LAGSCOPE__WEB_LAN_ADDRESSES_MAX);
   for (int i = 0; i < n && array != NULL; i++) {
     cJSON *a = cJSON_CreateObject();
     if (a == NULL) return;
@@ -102,7 +104,7 @@ int lagscope__web_api_status(lagscope__web_request *req) {
   cJSON_AddBoolToObject(doc, "hang_in_progress", atomic_load(&web->hang_in_progress));
   add_config(cJSON_AddObjectToObject(doc, "config"), web);
   add_server(cJSON_AddObjectToObject(doc, "server"), web);
-  add_addresses(cJSON_AddArrayToObject(doc, "addresses"));
+  add_addresses(cJSON_AddArrayToObject(doc, "addresses"), web->bind);
   return lagscope__web_reply_json(req, 200, print(doc));
 }
 
@@ -315,12 +317,35 @@ static void hang_list_build(void *arg) {
   job->text = print(doc);
 }
 
+/* The answer when the reports cannot be read (rc: the store's code): 503 "unavailable" when the
+ * store's checks refuse the report folder (another user's, writable by others, a link another
+ * user made: the store writes nothing there either), the message saying why as the store's
+ * error event did; 500 "internal" for anything else (out of memory, a read error). */
+static int reports_unreadable(lagscope__web_request *req, int rc) {
+  char why[256] = "", message[320];
+  int fd = -1;
+  int status = 503;
+  if (rc == LAGSCOPE_ENOMEM ||
+      lagscope__folder_open(req->web->report_dir, 0, &fd, why, sizeof(why)) == LAGSCOPE_OK) {
+    if (fd >= 0) close(fd);
+    snprintf(why, sizeof(why), "the reports could not be read: %s", lagscope_strerror(rc));
+    status = 500;
+  }
+  /* The folder's path may hold a quote or a backslash: the message goes into JSON as it is. */
+  size_t j = 0;
+  for (size_t i = 0; why[i] != '\0' && j + 1 < sizeof(message); i++)
+    message[j++] = why[i] == '"' || why[i] == '\\' || (unsigned char)why[i] < 0x20 ? '?' : why[i];
+  message[j] = '\0';
+  return lagscope__web_reply_error(req, status, status == 503 ? "unavailable" : "internal",
+                                   message);
+}
+
 int lagscope__web_api_hangs(lagscope__web_request *req) {
   lagscope__web *web = req->web;
   lagscope__store_entry *entries = NULL;
   size_t count = 0;
-  if (lagscope__store_list(web->report_dir, &entries, &count) != LAGSCOPE_OK)
-    return lagscope__web_reply_error(req, 500, "internal", "the report folder could not be listed");
+  int listed = lagscope__store_list(web->report_dir, &entries, &count);
+  if (listed != LAGSCOPE_OK) return reports_unreadable(req, listed);
   hang_list_job job = {.req = req, .entries = entries, .count = count};
   int rc = on_parse_thread(hang_list_build, &job);
   lagscope__dealloc(entries);
@@ -348,11 +373,11 @@ int lagscope__web_api_hang(lagscope__web_request *req) {
   char *text = NULL;
   size_t len = 0;
   int rc = lagscope__store_read(req->web->report_dir, req->route.id, &text, &len);
-  /* A file the store would not keep (a link, a FIFO, another document) is no report either. */
-  if (rc == LAGSCOPE_ENOENT || rc == LAGSCOPE_EPARSE)
+  /* A file the store would not keep (a link, a FIFO, another document, one past the store's
+   * size bound, which the store never writes) is no report either. */
+  if (rc == LAGSCOPE_ENOENT || rc == LAGSCOPE_EPARSE || rc == LAGSCOPE_ELIMIT)
     return lagscope__web_reply_error(req, 404, "not_found", "no such report");
-  if (rc != LAGSCOPE_OK)
-    return lagscope__web_reply_error(req, 500, "internal", "the report could not be read");
+  if (rc != LAGSCOPE_OK) return reports_unreadable(req, rc);
   if (req->route.kind == LAGSCOPE__WEB_ROUTE_HANG) {
     lagscope__web_reply reply = {.status = 200, .body = text, .length = len};
     rc = lagscope__web_reply_send(req, &reply);

@@ -139,3 +139,48 @@ int lagscope__web_path_decode(const char *raw, char *out, size_t out_size) {
   out[j] = '\0';
   return 1;
 }
+
+/* ---- framing: which header a request means, where its body ends -------------------------------- */
+
+/* The headers that may come once: each sentence names it. */
+static const char *const single_headers[][2] = {
+    {"Host", "the request repeats its Host header"},
+    {"Origin", "the request repeats its Origin header"},
+    {"Authorization", "the request repeats its Authorization header"},
+    {"Cookie", "the request repeats its Cookie header"},
+    {"Transfer-Encoding", "the request repeats its Transfer-Encoding header"},
+};
+
+/* 1 when s is 1 to 18 decimal digits (no sign, space or list: RFC 9110's 1*DIGIT, and no
+ * value that would overflow a 64-bit length). */
+static int digits_only(const char *s) {
+  size_t n = strspn(s, "0123456789");
+  return n >= 1 && n <= 18 && s[n] == '\0';
+}
+
+const char *lagscope__web_framing_problem(const lagscope__web_header *headers, int count) {
+  const char *length = NULL, *encoding = NULL;
+  for (int i = 0; i < count; i++) {
+    const char *name = headers[i].name != NULL ? headers[i].name : "";
+    const char *value = headers[i].value != NULL ? headers[i].value : "";
+    for (size_t k = 0; k < sizeof(single_headers) / sizeof(single_headers[0]); k++) {
+      if (strcasecmp(name, single_headers[k][0]) != 0) continue;
+      for (int j = 0; j < i; j++)
+        if (headers[j].name != NULL && strcasecmp(headers[j].name, name) == 0)
+          return single_headers[k][1];
+    }
+    if (strcasecmp(name, "Content-Length") == 0) {
+      if (!digits_only(value)) return "the request's Content-Length is not a number of bytes";
+      if (length != NULL && strcmp(length, value) != 0)
+        return "the request has Content-Length headers that disagree";
+      length = value;
+    } else if (strcasecmp(name, "Transfer-Encoding") == 0) {
+      encoding = value;
+    }
+  }
+  if (encoding != NULL && strcasecmp(encoding, "chunked") != 0)
+    return "the request's Transfer-Encoding is not \"chunked\"";
+  if (encoding != NULL && length != NULL)
+    return "the request has both a Content-Length and a Transfer-Encoding";
+  return NULL;
+}

@@ -115,6 +115,8 @@ typedef struct lagscope__web_request {
   int head_only;           /* HEAD: headers, no body */
   long long content_length;/* -1 when none was given */
   const char *set_cookie;  /* a roll-over: the cookie to set with the answer, or NULL */
+  int close;               /* the answer says "Connection: close": what follows on the
+                            * connection cannot be told from the refused request's body */
 } lagscope__web_request;
 
 /* ---- answers (reply.c) ---- */

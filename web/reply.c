@@ -45,6 +45,7 @@ int lagscope__web_reply_send(lagscope__web_request *req, const lagscope__web_rep
     add_header(conn, "Retry-After", retry);
   }
   add_header(conn, "Set-Cookie", reply->set_cookie != NULL ? reply->set_cookie : req->set_cookie);
+  if (req->close) add_header(conn, "Connection", "close");
   mg_response_header_send(conn);
   if (!req->head_only && reply->length > 0) mg_write(conn, reply->body, reply->length);
   return reply->status;
@@ -58,7 +59,7 @@ int lagscope__web_reply_error(lagscope__web_request *req, int status, const char
   lagscope__web_reply reply = {.status = status, .body = body};
   reply.length = n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0;
   if (status == 405) reply.allow = req->route.allow;
-  if (status == 503) reply.retry_after_s = 1;
+  if (status == 503 && strcmp(kind, "busy") == 0) reply.retry_after_s = 1;
   return lagscope__web_reply_send(req, &reply);
 }
 

@@ -92,16 +92,17 @@ static int authorize(lagscope__web_request *req, char *cookie, size_t cookie_siz
 
 /* ---- 2. request checks ------------------------------------------------------------------------- */
 
-/* Two Content-Length headers that disagree leave the body's end to be guessed: a proxy in
- * front and this server could guess differently (request smuggling). */
-static int content_length_conflict(const struct mg_request_info *info) {
-  const char *first = NULL;
-  for (int i = 0; i < info->num_headers; i++) {
-    if (strcasecmp(info->http_headers[i].name, "Content-Length") != 0) continue;
-    if (first == NULL) first = info->http_headers[i].value;
-    else if (strcmp(first, info->http_headers[i].value) != 0) return 1;
-  }
-  return 0;
+/* The request's headers, framed without guessing (auth.c): a repeated Host or Origin, or two
+ * ways to find the body's end, would let a proxy in front and this server read different
+ * requests (request smuggling, a Host check passed by one Host and served by another). F */
+static const char *framing_problem(const struct mg_request_info *info) {
+  lagscope__web_header headers[sizeof(info->http_headers) / sizeof(info->http_headers[0])];
+  int n = info->num_headers;
+  if (n < 0) n = 0;
+  if ((size_t)n > sizeof(headers) / sizeof(headers[0])) n = (int)(sizeof(headers) / sizeof(headers[0]));
+  for (int i = 0; i < n; i++)
+    headers[i] = (lagscope__web_header){info->http_headers[i].name, info->http_headers[i].value};
+  return lagscope__web_framing_problem(headers, n);
 }
 
 /* An IP literal of this device: loopback, the bound address, or an interface's. F */
@@ -151,8 +152,10 @@ static int host_allowed(const lagscope__web *web, const char *header) {
 /* The checks made before access: 0, or the status that refuses the request. F */
 static int request_refusal(lagscope__web_request *req, const struct mg_request_info *info,
                            const char **message) {
-  if (content_length_conflict(info)) {
-    *message = "the request has Content-Length headers that disagree";
+  const char *framing = framing_problem(info);
+  if (framing != NULL) {
+    *message = framing;
+    req->close = 1;
     return 400;
   }
   const char *host = mg_get_header(req->conn, "Host");
@@ -205,16 +208,19 @@ static int dispatch(lagscope__web_request *req, const char *path) {
   return lagscope__web_reply_error(req, 404, "not_found", "no such route");
 }
 
-/* No route takes a body: it is read and dropped, so that the connection can be kept; 0 when it
- * is over BODY_MAX (sent chunked, with no length to refuse it by). */
+/* No route takes a body: it is read and dropped, so that the connection can be kept. 0 when
+ * it was read; 413 when it is over BODY_MAX (sent chunked, with no length to refuse it by);
+ * 400 when civetweb could not read it: a chunk size that is not hex digits ("-1", "0x5",
+ * "zz"), or a body cut short. */
 static int drain_body(struct mg_connection *conn) {
   char buf[1024];
   size_t total = 0;
   for (;;) {
     int n = mg_read(conn, buf, sizeof(buf));
-    if (n <= 0) return 1;
+    if (n == 0) return 0;
+    if (n < 0) return 400;
     total += (size_t)n;
-    if (total > BODY_MAX) return 0;
+    if (total > BODY_MAX) return 413;
   }
 }
 
@@ -241,6 +247,26 @@ static int too_many_clients(lagscope__web *web) {
   return 0;
 }
 
+/* After a request whose framing was refused, civetweb must not read what follows on the
+ * connection as another request: it could be the refused one's body. civetweb has no call to
+ * close a server connection, and keeps it alive unless the request's own Connection header says
+ * otherwise (its should_keep_alive): that header is made "close" (request_info is civetweb's
+ * writable memory, handed out const). The answer says "Connection: close" too (reply.c). */
+static void close_after(const struct mg_request_info *info) {
+  struct mg_request_info *writable = (struct mg_request_info *)info;
+  int max = (int)(sizeof(writable->http_headers) / sizeof(writable->http_headers[0]));
+  for (int i = 0; i < writable->num_headers && i < max; i++)
+    if (strcasecmp(writable->http_headers[i].name, "Connection") == 0) {
+      writable->http_headers[i].value = "close";
+      return;
+    }
+  if (writable->num_headers >= 0 && writable->num_headers < max) {
+    writable->http_headers[writable->num_headers].name = "Connection";
+    writable->http_headers[writable->num_headers].value = "close";
+    writable->num_headers++;
+  }
+}
+
 static int handle_request(struct mg_connection *conn, void *data) {
   lagscope__web *web = data;
   const struct mg_request_info *info = mg_get_request_info(conn);
@@ -255,8 +281,10 @@ static int handle_request(struct mg_connection *conn, void *data) {
   }
   const char *message = NULL;
   int refused = request_refusal(&req, info, &message);
-  if (refused != 0)
+  if (refused != 0) {
+    if (req.close) close_after(info);
     return lagscope__web_reply_error(&req, refused, lagscope__web_reply_kind(refused), message);
+  }
   /* civetweb's decoding is off (it would cut "/api/v1/status%00" to "/api/v1/status"). */
   char decoded[HEADERS_MAX_BYTES + 1]; /* the request line fits in the headers' bound */
   int path_ok = lagscope__web_path_decode(path, decoded, sizeof(decoded));
@@ -272,8 +300,15 @@ static int handle_request(struct mg_connection *conn, void *data) {
   if (req.route.status != 0)
     return lagscope__web_reply_error(&req, req.route.status,
                                      lagscope__web_reply_kind(req.route.status), req.route.error);
-  if (req.content_length > BODY_MAX || !drain_body(conn))
+  int body = req.content_length > BODY_MAX ? 413 : drain_body(conn);
+  if (body == 413)
     return lagscope__web_reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
+  req.close = body != 0;
+  if (req.close) close_after(info);
+  if (body != 0)
+    return lagscope__web_reply_error(&req, 400, "bad_request",
+                                     "the request body is malformed (a chunk size that is not "
+                                     "hex digits) or cut short");
   return dispatch(&req, decoded);
 }
 

@@ -64,6 +64,11 @@ typedef struct lagscope__web_lan_address {
 /* Every IPv4 address of an interface that is up and not loopback, in the system's order, at
  * most max; returns how many. A (getifaddrs) */
 int lagscope__web_lan_addresses(lagscope__web_lan_address *out, int max);
+/* The addresses a browser can reach the viewer at: bound to every interface (0.0.0.0), those
+ * of lagscope__web_lan_addresses; bound to one address, that one alone, with the interface
+ * that has it ("lo" for 127.0.0.1; "" when none has: an address of no interface, as
+ * 127.0.0.2 on Linux's loopback). Returns how many. A (getifaddrs) */
+int lagscope__web_reachable_addresses(const char *bind, lagscope__web_lan_address *out, int max);
 /* The address the viewer's URL names: bind itself, or with every interface bound (0.0.0.0) the
  * preferred interface's (Apple: en0; Linux: the default route's), else the first listed, else
  * 127.0.0.1. A */
@@ -127,6 +132,16 @@ int lagscope__web_host_of(const char *header, char *out, size_t out_size);
 /* 1 when an Origin header names the viewer's own page: "http://" and exactly the Host header
  * (case-insensitive). "null", another scheme, host or port: 0. F */
 int lagscope__web_origin_is_host(const char *origin, const char *host_header);
+/* One header of a request, as civetweb gives them (struct mg_header's layout). */
+typedef struct lagscope__web_header {
+  const char *name, *value;
+} lagscope__web_header;
+/* Why a request's headers leave its meaning or its body's end to be guessed (a static
+ * sentence), or NULL: a repeated Host, Origin, Authorization, Cookie or Transfer-Encoding
+ * (which one is meant: a proxy in front may read the other); a Content-Length that is not
+ * digits only ("5, 0", "+5", "-1"), or two that disagree; a Transfer-Encoding other than
+ * "chunked", or one with a Content-Length. The server answers 400. F */
+const char *lagscope__web_framing_problem(const lagscope__web_header *headers, int count);
 /* The path as sent (civetweb's decoding is off) percent-decoded into out, which holds at
  * least strlen(raw) + 1 bytes; 0 when it encodes a NUL ("%00", which a C string would cut
  * short) or has a malformed escape. F */

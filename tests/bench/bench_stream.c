@@ -20,6 +20,13 @@
  * Memory, sampled every second while the clients read: the process RSS (/proc/self/statm) and
  * lagscope's own heap (monitor_memory_bytes): first, max, last, and the slope over the second
  * half (flat is ~0). The baseline is the same figures just before the clients connected.
+ * The heap's growth is the stream's backlog (web/stream.c): the last STREAM_BACKLOG messages
+ * are kept for clients that fall behind, whether or not anyone is behind. So the bench also
+ * prints what that ring holds (the last STREAM_BACKLOG events a client received, each at the
+ * bytes lagscope allocated for it) and the heap without it, which must be flat, and the bound
+ * the heap cannot pass: the heap before the clients plus (STREAM_BACKLOG + clients + 1) times
+ * the largest message (the ring full, one message held by each client's write, one being
+ * published).
  *
  * Usage: bench_stream [--seconds N] [--clients N]   (default 60 s, 16 clients)
  */
@@ -58,6 +65,14 @@
 #define MAX_CLIENTS 64u
 #define CATCH_UP_NS (5000u * NS_PER_MS) /* the clients' time to read what was published */
 #define BODY_MAX 8192
+/* web/http.h's LAGSCOPE__WEB_STREAM_BACKLOG (docs/viewer-api.md: "more than 256 events
+ * behind"): the messages the stream keeps. */
+#define STREAM_BACKLOG 256u
+/* What lagscope allocates for a message whose text a client received (web/stream.c,
+ * stream_message): the text "id: <seq>\nevent: <type>\ndata: <json>\n\n" is 21 bytes and the
+ * digits of seq more than json and type, the allocation 64 more than them, after a payload
+ * header of a cache line (core/base/memory.c). */
+#define MESSAGE_EXTRA(text_bytes, digits) ((text_bytes) - 21u - (digits) + 64u + 64u)
 
 /* ---- event types, as the stream names them ------------------------------------------------- */
 #define TYPES 8 /* 1..7 are lagscope_event_type; 0 is anything else */
@@ -95,6 +110,15 @@ static uint64_t published_last_seq(void) {
   uint64_t last = published.count > 0 ? published.seq[published.count - 1] : 0;
   pthread_mutex_unlock(&published.lock);
   return last;
+}
+
+static int hang_ended_seen(void) {
+  int seen = 0;
+  pthread_mutex_lock(&published.lock);
+  for (size_t i = 0; i < published.count; i++)
+    seen = seen || published.type[i] == LAGSCOPE_EVENT_HANG_ENDED;
+  pthread_mutex_unlock(&published.lock);
+  return seen;
 }
 
 /* ---- the main loop: 60 Hz, a busy stall every 2 s -------------------------------------------- */
@@ -164,9 +188,28 @@ typedef struct client {
   char event[32];
   uint64_t id;
   int has_id;
+  uint32_t block_bytes;     /* the current event's text so far */
+  /* the allocations of the last STREAM_BACKLOG events received: what the stream's ring holds */
+  uint32_t recent[STREAM_BACKLOG];
+  uint64_t recent_count, recent_sum;
+  _Atomic uint64_t ring_bytes, largest;
 } client;
 
 static atomic_bool clients_stop;
+
+/* An event's allocation in lagscope, kept in the window of the last STREAM_BACKLOG. */
+static void client_count_bytes(client *c) {
+  unsigned digits = 1;
+  for (uint64_t v = c->id; v >= 10; v /= 10) digits++;
+  uint32_t bytes = (uint32_t)MESSAGE_EXTRA(c->block_bytes, digits);
+  uint32_t *slot = &c->recent[c->recent_count % STREAM_BACKLOG];
+  if (c->recent_count >= STREAM_BACKLOG) c->recent_sum -= *slot;
+  *slot = bytes;
+  c->recent_sum += bytes;
+  c->recent_count++;
+  atomic_store(&c->ring_bytes, c->recent_sum);
+  if (bytes > atomic_load(&c->largest)) atomic_store(&c->largest, bytes);
+}
 
 static void client_record(client *c) {
   if (c->event[0] == '\0') {
@@ -187,10 +230,12 @@ static void client_record(client *c) {
     c->overflow++;
   }
   if (c->has_id && c->id > last) atomic_store(&c->last_seq, c->id);
+  if (c->has_id) client_count_bytes(c);
 }
 
 /* One byte of the event stream (after dechunking). */
 static void sse_byte(client *c, char byte) {
+  c->block_bytes++;
   if (byte != '\n') {
     if (byte != '\r' && c->line_len < sizeof c->line - 1) c->line[c->line_len] = byte;
     if (byte != '\r') c->line_len++;
@@ -203,6 +248,7 @@ static void sse_byte(client *c, char byte) {
     if (c->event[0] != '\0' || c->has_id) client_record(c);
     c->event[0] = '\0';
     c->has_id = 0;
+    c->block_bytes = 0;
   } else if (c->line[0] == ':') {
     c->keep_alives++;
   } else if (strncmp(c->line, "event:", 6) == 0) {
@@ -366,6 +412,7 @@ typedef struct mem_sample {
   double t_s;        /* since the clients were in */
   double rss_kib;    /* /proc/self/statm */
   double heap_kib;   /* monitor_memory_bytes */
+  double ring_kib;   /* the stream's ring, as the first client's last STREAM_BACKLOG events */
 } mem_sample;
 
 static double rss_kib(void) {
@@ -386,7 +433,7 @@ static double slope_per_min(const mem_sample *s, size_t first, size_t n, int hea
   if (n < first + 2) return 0.0;
   double st = 0, sv = 0, stt = 0, stv = 0, k = (double)(n - first);
   for (size_t i = first; i < n; i++) {
-    double v = heap ? s[i].heap_kib : s[i].rss_kib;
+    double v = heap == 2 ? s[i].heap_kib - s[i].ring_kib : heap ? s[i].heap_kib : s[i].rss_kib;
     st += s[i].t_s, sv += v, stt += s[i].t_s * s[i].t_s, stv += s[i].t_s * v;
   }
   double d = k * stt - st * st;
@@ -416,8 +463,22 @@ static void sleep_ns(uint64_t ns) {
 
 static void *controller_main(void *arg) {
   run *r = arg;
-  sleep_ns(1000u * NS_PER_MS); /* metrics flowing, the loop stalled once or so */
-  r->before = (mem_sample){0, rss_kib(), heap_kib()};
+  /* The baseline once the first hang has ended and the viewer has answered a request: what
+   * the first hang and the server's start leave for good (the server starts at its first
+   * client: ~600 KiB of lagscope's heap that stay, whatever the number of clients) count in it,
+   * not as the stream clients' growth. Then the heap is let settle (two equal readings). */
+  uint64_t wait_until_ns = bench_now_ns() + 10000u * NS_PER_MS;
+  while (!hang_ended_seen() && bench_now_ns() < wait_until_ns) sleep_ns(20u * NS_PER_MS);
+  read_server(r->port, r->token);
+  double last_heap = -1;
+  wait_until_ns = bench_now_ns() + 5000u * NS_PER_MS;
+  for (;;) {
+    sleep_ns(500u * NS_PER_MS);
+    double now_heap = heap_kib();
+    if (now_heap == last_heap || bench_now_ns() > wait_until_ns) break;
+    last_heap = now_heap;
+  }
+  r->before = (mem_sample){0, rss_kib(), heap_kib(), 0};
   for (unsigned i = 0; i < r->nclients; i++) {
     client *c = &r->clients[i];
     c->port = r->port;
@@ -442,7 +503,8 @@ static void *controller_main(void *arg) {
       uint64_t at = t0 + (uint64_t)s * 1000u * NS_PER_MS, now = bench_now_ns();
       if (at > now) sleep_ns(at - now);
       r->samples[r->nsamples++] =
-          (mem_sample){(double)(bench_now_ns() - t0) / 1e9, rss_kib(), heap_kib()};
+          (mem_sample){(double)(bench_now_ns() - t0) / 1e9, rss_kib(), heap_kib(),
+                       (double)atomic_load(&r->clients[0].ring_bytes) / 1024.0};
     }
     /* The window's end: the last event published now; then the clients catch up to it. */
     r->window_last = published_last_seq();
@@ -593,12 +655,42 @@ static void print_table(const run *r, uint64_t stalls, const lagscope_metrics *m
     snprintf(v, sizeof v, "%+.1f KiB/min", slope_per_min(r->samples, half, n, kinds[k].heap));
     bench_row(figure, v, "-", "-", "~0 (flat)");
   }
+  /* The heap's growth is the stream's ring: the heap without it is flat, and the heap stays
+   * under what a full ring of the largest message and one more per client can hold. */
+  double largest = 0, ring_max = 0, rest_max = 0, rest_min = 1e300;
+  for (unsigned i = 0; i < r->nclients; i++) {
+    double l = (double)atomic_load(&r->clients[i].largest);
+    if (l > largest) largest = l;
+  }
+  for (size_t i = 0; i < n; i++) {
+    double rest = r->samples[i].heap_kib - r->samples[i].ring_kib;
+    if (r->samples[i].ring_kib > ring_max) ring_max = r->samples[i].ring_kib;
+    if (rest > rest_max) rest_max = rest;
+    if (rest < rest_min) rest_min = rest;
+  }
+  double bound = r->before.heap_kib + (STREAM_BACKLOG + r->nclients + 1) * largest / 1024.0;
+  snprintf(v, sizeof v, "%.0f KiB", ring_max);
+  snprintf(b, sizeof b, "%u x %.0f B largest", STREAM_BACKLOG, largest);
+  bench_row("stream ring (last 256 messages), max", v, b, "-", "<= 256 x largest");
+  snprintf(v, sizeof v, "%.0f..%.0f KiB", rest_min, rest_max);
+  snprintf(b, sizeof b, "%.0f KiB before clients", r->before.heap_kib);
+  bench_row("lagscope heap - the ring, min..max", v, b,
+            bench_ratio(ratio, sizeof ratio, rest_max, r->before.heap_kib), "~ before");
+  snprintf(v, sizeof v, "%+.1f KiB/min", slope_per_min(r->samples, half, n, 2));
+  bench_row("lagscope heap - the ring, slope 2nd half", v, "-", "-", "~0 (flat)");
+  snprintf(v, sizeof v, "%.0f KiB", heap_max);
+  snprintf(b, sizeof b, "%.0f KiB bound", bound);
+  bench_row("lagscope heap, max, against its bound", v, b,
+            bench_ratio(ratio, sizeof ratio, heap_max, bound), "<= 1.00x");
+  printf("bound = heap before clients %.0f KiB + (%u ring + %u clients + 1) x largest message "
+         "%.0f B\n", r->before.heap_kib, STREAM_BACKLOG, r->nclients, largest);
   /* The curves, coarsely: a plateau reads differently from a climb. */
   size_t step = n > 12 ? (n + 11) / 12 : 1;
-  for (int k = 0; k < 2; k++) {
-    printf("%s KiB every %zu s:", kinds[k].heap ? "heap" : "RSS ", step);
+  for (int k = 0; k < 3; k++) {
+    printf("%s KiB every %zu s:", k == 2 ? "heap - ring" : k == 1 ? "heap" : "RSS ", step);
     for (size_t i = 0; i < n; i += step)
-      printf(" %.0f", kinds[k].heap ? r->samples[i].heap_kib : r->samples[i].rss_kib);
+      printf(" %.0f", k == 2 ? r->samples[i].heap_kib - r->samples[i].ring_kib
+                             : k == 1 ? r->samples[i].heap_kib : r->samples[i].rss_kib);
     printf("\n");
   }
 }

@@ -4,8 +4,9 @@
 // test needs exact control of the bytes: oversized headers, a slowloris client, a stream client
 // that never reads). Every route, every error code, the token rules, the limits.
 //
-// Usage: node api.test.js --demo PATH/lagscope-demo [--keep-going]
+// Usage: node api.test.js --demo PATH/lagscope-demo [--keep-going] [--only PHASE]
 //   --keep-going  run every check and report every failure (default: stop at the first one)
+//   --only PHASE  run one phase: routes, hitches, folder, limits, dos, slow (default: all)
 // Exit: 0 every check passed, 1 a check failed, 2 bad usage, 77 skipped (Node too old).
 //
 // Every wait is bounded and waits on a condition; every demo started is killed on every exit
@@ -34,10 +35,11 @@ const exits = [];            // how each demo ended, checked at the end
 let failures = 0;
 
 function parseArgs(argv) {
-  const out = { demo: null, keepGoing: false };
+  const out = { demo: null, keepGoing: false, only: null };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--demo') out.demo = argv[++i];
     else if (argv[i] === '--keep-going') out.keepGoing = true;
+    else if (argv[i] === '--only') out.only = argv[++i];
     else usage(`unknown argument ${argv[i]}`);
   }
   if (!out.demo) usage('--demo is required');
@@ -50,7 +52,7 @@ function parseArgs(argv) {
 }
 
 function usage(message) {
-  console.error(`api.test.js: ${message}\nusage: node api.test.js --demo PATH [--keep-going]`);
+  console.error(`api.test.js: ${message}\nusage: node api.test.js --demo PATH [--keep-going] [--only PHASE]`);
   process.exit(2);
 }
 
@@ -645,6 +647,13 @@ async function routeChecks(demo, ids) {
     equal(s.hang_in_progress, false, 'hang_in_progress');
   });
 
+  // Bound to 127.0.0.1, the viewer is reached there only: eth0's address is no URL a browser
+  // can use (issue 31, item 10).
+  await check('GET /api/v1/status bound to 127.0.0.1: addresses is that address alone', async () => {
+    const s = await status(demo);
+    equal(JSON.stringify(s.addresses), JSON.stringify([{ interface: 'lo', address: HOST }]), 'addresses');
+  });
+
   await check('GET /api/v1/metrics: ticks with wall_ms and fps; only the newest with frame times', async () => {
     const m = await waitFor('two metrics ticks', 5000, async () => {
       const { json } = await getJson(demo, '/api/v1/metrics');
@@ -886,6 +895,61 @@ async function requestChecks(demo) {
     equal(res.status, 200, `${res.what}: status`);
   });
 
+  // Which Host, Origin or token is meant, where the body ends: never guessed (issue 31, item
+  // 10). Each request alone on its connection, written whole; the answer must be 400.
+  const raw400 = async (what, text) => {
+    const ex = await rawExchange(demo.port, text);
+    const head = parseRaw(ex.raw);
+    expect(head, `${what}: no HTTP answer (${ex.error || 'closed'}): ${JSON.stringify(ex.raw.slice(0, 200))}`);
+    Object.assign(head, { what, body: head.rest.slice(0, head.headers['content-length'] ? Number(head.headers['content-length']) : undefined) });
+    expectSecurityHeaders(head);
+    expectError(head, 400, 'bad_request');
+    return head;
+  };
+  await check('a repeated Host, Origin, Authorization or Cookie header: 400, token or not', async () => {
+    const auth = `Authorization: Bearer ${T}\r\n`;
+    const cases = [
+      ['two Host (first ours)', `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\nHost: evil.example\r\n${auth}Connection: close\r\n\r\n`],
+      ['two Host (first foreign)', `GET /api/v1/status HTTP/1.1\r\nHost: evil.example\r\nHost: ${HOST}\r\n${auth}Connection: close\r\n\r\n`],
+      ['two equal Host', `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\nhost: ${HOST}\r\n${auth}Connection: close\r\n\r\n`],
+      ['two Origin (first ours)', `POST /api/v1/capture HTTP/1.1\r\nHost: ${HOST}:${demo.port}\r\nOrigin: http://${HOST}:${demo.port}\r\n` +
+        `Origin: http://evil.example\r\n${auth}Content-Length: 0\r\nConnection: close\r\n\r\n`],
+      ['two Authorization', `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\n${auth}Authorization: Bearer ${wrongToken(T)}\r\nConnection: close\r\n\r\n`],
+      ['two Cookie', `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\nCookie: lagscope_token=${T}\r\nCookie: a=b\r\nConnection: close\r\n\r\n`],
+      ['two Host, no token', `GET / HTTP/1.1\r\nHost: ${HOST}\r\nHost: evil.example\r\nConnection: close\r\n\r\n`],
+    ];
+    for (const [what, text] of cases) await raw400(what, text);
+    // What follows a refused request on its connection may be its body: never served.
+    const ex = await rawExchange(demo.port, `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\nHost: evil.example\r\n${auth}\r\n` +
+      `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\n${auth}\r\n`);
+    expect(ex.closed, 'the connection was left open after a refused request');
+    equal((ex.raw.match(/^HTTP\/1\.[01] /gm) || []).length, 1, 'answers on the connection of a refused request');
+  });
+
+  await check('chunk sizes -1, 0x5, zz; Content-Length 5, 0 (and +5, a length with chunked): 400', async () => {
+    const post = `POST /api/v1/capture HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${T}\r\nConnection: close\r\n`;
+    const chunked = `${post}Transfer-Encoding: chunked\r\n\r\n`;
+    const cases = [
+      ['chunk size -1', `${chunked}-1\r\nabcde\r\n0\r\n\r\n`],
+      ['chunk size 0x5', `${chunked}0x5\r\nabcde\r\n0\r\n\r\n`],
+      ['chunk size zz', `${chunked}zz\r\nabcde\r\n0\r\n\r\n`],
+      ['Content-Length: 5, 0', `${post}Content-Length: 5, 0\r\n\r\nabcde`],
+      ['Content-Length: +5', `${post}Content-Length: +5\r\n\r\nabcde`],
+      ['Content-Length with Transfer-Encoding: chunked', `${post}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
+      ['Transfer-Encoding: gzip, chunked', `${post}Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`],
+      ['two Transfer-Encoding: chunked', `${post}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
+    ];
+    for (const [what, text] of cases) await raw400(`POST /api/v1/capture (${what})`, text);
+    // A well-formed chunked body, and a GET with a small one, are still served.
+    const ok = await rawExchange(demo.port, `${chunked}5\r\nabcde\r\n0\r\n\r\n`);
+    const head = parseRaw(ok.raw);
+    expect(head && (head.status === 200 || head.status === 429), `a well-formed chunked POST: ${head ? head.statusLine : 'no answer'}`);
+    const get = await rawExchange(demo.port, `GET /api/v1/status HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${T}\r\n` +
+      'Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n');
+    const getHead = parseRaw(get.raw);
+    equal(getHead && getHead.status, 200, 'a GET with a well-formed chunked body: status');
+  });
+
   await check('Content-Length headers that disagree: 400', async () => {
     const ex = await rawExchange(demo.port, `POST /api/v1/capture HTTP/1.1\r\nHost: ${HOST}\r\n` +
       `Authorization: Bearer ${T}\r\nContent-Length: 0\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd`);
@@ -894,6 +958,63 @@ async function requestChecks(demo) {
     Object.assign(head, { what: 'POST with two Content-Length', body: head.rest });
     expectError(head, 400, 'bad_request');
   });
+}
+
+// ---- phase A2: a report folder the store refuses, a file it would never keep --------------------------
+
+// docs/viewer-api.md "Errors" (issue 31, item 10): a 4 GiB file named as a report is not one
+// (404, as a link or another document is), and a report folder the store's checks refuse (here
+// writable by every user) answers 503 "unavailable" saying why, never 500.
+async function phaseFolder() {
+  const dir = tempDir('folder');
+  const demo = await Demo.start(dir);
+  const T = demo.token;
+  const get = (p) => request(demo.port, { path: p, headers: bearer(T) });
+  try {
+    let id;
+    await check('folder: a stall gives a report', async () => {
+      id = (await demo.stall()).report_id;
+      expect(id, 'no report id');
+      return id;
+    });
+    await check('a 4 GiB (sparse) file named as a report: 404 on each of its routes; the list still served', async () => {
+      const big = '20000101T000000.000Z-1-1';
+      const fd = fs.openSync(path.join(dir, `${big}.json`), 'w', 0o600);
+      try {
+        fs.writeSync(fd, '{"format":"lagscope-hang-report"');
+        fs.ftruncateSync(fd, 4 * 1024 * 1024 * 1024);
+      } finally {
+        fs.closeSync(fd);
+      }
+      try {
+        for (const suffix of ['', '/speedscope', '/trace']) expectError(await get(`/api/v1/hangs/${big}${suffix}`), 404, 'not_found');
+        const { json } = await getJson(demo, '/api/v1/hangs');
+        expect(json.hangs.some((h) => h.id === id), `the real report ${id} is not listed`);
+        expect(!json.hangs.some((h) => h.id === big), 'the 4 GiB file is listed');
+      } finally {
+        fs.rmSync(path.join(dir, `${big}.json`), { force: true });
+      }
+    });
+    await check('a report folder writable by every user: 503 unavailable on the report routes, saying why', async () => {
+      fs.chmodSync(dir, 0o777);
+      try {
+        for (const p of ['/api/v1/hangs', `/api/v1/hangs/${id}`, `/api/v1/hangs/${id}/trace`]) {
+          const res = await get(p);
+          const json = expectError(res, 503, 'unavailable');
+          expect(/written by other users|mode/.test(json.message), `${res.what}: the message does not say why: ${json.message}`);
+          expect(!res.headers['retry-after'], `${res.what}: Retry-After ${res.headers['retry-after']} (nothing to retry until the folder is fixed)`);
+        }
+        equal((await get('/api/v1/status')).status, 200, 'status, meanwhile');
+      } finally {
+        fs.chmodSync(dir, 0o700);
+      }
+      const { json } = await getJson(demo, '/api/v1/hangs');
+      expect(json.hangs.some((h) => h.id === id), 'the report is not listed once the folder is 0700 again');
+    });
+  } finally {
+    await demo.stop('folder');
+    removeDir(dir);
+  }
 }
 
 // ---- phase B: the token across restarts -----------------------------------------------------------------
@@ -1252,12 +1373,14 @@ async function main() {
     process.exit(SKIP);
   }
   log(`lagscope viewer API test: ${options.demo}`);
-  const routes = await phaseRoutes();
-  if (routes) await phaseRollover(routes);
-  await phaseHitches();
-  await phaseLimits();
-  await phaseDenialOfService();
-  await phaseSlowClients();
+  const phases = { routes: async () => {
+    const routes = await phaseRoutes();
+    if (routes) await phaseRollover(routes);
+  }, folder: phaseFolder, hitches: phaseHitches, limits: phaseLimits, dos: phaseDenialOfService,
+  slow: phaseSlowClients };
+  if (options.only && !phases[options.only]) usage(`unknown phase ${options.only}`);
+  for (const [name, phase] of Object.entries(phases))
+    if (!options.only || options.only === name) await phase();
   await check('every demo exited 0 on SIGINT', async () => {
     const bad = exits.filter((e) => e.code !== 0);
     expect(bad.length === 0, bad.map((e) => `${e.label}: exit ${e.code} signal ${e.signal}; ` +

@@ -196,6 +196,56 @@ static void test_path_decode(void) {
   CHECK_EQ_INT(lagscope__web_path_decode(NULL, small, sizeof small), 0);
 }
 
+/* The framing of a request's headers (issue 31, item 10): which Host or Origin is meant, where
+ * the body ends. Each list ends with a NULL name. */
+static const char *framing(const char *const *pairs) {
+  lagscope__web_header headers[16];
+  int n = 0;
+  for (; pairs[2 * n] != NULL; n++) headers[n] = (lagscope__web_header){pairs[2 * n], pairs[2 * n + 1]};
+  return lagscope__web_framing_problem(headers, n);
+}
+
+static void test_framing(void) {
+  const char *fine[] = {"Host", "127.0.0.1:8080", "Origin", "http://127.0.0.1:8080",
+                        "Authorization", "Bearer x", "Cookie", "a=b", "Content-Length", "5",
+                        "content-length", "5", "Accept", "*/*", "Accept", "text/html", NULL};
+  CHECK(framing(fine) == NULL);
+  const char *chunked[] = {"Host", "h", "Transfer-Encoding", "Chunked", NULL};
+  CHECK(framing(chunked) == NULL);
+  const char *none[] = {NULL};
+  CHECK(framing(none) == NULL);
+  /* Repeated, in any case: refused, whether or not the values agree. */
+  const char *hosts[] = {"Host", "127.0.0.1", "host", "evil.example", NULL};
+  CHECK(framing(hosts) != NULL && strstr(framing(hosts), "Host") != NULL);
+  const char *same_hosts[] = {"Host", "127.0.0.1", "Host", "127.0.0.1", NULL};
+  CHECK(framing(same_hosts) != NULL);
+  const char *origins[] = {"Origin", "http://127.0.0.1", "ORIGIN", "http://evil.example", NULL};
+  CHECK(framing(origins) != NULL && strstr(framing(origins), "Origin") != NULL);
+  const char *auths[] = {"Authorization", "Bearer a", "Authorization", "Bearer b", NULL};
+  CHECK(framing(auths) != NULL);
+  const char *cookies[] = {"Cookie", "a=b", "Cookie", "c=d", NULL};
+  CHECK(framing(cookies) != NULL);
+  const char *encodings[] = {"Transfer-Encoding", "chunked", "Transfer-Encoding", "chunked", NULL};
+  CHECK(framing(encodings) != NULL);
+  /* Content-Length: digits only, and two must agree. */
+  const char *bad_lengths[] = {"5, 0", "5,5", "+5", "-1", "", " 5", "5 ", "0x5", "5a",
+                               "1234567890123456789", NULL};
+  for (int i = 0; bad_lengths[i] != NULL; i++) {
+    const char *one[] = {"Content-Length", bad_lengths[i], NULL};
+    CHECK(framing(one) != NULL);
+  }
+  const char *disagree[] = {"Content-Length", "0", "Content-Length", "4", NULL};
+  CHECK(strstr(framing(disagree), "disagree") != NULL);
+  const char *both[] = {"Content-Length", "4", "Transfer-Encoding", "chunked", NULL};
+  CHECK(framing(both) != NULL);
+  const char *gzip[] = {"Transfer-Encoding", "gzip, chunked", NULL};
+  CHECK(framing(gzip) != NULL);
+  const char *identity[] = {"Transfer-Encoding", "identity", NULL};
+  CHECK(framing(identity) != NULL);
+  lagscope__web_header h = {"Content-Length", NULL};
+  CHECK(lagscope__web_framing_problem(&h, 1) != NULL);
+}
+
 static const test_case cases[] = {
     TEST_CASE(token_equal),
     TEST_CASE(cookie_find),
@@ -203,6 +253,7 @@ static const test_case cases[] = {
     TEST_CASE(host_of),
     TEST_CASE(origin),
     TEST_CASE(path_decode),
+    TEST_CASE(framing),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
