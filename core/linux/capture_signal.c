@@ -57,8 +57,55 @@ static void futex_wake(_Atomic uint32_t *word) {
   syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* A read the kernel checks (capture.h). */
+/* Where the kernel started the main thread's stack (/proc/self/stat's startstack): from a
+ * stack pointer below it up to it is one mapping, in use, readable with plain loads. The
+ * handler copies the main thread's stack so, with no system call: process_vm_readv takes the
+ * process's mmap lock, which every thread's start and exit takes to write, and under thread
+ * churn the main thread waited in the handler for seconds (issue 31, item 4). 0: not known. */
+static uintptr_t main_stack_start;
+#define MAIN_STACK_MAX (256u * 1024u * 1024u) /* a stack pointer farther below is not on it */
+#define PAGE_BYTES 4096u
+
+/* Reads startstack, the 28th field of /proc/self/stat (counted after the name's ')'). F */
+static void note_main_stack(void) {
+  char text[1024];
+  if (lagscope__linux_read_small_file("/proc/self/stat", text, sizeof(text)) <= 0) return;
+  const char *p = strrchr(text, ')');
+  for (int field = 2; p != NULL && field < 28; field++) p = strchr(p + 1, ' ');
+  if (p == NULL) return;
+  uintptr_t value = 0;
+  for (p++; *p >= '0' && *p <= '9'; p++) value = value * 10 + (uintptr_t)(*p - '0');
+  main_stack_start = value;
+}
+
+/* Copies len bytes of the running thread's own stack with plain loads: other frames' bytes,
+ * which the sanitizers would call out of bounds. Async-signal-safe. */
+__attribute__((no_sanitize("address", "thread", "undefined"))) static void
+copy_own_stack(uint8_t *to, uintptr_t from, size_t len) {
+  const volatile uint8_t *source = (const volatile uint8_t *)from;
+  for (size_t i = 0; i < len; i++) to[i] = source[i];
+}
+
+/* The main thread's own stack, when the handler runs there on it: 1 when copied. */
+static int copy_main_stack(lagscope__capture_snapshot *s) {
+  uintptr_t sp = s->registers[LAGSCOPE__CFI_SP], top = main_stack_start;
+  if (top == 0 || sp >= top || top - sp > MAIN_STACK_MAX ||
+      (pid_t)syscall(SYS_gettid) != getpid())
+    return 0; /* another thread, or the main one on a stack of its own making */
+  /* Below the stack pointer only within its page: a page below may not be mapped yet. */
+  uintptr_t below = sp % PAGE_BYTES >= LAGSCOPE__CAPTURE_BELOW_SP_BYTES
+                        ? LAGSCOPE__CAPTURE_BELOW_SP_BYTES : 0;
+  size_t len = below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES;
+  if (len > top - (sp - below)) len = top - (sp - below);
+  s->stack_base = sp - below;
+  copy_own_stack(s->stack, s->stack_base, len);
+  s->stack_len = len;
+  return 1;
+}
+
+/* A read the kernel checks (capture.h), or the main thread's own stack read in place. */
 void lagscope__capture_copy_stack(lagscope__capture_snapshot *s) {
+  if (copy_main_stack(s)) return;
   for (uintptr_t below = LAGSCOPE__CAPTURE_BELOW_SP_BYTES;; below = 0) {
     s->stack_base = s->registers[LAGSCOPE__CFI_SP] - below;
     struct iovec local = {s->stack, below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES};
@@ -151,6 +198,7 @@ static int install_handler(int sig) {
 
 int lagscope__capture_init(uint32_t wanted) {
   if (wanted != 0 && ((int)wanted < SIGRTMIN || (int)wanted > SIGRTMAX)) return LAGSCOPE_EINVAL;
+  if (main_stack_start == 0) note_main_stack();
   if (capture_signal != 0 && (wanted == 0 || (int)wanted == capture_signal) &&
       lagscope__capture_handler_is_ours(capture_signal))
     return LAGSCOPE_OK; /* installed by an earlier start */
