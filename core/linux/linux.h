@@ -79,7 +79,7 @@ int lagscope__linux_direct_call_target(const uint8_t *code, size_t len_before,
 int lagscope__linux_plt_slot(const uint8_t *code, size_t len, uintptr_t address,
                              uintptr_t *slot);
 
-/* ---- cfi.c: one step of a stack walk with DWARF call frame information ---- */
+/* ---- cfi*.c: one step of a stack walk with DWARF call frame information ---- */
 
 /* Registers in DWARF's numbering for the architecture, the pc among them: x86_64 rax..r15 (0-15)
  * and the return address column, rip (16); aarch64 x0..x30, sp (31), pc (32). */

@@ -1,5 +1,5 @@
 /*
- * bench_symbols — symbolication (internal.h, core/linux/symbols.c) against the obvious ways,
+ * bench_symbols — symbolication (internal.h, core/linux/symbols*.c) against the obvious ways,
  * measured in the same run:
  *   - warm resolution: addresses per second for a fixed set of random addresses inside
  *     functions of libc and of this executable, vs (a) a linear scan of the same symbol tables

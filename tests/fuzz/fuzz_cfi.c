@@ -1,4 +1,4 @@
-/* libFuzzer target for the DWARF CFI step (core/linux/cfi.c): the .eh_frame_hdr lookup, the
+/* libFuzzer target for the DWARF CFI step (core/linux/cfi*.c): the .eh_frame_hdr lookup, the
  * CIE and FDE parsers, the DW_CFA interpreter and the DWARF expression evaluator, on anybody's
  * bytes. The input is an .eh_frame (its first 2 bytes: where the FDE the table points at
  * starts; the next 2: the pc's offset in the code it covers; the rest: the section) followed,

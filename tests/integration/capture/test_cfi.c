@@ -1,4 +1,4 @@
-/* cfi.c, the DWARF CFI step, on its own.
+/* cfi*.c, the DWARF CFI step, on its own.
  *
  * self: this program walks its own stack from getcontext, through the .eh_frame its compiler
  * and libc's wrote, and must meet the return addresses its functions saw
