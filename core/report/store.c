@@ -274,8 +274,12 @@ static int write_renamed(int dirfd, const char *temp, const char *name, const ch
   if (fd < 0 && errno == EEXIST && unlinkat(dirfd, temp, 0) == 0)
     fd = openat(dirfd, temp, flags, 0600);
   int failed = fd < 0;
-  if (!failed) failed = fchmod(fd, 0600) != 0; /* whatever the umask: 0400 is the ended mark */
-  if (!failed) {
+  if (!failed && fchmod(fd, 0600) != 0) { /* whatever the umask: 0400 is the ended mark */
+    int err = errno;
+    close(fd);
+    errno = err;
+    failed = 1;
+  } else if (!failed) {
     *step = "write";
     failed = write_all(fd, json, strlen(json)) != 0;
     if (!failed) *step = "sync", failed = fsync_retry(fd) != 0;
