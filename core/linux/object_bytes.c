@@ -66,7 +66,7 @@ typedef struct cached_page {
 
 typedef struct open_file {
   uint32_t object_plus_one; /* 0: empty */
-  int fd;
+  lagscope__owned_fd fd; /* checked before each use: the app may take its number */
   uint64_t used;
 } open_file;
 
@@ -138,7 +138,7 @@ static int by_start(const void *a, const void *b) {
 
 static void forget_files(void) {
   for (size_t i = 0; i < FILES_OPEN; i++) {
-    if (files[i].object_plus_one != 0) close(files[i].fd);
+    if (files[i].object_plus_one != 0) lagscope__owned_fd_close(&files[i].fd);
     files[i] = (open_file){0};
   }
   if (list != NULL) memset(list->pages, 0, sizeof(list->pages));
@@ -253,8 +253,14 @@ static int file_of(uint32_t index) {
   open_file *slot = &files[0];
   for (size_t i = 0; i < FILES_OPEN; i++) {
     if (files[i].object_plus_one == index + 1) {
+      int fd = lagscope__owned_fd_get(&files[i].fd);
+      if (fd < 0) { /* the app closed or reused its number: opened anew below */
+        files[i] = (open_file){0};
+        slot = &files[i];
+        break;
+      }
       files[i].used = ++clock_now;
-      return files[i].fd;
+      return fd;
     }
     if (files[i].used < slot->used) slot = &files[i];
   }
@@ -270,8 +276,9 @@ static int file_of(uint32_t index) {
     return -1;
   }
   o->source = FROM_FILE;
-  if (slot->object_plus_one != 0) close(slot->fd);
-  *slot = (open_file){.object_plus_one = index + 1, .fd = fd, .used = ++clock_now};
+  if (slot->object_plus_one != 0) lagscope__owned_fd_close(&slot->fd);
+  *slot = (open_file){.object_plus_one = index + 1, .used = ++clock_now};
+  lagscope__owned_fd_take(&slot->fd, fd);
   return fd;
 }
 

@@ -92,7 +92,7 @@ static Dwarf *open_dwarf(Elf *elf) {
 /* Keeps a DWARF reader on whichever file has debug info (the object or its debug file). */
 void lagscope__elf_keep_dwarf(lagscope__elf_object *o, int *fd, Elf **elf, int *debug_fd,
                               Elf **debug_elf) {
-  Dwarf *dwarf = *fd >= 0 ? open_dwarf(*elf) : NULL;
+  Dwarf *dwarf = open_dwarf(*elf); /* NULL without one */
   if (dwarf != NULL) {
     o->dwarf = dwarf, o->dwarf_elf = *elf, o->dwarf_fd = *fd;
     *elf = NULL, *fd = -1;

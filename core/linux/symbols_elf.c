@@ -185,12 +185,22 @@ static int build_index(lagscope__symbol_index *s, lagscope__elf_object *o, raw_l
 
 /* ---- the object's file, and its debug file --------------------------------------------------- */
 
+/* The ELF file at path, read in (mapped) with no descriptor kept: *fd is -1 on return. */
 static int open_file(const char *path, int *fd, Elf **elf) {
   *fd = open(path, O_RDONLY | O_CLOEXEC);
   *elf = NULL;
   if (*fd < 0) return -1;
   *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-  if (*elf != NULL && elf_kind(*elf) == ELF_K_ELF) return 0;
+  if (*elf != NULL && elf_kind(*elf) == ELF_K_ELF) {
+    /* Read in (mapped already, as a rule) and let go of the descriptor now: a descriptor kept
+     * for as long as the index lives could be closed by the app and its number reused, and
+     * libelf would then read, and elf_end close, the app's file. */
+    elf_cntl(*elf, ELF_C_FDREAD);
+    elf_cntl(*elf, ELF_C_FDDONE);
+    close(*fd);
+    *fd = -1;
+    return 0;
+  }
   if (*elf != NULL) elf_end(*elf);
   close(*fd);
   *fd = -1;
