@@ -225,7 +225,7 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
     fprintf(out,
             "lagscope-run: no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in %s: from "
             "outside, lagscope sees only hangs of such a loop. To watch another loop, start "
-            "lagscope in the program's code (README, \"Your own loop\").\n",
+            "lagscope in the program's code (docs/guide.md, \"Your own loop\").\n",
             program);
   if (v->bad_lines > 0)
     fprintf(out, "lagscope-run: %zu line%s of the preload's channel could not be read\n",

@@ -1,4 +1,4 @@
-/* Whether lagscope starts itself (README "iOS and macOS", "lagscope-run"): a Debug build that
+/* Whether lagscope starts itself (docs/apple.md step 3, docs/guide.md "lagscope-run"): a Debug build that
  * links lagscope on Apple, and a program lagscope-run preloads it into on Linux, start it
  * without a line of the app's code, unless told not to. Portable: the port reads the settings
  * (the environment; Info.plist on Apple) and calls this. */

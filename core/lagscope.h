@@ -178,7 +178,7 @@ typedef struct lagscope_config {
   lagscope_log_fn log;
   void *log_user;
   /* The LAN viewer: an HTTP server inside the app (civetweb) serving the viewer page and a
-   * read-only JSON API behind a per-launch token (README "The viewer", docs/viewer-api.md).
+   * read-only JSON API behind a per-launch token (docs/guide.md "The viewer", docs/viewer-api.md).
    * Default 1 (on). A server that cannot start (port in use) is logged and published as an
    * error event; lagscope runs on without it. */
   int server;
@@ -352,7 +352,7 @@ typedef struct lagscope_hang_report lagscope_hang_report;
 LAGSCOPE_EXTERN const char *lagscope_report_id(const lagscope_hang_report *report);
 /* The stored file's path; "" when it could not be stored. */
 LAGSCOPE_EXTERN const char *lagscope_report_path(const lagscope_hang_report *report);
-/* The whole report as JSON (README "Hang reports"). */
+/* The whole report as JSON (docs/hang-report.md). */
 LAGSCOPE_EXTERN const char *lagscope_report_json(const lagscope_hang_report *report);
 
 typedef struct lagscope_event {
@@ -463,7 +463,7 @@ LAGSCOPE_EXTERN int lagscope_hud_set_expanded(int expanded);
  * start, LAGSCOPE_ELIMIT when size is too small (out then holds ""). Any thread. */
 LAGSCOPE_EXTERN int lagscope_viewer_url(char *out, size_t size);
 
-/* The event as one line of JSON (no newline), with a "type" field: see README "Events".
+/* The event as one line of JSON (no newline), with a "type" field: see docs/guide.md "Events".
  * Free with lagscope_free(). NULL when out of memory or disabled. */
 LAGSCOPE_EXTERN char *lagscope_event_json(const lagscope_event *event);
 

@@ -28,7 +28,7 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
  * The numeric and on/off fields of lagscope_config, one row each, in the order they are checked.
  * The defaults (lagscope_config_default), the range checks and their messages
  * (lagscope_config_validate) and the status JSON's "config" object (web/api.c) come from it;
- * the README's table is checked against it (tests/unit/core/test_config_readme.c).
+ * docs/guide.md's table is checked against it (tests/unit/core/test_config_readme.c).
  *
  *   XX(name, type, default, check, min, max, unit, status)
  *

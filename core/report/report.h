@@ -83,7 +83,7 @@ typedef struct lagscope__report_data {
 typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
                                     lagscope__stack_frame *out);
 
-/* The report as JSON text (schema in README "Hang reports"), and the heaviest main-thread
+/* The report as JSON text (schema in docs/hang-report.md), and the heaviest main-thread
  * stack alone as a JSON array of frames, innermost first. Either out pointer may be NULL.
  * Both are freed with lagscope__dealloc. A */
 int lagscope__report_json(const lagscope__report_data *r, lagscope__resolve_fn resolve,
