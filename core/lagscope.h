@@ -338,7 +338,7 @@ typedef struct lagscope_metrics {
   uint64_t events_published;  /* accepted by the bus since start */
   uint64_t events_dropped;    /* refused by a full bus, plus those a slow subscriber lost */
   double monitor_cpu_percent; /* lagscope's own threads, % of one core */
-  uint64_t monitor_memory_bytes; /* heap lagscope holds */
+  uint64_t monitor_memory_bytes; /* heap lagscope holds: its runs and mappings whole */
   /* Since start: time the whole process was stopped (SIGSTOP, a debugger's breakpoint), which
    * no hang counts; and time lagscope's monitor woke late because it waited for a CPU (a
    * loaded machine), which hangs do count. */

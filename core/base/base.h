@@ -92,7 +92,14 @@ void lagscope__report_dir(const lagscope_config *config, const char *app_name, c
  * when out of memory. Not from malloc: what is freed leaves the process (see memory.c). */
 void *lagscope__alloc(size_t size);
 void lagscope__dealloc(void *p);                /* A */
-uint64_t lagscope__memory_in_use(void);         /* F */
+/* What the heap holds: its runs and its blocks of their own whole, from mapped to unmapped
+ * (under ASan, what it asked calloc for). F */
+uint64_t lagscope__memory_in_use(void);
+/* What callers asked for and have not freed: what an owner that counts its own allocations
+ * (lagscope__symbols_memory) adds up to. F */
+uint64_t lagscope__memory_asked(void);
+/* Blocks smaller than half a page come from runs of this many bytes, one size each. */
+#define LAGSCOPE__HEAP_RUN_BYTES 16384
 /* Room for one more item after len: *items, of *capacity items of item_size bytes, grows
  * (to `first`, then doubling) when full, its items kept. 0, or LAGSCOPE_ENOMEM with the
  * array as it was. A */

@@ -8,7 +8,16 @@
  * report, the symbol index) are short and rare, and what they used must leave the app's
  * memory with them. So blocks of half a page or more are mapped on their own and unmapped
  * when freed, and smaller ones come from runs of 16 KiB of one size each, unmapped when their
- * last block is freed. */
+ * last block is freed.
+ *
+ * What is counted (lagscope__memory_in_use, published as monitor_memory_bytes) is what the heap
+ * holds, not what its callers asked for: a run from the moment it is mapped until it is
+ * unmapped, whole, whatever number of its blocks are out (a run holding one 64-byte block
+ * counts 16 KiB), and a block of its own as its whole pages. That is the address space the
+ * app lends lagscope; its resident part can be smaller, since a run's pages are touched only
+ * as its blocks are first handed out. Under ASan it is what calloc was asked for, header
+ * included. What callers asked for is counted apart (lagscope__memory_asked): the sum that
+ * an owner's own count (lagscope__symbols_memory) must match. */
 #define _DEFAULT_SOURCE /* MAP_ANON, with -std=c11 */
 #include "internal.h"
 
@@ -18,7 +27,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static _Atomic uint64_t memory_in_use;
+static _Atomic uint64_t memory_held;  /* runs and mappings whole; calloc's blocks under ASan */
+static _Atomic uint64_t memory_asked; /* the sizes callers asked for */
+
+static void count_held(uint64_t bytes) {
+  atomic_fetch_add_explicit(&memory_held, bytes, memory_order_relaxed);
+}
+static void uncount_held(uint64_t bytes) {
+  atomic_fetch_sub_explicit(&memory_held, bytes, memory_order_relaxed);
+}
 
 /* Every allocation is cache-line aligned (the bus keeps its counters on lines of their own)
  * and is preceded by a header that says where its block is, so that dealloc knows what it
@@ -28,9 +45,10 @@ static _Atomic uint64_t memory_in_use;
 struct run;
 
 typedef struct allocation_header {
-  size_t size;
+  size_t size;         /* what the caller asked for */
   void *block;         /* what calloc, mmap or a run gave */
-  size_t mapped_bytes; /* the mapping's length; 0 when from calloc or a run */
+  size_t held;         /* the mapping's length, or what calloc was asked; 0 in a run (the run
+                          is counted whole) */
   struct run *run;     /* the run the block is in; NULL when not */
 } allocation_header;
 
@@ -67,7 +85,7 @@ static void *map_block(size_t size, size_t *mapped_bytes) {
  * lock for all: only lagscope's threads allocate, and the app's only in start and stop; no
  * system call is made under it. */
 
-#define RUN_BYTES ((size_t)16384)
+#define RUN_BYTES ((size_t)LAGSCOPE__HEAP_RUN_BYTES)
 #define CLASS_COUNT 9
 static const size_t class_bytes[CLASS_COUNT] = {128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
 
@@ -146,6 +164,7 @@ static char *run_block(size_t size, run **from) {
   if (block == NULL) {
     run *r = mmap(NULL, RUN_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
     if (r == MAP_FAILED) return NULL;
+    count_held(RUN_BYTES);
     r->class_index = (uint32_t)class_index;
     r->blocks = (uint32_t)(RUN_BYTES / block_bytes((size_t)class_index)) - 1;
     r->untouched = 1;
@@ -167,45 +186,60 @@ static void free_run_block(run *r, void *block) {
   if (empty && r->listed) unlist_run(r);
   else if (!empty && !r->listed) list_run(r);
   pthread_mutex_unlock(&runs_lock);
-  if (empty) munmap(r, RUN_BYTES);
+  if (empty) {
+    munmap(r, RUN_BYTES);
+    uncount_held(RUN_BYTES);
+  }
 }
 
 /* ---- the heap ---- */
 
 void *lagscope__alloc(size_t size) {
-  size_t extra = sizeof(allocation_header) + ALIGNMENT - 1, mapped_bytes = 0;
+  size_t extra = sizeof(allocation_header) + ALIGNMENT - 1, held = 0;
   if (size > SIZE_MAX - extra) return NULL;
   run *from = NULL;
   char *block;
-  if (!OWN_MEMORY) block = calloc(1, size + extra);
-  else if (class_of(size) >= 0) block = run_block(size, &from);
-  else block = map_block(size, &mapped_bytes);
+  if (!OWN_MEMORY) {
+    held = size + extra;
+    block = calloc(1, held);
+  } else if (class_of(size) >= 0) {
+    block = run_block(size, &from);
+  } else {
+    block = map_block(size, &held);
+  }
   if (block == NULL) return NULL;
   uintptr_t start = ((uintptr_t)block + sizeof(allocation_header) + ALIGNMENT - 1) &
                     ~(uintptr_t)(ALIGNMENT - 1);
   allocation_header *header = (allocation_header *)start - 1;
   header->size = size;
   header->block = block;
-  header->mapped_bytes = mapped_bytes;
+  header->held = held;
   header->run = from;
-  atomic_fetch_add_explicit(&memory_in_use, size, memory_order_relaxed);
+  count_held(held);
+  atomic_fetch_add_explicit(&memory_asked, size, memory_order_relaxed);
   return (void *)start;
 }
 
 void lagscope__dealloc(void *p) {
   if (p == NULL) return;
   allocation_header *header = (allocation_header *)p - 1;
-  atomic_fetch_sub_explicit(&memory_in_use, header->size, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&memory_asked, header->size, memory_order_relaxed);
+  size_t held = header->held;
   if (header->run != NULL)
     free_run_block(header->run, header->block);
-  else if (header->mapped_bytes != 0)
-    munmap(header->block, header->mapped_bytes);
+  else if (OWN_MEMORY)
+    munmap(header->block, held);
   else
     free(header->block);
+  uncount_held(held);
 }
 
 uint64_t lagscope__memory_in_use(void) {
-  return atomic_load_explicit(&memory_in_use, memory_order_relaxed);
+  return atomic_load_explicit(&memory_held, memory_order_relaxed);
+}
+
+uint64_t lagscope__memory_asked(void) {
+  return atomic_load_explicit(&memory_asked, memory_order_relaxed);
 }
 
 int lagscope__grow_upto(void **items, size_t *capacity, size_t len, size_t item_size,

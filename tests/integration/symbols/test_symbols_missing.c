@@ -47,7 +47,7 @@ static int resolve_each(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 int main(void) {
-  uint64_t before = lagscope__memory_in_use();
+  uint64_t before = lagscope__memory_in_use(), asked_before = lagscope__memory_asked();
   lagscope__symbols *s = lagscope__symbols_new();
   CHECK(s != NULL);
 
@@ -86,10 +86,12 @@ int main(void) {
     free(k[i].function), free(k[i].module), free(k[i].build_id), free(k[i].file);
   }
 
-  /* Every byte lagscope holds for symbols is in _memory, and _free gives it all back. */
-  CHECK_EQ_INT(lagscope__memory_in_use() - before, lagscope__symbols_memory(s));
+  /* Every byte the symbols asked lagscope's heap for is in _memory, and _free gives back all
+   * that the heap took for them. */
+  CHECK_EQ_INT(lagscope__memory_asked() - asked_before, lagscope__symbols_memory(s));
   printf("symbols memory: %zu bytes for %d objects\n", lagscope__symbols_memory(s), w.objects);
   lagscope__symbols_free(s);
   CHECK_EQ_INT(lagscope__memory_in_use(), before);
+  CHECK_EQ_INT(lagscope__memory_asked(), asked_before);
   return 0;
 }

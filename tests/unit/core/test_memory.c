@@ -1,8 +1,9 @@
-/* lagscope's heap (core/base/memory.c): blocks come zeroed and cache-line aligned, keep what is
- * written into them, and are shared out correctly by four threads at once; and what is freed
- * leaves the process: once the last block of a run or a mapping of its own is freed, its pages
- * are no longer mapped (mincore says so). Under ASan the heap is malloc's, and only the first
- * part runs. */
+/* lagscope's heap (core/base/memory.c): it counts what it holds (a run whole from its first
+ * block, a block of its own as its pages), not what was asked for; blocks come zeroed and
+ * cache-line aligned, keep what is written into them, and are shared out correctly by four
+ * threads at once; and what is freed leaves the process: once the last block of a run or a
+ * mapping of its own is freed, its pages are no longer mapped (mincore says so). Under ASan
+ * the heap is malloc's, and only the count and the sharing run. */
 #define _DEFAULT_SOURCE /* mincore */
 #include "check.h"
 #include "internal.h"
@@ -48,6 +49,40 @@ static size_t random_size(unsigned *seed) {
   }
 }
 
+/* What is counted is what the heap took from the system. First thing in the process, so that
+ * no run of the class is mapped yet: one 64-byte block maps a run, and the count grows by the
+ * run; a second block of the class comes from that run and costs nothing more. A block of
+ * its own counts its pages, the header's line included. What callers asked for is counted
+ * apart. All freed, both counts are back where they were. */
+static void counts_what_it_holds(void) {
+  uint64_t before = lagscope__memory_in_use(), asked_before = lagscope__memory_asked();
+  char *small = lagscope__alloc(64);
+  CHECK(small != NULL);
+  uint64_t one = lagscope__memory_in_use() - before;
+  CHECK_EQ_INT(lagscope__memory_asked() - asked_before, 64);
+  if (HEAP_IS_MALLOC) {
+    CHECK_MSG(one > 64, "under ASan: %llu bytes counted for calloc's block",
+              (unsigned long long)one);
+  } else {
+    CHECK_MSG(one == LAGSCOPE__HEAP_RUN_BYTES, "one 64-byte block counted %llu bytes, not its "
+              "run's %d", (unsigned long long)one, LAGSCOPE__HEAP_RUN_BYTES);
+    char *second = lagscope__alloc(64);
+    CHECK(second != NULL);
+    CHECK_EQ_INT(lagscope__memory_in_use() - before, LAGSCOPE__HEAP_RUN_BYTES);
+    lagscope__dealloc(second);
+    CHECK_EQ_INT(lagscope__memory_in_use() - before, LAGSCOPE__HEAP_RUN_BYTES); /* one still out */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *big = lagscope__alloc(100000);
+    CHECK(big != NULL);
+    CHECK_EQ_INT(lagscope__memory_in_use() - before - LAGSCOPE__HEAP_RUN_BYTES,
+                 (100000 + LAGSCOPE__CACHE_LINE + page - 1) / page * page);
+    lagscope__dealloc(big);
+  }
+  lagscope__dealloc(small);
+  CHECK_EQ_INT(lagscope__memory_in_use(), before);
+  CHECK_EQ_INT(lagscope__memory_asked(), asked_before);
+}
+
 /* Each slot holds a block filled with a byte of its own; every block is checked whole when it
  * is freed: a block shared out twice, or written past by a neighbour, shows. */
 static void *churn(void *arg) {
@@ -78,7 +113,7 @@ static void *churn(void *arg) {
 }
 
 static void four_threads_share_it_out(void) {
-  uint64_t before = lagscope__memory_in_use();
+  uint64_t before = lagscope__memory_in_use(), asked_before = lagscope__memory_asked();
   pthread_t threads[4];
   worker workers[4];
   for (int t = 0; t < 4; t++) {
@@ -91,6 +126,7 @@ static void four_threads_share_it_out(void) {
   }
   CHECK_MSG(lagscope__memory_in_use() == before, "%llu bytes left counted",
             (unsigned long long)(lagscope__memory_in_use() - before));
+  CHECK_EQ_INT(lagscope__memory_asked(), asked_before);
 }
 
 /* 1 when the page holding p is mapped. */
@@ -121,6 +157,7 @@ static void freed_memory_leaves(void) {
 }
 
 int main(void) {
+  counts_what_it_holds();
   four_threads_share_it_out();
   if (!HEAP_IS_MALLOC) freed_memory_leaves();
   printf("memory: ok%s\n", HEAP_IS_MALLOC ? " (malloc's heap under ASan: not unmapped)" : "");
