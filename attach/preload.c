@@ -57,6 +57,13 @@ static uint32_t take_number(const char *name, uint32_t min, uint32_t max, uint32
   return (uint32_t)value;
 }
 
+/* A setting for a config field, in the field's range (LAGSCOPE__CONFIG_FIELDS); fallback when
+ * unset or bad (said). */
+static uint32_t take_field(const char *name, lagscope__config_field field, uint32_t fallback) {
+  lagscope__config_bounds b = lagscope__config_bounds_of(field);
+  return take_number(name, (uint32_t)b.min, (uint32_t)b.max, fallback);
+}
+
 /* Removes own_path from LD_PRELOAD (a list split by spaces or colons), keeping the rest. */
 static void remove_own_preload(const char *own_path) {
   const char *list = getenv("LD_PRELOAD");
@@ -201,14 +208,17 @@ __attribute__((constructor)) static void preload_start(void) {
     config.report_dir = report_dir;
   if (take_setting("LAGSCOPE_RUN_BIND", server_bind, sizeof(server_bind)))
     config.server_bind = server_bind;
-  config.server_port = take_number("LAGSCOPE_RUN_PORT", 0, 65535, config.server_port);
-  config.server = (int)take_number("LAGSCOPE_RUN_SERVER", 0, 1, 1);
-  config.hang_threshold_ms =
-      take_number("LAGSCOPE_RUN_THRESHOLD_MS", 10, 60000, config.hang_threshold_ms);
+  config.server_port =
+      take_field("LAGSCOPE_RUN_PORT", LAGSCOPE__FIELD_server_port, config.server_port);
+  config.server = (int)take_field("LAGSCOPE_RUN_SERVER", LAGSCOPE__FIELD_server, 1);
+  config.hang_threshold_ms = take_field("LAGSCOPE_RUN_THRESHOLD_MS",
+                                        LAGSCOPE__FIELD_hang_threshold_ms,
+                                        config.hang_threshold_ms);
   /* Drawn into GL programs' frames (gl_hud.c); a program that never swaps never asks for it,
    * and lagscope renders nothing until asked. */
-  config.hud = (int)take_number("LAGSCOPE_RUN_HUD", 0, 1, 1);
-  config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0, 3, 0);
+  config.hud = (int)take_field("LAGSCOPE_RUN_HUD", LAGSCOPE__FIELD_hud, 1);
+  config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0,
+                                                       LAGSCOPE_HUD_BOTTOM_RIGHT, 0);
   quiet = (int)take_number("LAGSCOPE_RUN_QUIET", 0, 1, 0);
   config.log = log_line;
 

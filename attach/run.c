@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include "verdict.h"
 
+#include "base/base.h" /* the config table's bounds: macros and an inline function only */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -76,6 +78,12 @@ static int check_number(const char *name, const char *text, unsigned long min, u
   return 0;
 }
 
+/* A whole number in the config field's range (LAGSCOPE__CONFIG_FIELDS), as text; 0 when good. */
+static int check_field(const char *name, const char *text, lagscope__config_field field) {
+  lagscope__config_bounds b = lagscope__config_bounds_of(field);
+  return check_number(name, text, (unsigned long)b.min, (unsigned long)b.max, NULL);
+}
+
 /* Parses argv into o; 0, 1 for --help (said), or 2 (said). */
 static int parse_options(int argc, char **argv, options *o) {
   memset(o, 0, sizeof(*o));
@@ -111,7 +119,7 @@ static int parse_options(int argc, char **argv, options *o) {
       static const char *const corners[] = {"tl", "tr", "bl", "br"};
       static const char *const numbers[] = {"0", "1", "2", "3"};
       o->hud_corner = NULL;
-      for (int c = 0; c < 4; c++)
+      for (size_t c = 0; c < sizeof(corners) / sizeof(corners[0]); c++)
         if (strcmp(value, corners[c]) == 0) o->hud_corner = numbers[c];
       if (o->hud_corner == NULL) return bad_option("bad value (tl, tr, bl or br)", value);
       continue;
@@ -121,8 +129,9 @@ static int parse_options(int argc, char **argv, options *o) {
       o->budget_ms = (uint32_t)n;
       continue;
     }
-    if (slot == &o->port && check_number(a, value, 0, 65535, NULL)) return 2;
-    if (slot == &o->threshold_ms && check_number(a, value, 10, 60000, NULL)) return 2;
+    if (slot == &o->port && check_field(a, value, LAGSCOPE__FIELD_server_port)) return 2;
+    if (slot == &o->threshold_ms && check_field(a, value, LAGSCOPE__FIELD_hang_threshold_ms))
+      return 2;
     *slot = value;
   }
   if (i >= argc) return bad_option("no program to run", "give it after --");

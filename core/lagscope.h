@@ -276,14 +276,22 @@ typedef enum lagscope_event_type {
 /* The type's name in JSON (the third column above); "unknown" otherwise. */
 LAGSCOPE_EXTERN const char *lagscope_event_type_name(int type);
 
+/* Apple's bands of hitch time, in order from 0: XX(NAME, "name in JSON", floor in ms per s).
+ * A second's hitch_ms_per_s is in the last band whose floor it is above: GOOD up to 10 ms/s,
+ * WARNING up to 25, CRITICAL up to 50, BAD above. */
+#define LAGSCOPE_HITCH_BANDS(XX)         \
+  XX(GOOD, "good", 0.0)                  \
+  XX(WARNING, "warning", 10.0)           \
+  XX(CRITICAL, "critical", 25.0)         \
+  XX(BAD, "bad", 50.0)
+
 typedef enum lagscope_hitch_band {
-  LAGSCOPE_HITCH_GOOD = 0,     /* ≤ 10 ms/s (Apple's bands) */
-  LAGSCOPE_HITCH_WARNING = 1,  /* ≤ 25 ms/s */
-  LAGSCOPE_HITCH_CRITICAL = 2, /* ≤ 50 ms/s */
-  LAGSCOPE_HITCH_BAD = 3       /* above */
+#define LAGSCOPE_HITCH_BAND_ENUM_(name, text, floor_ms_per_s) LAGSCOPE_HITCH_##name,
+  LAGSCOPE_HITCH_BANDS(LAGSCOPE_HITCH_BAND_ENUM_)
+#undef LAGSCOPE_HITCH_BAND_ENUM_
 } lagscope_hitch_band;
 
-/* "good", "warning", "critical", "bad". */
+/* The band's name in JSON (the second column above); "unknown" otherwise. */
 LAGSCOPE_EXTERN const char *lagscope_hitch_band_name(int band);
 
 #define LAGSCOPE_RECENT_FRAMES 120       /* frame times kept for the HUD's graph */

@@ -143,15 +143,21 @@ typedef enum lagscope__walk {
 /* The walk's name in a report (core/base/names.c); "unknown" for none. F */
 const char *lagscope__walk_name(int walk);
 
-/* How a stack was taken. */
+/* How a stack was taken, XX(NAME, "its name in a report"), from 0:
+ *   NONE     not taken (own thread, gone, ...)
+ *   SIGNAL   Linux: the thread ran our handler (it was on the CPU)
+ *   BLOCKED  Linux: read while blocked in the kernel, no signal sent
+ *   SUSPEND  Darwin: thread_suspend, copy, thread_resume */
+#define LAGSCOPE__METHODS(XX) \
+  XX(NONE, "none") XX(SIGNAL, "signal") XX(BLOCKED, "blocked") XX(SUSPEND, "suspend")
+
 typedef enum lagscope__capture_method {
-  LAGSCOPE__METHOD_NONE = 0, /* not taken (own thread, gone, ...) */
-  LAGSCOPE__METHOD_SIGNAL,   /* Linux: the thread ran our handler (it was on the CPU) */
-  LAGSCOPE__METHOD_BLOCKED,  /* Linux: read while blocked in the kernel, no signal sent */
-  LAGSCOPE__METHOD_SUSPEND   /* Darwin: thread_suspend, copy, thread_resume */
+#define LAGSCOPE__METHOD_ENUM_(name, text) LAGSCOPE__METHOD_##name,
+  LAGSCOPE__METHODS(LAGSCOPE__METHOD_ENUM_)
+#undef LAGSCOPE__METHOD_ENUM_
+  LAGSCOPE__METHOD_COUNT
 } lagscope__capture_method;
-#define LAGSCOPE__METHOD_COUNT 4
-/* "none", "signal", "blocked", "suspend" (core/base/names.c). F */
+/* The method's name in a report (core/base/names.c); "unknown" for none. F */
 const char *lagscope__method_name(int method);
 
 /* What the thread was doing when its stack was taken. */

@@ -8,6 +8,7 @@
 
 #include "lagscope.h"
 
+#include <float.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,51 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
   XX(server_port, uint32_t, 8080, RANGE, 0, 65535, "", IN_USE)                              \
   XX(server_max_clients, uint32_t, 16, RANGE, 2, 256, "", CONFIG)                           \
   XX(server_max_stream_clients, uint32_t, 8, BELOW, 1, server_max_clients, "", CONFIG)
+
+/* Each row as a number, LAGSCOPE__FIELD_<name>, in the table's order. */
+typedef enum lagscope__config_field {
+#define LAGSCOPE__FIELD_ENUM_(name, ...) LAGSCOPE__FIELD_##name,
+  LAGSCOPE__CONFIG_FIELDS(LAGSCOPE__FIELD_ENUM_)
+#undef LAGSCOPE__FIELD_ENUM_
+  LAGSCOPE__FIELD_COUNT
+} lagscope__config_field;
+
+/* The widest values a row allows, whatever the other fields hold: min..max (RANGE, POW2,
+ * ON_OFF, RT_SIGNAL), min..the named field's widest (AT_MOST; less one for BELOW), min..DBL_MAX
+ * (AT_LEAST). For what reads a field as text before a config exists (lagscope-run's options,
+ * the preload's settings), so that its range is the table's. F */
+typedef struct lagscope__config_bounds {
+  double min, max;
+} lagscope__config_bounds;
+static inline lagscope__config_bounds lagscope__config_bounds_of(lagscope__config_field field) {
+  lagscope__config_bounds b = {0, 0};
+  switch (field) {
+#define LAGSCOPE__BOUNDS_RANGE_(lo, hi) (lo), (hi)
+#define LAGSCOPE__BOUNDS_POW2_(lo, hi) (lo), (hi)
+#define LAGSCOPE__BOUNDS_ON_OFF_(lo, hi) (lo), (hi)
+#define LAGSCOPE__BOUNDS_RT_SIGNAL_(lo, hi) (lo), (hi)
+#define LAGSCOPE__BOUNDS_AT_MOST_(lo, field) \
+  (lo), lagscope__config_bounds_of(LAGSCOPE__FIELD_##field).max
+#define LAGSCOPE__BOUNDS_BELOW_(lo, field) \
+  (lo), lagscope__config_bounds_of(LAGSCOPE__FIELD_##field).max - 1.0
+#define LAGSCOPE__BOUNDS_AT_LEAST_(lo, unused) (lo), DBL_MAX
+#define LAGSCOPE__BOUNDS_CASE_(name, type, default_value, check, lo, hi, ...) \
+  case LAGSCOPE__FIELD_##name:                                                \
+    b = (lagscope__config_bounds){LAGSCOPE__BOUNDS_##check##_(lo, hi)};       \
+    break;
+    LAGSCOPE__CONFIG_FIELDS(LAGSCOPE__BOUNDS_CASE_)
+#undef LAGSCOPE__BOUNDS_CASE_
+#undef LAGSCOPE__BOUNDS_RANGE_
+#undef LAGSCOPE__BOUNDS_POW2_
+#undef LAGSCOPE__BOUNDS_ON_OFF_
+#undef LAGSCOPE__BOUNDS_RT_SIGNAL_
+#undef LAGSCOPE__BOUNDS_AT_MOST_
+#undef LAGSCOPE__BOUNDS_BELOW_
+#undef LAGSCOPE__BOUNDS_AT_LEAST_
+    case LAGSCOPE__FIELD_COUNT: break;
+  }
+  return b;
+}
 
 /* config.app_name, or the program's name. F */
 void lagscope__app_name(const lagscope_config *config, char *out, size_t size);

@@ -86,8 +86,8 @@ static void *map_block(size_t size, size_t *mapped_bytes) {
  * system call is made under it. */
 
 #define RUN_BYTES ((size_t)LAGSCOPE__HEAP_RUN_BYTES)
-#define CLASS_COUNT 9
-static const size_t class_bytes[CLASS_COUNT] = {128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
+static const size_t class_bytes[] = {128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
+#define CLASS_COUNT ((int)(sizeof(class_bytes) / sizeof(class_bytes[0])))
 
 typedef struct run {
   struct run *prev, *next; /* in its class's list of runs with a block to give */

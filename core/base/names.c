@@ -41,10 +41,10 @@ const char *lagscope_event_type_name(int type) {
 
 const char *lagscope_hitch_band_name(int band) {
   switch (band) {
-    case LAGSCOPE_HITCH_GOOD: return "good";
-    case LAGSCOPE_HITCH_WARNING: return "warning";
-    case LAGSCOPE_HITCH_CRITICAL: return "critical";
-    case LAGSCOPE_HITCH_BAD: return "bad";
+#define LAGSCOPE_HITCH_BAND_NAME_(name, text, floor_ms_per_s) \
+  case LAGSCOPE_HITCH_##name: return text;
+    LAGSCOPE_HITCH_BANDS(LAGSCOPE_HITCH_BAND_NAME_)
+#undef LAGSCOPE_HITCH_BAND_NAME_
   }
   return "unknown";
 }
@@ -77,10 +77,10 @@ const char *lagscope__walk_name(int walk) {
 
 const char *lagscope__method_name(int method) {
   switch (method) {
-    case LAGSCOPE__METHOD_NONE: return "none";
-    case LAGSCOPE__METHOD_SIGNAL: return "signal";
-    case LAGSCOPE__METHOD_BLOCKED: return "blocked";
-    case LAGSCOPE__METHOD_SUSPEND: return "suspend";
+#define LAGSCOPE__METHOD_NAME_(name, text) \
+  case LAGSCOPE__METHOD_##name: return text;
+    LAGSCOPE__METHODS(LAGSCOPE__METHOD_NAME_)
+#undef LAGSCOPE__METHOD_NAME_
   }
   return "unknown";
 }

@@ -20,9 +20,9 @@ typedef enum lagscope__cause_kind {
   LAGSCOPE__CAUSE_IO,      /* read, write, recv, connect, poll on the app's fds, ... */
   LAGSCOPE__CAUSE_DEADLOCK,/* a lock chain that comes back to a thread in it */
   LAGSCOPE__CAUSE_IDLE,    /* its own event loop's wait (Darwin: mach_msg in the run loop) */
-  LAGSCOPE__CAUSE_UNKNOWN
+  LAGSCOPE__CAUSE_UNKNOWN,
+  LAGSCOPE__CAUSE_COUNT
 } lagscope__cause_kind;
-#define LAGSCOPE__CAUSE_COUNT 8
 /* "cpu", "lock", "wait", "sleep", "io", "deadlock", "idle", "unknown". F */
 const char *lagscope__cause_kind_name(int kind);
 /* One stack's kind (never deadlock: that takes a chain), from its run state, its system call

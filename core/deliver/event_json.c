@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
-    LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
-
 /* A metrics event's numbers: all its members but the arrays. */
 static void metrics_numbers_write(lagscope__json_writer *w, const lagscope_metrics *m) {
   const lagscope_frame_metrics *f = &m->frames;
@@ -47,7 +44,7 @@ static void metrics_arrays_write(lagscope__json_writer *w, const lagscope_metric
   lagscope__jw_begin_object(w, "frame_histogram");
   lagscope__jw_begin_array(w, "edges_ms");
   for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1; i++)
-    lagscope__jw_measure(w, NULL, histogram_edges_ms[i]);
+    lagscope__jw_measure(w, NULL, lagscope__histogram_edges_ms[i]);
   lagscope__jw_end_array(w);
   lagscope__jw_begin_array(w, "counts");
   for (int i = 0; i < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS; i++)

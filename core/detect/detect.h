@@ -95,6 +95,8 @@ void lagscope__frame_meter_drain(lagscope__frame_meter *m, lagscope__frame_ring 
 void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
                                   lagscope_frame_metrics *out);
 lagscope_hitch_band lagscope__hitch_band(double hitch_ms_per_s); /* F */
+/* LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS, once for the meter and the event's JSON. */
+extern const double lagscope__histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1];
 
 /* ---- watchdog (core/detect/watchdog.c): the hang state machine, clock passed in for tests ------------ */
 typedef struct lagscope__watchdog {

@@ -8,8 +8,12 @@
 
 #define NS_PER_SECOND 1000000000u
 
-static const double histogram_edges_ms[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1] =
-    LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
+const double lagscope__histogram_edges_ms[] = LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS;
+/* lagscope.h keeps the count beside the list (a public header's count cannot be taken from a
+ * braced list in C++): a list that grew or shrank without it does not compile. */
+_Static_assert(sizeof(lagscope__histogram_edges_ms) / sizeof(lagscope__histogram_edges_ms[0]) ==
+                   LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1,
+               "LAGSCOPE_FRAME_HISTOGRAM_EDGES_MS holds BUCKETS - 1 edges");
 
 void lagscope__frame_ring_push(lagscope__frame_ring *ring, uint64_t timestamp_ns) {
   uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -44,7 +48,7 @@ static uint64_t hitch_for(uint64_t dt_ns, uint64_t period_ns) {
 
 static int histogram_bucket(double ms) {
   int b = 0;
-  while (b < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1 && ms > histogram_edges_ms[b]) b++;
+  while (b < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1 && ms > lagscope__histogram_edges_ms[b]) b++;
   return b;
 }
 
@@ -144,11 +148,18 @@ void lagscope__frame_meter_drain(lagscope__frame_meter *m, lagscope__frame_ring 
   }
 }
 
+/* Each band's floor, from the list in lagscope.h. */
+static const double band_floor_ms_per_s[] = {
+#define LAGSCOPE_HITCH_BAND_FLOOR_(name, text, floor_ms_per_s) floor_ms_per_s,
+    LAGSCOPE_HITCH_BANDS(LAGSCOPE_HITCH_BAND_FLOOR_)
+#undef LAGSCOPE_HITCH_BAND_FLOOR_
+};
+
 lagscope_hitch_band lagscope__hitch_band(double hitch_ms_per_s) {
-  if (hitch_ms_per_s <= 10.0) return LAGSCOPE_HITCH_GOOD;
-  if (hitch_ms_per_s <= 25.0) return LAGSCOPE_HITCH_WARNING;
-  if (hitch_ms_per_s <= 50.0) return LAGSCOPE_HITCH_CRITICAL;
-  return LAGSCOPE_HITCH_BAD;
+  /* The last band whose floor it is above (a NaN, which no comparison holds for: the last). */
+  size_t band = sizeof(band_floor_ms_per_s) / sizeof(band_floor_ms_per_s[0]) - 1;
+  while (band > 0 && hitch_ms_per_s <= band_floor_ms_per_s[band]) band--;
+  return (lagscope_hitch_band)band;
 }
 
 void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,

@@ -1,9 +1,11 @@
 /* Config validation: the defaults pass; each bad field is refused with a message naming it,
- * and lagscope_start with it starts nothing. */
+ * and lagscope_start with it starts nothing. The table's widest bounds, which lagscope-run and
+ * the preload check their text against, are its rows'. */
 /* check-test-viewers: every lagscope_start here is refused by validation, before any viewer. */
 #include "check.h"
-#include "lagscope.h"
+#include "internal.h" /* lagscope__config_bounds_of */
 
+#include <float.h>
 #include <string.h>
 
 static char logged[512];
@@ -95,6 +97,26 @@ int main(void) {
   CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
   c = ok, c.report_max_bytes = 64u * 1024u, c.server_port = 0, c.hud_scale = 8.0f;
   CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
+
+  /* Each row's widest bounds: its own, or the named field's (AT_MOST, BELOW); every default
+   * within them. */
+  lagscope__config_bounds b = lagscope__config_bounds_of(LAGSCOPE__FIELD_hang_threshold_ms);
+  CHECK(b.min == 10 && b.max == 60000);
+  b = lagscope__config_bounds_of(LAGSCOPE__FIELD_ping_interval_ms);
+  CHECK(b.min == 1 && b.max == 60000);
+  b = lagscope__config_bounds_of(LAGSCOPE__FIELD_server_max_stream_clients);
+  CHECK(b.min == 1 && b.max == 255);
+  b = lagscope__config_bounds_of(LAGSCOPE__FIELD_report_max_bytes);
+  CHECK(b.min == 65536 && b.max == DBL_MAX);
+  b = lagscope__config_bounds_of(LAGSCOPE__FIELD_server_port);
+  CHECK(b.min == 0 && b.max == 65535);
+  b = lagscope__config_bounds_of(LAGSCOPE__FIELD_hud_scale);
+  CHECK(b.min == 0.5 && b.max == 8.0);
+#define DEFAULT_WITHIN_(name, ...)                                                        \
+  b = lagscope__config_bounds_of(LAGSCOPE__FIELD_##name);                                 \
+  CHECK_MSG(b.min <= (double)ok.name && (double)ok.name <= b.max, "%s's default", #name);
+  LAGSCOPE__CONFIG_FIELDS(DEFAULT_WITHIN_)
+#undef DEFAULT_WITHIN_
 
   /* The error list makes both names and sentences. */
   CHECK(strcmp(lagscope_error_name(LAGSCOPE_EINVAL), "EINVAL") == 0);
