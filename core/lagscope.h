@@ -59,26 +59,34 @@ LAGSCOPE_EXTERN unsigned lagscope_version(void);
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
-/* One list makes both the enum and lagscope_strerror()/lagscope_error_name(). */
+/* One list makes both the enum and lagscope_strerror()/lagscope_error_name().
+ *
+ * The codes lie below -4095, where no -errno can be (Linux returns a failed system call as
+ * -4095..-1; errno values elsewhere are smaller still): a -errno that reached an int meant for
+ * them (a port call returns one where its comment says so, for its caller to turn into a
+ * code) is never taken for one of them, and lagscope_error_name() calls it "UNKNOWN". Codes
+ * equal to -errno where one exists (libuv's rule) were not taken: most of these have no errno
+ * twin, the others would differ between Linux and Darwin, and an unconverted -ENOENT would
+ * pass for LAGSCOPE_ENOENT. (unit_errors checks every code against -1..-4095.) */
 #define LAGSCOPE_ERROR_MAP(XX)                                                                 \
-  XX(DISABLED, -1, "lagscope is compiled out of this build (release configuration)")          \
-  XX(EINVAL, -2, "invalid argument")                                                          \
-  XX(ENOMEM, -3, "out of memory")                                                             \
-  XX(EALREADY, -4, "lagscope is already running")                                             \
-  XX(ENOTRUNNING, -5, "lagscope is not running")                                              \
-  XX(EFULL, -6, "queue full: the event was dropped and counted")                              \
-  XX(ENODATA, -7, "no data yet")                                                              \
-  XX(ESYS, -8, "a system call failed")                                                        \
-  XX(EPROC, -9, "a /proc file is missing or unreadable")                                      \
-  XX(EPARSE, -10, "a file did not have the expected format")                                  \
-  XX(EDEADLK, -11, "would deadlock: called from one of lagscope's own threads")               \
-  XX(ELIMIT, -12, "a configured limit was reached")                                           \
-  XX(ENOENT, -13, "no such item")                                                             \
-  XX(EPOST, -14, "the host's post_main hook refused the ping")                                 \
-  XX(ESIGNAL, -15, "the capture signal is handled by the app, or none is free")                 \
-  XX(ELOST, -16, "the host's queue lost a ping: the main thread ran on without running it")     \
-  XX(ETHREAD, -17, "called on a thread other than the one that started lagscope")          \
-  XX(ETIMEDOUT, -18, "lagscope's own thread did not answer in time")
+  XX(DISABLED, -5001, "lagscope is compiled out of this build (release configuration)")       \
+  XX(EINVAL, -5002, "invalid argument")                                                       \
+  XX(ENOMEM, -5003, "out of memory")                                                          \
+  XX(EALREADY, -5004, "lagscope is already running")                                          \
+  XX(ENOTRUNNING, -5005, "lagscope is not running")                                           \
+  XX(EFULL, -5006, "queue full: the event was dropped and counted")                           \
+  XX(ENODATA, -5007, "no data yet")                                                           \
+  XX(ESYS, -5008, "a system call failed")                                                     \
+  XX(EPROC, -5009, "a /proc file is missing or unreadable")                                   \
+  XX(EPARSE, -5010, "a file did not have the expected format")                                \
+  XX(EDEADLK, -5011, "would deadlock: called from one of lagscope's own threads")             \
+  XX(ELIMIT, -5012, "a configured limit was reached")                                         \
+  XX(ENOENT, -5013, "no such item")                                                           \
+  XX(EPOST, -5014, "the host's post_main hook refused the ping")                              \
+  XX(ESIGNAL, -5015, "the capture signal is handled by the app, or none is free")             \
+  XX(ELOST, -5016, "the host's queue lost a ping: the main thread ran on without running it") \
+  XX(ETHREAD, -5017, "called on a thread other than the one that started lagscope")           \
+  XX(ETIMEDOUT, -5018, "lagscope's own thread did not answer in time")
 
 typedef enum lagscope_error {
   LAGSCOPE_OK = 0,

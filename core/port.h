@@ -18,7 +18,8 @@ uint64_t lagscope__now_ns(void);     /* F: monotonic, stops nowhere but system s
 int64_t lagscope__wall_ms(void);     /* F: Unix time in ms */
 
 /* ---- randomness (core/linux/random.c) ---------------------------------------------------- */
-/* Fills out from the OS's random source (Linux: getrandom; Darwin: arc4random_buf). F */
+/* Fills out from the OS's random source (Linux: getrandom; Darwin: arc4random_buf). 0, or
+ * LAGSCOPE_ESYS. F */
 int lagscope__random_bytes(void *out, size_t size);
 
 /* ---- threads and waiting (core/linux/thread.c) --------------------------------------- */
@@ -44,7 +45,8 @@ void lagscope__thread_release_stack(void);
 /* Fills in what the platform supplies when the config leaves it out (Darwin: post_main). F */
 void lagscope__platform_defaults(lagscope_config *config);
 /* From lagscope_start, after the threads started (Darwin: schedules the display link and the
- * background observers on the main thread, never waited for). A */
+ * background observers on the main thread, never waited for). 0, or LAGSCOPE_EALREADY
+ * (Darwin: not stopped since the last start). A */
 int lagscope__platform_start(const lagscope_config *config);
 void lagscope__platform_stop(void); /* idempotent; never waits for the main thread */
 /* 1 while the app is in the background (iOS), when a stalled main thread is no hang. F */
@@ -56,8 +58,10 @@ uint32_t lagscope__platform_refresh_hz(void);
 /* ---- folders (core/linux/folder.c, core/darwin/folder.c) ---------------------------------- */
 /* Calls visit with each name in the folder open at dir_fd, from its start ("." and ".." too),
  * until it returns 0; dir_fd's offset is moved (one user at a time). 0, or -errno when the
- * folder cannot be read. Linux: no allocation (opendir's buffer is 32 KiB from malloc, which
- * gives the calling thread a glibc arena of its own, resident in the app from then on). */
+ * folder cannot be read: not a lagscope code (those lie below -4095), the caller makes it one
+ * (the store: LAGSCOPE_ESYS, saying strerror). Linux: no allocation (opendir's buffer is 32 KiB
+ * from malloc, which gives the calling thread a glibc arena of its own, resident in the app
+ * from then on). */
 int lagscope__folder_each_name(int dir_fd, int (*visit)(const char *name, void *ctx), void *ctx);
 
 /* ---- process sampling (core/linux/process.c) ----------------------------------------- */
