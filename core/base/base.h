@@ -259,10 +259,9 @@ void lagscope__jw_discard(lagscope__json_writer *w);
  * digits, NUL-terminated (out: 21 bytes; 22 with a sign); their count. F */
 size_t lagscope__json_u64_text(uint64_t value, char *out);
 size_t lagscope__json_i64_text(int64_t value, char *out);
-/* A value rounded to 0.001, half away from zero, without libm. F */
-double lagscope__json_rounded(double value);
-/* Its text: "12.345", "-0.5", "3" (out: 32 bytes); 0 when the value is too large for
- * thousandths (|value| >= 4e12) or not finite. F */
+/* A value rounded to 0.001, half away from zero, as text, without libm: "12.345", "-0.5", "3"
+ * (out: 32 bytes); 0 when the value is too large for thousandths (|value| >= 4e12) or not
+ * finite. F */
 int lagscope__json_measure_text(double value, char *out);
 
 /* How deep any JSON that lagscope parses may nest: the store refuses a file nested deeper, so

@@ -68,9 +68,9 @@ static size_t utf8_sequence(const unsigned char *s) {
 }
 
 /* Numbers are written as text, not by cJSON: it prints each with sprintf and reads it
- * back with sscanf, and on an idle app's path (a metrics event each 500 ms) those are the
- * only callers of libc's formatting code, 64 KiB pages of it made resident, and ~1 µs a
- * number. */
+ * back with sscanf, and on an idle app's path (a metrics event each sample interval) those are
+ * the only callers of libc's formatting code, whose pages they make resident (measured
+ * 2026-11: 64 KiB of them, and ~1 µs a number). */
 
 size_t lagscope__json_u64_text(uint64_t value, char *out) {
   char reversed[20];
@@ -91,15 +91,18 @@ size_t lagscope__json_i64_text(int64_t value, char *out) {
 }
 
 /* A measurement rounded to 0.001, as thousandths: "12.345", "-0.5", "3"; 0 when it is too
- * large for that (then cJSON writes it). The text reads back as lagscope__json_rounded's
- * double: both are the double nearest to the same number of thousandths. F */
+ * large for that (then lagscope__jw_measure writes all its digits). Measurements as decimals
+ * people read: 0.001 is finer than any of them is accurate. Rounded by hand, half away from
+ * zero as round() does: round() would be libm's only call on an idle app's path (a metrics
+ * event each sample interval), and its first call makes libm's pages resident. The text
+ * reads back as round(value * 1000) / 1000 (unit_json_numbers). F */
 int lagscope__json_measure_text(double value, char *out) {
   double scaled = value * 1000.0;
   if (!(fabs(scaled) < 4e15)) return 0; /* NaN too */
   int64_t thousandths = (int64_t)scaled; /* toward zero, then half away from zero */
   double fraction = scaled - (double)thousandths;
   if (fraction >= 0.5) thousandths++;
-  else if (fraction <= -0.5) thousandths--;
+  else if (fraction <= -0.5) thousandths--; /* not scaled + 0.5: 0.49999999999999994 + 0.5 is 1 */
   uint64_t magnitude = thousandths < 0 ? 0 - (uint64_t)thousandths : (uint64_t)thousandths;
   size_t n = 0;
   if (thousandths < 0) out[n++] = '-';
@@ -114,18 +117,6 @@ int lagscope__json_measure_text(double value, char *out) {
   }
   out[n] = '\0';
   return 1;
-}
-
-/* Measurements as decimals people read: 0.001 is finer than any of them is accurate. Rounded
- * by hand, half away from zero as round() does: each metrics tick comes here, and round() is
- * libm's only call on an idle app's path, whose first call makes 64 KiB of libm resident. */
-double lagscope__json_rounded(double value) {
-  double scaled = value * 1000.0;
-  if (!(fabs(scaled) < 4e15)) return value; /* beyond 2^52 a double has no fraction left */
-  double whole = (double)(int64_t)scaled, fraction = scaled - whole; /* both exact */
-  if (fraction >= 0.5) whole += 1.0;
-  else if (fraction <= -0.5) whole -= 1.0; /* not scaled + 0.5: 0.49999999999999994 + 0.5 is 1 */
-  return whole / 1000.0;
 }
 
 /* text as a JSON string, quotes included. A */
