@@ -89,8 +89,8 @@ typedef struct lagscope__usage {
 /* What lagscope__usage_read reads beyond the process's CPU, RSS and every thread's
  * CPU time. */
 #define LAGSCOPE__SAMPLE_PSS 1u    /* the proportional set size, which costs far more where the
-                                    * OS walks every mapping for it (Linux: smaps_rollup, 0.8 ms
-                                    * with 500 mappings); without, pss_bytes is 0 */
+                                    * OS walks every mapping for it (Linux: smaps_rollup; measured
+                                    * 2026-11: 0.8 ms with 500 mappings); without, pss_bytes is 0 */
 #define LAGSCOPE__SAMPLE_DETAIL 2u /* each thread's name and state read afresh (Linux: two files
                                     * a thread); without, a thread's CPU is one system call, its
                                     * name is previous's for the same id (read only for a new
@@ -243,9 +243,9 @@ int32_t lagscope__main_thread_id(void); /* F: the process's main thread */
 /* The port's half, after core/stack/capture.c reset *out and refused lagscope's threads and the
  * caller: takes the stack, with the same results as lagscope__capture_stack. */
 int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns);
-/* Lets go of what the unwinder keeps between captures, made again at the next one (Linux:
- * libunwind's address space and its cache, ~0.5 MB; Darwin: nothing). Only where captures are
- * made (the monitor's thread). A */
+/* Lets go of what the unwinder keeps between captures, made again at the next one (Linux: the
+ * loaded objects' page cache and open files, and the pages of the snapshot's stack copy;
+ * Darwin: nothing). Only where captures are made (the monitor's thread). A */
 void lagscope__capture_release_unwinder(void);
 /* lagscope__capture_raw's port half, for a thread already known not to be refused; scratch is
  * a reset record the port may use. */

@@ -1,13 +1,14 @@
 /* Sorting without allocating. glibc's qsort is a merge sort that mallocs a copy of the array
- * (154 KiB for a large library's symbols): a block that size is mapped by malloc, and freeing
- * it raises glibc's mmap and trim thresholds for the whole process, the app's allocations too.
- * A heapsort sorts in place: O(n log n), no memory, not stable (nor is qsort). */
+ * (measured 2026-11: 154 KiB for a large library's symbols): a block that size is mapped by
+ * malloc, and freeing it raises glibc's mmap and trim thresholds for the whole process, the
+ * app's allocations too. A heapsort sorts in place: O(n log n), no memory, not stable (nor is
+ * qsort). */
 #include "internal.h"
 
 #include <string.h>
 
 /* By memcpy through a small buffer, not byte by byte: each byte access is a call under
- * ThreadSanitizer, and sorting a large library's symbols took 0.7 s there. */
+ * ThreadSanitizer (measured 2026-11: 0.7 s to sort a large library's symbols byte by byte). */
 static void swap_items(unsigned char *a, unsigned char *b, size_t size) {
   unsigned char t[64];
   while (size > 0) {

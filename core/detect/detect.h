@@ -160,7 +160,7 @@ typedef struct lagscope__watchdog_step {
   int resumed;             /* the monitor woke a whole threshold late: the process was stopped */
   int sample_early;        /* late, not hung yet: sample the main thread (the hang's first) */
   int late_ended;          /* it was late and answered before the threshold: a hitch, from
-                              late_since_ns for late_ns_total (to its first sign of life) */
+                              late_since_ns for late_duration_ns (to its first sign of life) */
   uint64_t late_since_ns, late_duration_ns;
   int ping_lost;           /* the outstanding ping was lost (lost_pings counts them); another
                               is posted in this step */

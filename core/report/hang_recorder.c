@@ -227,8 +227,9 @@ void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
     lagscope__thread_release_stack();     /* the pages its walks and the index's reads used */
     h->unwinder_held = 0;
   }
-  /* The early ring (70 KiB, the pages a stall filled resident) goes with the unwinder: an app
-   * whose only stall was at start-up need not keep it. Empty, since the main thread answered. */
+  /* The early ring (LAGSCOPE__EARLY_SAMPLES stacks, the pages a stall filled resident) goes with
+   * the unwinder: an app whose only stall was at start-up need not keep it. Empty, since the
+   * main thread answered. */
   if (h->early != NULL && h->early_count == 0 && !h->unwinder_held) {
     lagscope__dealloc(h->early);
     h->early = NULL;
