@@ -39,6 +39,18 @@ const char *lagscope_event_type_name(int type) {
   return "unknown";
 }
 
+/* The event types are numbered from 1 to their count (the switch above refuses a value used
+ * twice), so that counting the list gives the largest: what sizes an array by type (the tests'
+ * recorder, bench_stream). */
+#define LAGSCOPE_EVENT_ONE_(name, value, text) +1
+enum { EVENT_TYPE_COUNT = 0 LAGSCOPE_EVENT_TYPES(LAGSCOPE_EVENT_ONE_) };
+#undef LAGSCOPE_EVENT_ONE_
+#define LAGSCOPE_EVENT_NUMBERED_(name, value, text)                    \
+  _Static_assert((value) >= 1 && (value) <= EVENT_TYPE_COUNT,           \
+                 "LAGSCOPE_EVENT_" #name ": event types are numbered 1..their count");
+LAGSCOPE_EVENT_TYPES(LAGSCOPE_EVENT_NUMBERED_)
+#undef LAGSCOPE_EVENT_NUMBERED_
+
 const char *lagscope_hitch_band_name(int band) {
   switch (band) {
 #define LAGSCOPE_HITCH_BAND_NAME_(name, text, floor_ms_per_s) \

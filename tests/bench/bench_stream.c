@@ -75,7 +75,11 @@
 #define MESSAGE_EXTRA(text_bytes, digits) ((text_bytes) - 21u - (digits) + 64u + 64u)
 
 /* ---- event types, as the stream names them ------------------------------------------------- */
-#define TYPES 8 /* 1..7 are lagscope_event_type; 0 is anything else */
+/* 0 is anything else; 1.. are lagscope_event_type, which LAGSCOPE_EVENT_TYPES numbers 1..their
+ * count (core/base/names.c checks it). */
+#define ONE_TYPE_(name, value, text) +1
+enum { TYPES = 1 LAGSCOPE_EVENT_TYPES(ONE_TYPE_) };
+#undef ONE_TYPE_
 
 static int type_index(const char *name) {
   for (int t = 1; t < TYPES; t++)
@@ -96,7 +100,7 @@ static void on_event(const lagscope_event *event, void *user) {
   pthread_mutex_lock(&published.lock);
   if (published.count < published.capacity) {
     published.seq[published.count] = event->sequence;
-    int type = event->type > 0 && event->type < TYPES ? (int)event->type : 0;
+    int type = event->type > 0 && (int)event->type < TYPES ? (int)event->type : 0;
     published.type[published.count] = (uint8_t)type;
     published.count++;
   } else {

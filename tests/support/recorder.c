@@ -17,7 +17,7 @@ void recorder_on_event(const lagscope_event *event, void *user) {
       event->sequence <= r->last_sequence)
     r->out_of_order++;
   r->last_sequence = event->sequence;
-  if (event->type > 0 && event->type <= LAGSCOPE_EVENT_HITCH) r->counts[event->type]++;
+  if (event->type > 0 && (int)event->type < RECORDER_TYPES) r->counts[event->type]++;
   if (event->type == LAGSCOPE_EVENT_HANG_BEGAN && r->began_len < RECORDER_HANGS_MAX)
     r->began[r->began_len++] = *event;
   if (event->type == LAGSCOPE_EVENT_HANG_ENDED && r->ended_len < RECORDER_HANGS_MAX)
@@ -27,7 +27,7 @@ void recorder_on_event(const lagscope_event *event, void *user) {
 }
 
 int recorder_count(recorder *r, lagscope_event_type type) {
-  if (type <= 0 || type > LAGSCOPE_EVENT_HITCH) return 0;
+  if (type <= 0 || (int)type >= RECORDER_TYPES) return 0;
   pthread_mutex_lock(&r->lock);
   int n = r->counts[type];
   pthread_mutex_unlock(&r->lock);

@@ -8,9 +8,15 @@
 
 #define RECORDER_HANGS_MAX 64
 
+/* One more than the event types, which LAGSCOPE_EVENT_TYPES numbers 1..their count
+ * (core/base/names.c checks it): an array by type, index 0 unused. */
+#define RECORDER_ONE_TYPE_(name, value, text) +1
+enum { RECORDER_TYPES = 1 LAGSCOPE_EVENT_TYPES(RECORDER_ONE_TYPE_) };
+#undef RECORDER_ONE_TYPE_
+
 typedef struct recorder {
   pthread_mutex_t lock;
-  int counts[LAGSCOPE_EVENT_HITCH + 1]; /* by lagscope_event_type (HITCH is the last) */
+  int counts[RECORDER_TYPES]; /* by lagscope_event_type */
   lagscope_event began[RECORDER_HANGS_MAX], ended[RECORDER_HANGS_MAX];
   int began_len, ended_len;
   uint64_t last_sequence;
