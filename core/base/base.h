@@ -146,6 +146,10 @@ uint64_t lagscope__memory_in_use(void);
 uint64_t lagscope__memory_asked(void);
 /* Blocks smaller than half a page come from runs of this many bytes, one size each. */
 #define LAGSCOPE__HEAP_RUN_BYTES 16384
+/* The block an allocation of size bytes takes, header included: its size class's block in a
+ * run (the runs' free room aside), or its own whole pages; under ASan, what calloc is asked.
+ * 0 when too large. For what models the heap from outside (bench_stream). F */
+size_t lagscope__memory_block_bytes(size_t size);
 /* Room for one more item after len: *items, of *capacity items of item_size bytes, grows
  * (to `first`, then doubling) when full, its items kept. 0, or LAGSCOPE_ENOMEM with the
  * array as it was. A */

@@ -242,6 +242,16 @@ uint64_t lagscope__memory_asked(void) {
   return atomic_load_explicit(&memory_asked, memory_order_relaxed);
 }
 
+size_t lagscope__memory_block_bytes(size_t size) {
+  size_t extra = sizeof(allocation_header) + ALIGNMENT - 1;
+  if (size > SIZE_MAX - extra) return 0;
+  if (!OWN_MEMORY) return size + extra;
+  int class_index = class_of(size);
+  if (class_index >= 0) return block_bytes((size_t)class_index);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  return size > SIZE_MAX - ALIGNMENT - page ? 0 : (size + ALIGNMENT + page - 1) / page * page;
+}
+
 int lagscope__grow_upto(void **items, size_t *capacity, size_t len, size_t item_size,
                         size_t first, size_t most) {
   if (len < *capacity) return LAGSCOPE_OK;

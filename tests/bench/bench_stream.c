@@ -23,7 +23,7 @@
  * The heap's growth is the stream's backlog (web/stream.c): the last STREAM_BACKLOG messages
  * are kept for clients that fall behind, whether or not anyone is behind. So the bench also
  * prints what that ring holds (the last STREAM_BACKLOG events a client received, each at the
- * bytes lagscope allocated for it) and the heap without it, which must be flat, and the bound
+ * block lagscope's heap took for it) and the heap without it, which must be flat, and the bound
  * the heap cannot pass: the heap before the clients plus (STREAM_BACKLOG + clients + 1) times
  * the largest message (the ring full, one message held by each client's write, one being
  * published).
@@ -37,6 +37,7 @@
 #include "bench.h"
 #include "bench_temp.h"
 #include "bench_post.h"
+#include "internal.h" /* lagscope__memory_block_bytes */
 
 #include <lagscope.h>
 
@@ -71,7 +72,8 @@
 /* What lagscope allocates for a message whose text a client received (web/stream.c,
  * stream_message): the text "id: <seq>\nevent: <type>\ndata: <json>\n\n" is 21 bytes and the
  * digits of seq more than json and type, the allocation 64 more than them, after a payload
- * header of a cache line (core/base/memory.c). */
+ * header of a cache line (core/base/memory.c); what the heap holds for it is the block that
+ * takes (lagscope__memory_block_bytes), as monitor_memory_bytes counts it. */
 #define MESSAGE_EXTRA(text_bytes, digits) ((text_bytes) - 21u - (digits) + 64u + 64u)
 
 /* ---- event types, as the stream names them ------------------------------------------------- */
@@ -205,7 +207,8 @@ static atomic_bool clients_stop;
 static void client_count_bytes(client *c) {
   unsigned digits = 1;
   for (uint64_t v = c->id; v >= 10; v /= 10) digits++;
-  uint32_t bytes = (uint32_t)MESSAGE_EXTRA(c->block_bytes, digits);
+  uint32_t bytes =
+      (uint32_t)lagscope__memory_block_bytes(MESSAGE_EXTRA(c->block_bytes, digits));
   uint32_t *slot = &c->recent[c->recent_count % STREAM_BACKLOG];
   if (c->recent_count >= STREAM_BACKLOG) c->recent_sum -= *slot;
   *slot = bytes;

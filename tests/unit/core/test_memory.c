@@ -76,6 +76,9 @@ static void counts_what_it_holds(void) {
     CHECK(big != NULL);
     CHECK_EQ_INT(lagscope__memory_in_use() - before - LAGSCOPE__HEAP_RUN_BYTES,
                  (100000 + LAGSCOPE__CACHE_LINE + page - 1) / page * page);
+    CHECK_EQ_INT(lagscope__memory_block_bytes(100000),
+                 (100000 + LAGSCOPE__CACHE_LINE + page - 1) / page * page);
+    CHECK_EQ_INT(lagscope__memory_block_bytes(64), 128); /* the smallest class: a line and 64 */
     lagscope__dealloc(big);
   }
   lagscope__dealloc(small);
