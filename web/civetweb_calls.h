@@ -1,7 +1,7 @@
 /* The civetweb functions the viewer calls. Included by web/ files instead of <civetweb.h>.
  *
  * Where the build sets LAGSCOPE_CIVETWEB_SONAME (Linux), civetweb is not linked: it is loaded
- * when the viewer meets its first client (lagscope__civetweb_load, core/linux/civetweb.c), and
+ * when the viewer meets its first client (lagscope__civetweb_load, core/linux/viewer_libraries.c), and
  * each mg_ name below stands for its entry in a table filled then. A linked library's start-up
  * code alone makes the kernel map 64 KiB of its code into the app, with its data: ~100 KiB of
  * civetweb in every app that no browser ever looks at. Elsewhere (Apple, civetweb merged into
