@@ -108,6 +108,7 @@ typedef struct lagscope__watchdog {
   int heartbeat_mode;
   uint64_t ping_seq;        /* last ping posted (0: none yet) */
   uint64_t ping_posted_ns;  /* when it was posted */
+  uint64_t ping_alive_ns;   /* the first sign of life seen after its post (0: none yet) */
   int ping_outstanding;
   uint64_t next_ping_ns;
   uint64_t not_before_ns;   /* a hang cannot start before this: start, or resume after suspension */

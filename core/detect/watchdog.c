@@ -104,9 +104,12 @@ static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *si
  * that drains posted events it does not know, a full queue that discards). Another is due now. */
 static void check_lost_ping(lagscope__watchdog *w, uint64_t now_ns, uint64_t alive_ns,
                             lagscope__watchdog_step *step) {
-  if (w->heartbeat_mode || !w->ping_outstanding || alive_ns <= w->ping_posted_ns ||
-      alive_ns - w->ping_posted_ns < w->threshold_ns)
-    return;
+  if (w->heartbeat_mode || !w->ping_outstanding || alive_ns <= w->ping_posted_ns) return;
+  /* Lost when the main thread ran on a whole threshold after it was first seen alive since
+   * the post: a ping posted during a stall is run by the loop just after the frame that ends
+   * the stall, and that frame alone, however long after the post, proves nothing. */
+  if (w->ping_alive_ns == 0) w->ping_alive_ns = alive_ns;
+  if (alive_ns - w->ping_alive_ns < w->threshold_ns) return;
   w->ping_outstanding = 0;
   w->next_ping_ns = now_ns;
   w->lost_pings++;
@@ -163,6 +166,7 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
     } else {
       w->ping_seq++;
       w->ping_posted_ns = now_ns;
+      w->ping_alive_ns = 0;
       w->ping_outstanding = 1;
       w->next_ping_ns = now_ns + w->interval_ns;
       step->post_ping = 1;

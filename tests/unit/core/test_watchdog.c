@@ -290,6 +290,31 @@ static void test_a_lost_ping_is_posted_again(void) {
   CHECK_EQ_INT(w.lost_pings, 1);
 }
 
+/* A ping posted during a stall is run just after the frame that ends the stall: the monitor
+ * may look between the two, and that frame, 600 ms after the post, is no sign that the ping was
+ * dropped (a false ELOST, seen under TSan in integration_hang_start-600). */
+static void test_a_ping_posted_in_a_stall_is_not_lost(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t now = 1000 * MS;
+  atomic_store(&signals.alive_ns, now);
+  step_at(&w, now, &s);
+  CHECK(s.post_ping);
+  uint64_t posted_seq = w.ping_seq;
+  /* The stall: no sign of life for 600 ms; the monitor looks on (a hang begins). */
+  for (now += 10 * MS; now < 1600 * MS; now += 10 * MS) step_at(&w, now, &s);
+  /* The stall's last frame, then the monitor, then the loop runs the ping. */
+  atomic_store(&signals.alive_ns, 1600 * MS);
+  step_at(&w, 1601 * MS, &s);
+  CHECK_MSG(!s.ping_lost, "the ping was called lost at the frame that ended the stall");
+  int ended = s.hang_ended; /* the frame ends the hang */
+  answer(posted_seq, 1602 * MS);
+  step_at(&w, 1610 * MS, &s);
+  CHECK(!s.ping_lost && (ended || s.hang_ended));
+  CHECK_EQ_INT(w.lost_pings, 0);
+}
+
 /* A stall while the ping is lost: the hang ends at the first frame after it, though the ping
  * is never answered. (Before, such a hang lasted until stop.) */
 static void test_no_hang_outlives_a_frame(void) {
@@ -475,6 +500,7 @@ static const test_case cases[] = {
     TEST_CASE(a_late_main_thread_is_sampled_early),
     TEST_CASE(idle_is_not_a_hang),
     TEST_CASE(a_lost_ping_is_posted_again),
+    TEST_CASE(a_ping_posted_in_a_stall_is_not_lost),
     TEST_CASE(no_hang_outlives_a_frame),
     TEST_CASE(prompt_answers_never_hang),
     TEST_CASE(a_stall_is_one_hang),
