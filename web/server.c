@@ -571,6 +571,20 @@ static int open_wake_pipe(lagscope__web *web) {
   return 0;
 }
 
+/* The viewer's socket again, on the port it has (its URL stays). Writes the listener alone:
+ * the port and the config are read by other threads. 0, or ESYS with why. F */
+static int listen_again(lagscope__web *web, char *why, size_t why_size) {
+  int error = 0, fd = listen_on(web->bind, web->port, &error);
+  if (fd < 0) {
+    lagscope__explain(why, why_size, "cannot listen on %s port %u again: %s", web->bind,
+                      (unsigned)web->port, strerror(error));
+    return LAGSCOPE_ESYS;
+  }
+  lagscope__owned_fd_take(&web->listener, fd);
+  defer_accept(web);
+  return LAGSCOPE_OK;
+}
+
 /* The app closed the waiter's socket or pipe (a program that closes every descriptor at
  * start), or opened its own files on their numbers: they are never touched again (a byte
  * written to the pipe's number went into the app's file), and the viewer listens anew on its
@@ -581,10 +595,7 @@ static int waiter_renew(lagscope__web *web) {
   lagscope__owned_fd_close(&web->wake_read);
   lagscope__owned_fd_close(&web->wake_write);
   char why[256] = "";
-  uint16_t asked = web->config.server_port;
-  web->config.server_port = web->port;
-  int rc = open_listener(web, why, sizeof(why));
-  web->config.server_port = asked;
+  int rc = listen_again(web, why, sizeof(why));
   if (rc == LAGSCOPE_OK && open_wake_pipe(web) != 0) {
     lagscope__owned_fd_close(&web->listener);
     rc = LAGSCOPE_ESYS;
