@@ -326,15 +326,15 @@ static uint32_t peer_bound(const lagscope__web *web) {
   return half > browser ? half : browser;
 }
 
-/* Every connection of an address past its bound is shut down, so that the worker reading it
- * gets its end at once instead of waiting out a client that sends a byte now and then.
+/* Every connection of an address past bound is shut down, so that the worker reading it gets
+ * its end at once instead of waiting out a client that sends a byte now and then (bound 0:
+ * every connection, at stop).
  * civetweb tells a callback neither the socket nor (before the request) the peer: the
  * process's sockets on the viewer's port are the truth, as the port finds them (Linux:
  * /proc/self/fd; Darwin finds none, and has no bound per address). A */
-static void bound_peers_once(lagscope__web *web) {
+static void shut_peers_past(lagscope__web *web, uint32_t bound) {
   lagscope__peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
   size_t n = found != NULL ? lagscope__net_peer_sockets(web->port, found, PEER_SCAN_MAX) : 0;
-  uint32_t bound = peer_bound(web);
   for (size_t i = 0; i < n; i++) {
     uint32_t same = 0; /* connections of this address met before this one */
     for (size_t j = 0; j < i; j++)
@@ -363,7 +363,7 @@ static void bound_peers(lagscope__web *web) {
   atomic_store(&wanted, 1);
   do {
     if (pthread_mutex_trylock(&scanning) != 0) return; /* the scanning worker sees wanted */
-    while (atomic_exchange(&wanted, 0)) bound_peers_once(web);
+    while (atomic_exchange(&wanted, 0)) shut_peers_past(web, peer_bound(web));
     pthread_mutex_unlock(&scanning);
   } while (atomic_load(&wanted)); /* asked for between the last look and the unlock */
 }
@@ -742,8 +742,11 @@ void lagscope__web_on_event(const lagscope_event *event, void *data) {
     lagscope__dealloc(json);
 }
 
-/* civetweb's listening thread looks at its stop flag between waits of 2 s for a connection:
- * while mg_stop runs, a connection now and then makes it look at once. */
+/* While mg_stop runs: civetweb's listening thread looks at its stop flag between waits of 2 s
+ * for a connection, and a worker between waits of 2 s on its client's socket (a client that
+ * sends nothing, or reads nothing of a long answer). A connection now and then makes the
+ * listener look at once, and every client's connection is shut down, so that each worker's
+ * wait ends at once: lagscope_stop returns in milliseconds, not seconds. */
 typedef struct stop_poke {
   lagscope__web *web;
   _Atomic int done;
@@ -761,6 +764,7 @@ static void poke_listener(void *arg) {
       connect(fd, (struct sockaddr *)&to, sizeof(to));
       close(fd);
     }
+    shut_peers_past(poke->web, 0);
     struct timespec pause = {0, 20 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
