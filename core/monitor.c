@@ -17,6 +17,12 @@
 
 #define NS_PER_MS 1000000u
 #define HANG_SAMPLE_EVENT_NS (100u * NS_PER_MS) /* the stream's live stack, at most this often */
+/* A hang's report is written at its start and again while it lasts, so that a kill (by the
+ * user, a harness, iOS's watchdog, the OOM killer) leaves it on disk up to the last write: each
+ * second, or less often when writes are slow, so that they take at most a tenth of the
+ * monitor's time (a write stops sampling while it runs; tests/bench/bench_report_save). */
+#define REPORT_SAVE_EVERY_NS (1000ull * NS_PER_MS)
+#define REPORT_SAVE_COST_SHARE 10
 /* PSS (Linux: smaps_rollup walks every mapping; measured 2026-11: 0.8 ms with 500 of them, and
  * 8 % of the monitor's time in an idle GTK app even when read every 10 s) at most this often;
  * RSS, from statm, at every sample. Threads' names are read afresh every DETAIL_INTERVAL_NS. */
@@ -68,6 +74,7 @@ struct lagscope__monitor {
   int have_last_metrics;
   int wrong_thread_reported; /* ETHREAD said once per start */
   uint64_t next_hang_sample_event_ns;
+  uint64_t next_report_save_ns; /* the hang's report is written again from then on */
   uint64_t loop_note_seq;     /* the ping whose post noted the main thread's wait (0: none) */
   uint64_t loop_note_ns;      /* when it was posted */
   uint64_t next_loop_note_ns; /* the next look at the loop's wait */
@@ -85,6 +92,30 @@ struct lagscope__monitor {
 
 /* ---- 2. the monitor thread --------------------------------------------------------------------- */
 
+/* The hang's report as it stands, its duration so far. The next write is a second after the
+ * one planned (no drift), or later when this one was slow. first: the hang's first. */
+static void save_hang_report(lagscope__monitor *in, uint64_t now, int first) {
+  const lagscope__watchdog *w = &in->watchdog;
+  uint64_t length = now > w->hang_start_ns ? now - w->hang_start_ns : 0;
+  uint64_t duration = length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
+  uint64_t cost = lagscope__hang_recorder_save(in->hang_recorder, duration);
+  uint64_t planned = in->next_report_save_ns;
+  uint64_t next = !first && planned + REPORT_SAVE_EVERY_NS > now ? planned + REPORT_SAVE_EVERY_NS
+                                                                 : now + REPORT_SAVE_EVERY_NS;
+  uint64_t slow = now + cost * REPORT_SAVE_COST_SHARE;
+  in->next_report_save_ns = slow > next ? slow : next;
+}
+
+static void publish_hang_sample(lagscope__monitor *in, uint64_t now) {
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_SAMPLE};
+  e.payload.stack_json =
+      lagscope__hang_recorder_latest_stack(in->hang_recorder, &e.as.hang_sample.sample_count);
+  if (e.payload.stack_json == NULL) return;
+  e.as.hang_sample.hang_id = in->watchdog.hang_id;
+  e.as.hang_sample.elapsed_ns = now - in->watchdog.hang_start_ns;
+  lagscope__publish(&e);
+}
+
 static void publish_hang_began(lagscope__monitor *in) {
   lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_BEGAN};
   uint64_t now = lagscope__now_ns();
@@ -96,12 +127,17 @@ static void publish_hang_began(lagscope__monitor *in) {
   atomic_fetch_add_explicit(&in->hangs, 1, memory_order_relaxed);
   atomic_store_explicit(&in->hang_in_progress, 1, memory_order_relaxed);
   lagscope__publish(&e);
-  /* Published first, so that the stream shows the hang before its stacks are gathered. */
-  if (in->hang_recorder != NULL)
-    lagscope__hang_recorder_begin(in->hang_recorder, e.as.hang_began.hang_id,
-                                  e.as.hang_began.start_ns, e.as.hang_began.start_wall_ms,
-                                  in->have_last_metrics ? &in->last_metrics : NULL,
-                                  &in->samples[in->sample_current]);
+  /* Published first, so that the stream shows the hang before its stacks are gathered; then
+   * the live stack, before the report is written (the first symbol lookups can be slow: the
+   * write is then quick). */
+  if (in->hang_recorder == NULL) return;
+  lagscope__hang_recorder_begin(in->hang_recorder, e.as.hang_began.hang_id,
+                                e.as.hang_began.start_ns, e.as.hang_began.start_wall_ms,
+                                in->have_last_metrics ? &in->last_metrics : NULL,
+                                &in->samples[in->sample_current]);
+  publish_hang_sample(in, now);
+  in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
+  save_hang_report(in, lagscope__now_ns(), 1); /* on disk before anything else can go wrong */
 }
 
 static void publish_hang_ended(lagscope__monitor *in, uint64_t duration_ns) {
@@ -136,15 +172,6 @@ static void publish_hitch(lagscope__monitor *in, const lagscope__watchdog_step *
   if (e.payload.stack_json != NULL) lagscope__publish(&e);
 }
 
-static void publish_hang_sample(lagscope__monitor *in, uint64_t now) {
-  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_SAMPLE};
-  e.payload.stack_json =
-      lagscope__hang_recorder_latest_stack(in->hang_recorder, &e.as.hang_sample.sample_count);
-  if (e.payload.stack_json == NULL) return;
-  e.as.hang_sample.hang_id = in->watchdog.hang_id;
-  e.as.hang_sample.elapsed_ns = now - in->watchdog.hang_start_ns;
-  lagscope__publish(&e);
-}
 
 /* The viewer's "Capture now", on the monitor thread between two steps. Returns 1 if it
  * captured (slow work), 0 if nothing was asked. */
@@ -407,7 +434,15 @@ static void monitor_main(void *arg) {
     if (lagscope__platform_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
     lagscope__watchdog_run(&in->watchdog, in->signals, &in->watchdog_input, now, &step);
+    /* Slow work (symbols read, a report written with fsync, every thread captured) can take
+     * longer than a threshold: its time is added up, so that the lateness it causes is not
+     * taken for a stop. The rest of a step (a sample of the main thread, bounded by
+     * MAIN_ANSWER_NS) takes far less than a threshold: a step late by more was stopped in
+     * the middle (SIGSTOP lands anywhere, and during a hang most often in a step), and that
+     * lateness stays in, for the next step to judge. */
+    uint64_t slow_ns = 0, t0 = lagscope__now_ns();
     if (step.late_ended) publish_hitch(in, &step);
+    slow_ns += lagscope__now_ns() - t0;
     note_lateness(in, &step, now);
     if (in->hang_recorder != NULL && step.sample_early)
       lagscope__hang_recorder_sample_early(in->hang_recorder);
@@ -415,36 +450,33 @@ static void monitor_main(void *arg) {
       lagscope__hang_recorder_forget_early(in->hang_recorder);
     if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL) {
       lagscope__hang_recorder_sample(in->hang_recorder);
+      t0 = lagscope__now_ns();
       if (now >= in->next_hang_sample_event_ns) {
         publish_hang_sample(in, now);
         in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
       }
+      if (now >= in->next_report_save_ns) save_hang_report(in, now, 0);
+      slow_ns += lagscope__now_ns() - t0;
     }
+    t0 = lagscope__now_ns();
     if (step.hang_ended) publish_hang_ended(in, step.duration_ns);
-    if (step.hang_began) {
-      publish_hang_began(in);
-      in->next_hang_sample_event_ns = 0; /* the first live stack at the next step */
-    }
-    int slow_work = serve_capture_request(in);
-    slow_work |= was_hung || in->watchdog.hang_active || step.late_ended || step.sample_early ||
-                 lagscope__hang_recorder_unsaved(in->hang_recorder);
+    if (step.hang_began) publish_hang_began(in);
+    serve_capture_request(in);
+    slow_ns += lagscope__now_ns() - t0;
     report_hook_problems(in, &step);
     learn_loop_wait(in, &step, now);
     if (step.post_ping) post_ping(in, now);
     if (now + sample_early >= next_sample) {
-      publish_metrics(in, now);
+      t0 = lagscope__now_ns();
+      publish_metrics(in, now); /* with a final report's retry, written with fsync */
+      slow_ns += lagscope__now_ns() - t0;
       next_sample += sample_interval;
       if (next_sample <= now) next_sample = now + sample_interval; /* after a suspension */
     }
     uint64_t wake = step.wake_at_ns < next_sample ? step.wake_at_ns : next_sample;
-    /* A step with slow work (a report symbolicated and written with fsync, a capture) can
-     * take longer than a threshold, and a wake-up late by that much is not a suspension: the
-     * lateness counts from its end. Any other step takes microseconds, so a step that ends
-     * past its wake-up was stopped in the middle (SIGSTOP lands anywhere): that lateness
-     * stays in, for the next step to judge. */
-    uint64_t done = lagscope__now_ns();
-    in->watchdog_input.expected_wake_ns = slow_work && done > wake ? done : wake;
-    note_queued(in, done);
+    uint64_t busy_until = now + slow_ns;
+    in->watchdog_input.expected_wake_ns = busy_until > wake ? busy_until : wake;
+    note_queued(in, lagscope__now_ns());
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);
   }
   /* A hang still open at stop is ended here: its report says how long it had lasted. */

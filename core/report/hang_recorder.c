@@ -543,7 +543,14 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
   capture_all_threads(h);
   if (sample_before != NULL) r->thread_cpu_window_ns = h->thread_info->time_ns - sample_before->time_ns;
   r->duration_ns = lagscope__now_ns() - start_ns;
-  write_report(h, 0); /* on disk before anything else can go wrong */
+}
+
+uint64_t lagscope__hang_recorder_save(lagscope__hang_recorder *h, uint64_t duration_ns) {
+  if (!h->active) return 0;
+  uint64_t t0 = lagscope__now_ns();
+  h->data.duration_ns = duration_ns;
+  write_report(h, 0);
+  return lagscope__now_ns() - t0;
 }
 
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m) {

@@ -233,7 +233,8 @@ int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
  * and joined by lagscope__hang_recorder_free. When no thread can be started, recovers before
  * returning. A */
 void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
-/* The hang began: captures the main thread, then every thread, and writes the report. A */
+/* The hang began: captures the main thread, then every thread (lagscope__hang_recorder_save
+ * writes the report). A */
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    uint64_t start_ns, int64_t start_wall_ms,
                                    const lagscope_metrics *before,
@@ -252,6 +253,10 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
                                     const char **cause_json, const char **function);
 #define LAGSCOPE__EARLY_SAMPLES 64 /* 640 ms at 10 ms: a threshold's worth, at most 1000 ms */
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
+/* While the hang lasts: its report as it stands, with duration_ns (so far, the process's
+ * stopped time left out), written over the last one (the store renames: a kill leaves the one
+ * or the other whole). Returns the time it took. A */
+uint64_t lagscope__hang_recorder_save(lagscope__hang_recorder *h, uint64_t duration_ns);
 /* While a hang lasts: the main thread's latest sample as a JSON array of frames, in a payload
  * (lagscope__payload_new) for a hang_sample event; NULL when there is none. A */
 char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t *sample_count);

@@ -424,12 +424,24 @@ class Stream {
   }
 
   async waitEvent(what, ms, pred, from = 0) {
-    return waitFor(`${what} on the stream`, ms, async () => {
-      const i = this.events.slice(from).findIndex(pred);
-      if (i >= 0) return { index: from + i, ev: this.events[from + i] };
-      if (this.closed) fail(`the stream closed before ${what}`);
-      return null;
-    }, 50);
+    try {
+      return await waitFor(`${what} on the stream`, ms, async () => {
+        const i = this.events.slice(from).findIndex(pred);
+        if (i >= 0) return { index: from + i, ev: this.events[from + i] };
+        if (this.closed) fail(`the stream closed before ${what}`);
+        return null;
+      }, 50);
+    } catch (e) {
+      fail(`${e.message}; the stream held from event ${from}: ${this.summary(from)}`);
+    }
+  }
+
+  // The events from index `from` on, as "type#id(hang N)", for a failure's message.
+  summary(from = 0) {
+    return this.events.slice(from).map((e) => {
+      const hang = e.json && e.json.hang_id !== undefined ? `(hang ${e.json.hang_id})` : '';
+      return `${e.event}#${e.id}${hang}`;
+    }).join(' ') || 'nothing';
   }
 
   close() {
