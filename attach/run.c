@@ -223,27 +223,40 @@ static pid_t start_program(char **program) {
   return pid;
 }
 
-/* The program's exit status, the shell's way: 128 + N when signal N ended it. */
-static int wait_program(pid_t pid) {
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static uint64_t monotonic_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The program's exit status, the shell's way: 128 + N when signal N ended it. Notes in stops
+ * when it stopped and went on, so that a hang its end cut short does not count that time. */
+static int wait_program(pid_t pid, lagscope__run_stops *stops) {
+  int status;
+  for (;;) {
+    if (waitpid(pid, &status, WUNTRACED | WCONTINUED) < 0) {
+      if (errno == EINTR) continue;
+      return 1;
+    }
+    if (WIFSTOPPED(status))
+      lagscope__run_stops_note(stops, monotonic_ns(), 1);
+    else if (WIFCONTINUED(status))
+      lagscope__run_stops_note(stops, monotonic_ns(), 0);
+    else
+      break;
+  }
+  lagscope__run_stops_note(stops, monotonic_ns(), 0); /* killed while stopped */
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* Tells what the channel holds; the exit status. */
-static int tell(const options *o, const char *channel, int status) {
+static int tell(const options *o, const char *channel, const lagscope__run_stops *stops,
+                int status) {
   lagscope__run_verdict v;
   const char *program = o->program[0];
   const char *slash = strrchr(program, '/');
   if (slash != NULL) program = slash + 1;
-  if (lagscope__run_verdict_read(channel, monotonic_ns(), &v) != 0)
+  if (lagscope__run_verdict_read(channel, monotonic_ns(), stops, &v) != 0)
     fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
   if (v.off) { /* told not to watch: the program's status, and no verdict */
     fprintf(stderr, "lagscope-run: lagscope was off in %s (LAGSCOPE_AUTOSTART): nothing watched\n",
@@ -356,8 +369,9 @@ int main(int argc, char **argv) {
     rmdir(folder);
     return 127;
   }
-  int status = wait_program(child);
-  status = tell(&o, channel, status);
+  static lagscope__run_stops stops;
+  int status = wait_program(child, &stops);
+  status = tell(&o, channel, &stops, status);
   unlink(channel);
   rmdir(folder);
   return status;

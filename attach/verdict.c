@@ -157,7 +157,34 @@ static int read_line(lagscope__run_verdict *v, const char *line) {
   return rc;
 }
 
-int lagscope__run_verdict_read(const char *path, uint64_t exit_ns, lagscope__run_verdict *out) {
+void lagscope__run_stops_note(lagscope__run_stops *s, uint64_t now_ns, int stopped) {
+  if (stopped == s->stopped) return; /* a second report of the same state */
+  s->stopped = stopped;
+  if (stopped) {
+    s->start_ns[s->count % LAGSCOPE_RUN_STOPS_KEPT] = now_ns;
+    s->end_ns[s->count % LAGSCOPE_RUN_STOPS_KEPT] = 0;
+    s->count++;
+  } else {
+    s->end_ns[(s->count - 1) % LAGSCOPE_RUN_STOPS_KEPT] = now_ns;
+  }
+}
+
+uint64_t lagscope__run_stopped_within(const lagscope__run_stops *s, uint64_t from_ns,
+                                      uint64_t to_ns) {
+  uint64_t total = 0;
+  uint64_t kept = s->count < LAGSCOPE_RUN_STOPS_KEPT ? s->count : LAGSCOPE_RUN_STOPS_KEPT;
+  for (uint64_t i = s->count - kept; i < s->count; i++) {
+    uint64_t start = s->start_ns[i % LAGSCOPE_RUN_STOPS_KEPT];
+    uint64_t end = s->end_ns[i % LAGSCOPE_RUN_STOPS_KEPT];
+    if (end == 0 || end > to_ns) end = to_ns;
+    if (start < from_ns) start = from_ns;
+    if (end > start) total += end - start;
+  }
+  return total;
+}
+
+int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
+                               const lagscope__run_stops *stops, lagscope__run_verdict *out) {
   memset(out, 0, sizeof(*out));
   FILE *in = fopen(path, "re");
   if (in == NULL) return errno == ENOENT ? 0 : -1;
@@ -173,7 +200,11 @@ int lagscope__run_verdict_read(const char *path, uint64_t exit_ns, lagscope__run
   fclose(in);
   for (size_t i = 0; i < out->count; i++) {
     lagscope__run_hang *h = &out->hangs[i];
-    if (!h->ended && exit_ns > h->start_ns) h->duration_ms = (double)(exit_ns - h->start_ns) / 1e6;
+    if (!h->ended && exit_ns > h->start_ns) {
+      uint64_t stopped = stops != NULL ? lagscope__run_stopped_within(stops, h->start_ns, exit_ns) : 0;
+      h->stopped_ms = (double)stopped / 1e6;
+      h->duration_ms = (double)(exit_ns - h->start_ns - stopped) / 1e6;
+    }
     if (h->cause == NULL) h->cause = strdup("");
     if (h->own_frames == NULL) h->own_frames = strdup("");
     if (h->cause == NULL || h->own_frames == NULL) rc = -1;
@@ -216,9 +247,14 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
     fprintf(out, "lagscope-run: %s: %zu hang%s\n", program, v->count, v->count == 1 ? "" : "s");
   for (size_t i = 0; i < v->count; i++) {
     const lagscope__run_hang *h = &v->hangs[i];
+    char ended[96] = "";
+    if (!h->ended && h->stopped_ms >= 1)
+      snprintf(ended, sizeof(ended), " (the program ended during it; %.0f ms stopped not counted)",
+               h->stopped_ms);
+    else if (!h->ended)
+      snprintf(ended, sizeof(ended), " (the program ended during it)");
     fprintf(out, "  hang %llu: %.0f ms%s%s%s%s\n", (unsigned long long)h->id, h->duration_ms,
-            h->ended ? "" : " (the program ended during it)", is_over(h, budget_ms) ? ", over budget" : "",
-            h->cause[0] ? ", " : "", h->cause);
+            ended, is_over(h, budget_ms) ? ", over budget" : "", h->cause[0] ? ", " : "", h->cause);
     if (h->own_frames[0]) fprintf(out, "    in %s\n", h->own_frames);
   }
   if (v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11)

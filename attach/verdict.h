@@ -16,10 +16,28 @@ typedef struct lagscope__run_hang {
   uint64_t start_ns;  /* monotonic */
   double duration_ms;
   int ended;          /* 0: the program ended during it; duration_ms runs to the exit */
+  double stopped_ms;  /* not ended: the time it was stopped before the exit, not counted */
   char *cause;        /* "cpu: On the CPU for 703 ms in f", or "" */
   char *own_frames;   /* the heaviest stack's frames of the program's own code, innermost
                          first, "f (file.c:12) <- g (file.c:40)"; "" when none */
 } lagscope__run_hang;
+
+/* When the program was stopped (SIGSTOP, SIGTSTP: lagscope-run, its parent, sees it stop and
+ * go on), monotonic: the last LAGSCOPE_RUN_STOPS_KEPT stops, so that a hang the program's end
+ * cut short (always the last hang) does not count them. */
+#define LAGSCOPE_RUN_STOPS_KEPT 64
+typedef struct lagscope__run_stops {
+  uint64_t start_ns[LAGSCOPE_RUN_STOPS_KEPT], end_ns[LAGSCOPE_RUN_STOPS_KEPT];
+  uint64_t count; /* stops so far; stop i is at i % LAGSCOPE_RUN_STOPS_KEPT */
+  int stopped;    /* the last has not ended */
+} lagscope__run_stops;
+
+/* The program stopped (stopped: 1) or went on (0) at now_ns. F */
+void lagscope__run_stops_note(lagscope__run_stops *stops, uint64_t now_ns, int stopped);
+/* How long of [from_ns, to_ns] the program was stopped, as far as the kept stops tell; a stop
+ * not ended runs to to_ns. F */
+uint64_t lagscope__run_stopped_within(const lagscope__run_stops *stops, uint64_t from_ns,
+                                      uint64_t to_ns);
 
 typedef struct lagscope__run_verdict {
   lagscope__run_hang *hangs;
@@ -33,9 +51,10 @@ typedef struct lagscope__run_verdict {
 } lagscope__run_verdict;
 
 /* Reads the channel file at path (a missing file is no hang). A hang still open at the
- * program's exit (exit_ns, monotonic) lasts until then. Allocates; 0, or -1 with errno
- * (ENOMEM) and what was read so far. */
-int lagscope__run_verdict_read(const char *path, uint64_t exit_ns, lagscope__run_verdict *out);
+ * program's exit (exit_ns, monotonic) lasts until then, less the time stops (may be NULL) says
+ * the program was stopped. Allocates; 0, or -1 with errno (ENOMEM) and what was read so far. */
+int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
+                               const lagscope__run_stops *stops, lagscope__run_verdict *out);
 void lagscope__run_verdict_free(lagscope__run_verdict *verdict);
 
 /* Hangs longer than budget_ms (0: no budget; none is over it). */

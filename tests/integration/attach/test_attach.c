@@ -713,6 +713,63 @@ static void test_exit_status_and_environment(void) {
   remove_folder();
 }
 
+/* The one child of parent (lagscope-run's program), waiting (bounded) for it; -1 when none. */
+static pid_t child_of(pid_t parent) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)parent, (int)parent);
+  const char *text = read_file(path);
+  return atoi(text) > 0 ? (pid_t)atoi(text) : -1;
+}
+
+/* Waits (bounded) until the events file holds a hang_began. */
+static void await_hang_began(void) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  while (hangs_began() == 0) {
+    CHECK_MSG(spawn_now_ns() < deadline, "no hang_began in %d ms", WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+}
+
+/* A hang the program's end cut short counts to the end, less the time the program was stopped
+ * (issue 32, section 3: a cut-short hang of 123520 ms counted its 2999 ms stopped). gtk_stall
+ * stalls 20 s; once the hang began it is stopped for 1.5 s, goes on for 1 s, and is ended
+ * (SIGTERM to lagscope-run, passed on). */
+static void test_stopped_time_of_a_cut_short_hang(void) {
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "20000", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  await_hang_began();
+  uint64_t began = spawn_now_ns();
+  pid_t child = child_of(p.pid);
+  CHECK_MSG(child > 0, "lagscope-run %d has no child", (int)p.pid);
+  CHECK(kill(child, SIGSTOP) == 0);
+  spawn_sleep_ms(1500);
+  CHECK(kill(child, SIGCONT) == 0);
+  spawn_sleep_ms(1000);
+  spawn_signal(&p, SIGTERM);
+  int code = spawn_wait(&p, WAIT_MS);
+  double ran_ms = (double)(spawn_now_ns() - began) / 1e6;
+  char err[16384];
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  printf("lagscope-run exited %d after %.0f ms; its stderr:\n%s\n", code, ran_ms, err);
+  CHECK_EQ_INT(code, 128 + SIGTERM);
+  const char *line = strstr(err, "hang 1: ");
+  CHECK_MSG(line != NULL, "no hang in the summary");
+  double counted = 0, stopped = 0;
+  CHECK_MSG(sscanf(line, "hang 1: %lf ms (the program ended during it; %lf ms stopped not counted)",
+                   &counted, &stopped) == 2, "the summary's line: %.200s", line);
+  CHECK_MSG(stopped >= 1400 && stopped <= 1700, "%.0f ms stopped, of 1500", stopped);
+  /* From the hang's start (the threshold, 250 ms, before it was seen) to the end, less the
+   * stop: ran_ms + 250 - 1500, give or take the program's exit and the looks' granularity. */
+  CHECK_MSG(counted >= ran_ms - 1500 && counted <= ran_ms + 250 - 1400 + 300,
+            "%.0f ms counted of %.0f ms run with 1500 stopped", counted, ran_ms);
+  remove_folder();
+  xvfb_stop(&xvfb);
+}
+
 /* lagscope-run never harms the program or passes a gate it could not watch (issue 31, items 3,
  * 6, 9): lagscope failing to start in the program is exit 2 with the reason, not "no hang"; an
  * --events FIFO that no one reads neither blocks the program's exit nor loses the run (it
@@ -825,6 +882,7 @@ static const test_case cases[] = {
     TEST_CASE(exit_status_and_environment),
     TEST_CASE(bad_options),
     TEST_CASE(never_harms_or_guesses),
+    TEST_CASE(stopped_time_of_a_cut_short_hang),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

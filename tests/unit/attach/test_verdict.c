@@ -75,7 +75,7 @@ static void test_hangs_and_own_frames(void) {
       "\"counted\":false,\"cause\":{\"kind\":\"idle\",\"summary\":\"Idle\"},"
       "\"heaviest_stack\":[]}\n");
   lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 9000000000ull, &v), 0);
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 9000000000ull, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 2);
   CHECK_EQ_INT(v.bad_lines, 0);
   CHECK(v.loops_known && v.glib && !v.sdl && v.x11);
@@ -102,7 +102,7 @@ static void test_hangs_and_own_frames(void) {
 static void test_hang_cut_short_by_exit(void) {
   write_channel("{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":2000000000}\n");
   lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4500000000ull, &v), 0);
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4500000000ull, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 1);
   CHECK(!v.hangs[0].ended);
   CHECK_NEAR(v.hangs[0].duration_ms, 2500, 0.01);
@@ -110,6 +110,42 @@ static void test_hang_cut_short_by_exit(void) {
   const char *text = summary_of(&v, 1000);
   CHECK_MSG(strstr(text, "hang 1: 2500 ms (the program ended during it), over budget") != NULL, "%s", text);
   lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
+/* The time the program was stopped (SIGSTOP) during a hang its end cut short is not counted:
+ * a stop inside the hang, one that began before it, and one still on at the exit (killed while
+ * stopped); a stop that ended before the hang counts nothing. */
+static void test_stopped_time_not_counted(void) {
+  write_channel("{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":2000000000}\n");
+  lagscope__run_stops stops = {0};
+  lagscope__run_stops_note(&stops, 1000000000ull, 1); /* before the hang: not counted */
+  lagscope__run_stops_note(&stops, 1500000000ull, 0);
+  lagscope__run_stops_note(&stops, 1900000000ull, 1); /* 0.1 s before it, 0.3 s in it */
+  lagscope__run_stops_note(&stops, 2300000000ull, 0);
+  lagscope__run_stops_note(&stops, 2300000000ull, 0); /* said twice: once */
+  lagscope__run_stops_note(&stops, 3000000000ull, 1); /* 0.5 s in it */
+  lagscope__run_stops_note(&stops, 3500000000ull, 0);
+  lagscope__run_stops_note(&stops, 4000000000ull, 1); /* on at the exit: 0.5 s */
+  CHECK_EQ_INT(lagscope__run_stopped_within(&stops, 2000000000ull, 4500000000ull) / 1000000,
+               1300);
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4500000000ull, &stops, &v), 0);
+  CHECK_EQ_INT(v.count, 1);
+  CHECK_NEAR(v.hangs[0].duration_ms, 1200, 0.01);
+  CHECK_NEAR(v.hangs[0].stopped_ms, 1300, 0.01);
+  const char *text = summary_of(&v, 0);
+  CHECK_MSG(strstr(text, "hang 1: 1200 ms (the program ended during it; 1300 ms stopped not "
+                         "counted)") != NULL, "%s", text);
+  lagscope__run_verdict_free(&v);
+  /* Past the kept stops, the oldest are forgotten, the newest kept. */
+  lagscope__run_stops many = {0};
+  for (uint64_t i = 0; i < 3 * LAGSCOPE_RUN_STOPS_KEPT; i++) {
+    lagscope__run_stops_note(&many, 1000000000ull * i, 1);
+    lagscope__run_stops_note(&many, 1000000000ull * i + 1000000ull, 0);
+  }
+  uint64_t last = 3 * LAGSCOPE_RUN_STOPS_KEPT - 1;
+  CHECK_EQ_INT(lagscope__run_stopped_within(&many, 1000000000ull * last, UINT64_MAX), 1000000);
   remove_channel();
 }
 
@@ -124,7 +160,7 @@ static void test_bad_lines_skipped(void) {
                 "\"cause\":\"cpu\"}\n"
                 "{\"type\":\"hang_ended\",\"hang_id\":3\n");
   lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, &v), 0);
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(v.bad_lines, 6);
   CHECK_EQ_INT(v.count, 1);
   CHECK_NEAR(v.hangs[0].duration_ms, 400, 0.01);
@@ -140,11 +176,11 @@ static void test_bad_lines_skipped(void) {
  * the hooks know is told how to integrate by code. */
 static void test_no_channel_and_no_loop(void) {
   lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read("/nonexistent/hangs.jsonl", 0, &v), 0);
+  CHECK_EQ_INT(lagscope__run_verdict_read("/nonexistent/hangs.jsonl", 0, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 0);
   CHECK(strstr(summary_of(&v, 0), "app: no hang\n") != NULL);
   write_channel("{\"type\":\"run_loops\",\"glib\":false,\"sdl\":false,\"gl\":false,\"x11\":false}\n");
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, &v), 0);
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
   CHECK(strstr(summary_of(&v, 0), "no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in app") != NULL);
   lagscope__run_verdict_free(&v);
   remove_channel();
@@ -158,7 +194,7 @@ static void test_junit_escapes(void) {
                 "{\"function\":\"main\",\"module\":\"/opt/a\"}]}\n"
                 "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":260}\n");
   lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, &v), 0);
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "a&b", 500), 0);
   const char *xml = read_text(xml_path);
   CHECK_MSG(strstr(xml, "<testsuite name=\"a&amp;b\" tests=\"2\" failures=\"1\">") != NULL, "%s", xml);
@@ -184,6 +220,7 @@ static void test_junit_escapes(void) {
 static const test_case cases[] = {
     TEST_CASE(hangs_and_own_frames),
     TEST_CASE(hang_cut_short_by_exit),
+    TEST_CASE(stopped_time_not_counted),
     TEST_CASE(bad_lines_skipped),
     TEST_CASE(no_channel_and_no_loop),
     TEST_CASE(junit_escapes),
