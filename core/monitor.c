@@ -135,19 +135,21 @@ static void publish_hang_began(lagscope__monitor *in) {
                                 e.as.hang_began.start_ns, e.as.hang_began.start_wall_ms,
                                 in->have_last_metrics ? &in->last_metrics : NULL,
                                 &in->samples[in->sample_current]);
+  lagscope__hang_recorder_slow_begin(in->hang_recorder);
   publish_hang_sample(in, now);
   in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
   save_hang_report(in, lagscope__now_ns(), 1); /* on disk before anything else can go wrong */
+  lagscope__hang_recorder_slow_end(in->hang_recorder);
 }
 
-static void publish_hang_ended(lagscope__monitor *in, uint64_t duration_ns) {
+static void publish_hang_ended(lagscope__monitor *in, uint64_t duration_ns, uint64_t end_ns) {
   lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_ENDED};
   e.as.hang_ended.hang_id = in->watchdog.hang_id;
   e.as.hang_ended.start_ns = in->watchdog.hang_start_ns;
   e.as.hang_ended.duration_ns = duration_ns;
   atomic_store_explicit(&in->hang_in_progress, 0, memory_order_relaxed);
   if (in->hang_recorder != NULL)
-    e.payload.report = lagscope__hang_recorder_end(in->hang_recorder, duration_ns);
+    e.payload.report = lagscope__hang_recorder_end(in->hang_recorder, duration_ns, end_ns);
   /* Idle: the main thread waited in its own loop, which did not run the ping (a modal loop).
    * Reported, and by default not a hang. */
   int idle = e.payload.report != NULL &&
@@ -451,15 +453,18 @@ static void monitor_main(void *arg) {
     if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL) {
       lagscope__hang_recorder_sample(in->hang_recorder);
       t0 = lagscope__now_ns();
-      if (now >= in->next_hang_sample_event_ns) {
+      int live = now >= in->next_hang_sample_event_ns, save = now >= in->next_report_save_ns;
+      if (live || save) lagscope__hang_recorder_slow_begin(in->hang_recorder);
+      if (live) {
         publish_hang_sample(in, now);
         in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
       }
-      if (now >= in->next_report_save_ns) save_hang_report(in, now, 0);
+      if (save) save_hang_report(in, now, 0);
+      lagscope__hang_recorder_slow_end(in->hang_recorder);
       slow_ns += lagscope__now_ns() - t0;
     }
     t0 = lagscope__now_ns();
-    if (step.hang_ended) publish_hang_ended(in, step.duration_ns);
+    if (step.hang_ended) publish_hang_ended(in, step.duration_ns, step.end_ns);
     if (step.hang_began) publish_hang_began(in);
     serve_capture_request(in);
     slow_ns += lagscope__now_ns() - t0;
@@ -480,8 +485,9 @@ static void monitor_main(void *arg) {
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);
   }
   /* A hang still open at stop is ended here: its report says how long it had lasted. */
+  uint64_t stop_ns = lagscope__now_ns();
   if (in->watchdog.hang_active)
-    publish_hang_ended(in, lagscope__now_ns() - in->watchdog.hang_start_ns);
+    publish_hang_ended(in, stop_ns - in->watchdog.hang_start_ns, stop_ns);
   lagscope__hang_recorder_free(in->hang_recorder);
   in->hang_recorder = NULL;
   last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */

@@ -158,6 +158,7 @@ typedef struct lagscope__watchdog_step {
   int hang_began;          /* publish hang_began (hang_id, hang_start_ns) */
   int hang_ended;          /* publish hang_ended (hang_id, start, duration_ns) */
   uint64_t duration_ns;
+  uint64_t end_ns;         /* the main thread's answer (or first sign of life) that ended it */
   int resumed;             /* the monitor woke a whole threshold late: the process was stopped */
   int sample_early;        /* late, not hung yet: sample the main thread (the hang's first) */
   int late_ended;          /* it was late and answered before the threshold: a hitch, from

@@ -95,6 +95,7 @@ static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *si
     return;
   uint64_t length = end_ns > w->hang_start_ns ? end_ns - w->hang_start_ns : 0;
   step->hang_ended = 1;
+  step->end_ns = end_ns;
   step->duration_ns = length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
   w->hang_active = 0;
 }

