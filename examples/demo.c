@@ -25,6 +25,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -41,6 +42,7 @@
 #include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,11 +69,11 @@ static uint64_t demo_now_ns(void) {
 
 typedef enum demo_stall_kind {
   DEMO_STALL_BUSY, DEMO_STALL_LOCK, DEMO_STALL_ALLOC, DEMO_STALL_SLEEP, DEMO_STALL_IO,
-  DEMO_STALL_CHAIN, DEMO_STALL_DEADLOCK, DEMO_STALL_NET, DEMO_STALL_MODAL
+  DEMO_STALL_CHAIN, DEMO_STALL_DEADLOCK, DEMO_STALL_NET, DEMO_STALL_MODAL, DEMO_STALL_OPEN
 } demo_stall_kind;
 
 static const char *const demo_stall_names[] = {"busy",  "lock",     "alloc", "sleep", "io",
-                                               "chain", "deadlock", "net",   "modal"};
+                                               "chain", "deadlock", "net",   "modal", "open"};
 
 typedef struct demo_options {
   unsigned fps;
@@ -103,7 +105,7 @@ static void demo_usage(FILE *out) {
           "Options:\n"
           "  --fps N              frames per second of the main loop (default 60)\n"
           "  --stall-kind KIND    busy | lock | alloc | sleep | io | chain | deadlock | net |\n"
-          "                       modal\n"
+          "                       modal | open\n"
           "                       (default busy)\n"
           "  --stall-ms N         length of one stall in ms (default 600)\n"
           "  --stall-every S      stall every S seconds, fractions allowed (default 0: never)\n"
@@ -565,6 +567,43 @@ DEMO_NOINLINE static void demo_stall_io(unsigned ms) {
   close(fds[1]);
 }
 
+/* open: main opens a FIFO for reading, by a path relative to its folder's fd (openat), which
+ * waits until "demo-opener" opens it for writing, ms later. */
+typedef struct demo_late_opener {
+  int folder;
+  unsigned ms;
+} demo_late_opener;
+
+static void *demo_open_late(void *arg) {
+  demo_late_opener *o = arg;
+  pthread_setname_np(pthread_self(), "demo-opener");
+  demo_sleep_ms(o->ms);
+  int fd = openat(o->folder, "demo.fifo", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) perror(DEMO_NAME ": open the FIFO for writing");
+  else close(fd);
+  return NULL;
+}
+
+DEMO_NOINLINE static void demo_stall_open(unsigned ms) {
+  const char *tmp = getenv("TMPDIR");
+  char folder[512];
+  snprintf(folder, sizeof folder, "%s/lagscope-demo-XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+  if (mkdtemp(folder) == NULL) return;
+  demo_late_opener o = {open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ms};
+  pthread_t opener;
+  if (o.folder >= 0 && mkfifoat(o.folder, "demo.fifo", 0600) == 0 &&
+      pthread_create(&opener, NULL, demo_open_late, &o) == 0) {
+    int fd;
+    while ((fd = openat(o.folder, "demo.fifo", O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    if (fd >= 0) close(fd);
+    pthread_join(opener, NULL);
+    unlinkat(o.folder, "demo.fifo", 0);
+  }
+  if (o.folder >= 0) close(o.folder);
+  rmdir(folder);
+}
+
 /* chain: main waits for mutex A, held by "demo-chain-a", which waits for mutex B, held by
  * "demo-chain-b", which sleeps ms. */
 typedef struct demo_chain {
@@ -718,6 +757,7 @@ static void demo_stall(const demo_options *o) {
   case DEMO_STALL_DEADLOCK: demo_stall_deadlock(); break;
   case DEMO_STALL_NET: demo_stall_net(o->stall_ms); break;
   case DEMO_STALL_MODAL: demo_stall_modal(o->stall_ms); break;
+  case DEMO_STALL_OPEN: demo_stall_open(o->stall_ms); break;
   }
 }
 

@@ -33,6 +33,10 @@ typedef struct lagscope__linux_thread_state {
   uintptr_t sp, pc;   /* the user stack pointer and pc, when not running */
 } lagscope__linux_thread_state;
 
+/* A call on a path (open, openat, stat, ...): which argument is the path (-1: none), and in
+ * *dirfd_arg which is the folder a relative one is in (-1: the working folder). F */
+int lagscope__linux_syscall_path_arg(int32_t nr, int *dirfd_arg);
+
 /* Parses the file's one line. 0, or -1 when it is not in the kernel's format. F */
 int lagscope__linux_parse_syscall(const char *text, lagscope__linux_thread_state *out);
 /* Reads tid's state. 0; LAGSCOPE_ENOENT when the thread is gone; LAGSCOPE_ESYS when the file

@@ -126,16 +126,20 @@ int lagscope__linux_same_blocked_state(const lagscope__linux_thread_state *a,
 #define FUTEX LAGSCOPE__SYSCALL_FUTEX
 #define WAIT LAGSCOPE__SYSCALL_WAIT
 #define OTHER LAGSCOPE__SYSCALL_OTHER
-#define CALL(name, class, fd_arg) {SYS_##name, #name, class, fd_arg},
+#define CALL(name, class, fd_arg) {SYS_##name, #name, class, fd_arg, -1, -1},
+/* A call on a path: which argument is the path, and which the folder a relative one is in
+ * (-1: the working folder). */
+#define PATH_CALL(name, dirfd_arg, path_arg) {SYS_##name, #name, IO, -1, dirfd_arg, path_arg},
 static const struct {
   long nr;
   const char *name;
   lagscope__syscall_class class;
   int fd_arg;
+  int dirfd_arg, path_arg;
 } syscalls[] = {
     CALL(read, IO, 0) CALL(write, IO, 0) CALL(readv, IO, 0) CALL(writev, IO, 0)
     CALL(pread64, IO, 0) CALL(pwrite64, IO, 0) CALL(preadv, IO, 0) CALL(pwritev, IO, 0)
-    CALL(openat, IO, -1) CALL(close, IO, 0) CALL(ioctl, IO, 0) CALL(fcntl, IO, 0)
+    PATH_CALL(openat, 0, 1) CALL(close, IO, 0) CALL(ioctl, IO, 0) CALL(fcntl, IO, 0)
     CALL(fsync, IO, 0) CALL(fdatasync, IO, 0) CALL(sync_file_range, IO, 0) CALL(flock, IO, 0)
     CALL(ppoll, POLL, -1) CALL(pselect6, POLL, -1) CALL(epoll_pwait, POLL, 0)
     CALL(nanosleep, SLEEP, -1) CALL(clock_nanosleep, SLEEP, -1) CALL(futex, FUTEX, -1)
@@ -146,17 +150,25 @@ static const struct {
     CALL(rt_sigsuspend, WAIT, -1) CALL(mmap, OTHER, -1) CALL(munmap, OTHER, -1)
     CALL(mprotect, OTHER, -1) CALL(madvise, OTHER, -1) CALL(brk, OTHER, -1)
     CALL(clone, OTHER, -1) CALL(execve, OTHER, -1) CALL(exit, OTHER, -1)
-    CALL(exit_group, OTHER, -1) CALL(getdents64, IO, 0) CALL(newfstatat, IO, -1)
-    CALL(statx, IO, -1) CALL(io_getevents, IO, -1) CALL(io_uring_enter, IO, 0)
+    CALL(exit_group, OTHER, -1) CALL(getdents64, IO, 0) PATH_CALL(newfstatat, 0, 1)
+    PATH_CALL(statx, 0, 1) CALL(io_getevents, IO, -1) CALL(io_uring_enter, IO, 0)
     CALL(sched_yield, OTHER, -1) CALL(splice, IO, 0) CALL(sendfile, IO, 1)
     CALL(copy_file_range, IO, 0) CALL(fallocate, IO, 0) CALL(ftruncate, IO, 0)
-    CALL(renameat, IO, -1) CALL(unlinkat, IO, -1) CALL(mkdirat, IO, -1)
+    PATH_CALL(renameat, 0, 1) PATH_CALL(unlinkat, 0, 1) PATH_CALL(mkdirat, 0, 1)
     CALL(getrandom, OTHER, -1) CALL(membarrier, OTHER, -1) CALL(process_vm_readv, OTHER, -1)
+    PATH_CALL(faccessat, 0, 1) PATH_CALL(readlinkat, 0, 1) PATH_CALL(truncate, -1, 0)
+    PATH_CALL(chdir, -1, 0) PATH_CALL(statfs, -1, 0) PATH_CALL(mknodat, 0, 1)
 #ifdef SYS_poll
     CALL(poll, POLL, -1) CALL(select, POLL, -1) CALL(epoll_wait, POLL, 0) CALL(pause, WAIT, -1)
-    CALL(open, IO, -1) CALL(fork, OTHER, -1) CALL(vfork, WAIT, -1) CALL(stat, IO, -1)
-    CALL(fstat, IO, 0) CALL(lstat, IO, -1) CALL(rename, IO, -1) CALL(unlink, IO, -1)
-    CALL(mkdir, IO, -1)
+    PATH_CALL(open, -1, 0) CALL(fork, OTHER, -1) CALL(vfork, WAIT, -1) PATH_CALL(stat, -1, 0)
+    CALL(fstat, IO, 0) PATH_CALL(lstat, -1, 0) PATH_CALL(rename, -1, 0) PATH_CALL(unlink, -1, 0)
+    PATH_CALL(mkdir, -1, 0) PATH_CALL(access, -1, 0) PATH_CALL(readlink, -1, 0)
+#endif
+#ifdef SYS_faccessat2
+    PATH_CALL(faccessat2, 0, 1)
+#endif
+#ifdef SYS_openat2
+    PATH_CALL(openat2, 0, 1)
 #endif
 #ifdef SYS_epoll_pwait2
     CALL(epoll_pwait2, POLL, 0)
@@ -175,6 +187,12 @@ static int find_syscall(int32_t nr) {
 const char *lagscope__syscall_name(int32_t nr) {
   int i = find_syscall(nr);
   return i >= 0 ? syscalls[i].name : NULL;
+}
+
+int lagscope__linux_syscall_path_arg(int32_t nr, int *dirfd_arg) {
+  int i = find_syscall(nr);
+  *dirfd_arg = i >= 0 ? syscalls[i].dirfd_arg : -1;
+  return i >= 0 ? syscalls[i].path_arg : -1;
 }
 
 lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg) {

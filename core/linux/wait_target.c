@@ -1,4 +1,5 @@
-/* What a blocked system call waits on, named as a person reads it: a file's path,
+/* What a blocked system call waits on, named as a person reads it: a file's path (the fd's,
+ * or the path a call such as openat or stat is given, read from the caller's memory),
  * "pipe:[8812]", a socket with its peer ("tcp 127.0.0.1:41234 -> 127.0.0.1:5432", found by the
  * socket's inode in /proc/net/{tcp,tcp6,udp,udp6,unix}), or the fds a poll, select or epoll
  * waits on. On the monitor thread, from /proc and from the caller's own arrays (read with a
@@ -137,6 +138,60 @@ static void append(char *out, size_t size, const char *text) {
   if (len + 1 < size) snprintf(out + len, size - len, "%s%s", len > 0 ? ", " : "", text);
 }
 
+/* ---- a path argument ---- */
+
+#define PATH_SHOWN_MAX 256 /* bytes of a path read; a longer one ends in "..." */
+#define CHUNK_ALIGN 4096u  /* no read crosses such a boundary: a page is at least that */
+
+/* The string at address in our own memory, read with checked reads that never cross into the
+ * next page (a path may end just before an unmapped one); unprintable bytes become '?'. 0,
+ * 1 when cut short at size - 1 bytes, -1 when unreadable. */
+static int read_own_string(uintptr_t address, char *out, size_t size) {
+  size_t len = 0;
+  int cut = 1;
+  while (len < size - 1) {
+    size_t chunk = CHUNK_ALIGN - ((address + len) % CHUNK_ALIGN);
+    if (chunk > size - 1 - len) chunk = size - 1 - len;
+    if (lagscope__linux_read_own(address + len, out + len, chunk) != 0) return -1;
+    const char *end = memchr(out + len, '\0', chunk);
+    if (end != NULL) {
+      len = (size_t)(end - out);
+      cut = 0;
+      break;
+    }
+    len += chunk;
+  }
+  out[len] = '\0';
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f) out[i] = '?';
+  return cut;
+}
+
+/* The path a call was given, made absolute by the folder it is relative to (the call's folder
+ * fd, or the working folder, as they are now). Nothing when it cannot be read. */
+static void describe_path(const lagscope__stack *stack, int dirfd_arg, int path_arg, char *out,
+                          size_t size) {
+  char path[PATH_SHOWN_MAX];
+  int cut = read_own_string(stack->args[path_arg], path, sizeof(path));
+  if (cut < 0 || path[0] == '\0') return;
+  char base[PATH_SHOWN_MAX] = "";
+  if (path[0] != '/') {
+    char link[64];
+    int dirfd = dirfd_arg >= 0 ? (int)stack->args[dirfd_arg] : AT_FDCWD;
+    if (dirfd == AT_FDCWD) snprintf(link, sizeof(link), "/proc/self/cwd");
+    else snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, base, sizeof(base) - 2);
+    if (n <= 0 || base[0] != '/') n = 0;          /* unknown: the path as given */
+    else if (base[n - 1] != '/') base[n++] = '/'; /* not the root */
+    base[n] = '\0';
+  }
+  int n = snprintf(out, size, "%s%s", base, path);
+  if ((!cut && n >= 0 && (size_t)n < size) || size < 4) return;
+  size_t len = strlen(out); /* longer than shown: its end says so */
+  if (len + 4 > size) len = size - 4;
+  memcpy(out + len, "...", 4);
+}
+
 /* ---- the fds of a poll, select or epoll_wait ---- */
 
 static void describe_poll(uintptr_t fds, uintptr_t count, char *out, size_t size) {
@@ -199,5 +254,8 @@ void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, siz
     else describe_select(stack->args[0], stack->args[1], out, size);
   } else if (fd_arg >= 0) {
     describe_fd((long)(int)stack->args[fd_arg], out, size);
+  } else {
+    int dirfd_arg, path_arg = lagscope__linux_syscall_path_arg(stack->syscall, &dirfd_arg);
+    if (path_arg >= 0) describe_path(stack, dirfd_arg, path_arg, out, size);
   }
 }

@@ -5,6 +5,8 @@
  *   sleep     kind sleep
  *   io        kind io, target the pipe ("pipe:[…]") whose writer is late
  *   net       kind io, target the TCP connection to the late local server, with its peer
+ *   open      kind io, target the path openat was given (a FIFO no writer opened yet), made
+ *             whole from its folder's fd (issue 32, section 2: "io · openat" named no path)
  *   lock      kind lock, owner demo-holder, itself asleep
  *   chain     kind lock, owner demo-chain-a, itself waiting for a lock held by demo-chain-b,
  *             asleep
@@ -93,6 +95,15 @@ static void one_kind(const char *demo, const char *kind) {
     const char *target = text(c, "target");
     CHECK_MSG(strncmp(target, "tcp 127.0.0.1:", 14) == 0 && strstr(target, " -> 127.0.0.1:"),
               "net: target %s", target);
+  } else if (strcmp(kind, "open") == 0) {
+    /* The path openat was given, relative to its folder's fd, named whole. */
+    const cJSON *c = check_cause(kind, report, line_cause, "io");
+    const char *target = text(c, "target");
+    CHECK_MSG(strcmp(text(c, "syscall"), "openat") == 0, "open: syscall %s", text(c, "syscall"));
+    CHECK_MSG(target[0] == '/' && strstr(target, "/lagscope-demo-") != NULL &&
+                  strcmp(target + strlen(target) - strlen("/demo.fifo"), "/demo.fifo") == 0,
+              "open: target %s", target);
+    CHECK_MSG(strstr(text(c, "summary"), target) != NULL, "open: summary %s", text(c, "summary"));
   } else if (strcmp(kind, "lock") == 0) {
     const cJSON *c = check_cause(kind, report, line_cause, "lock");
     const cJSON *owner = member(c, "owner");
@@ -205,7 +216,7 @@ static void modal(const char *demo) {
 int main(int argc, char **argv) {
   CHECK_MSG(argc == 2, "usage: %s path/to/lagscope-demo", argv[0]);
   setvbuf(stdout, NULL, _IOLBF, 0);
-  const char *kinds[] = {"sleep", "io", "net", "lock", "chain"};
+  const char *kinds[] = {"sleep", "io", "net", "open", "lock", "chain"};
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) one_kind(argv[1], kinds[i]);
   deadlock(argv[1]);
   modal(argv[1]);
