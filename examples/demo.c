@@ -69,11 +69,13 @@ static uint64_t demo_now_ns(void) {
 
 typedef enum demo_stall_kind {
   DEMO_STALL_BUSY, DEMO_STALL_LOCK, DEMO_STALL_ALLOC, DEMO_STALL_SLEEP, DEMO_STALL_IO,
-  DEMO_STALL_CHAIN, DEMO_STALL_DEADLOCK, DEMO_STALL_NET, DEMO_STALL_MODAL, DEMO_STALL_OPEN
+  DEMO_STALL_CHAIN, DEMO_STALL_DEADLOCK, DEMO_STALL_NET, DEMO_STALL_MODAL, DEMO_STALL_OPEN,
+  DEMO_STALL_PHASES
 } demo_stall_kind;
 
 static const char *const demo_stall_names[] = {"busy",  "lock",     "alloc", "sleep", "io",
-                                               "chain", "deadlock", "net",   "modal", "open"};
+                                               "chain", "deadlock", "net",   "modal", "open",
+                                               "phases"};
 
 typedef struct demo_options {
   unsigned fps;
@@ -105,7 +107,7 @@ static void demo_usage(FILE *out) {
           "Options:\n"
           "  --fps N              frames per second of the main loop (default 60)\n"
           "  --stall-kind KIND    busy | lock | alloc | sleep | io | chain | deadlock | net |\n"
-          "                       modal | open\n"
+          "                       modal | open | phases\n"
           "                       (default busy)\n"
           "  --stall-ms N         length of one stall in ms (default 600)\n"
           "  --stall-every S      stall every S seconds, fractions allowed (default 0: never)\n"
@@ -604,6 +606,13 @@ DEMO_NOINLINE static void demo_stall_open(unsigned ms) {
   rmdir(folder);
 }
 
+/* phases: a stall in two phases, as an editor that reads a FIFO and then opens it again: 30 %
+ * of ms in a read from a pipe (io), then 70 % in the open of a FIFO (open). */
+DEMO_NOINLINE static void demo_stall_phases(unsigned ms) {
+  demo_stall_io(ms * 3 / 10);
+  demo_stall_open(ms - ms * 3 / 10);
+}
+
 /* chain: main waits for mutex A, held by "demo-chain-a", which waits for mutex B, held by
  * "demo-chain-b", which sleeps ms. */
 typedef struct demo_chain {
@@ -758,6 +767,7 @@ static void demo_stall(const demo_options *o) {
   case DEMO_STALL_NET: demo_stall_net(o->stall_ms); break;
   case DEMO_STALL_MODAL: demo_stall_modal(o->stall_ms); break;
   case DEMO_STALL_OPEN: demo_stall_open(o->stall_ms); break;
+  case DEMO_STALL_PHASES: demo_stall_phases(o->stall_ms); break;
   }
 }
 

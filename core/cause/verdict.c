@@ -98,7 +98,7 @@ static const char *thread_name(const lagscope__report_data *r, int index, char *
 }
 
 /* What a blocked stack waits on: named when it was captured (a thread at the hang's start, or
- * the main thread's last blocked call), else now. */
+ * a blocked call of the main thread's samples), else now. */
 static void wait_target(const lagscope__report_data *r, const lagscope__stack *s, char *out,
                         size_t size) {
   if (r->thread_targets != NULL && r->threads != NULL && s >= r->threads &&
@@ -106,10 +106,12 @@ static void wait_target(const lagscope__report_data *r, const lagscope__stack *s
     put(out, size, "%s", r->thread_targets + (size_t)(s - r->threads) * LAGSCOPE__TARGET_MAX);
     return;
   }
-  if (s->syscall >= 0 && s->syscall == r->sample_target_syscall &&
-      s->args[0] == r->sample_target_arg) {
-    put(out, size, "%s", r->sample_target);
-    return;
+  for (uint32_t i = 0; s->syscall >= 0 && i < r->sample_target_count; i++) {
+    const lagscope__report_target *t = &r->sample_targets[i];
+    if (t->syscall == s->syscall && t->arg == s->args[0]) {
+      put(out, size, "%s", t->text);
+      return;
+    }
   }
   lagscope__describe_wait_target(s, out, size);
 }
@@ -303,6 +305,86 @@ static void deadlock_label(const lagscope__report_data *r, const int *chain, int
 
 /* ---- 4. the verdict ------------------------------------------------------------------------- */
 
+/* A sample's call for its phase: the blocking call, or -1 on the CPU. */
+static int32_t phase_call(const lagscope__stack *s) {
+  return s->run_state == LAGSCOPE__RUN_SYSCALL ? s->syscall : -1;
+}
+
+static int same_phase(const lagscope__verdict_phase *p, lagscope__cause_kind kind,
+                      const lagscope__stack *s) {
+  int32_t call = phase_call(s);
+  return p->kind == (int)kind && p->syscall == call && (call < 0 || p->arg == s->args[0]);
+}
+
+/* Sample i, of kind, into its phase; a new phase while there is room. F */
+static void note_phase(lagscope__verdict *v, lagscope__cause_kind kind, const lagscope__stack *s,
+                       uint32_t i) {
+  for (int p = 0; p < v->phase_count; p++) {
+    if (!same_phase(&v->phases[p], kind, s)) continue;
+    v->phases[p].count++;
+    v->phases[p].last = i;
+    v->phases[p].stack = s;
+    return;
+  }
+  if (v->phase_count == LAGSCOPE__VERDICT_PHASES) return; /* counted in its kind alone */
+  int32_t call = phase_call(s);
+  v->phases[v->phase_count++] =
+      (lagscope__verdict_phase){kind, call, call >= 0 ? s->args[0] : 0, 1, i, i, s};
+}
+
+/* The phases told (a fifth of the samples or more each: a hang that reads a file in small
+ * reads between bits of work is one io phase, not a hundred), in time order: the order they
+ * were met in. The dominant phase of the dominant kind; NULL when none. F */
+static const lagscope__verdict_phase *tell_phases(lagscope__verdict *v) {
+  const lagscope__verdict_phase *top = NULL;
+  v->told_count = 0;
+  for (int p = 0; p < v->phase_count; p++) {
+    const lagscope__verdict_phase *phase = &v->phases[p];
+    if ((uint64_t)phase->count * 5 >= v->total) v->told[v->told_count++] = p;
+    if (phase->kind == (int)v->kind && (top == NULL || phase->count > top->count)) top = phase;
+  }
+  return top;
+}
+
+/* One phase in a few words, for a hang told in phases. */
+static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
+                         const lagscope__verdict_phase *p, double ms, char *out, size_t size) {
+  char call[128], target[LAGSCOPE__TARGET_MAX];
+  const char *name = lagscope__report_run_state(c, p->stack, call, sizeof(call));
+  switch ((lagscope__cause_kind)p->kind) {
+    case LAGSCOPE__CAUSE_CPU:
+      put(out, size, "on the CPU for %.0f ms in %s", ms, first_function(c, p->stack));
+      break;
+    case LAGSCOPE__CAUSE_IO:
+      wait_target(r, p->stack, target, sizeof(target));
+      put(out, size, "blocked %.0f ms in %s()%s%s", ms, name, target[0] != '\0' ? " on " : "",
+          target);
+      break;
+    case LAGSCOPE__CAUSE_SLEEP: put(out, size, "slept %.0f ms in %s()", ms, name); break;
+    case LAGSCOPE__CAUSE_LOCK:
+      put(out, size, "waited %.0f ms for mutex 0x%" PRIxPTR, ms, lock_address(c, r, p->stack));
+      break;
+    case LAGSCOPE__CAUSE_WAIT: put(out, size, "waited %.0f ms in %s()", ms, name); break;
+    case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle %.0f ms in its event loop", ms); break;
+    default: put(out, size, "%.0f ms in an unknown state", ms); break;
+  }
+}
+
+/* A hang told in phases: "Blocked 1500 ms in read() on …, then blocked 1000 ms in openat() on
+ * …", each phase's time its share of the hang's. */
+static void phases_sentence(lagscope__report_ctx *c, const lagscope__report_data *r,
+                            const lagscope__verdict *v, char *out, size_t size) {
+  out[0] = '\0';
+  for (int i = 0; i < v->told_count; i++) {
+    const lagscope__verdict_phase *p = &v->phases[v->told[i]];
+    char one[PHRASE_MAX];
+    phase_phrase(c, r, p, (double)r->duration_ns / 1e6 * p->count / v->total, one, sizeof(one));
+    size_t len = strlen(out);
+    put(out + len, size - len, "%s%s", i > 0 ? ", then " : "", one);
+  }
+  if (out[0] >= 'a' && out[0] <= 'z') out[0] = (char)(out[0] - 'a' + 'A');
+}
+
 static int by_share(const void *a, const void *b) {
   const lagscope__verdict_share *x = a, *y = b;
   if (x->count != y->count) return x->count > y->count ? -1 : 1;
@@ -330,10 +412,12 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
                             const char *telling, lagscope__verdict *v) {
   uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
   const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
+  v->phase_count = 0;
   for (uint32_t i = 0; i < r->sample_count; i++) {
     lagscope__cause_kind k = classify(c, &r->samples[i]);
     counts[k]++;
     last_of[k] = &r->samples[i];
+    note_phase(v, k, &r->samples[i], i);
   }
   counts[LAGSCOPE__CAUSE_UNKNOWN] += r->samples_unseen; /* no stack: not known, never guessed */
   v->main_index = thread_index(r, r->main_tid);
@@ -350,8 +434,13 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
   v->kind = v->total > 0 ? (lagscope__cause_kind)v->shares[0].kind : LAGSCOPE__CAUSE_UNKNOWN;
   v->share = v->total > 0 ? (double)v->shares[0].count / v->total : 0.0;
   /* The details: from the capture at the start when it shows the same (the other threads are
-   * of that moment), else from the last sample of the kind. */
-  v->main = at_start != NULL && classify(c, at_start) == v->kind ? at_start : last_of[v->kind];
+   * of that moment), else from the last sample of the dominant phase of the kind (a hang that
+   * read for 1.5 s and then waited 382 s in openat is told by the openat, not by the read it
+   * began with). */
+  const lagscope__verdict_phase *top = tell_phases(v);
+  int start_same = at_start != NULL && classify(c, at_start) == v->kind &&
+                   (top == NULL || same_phase(top, v->kind, at_start));
+  v->main = start_same ? at_start : top != NULL ? top->stack : last_of[v->kind];
   if (v->main != at_start) v->main_index = -1;
   v->chain_len = 0;
   v->cycle_from = -1;
@@ -368,7 +457,9 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
     unseen_sentence(r, v, v->summary, sizeof(v->summary), v->label, sizeof(v->label));
     return;
   }
-  if (v->main != NULL)
+  if (v->told_count >= 2)
+    phases_sentence(c, r, v, v->summary, sizeof(v->summary));
+  else if (v->main != NULL)
     summary_sentence(c, r, v->main_index, v->kind, ms, v->main, v->summary, sizeof(v->summary));
   else
     put(v->summary, sizeof(v->summary), "Not known why: no stack of the main thread says");
@@ -409,6 +500,32 @@ static void thread_cause_fields(lagscope__json_writer *w, lagscope__report_ctx *
   }
 }
 
+/* The phases told, in time order: kind, share, when (ms from the hang's start), the call and
+ * what it waited on, or the function on the CPU. */
+static void write_phases(lagscope__json_writer *w, lagscope__report_ctx *c,
+                         const lagscope__report_data *r, const lagscope__verdict *v) {
+  lagscope__jw_begin_array(w, "phases");
+  for (int i = 0; i < v->told_count; i++) {
+    const lagscope__verdict_phase *p = &v->phases[v->told[i]];
+    char call[128], target[LAGSCOPE__TARGET_MAX];
+    lagscope__jw_begin_object(w, NULL);
+    lagscope__jw_string(w, "kind", lagscope__cause_kind_name((lagscope__cause_kind)p->kind));
+    lagscope__jw_measure(w, "share", (double)p->count / v->total);
+    lagscope__jw_measure(w, "from_ms", (double)(r->samples[p->first].time_ns - r->start_ns) / 1e6);
+    lagscope__jw_measure(w, "to_ms", (double)(r->samples[p->last].time_ns - r->start_ns) / 1e6);
+    if (p->syscall >= 0) {
+      lagscope__jw_string(w, "syscall",
+                          lagscope__report_run_state(c, p->stack, call, sizeof(call)));
+      wait_target(r, p->stack, target, sizeof(target));
+      if (target[0] != '\0') lagscope__jw_string(w, "target", target);
+    } else if (p->kind == LAGSCOPE__CAUSE_CPU) {
+      lagscope__jw_string(w, "function", first_function(c, p->stack));
+    }
+    lagscope__jw_end_object(w);
+  }
+  lagscope__jw_end_array(w);
+}
+
 void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
                              const lagscope__report_data *r, const lagscope__verdict *v) {
   lagscope__jw_begin_object(w, "cause");
@@ -431,6 +548,7 @@ void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
       lagscope__jw_i64(w, NULL, r->threads[v->chain[i]].tid);
     lagscope__jw_end_array(w);
   }
+  write_phases(w, c, r, v);
   lagscope__jw_begin_array(w, "causes");
   for (int k = 0; k < LAGSCOPE__CAUSE_COUNT && v->shares[k].count > 0; k++) {
     lagscope__jw_begin_object(w, NULL);

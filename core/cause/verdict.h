@@ -14,6 +14,19 @@ typedef struct lagscope__verdict_share {
   uint32_t count;
 } lagscope__verdict_share;
 
+/* A phase of a hang: its samples that waited in the same call on the same thing (the call and
+ * its first argument: an fd, a path, a mutex), or ran on the CPU. A hang that read a FIFO for
+ * 1.5 s and then waited 1.0 s to open it has two. */
+#define LAGSCOPE__VERDICT_PHASES 8
+typedef struct lagscope__verdict_phase {
+  int kind;                     /* lagscope__cause_kind */
+  int32_t syscall;              /* -1: on the CPU, or in no call */
+  uintptr_t arg;
+  uint32_t count;               /* samples */
+  uint32_t first, last;         /* its first and last sample's index */
+  const lagscope__stack *stack; /* its last sample: the details */
+} lagscope__verdict_phase;
+
 /* The verdict: the main thread's samples by kind (its share of each), the dominant one with
  * what it waited on and, for a lock, the owners' chain from the capture of every thread at the
  * hang's start; a chain that comes back on itself is a deadlock. */
@@ -26,6 +39,10 @@ typedef struct lagscope__verdict {
   int main_index;                      /* main's index in r->threads; -1: a sample */
   int chain[LAGSCOPE__VERDICT_CHAIN_MAX], chain_len; /* the lock owners */
   int cycle_from;                      /* >= 0: a deadlock, from chain[cycle_from] */
+  /* The phases, the first LAGSCOPE__VERDICT_PHASES met; told: those of a fifth of the samples
+   * or more, in time order (indexes into phases). */
+  lagscope__verdict_phase phases[LAGSCOPE__VERDICT_PHASES];
+  int phase_count, told[LAGSCOPE__VERDICT_PHASES], told_count;
   char summary[1024], label[LAGSCOPE__LABEL_MAX];
 } lagscope__verdict;
 

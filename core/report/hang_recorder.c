@@ -54,6 +54,8 @@ struct lagscope__hang_recorder {
   /* The main thread's samples while it was late, before a hang began: a ring. */
   lagscope__stack *early;
   uint32_t early_next, early_count;
+  lagscope__report_target early_targets[LAGSCOPE__REPORT_TARGETS]; /* named when sampled */
+  uint32_t early_target_count;
 
   /* The hang in progress. */
   int active;
@@ -390,13 +392,33 @@ static void capture_all_threads(lagscope__hang_recorder *h) {
   h->data.thread_targets = h->thread_targets;
 }
 
-/* The main thread's target, named again only when it waits on something else. */
-static void note_sample_target(lagscope__report_data *r, const lagscope__stack *s) {
+/* The target in targets (count of them) that s waits on, or NULL. F */
+static const lagscope__report_target *target_of(const lagscope__report_target *targets,
+                                                uint32_t count, const lagscope__stack *s) {
+  for (uint32_t i = 0; i < count; i++)
+    if (targets[i].syscall == s->syscall && targets[i].arg == s->args[0]) return &targets[i];
+  return NULL;
+}
+
+/* What a sample of the main thread waits on, named when first met (as it is now: an fd may be
+ * closed and its number reused later) into targets, while there is room (a call met later is
+ * named when the report is written). known: named already, elsewhere (NULL: none). */
+static void note_target(lagscope__report_target *targets, uint32_t *count,
+                        const lagscope__stack *s, const lagscope__report_target *known) {
   if (s->run_state != LAGSCOPE__RUN_SYSCALL || s->syscall < 0) return;
-  if (r->sample_target_syscall == s->syscall && r->sample_target_arg == s->args[0]) return;
-  r->sample_target_syscall = s->syscall;
-  r->sample_target_arg = s->args[0];
-  lagscope__describe_wait_target(s, r->sample_target, sizeof(r->sample_target));
+  if (target_of(targets, *count, s) != NULL || *count == LAGSCOPE__REPORT_TARGETS) return;
+  lagscope__report_target *t = &targets[(*count)++];
+  if (known != NULL) {
+    *t = *known;
+    return;
+  }
+  t->syscall = s->syscall;
+  t->arg = s->args[0];
+  lagscope__describe_wait_target(s, t->text, sizeof(t->text));
+}
+
+static void note_sample_target(lagscope__report_data *r, const lagscope__stack *s) {
+  note_target(r->sample_targets, &r->sample_target_count, s, NULL);
 }
 
 static int grow_samples(lagscope__hang_recorder *h) {
@@ -487,12 +509,15 @@ void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h) {
     if (h->early == NULL) return; /* the hang's own samples still come */
   }
   if (!capture_main_thread(h, &h->early[h->early_next])) return;
+  /* Named now: by the hang's start the call may be over and its fd another's (a read of a
+   * pipe closed and the number reused by the next open). */
+  note_target(h->early_targets, &h->early_target_count, &h->early[h->early_next], NULL);
   h->early_next = (h->early_next + 1) % LAGSCOPE__EARLY_SAMPLES;
   if (h->early_count < LAGSCOPE__EARLY_SAMPLES) h->early_count++;
 }
 
 void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h) {
-  h->early_next = h->early_count = 0;
+  h->early_next = h->early_count = h->early_target_count = 0;
 }
 
 /* The ring's samples from r's start on, oldest first, become r's samples in out (room for
@@ -506,7 +531,9 @@ static void move_early_samples(lagscope__hang_recorder *h, lagscope__report_data
     const lagscope__stack *s = &h->early[(first + i) % LAGSCOPE__EARLY_SAMPLES];
     if (s->time_ns < r->start_ns) continue;
     out[r->sample_count] = *s;
-    note_sample_target(r, &out[r->sample_count++]);
+    note_target(r->sample_targets, &r->sample_target_count, s,
+                target_of(h->early_targets, h->early_target_count, s));
+    r->sample_count++;
   }
 }
 
@@ -515,7 +542,6 @@ static void move_early_samples(lagscope__hang_recorder *h, lagscope__report_data
 static void report_data_init(const lagscope__hang_recorder *h, lagscope__report_data *r,
                              uint64_t start_ns) {
   memset(r, 0, sizeof(*r));
-  r->sample_target_syscall = -1;
   r->start_ns = start_ns;
   r->threshold_ms = h->config.hang_threshold_ms;
   r->sample_interval_ms = h->config.hang_sample_interval_ms;
@@ -622,14 +648,19 @@ void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_m
 
 /* Samples taken at or after end_ns are of the main thread after the hang: the stand-in's,
  * while the monitor was busy as the hang ended (the first symbol lookups, which outlasted the
- * demo's first hang under TSan by 300 ms). Dropped, and the wait target named anew. F */
+ * demo's first hang under TSan by 300 ms). Dropped, and the targets only they named. F */
 static void drop_samples_after(lagscope__report_data *r, uint64_t end_ns) {
   while (r->sample_count > 0 && r->samples[r->sample_count - 1].time_ns >= end_ns)
     r->sample_count--;
-  r->sample_target_syscall = -1;
-  r->sample_target_arg = 0;
-  r->sample_target[0] = '\0';
-  for (uint32_t i = 0; i < r->sample_count; i++) note_sample_target(r, &r->samples[i]);
+  uint32_t named = 0; /* the targets of the samples kept, in their order */
+  for (uint32_t t = 0; t < r->sample_target_count; t++)
+    for (uint32_t i = 0; i < r->sample_count; i++)
+      if (r->samples[i].syscall == r->sample_targets[t].syscall &&
+          r->samples[i].args[0] == r->sample_targets[t].arg) {
+        r->sample_targets[named++] = r->sample_targets[t];
+        break;
+      }
+  r->sample_target_count = named;
 }
 
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,

@@ -38,6 +38,14 @@ const char *lagscope__report_state_name(int state);
 /* The state a report's JSON names; -1 for a name that is none. F */
 int lagscope__report_state_of(const char *name);
 
+/* What a blocked call of the main thread waited on, named when it was sampled. */
+#define LAGSCOPE__REPORT_TARGETS 8
+typedef struct lagscope__report_target {
+  int32_t syscall;
+  uintptr_t arg; /* its first argument: an fd, a path's address, a futex */
+  char text[LAGSCOPE__TARGET_MAX];
+} lagscope__report_target;
+
 /* What a report is made from: everything the recorder (core/report/hang_recorder.c) gathered for one hang (or
  * a hitch, or a capture); the report module only reads it. Two names for the pipeline: the
  * recorder gathers, the report (this, its JSON, the stored file, the public
@@ -67,10 +75,11 @@ typedef struct lagscope__report_data {
    * the time the report is written): thread_count strings of LAGSCOPE__TARGET_MAX; NULL when
    * none. */
   const char *thread_targets;
-  /* The same for the main thread's samples: the last blocked call named, and its key. */
-  char sample_target[LAGSCOPE__TARGET_MAX];
-  int32_t sample_target_syscall;
-  uintptr_t sample_target_arg;
+  /* The same for the main thread's samples: each blocked call named when first sampled (by
+   * its key: the call and its first argument), the first LAGSCOPE__REPORT_TARGETS of a hang;
+   * a hang in phases (a read, then an open) names each. */
+  lagscope__report_target sample_targets[LAGSCOPE__REPORT_TARGETS];
+  uint32_t sample_target_count;
   uint32_t thread_count;
   uint64_t thread_cpu_window_ns;  /* over which thread_info CPU is compared to before */
   const lagscope__thread_usage *thread_info_before; /* may be NULL */

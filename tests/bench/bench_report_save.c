@@ -171,7 +171,6 @@ static void data_init(fixture *f) {
   r->pid = lagscope__process_id();
   r->main_tid = atomic_load(&spinner_tid);
   r->samples = f->samples;
-  r->sample_target_syscall = -1;
   r->threads = f->threads;
   r->thread_info = f->info.threads;
   r->thread_targets = f->targets;

@@ -7,6 +7,8 @@
  *   net       kind io, target the TCP connection to the late local server, with its peer
  *   open      kind io, target the path openat was given (a FIFO no writer opened yet), made
  *             whole from its folder's fd (issue 32, section 2: "io · openat" named no path)
+ *   phases    kind io, told in two phases (a read, then the open: "Blocked … in read() on
+ *             pipe:[…], then blocked … in openat() on …"), labelled by the longer, the open
  *   lock      kind lock, owner demo-holder, itself asleep
  *   chain     kind lock, owner demo-chain-a, itself waiting for a lock held by demo-chain-b,
  *             asleep
@@ -104,6 +106,33 @@ static void one_kind(const char *demo, const char *kind) {
                   strcmp(target + strlen(target) - strlen("/demo.fifo"), "/demo.fifo") == 0,
               "open: target %s", target);
     CHECK_MSG(strstr(text(c, "summary"), target) != NULL, "open: summary %s", text(c, "summary"));
+  } else if (strcmp(kind, "phases") == 0) {
+    /* Told in its two phases, in time order, each with its call and target, and by the
+     * dominant one (the open), not by the read it began with (issue 32, section 1). */
+    const cJSON *c = check_cause(kind, report, line_cause, "io");
+    const cJSON *phases = member(c, "phases");
+    CHECK_MSG(cJSON_GetArraySize(phases) == 2, "phases: %d phases", cJSON_GetArraySize(phases));
+    const cJSON *read = cJSON_GetArrayItem(phases, 0), *open = cJSON_GetArrayItem(phases, 1);
+    const char *fifo = text(open, "target");
+    CHECK_MSG(strcmp(text(read, "syscall"), "read") == 0 &&
+                  strncmp(text(read, "target"), "pipe:[", 6) == 0,
+              "phases: the first is %s on %s", text(read, "syscall"), text(read, "target"));
+    CHECK_MSG(strcmp(text(open, "syscall"), "openat") == 0 && strlen(fifo) > 10 &&
+                  strcmp(fifo + strlen(fifo) - 10, "/demo.fifo") == 0,
+              "phases: the second is %s on %s", text(open, "syscall"), fifo);
+    double read_share = cJSON_GetNumberValue(member(read, "share"));
+    double open_share = cJSON_GetNumberValue(member(open, "share"));
+    printf("phases: read %.2f, open %.2f\n", read_share, open_share);
+    CHECK(read_share >= 0.15 && read_share <= 0.45 && open_share >= 0.55 && open_share <= 0.85);
+    CHECK(cJSON_GetNumberValue(member(read, "to_ms")) <=
+          cJSON_GetNumberValue(member(open, "from_ms")));
+    const char *summary = text(c, "summary");
+    CHECK_MSG(strncmp(summary, "Blocked ", 8) == 0 && strstr(summary, " in read() on pipe:[") &&
+                  strstr(summary, ", then blocked ") && strstr(summary, " in openat() on /"),
+              "phases: summary %s", summary);
+    CHECK_MSG(strcmp(text(c, "syscall"), "openat") == 0, "phases: syscall %s", text(c, "syscall"));
+    CHECK_MSG(strncmp(text(c, "label"), "io · openat /", 14) == 0, "phases: label %s",
+              text(c, "label"));
   } else if (strcmp(kind, "lock") == 0) {
     const cJSON *c = check_cause(kind, report, line_cause, "lock");
     const cJSON *owner = member(c, "owner");
@@ -216,7 +245,7 @@ static void modal(const char *demo) {
 int main(int argc, char **argv) {
   CHECK_MSG(argc == 2, "usage: %s path/to/lagscope-demo", argv[0]);
   setvbuf(stdout, NULL, _IOLBF, 0);
-  const char *kinds[] = {"sleep", "io", "net", "open", "lock", "chain"};
+  const char *kinds[] = {"sleep", "io", "net", "open", "phases", "lock", "chain"};
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) one_kind(argv[1], kinds[i]);
   deadlock(argv[1]);
   modal(argv[1]);
