@@ -57,27 +57,55 @@ static const char *own_module(const cJSON *stack) {
   return NULL;
 }
 
+/* Whether a frame is the program's own code: by its "code" (lagscope's one rule: the program
+ * and the libraries it ships, never lagscope's), else (a report written before "code") by its
+ * module: the module of main, or any outside the system's folders. */
+static int is_own_frame(const cJSON *frame, int with_code, const char *own) {
+  const char *module = string_member(frame, "module");
+  if (with_code) {
+    const char *code = string_member(frame, "code");
+    return code != NULL && strcmp(code, "app") == 0;
+  }
+  if (module == NULL || string_member(frame, "function") == NULL) return 0;
+  return own != NULL ? strcmp(module, own) == 0 : !is_system_module(module);
+}
+
+/* A frame as the summary tells it: "f (file.c:12)", or "module+0xoffset" without a name. */
+static void put_frame(FILE *out, const cJSON *frame) {
+  const char *function = string_member(frame, "function");
+  const char *module = string_member(frame, "module");
+  if (function == NULL) {
+    const char *slash = strrchr(module, '/');
+    const char *offset = string_member(frame, "module_offset");
+    fprintf(out, "%s+%s", slash ? slash + 1 : module, offset ? offset : "?");
+    return;
+  }
+  fputs(function, out);
+  const char *file = string_member(frame, "file");
+  double line = number_member(frame, "line");
+  if (file != NULL && line > 0) {
+    const char *base = strrchr(file, '/');
+    fprintf(out, " (%s:%.0f)", base ? base + 1 : file, line);
+  }
+}
+
 /* "f (file.c:12) <- g" for the stack's frames of the program's own code. Allocates. */
 static char *own_frames(const cJSON *stack) {
   const char *own = own_module(stack);
+  int with_code = 0;
+  const cJSON *frame;
+  cJSON_ArrayForEach(frame, stack) with_code |= string_member(frame, "code") != NULL;
   char *text = NULL;
   size_t size = 0;
   FILE *out = open_memstream(&text, &size);
   if (out == NULL) return NULL;
   int written = 0;
-  const cJSON *frame;
   cJSON_ArrayForEach(frame, stack) {
-    const char *function = string_member(frame, "function");
-    const char *module = string_member(frame, "module");
-    if (function == NULL || module == NULL || written == OWN_FRAMES_MAX) continue;
-    if (own != NULL ? strcmp(module, own) != 0 : is_system_module(module)) continue;
-    const char *file = string_member(frame, "file");
-    double line = number_member(frame, "line");
-    fprintf(out, "%s%s", written ? " <- " : "", function);
-    if (file != NULL && line > 0) {
-      const char *base = strrchr(file, '/');
-      fprintf(out, " (%s:%.0f)", base ? base + 1 : file, line);
-    }
+    if (written == OWN_FRAMES_MAX || string_member(frame, "module") == NULL ||
+        !is_own_frame(frame, with_code, own))
+      continue;
+    fputs(written ? " <- " : "", out);
+    put_frame(out, frame);
     written++;
   }
   if (fclose(out) != 0) {

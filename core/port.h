@@ -264,7 +264,18 @@ typedef struct lagscope__stack_frame {
   uintptr_t module_offset;   /* address - load_address: the file address, for offline tools */
   const char *file;          /* source file from DWARF; NULL when unknown */
   uint32_t line;             /* 0 when unknown */
+  uint8_t code;              /* lagscope__code: whose code it is (core/stack/symbols.c) */
 } lagscope__stack_frame;
+
+/* Whose code a frame is, by one rule for every place a hang names "your code" (the label, the
+ * summary, the hang list, the HUD, lagscope-run): the app's (the program and the libraries it
+ * ships), the system's (the OS's libraries, the vDSO, memory in no object), or lagscope's own
+ * (its library, the preload and its hooks, its functions linked into the program). */
+typedef enum lagscope__code {
+  LAGSCOPE__CODE_SYSTEM = 0,
+  LAGSCOPE__CODE_APP,
+  LAGSCOPE__CODE_LAGSCOPE
+} lagscope__code;
 
 /* The port's half (core/linux/symbols.c: ELF and DWARF; core/darwin/symbols.c: dyld's images
  * and Mach-O), called under lagscope__symbols' lock. */
@@ -276,6 +287,12 @@ void lagscope__symbol_index_free(lagscope__symbol_index *index); /* A */
 int lagscope__symbol_index_resolve(lagscope__symbol_index *index, uintptr_t address,
                                    uintptr_t lookup, lagscope__stack_frame *out);
 size_t lagscope__symbol_index_memory(const lagscope__symbol_index *index); /* F */
+/* The program's file (Linux: the main object's path as its frames name it; Darwin: the
+ * executable's); NULL until known. Valid while the index lives. F */
+const char *lagscope__symbol_index_program(lagscope__symbol_index *index);
+/* The file of the object address is in, as its frames name it, without indexing the object;
+ * NULL when in none. Valid while the index lives. F */
+const char *lagscope__symbol_index_module(lagscope__symbol_index *index, uintptr_t address);
 
 /* ---- network (core/linux/net.c, core/darwin/net.c): what the viewer needs of the OS ---- */
 /* The interface whose address the viewer's URL names (Linux: the default route's; Darwin:

@@ -249,7 +249,12 @@ static void add_telling_frame(cJSON *summary, const char *text, size_t len) {
     frame.start += stack.start;
     frame.end += stack.start;
   }
-  cJSON_AddItemToObject(summary, "function", item_of(text, frame, "function"));
+  char name[512]; /* its function, or "module+0xoffset" in a stripped program */
+  if (frame.end > frame.start &&
+      lagscope__report_frame_name(text + frame.start, frame.end - frame.start, name, sizeof(name)))
+    cJSON_AddStringToObject(summary, "function", name);
+  else
+    cJSON_AddNullToObject(summary, "function");
   cJSON_AddItemToObject(summary, "module", item_of(text, frame, "module"));
 }
 

@@ -57,27 +57,25 @@ static lagscope__cause_kind classify(lagscope__report_ctx *c, const lagscope__st
   return lagscope__classify_stack(s, names, n);
 }
 
-/* Is a frame in a system library (libc, the vDSO, Apple's frameworks), not the app's code? */
-static int in_system_library(const lagscope__stack_frame *f) {
-  static const char *const prefixes[] = {"/lib/", "/lib64/", "/usr/lib/", "linux-vdso",
-                                         "/System/", "/usr/lib/system/"};
-  if (f->module == NULL) return 0;
-  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-    if (strncmp(f->module, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  return 0;
-}
-
-/* The innermost named function of the app's own code, else of any code (for "running FUNC",
- * "waiting in ... in FUNC"). */
-static const char *first_function(lagscope__report_ctx *c, const lagscope__stack *s) {
+/* Where a stack was in the app's code, by the rule every place that names "your code" shares
+ * (port.h's lagscope__code; the report's telling frame): its innermost frame of the app's
+ * code, by name, or as "module+0xoffset" when the app is stripped (never skipped for an outer
+ * named frame); else its innermost named frame that is not lagscope's. buf holds a made name. */
+#define FUNCTION_TEXT_MAX 256
+static const char *app_function(lagscope__report_ctx *c, const lagscope__stack *s, char *buf,
+                                size_t size) {
   const char *any = NULL;
   for (uint32_t k = 0; k < lagscope__stack_depth(s); k++) {
     uint32_t frame;
     if (lagscope__report_ctx_resolve(c, s->frames[k], k > 0, &frame) != 0) break;
     const lagscope__stack_frame *f = lagscope__report_ctx_frame(c, frame);
-    if (f->function == NULL) continue;
-    if (!in_system_library(f)) return f->function;
-    if (any == NULL) any = f->function;
+    if (f->code == LAGSCOPE__CODE_APP && f->function != NULL) return f->function;
+    if (f->code == LAGSCOPE__CODE_APP && f->module != NULL) {
+      const char *slash = strrchr(f->module, '/');
+      put(buf, size, "%s+0x%" PRIxPTR, slash != NULL ? slash + 1 : f->module, f->module_offset);
+      return buf;
+    }
+    if (any == NULL && f->function != NULL && f->code != LAGSCOPE__CODE_LAGSCOPE) any = f->function;
   }
   return any != NULL ? any : "an unknown function";
 }
@@ -179,13 +177,13 @@ static int lock_chain(lagscope__report_ctx *c, const lagscope__report_data *r, i
  * lock, its owner and what the owner does, `left` owners deep. */
 static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
                    const lagscope__stack *s, int left, char *out, size_t size) {
-  char call[128], target[LAGSCOPE__TARGET_MAX];
+  char call[128], target[LAGSCOPE__TARGET_MAX], fn[FUNCTION_TEXT_MAX];
   lagscope__cause_kind kind = classify(c, s);
   const char *name = lagscope__report_run_state(c, s, call, sizeof(call));
   wait_target(r, s, target, sizeof(target));
   const char *on = target[0] != '\0' ? " on " : "";
   switch (kind) {
-    case LAGSCOPE__CAUSE_CPU: put(out, size, "running %s", first_function(c, s)); break;
+    case LAGSCOPE__CAUSE_CPU: put(out, size, "running %s", app_function(c, s, fn, sizeof(fn))); break;
     case LAGSCOPE__CAUSE_IO: put(out, size, "blocked in %s()%s%s", name, on, target); break;
     case LAGSCOPE__CAUSE_SLEEP: put(out, size, "sleeping in %s()", name); break;
     case LAGSCOPE__CAUSE_LOCK: {
@@ -202,7 +200,7 @@ static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
       break;
     }
     case LAGSCOPE__CAUSE_WAIT: put(out, size, "waiting in %s() in %s", name,
-                                        first_function(c, s)); break;
+                                        app_function(c, s, fn, sizeof(fn))); break;
     case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle in its event loop (%s)", name); break;
     default: put(out, size, "in an unknown state"); break;
   }
@@ -210,8 +208,11 @@ static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
 
 static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_data *r,
                              int main_index, lagscope__cause_kind kind, double ms,
-                             const lagscope__stack *main, char *out, size_t size) {
-  char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8];
+                             const lagscope__stack *main, const char *telling, char *out,
+                             size_t size) {
+  char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8], fn[FUNCTION_TEXT_MAX];
+  /* "in FUNCTION": the telling function, as the label and the hang list say it. */
+  const char *where = telling != NULL ? telling : app_function(c, main, fn, sizeof(fn));
   int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
   switch (kind) {
     case LAGSCOPE__CAUSE_LOCK:
@@ -225,8 +226,7 @@ static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_dat
                " held by thread %s (tid %d), itself %s", ms, lock_address(c, r, main),
                thread_name(r, owner, name, sizeof(name)), (int)r->threads[owner].tid, what);
       return;
-    case LAGSCOPE__CAUSE_CPU: put(out, size, "On the CPU for %.0f ms in %s", ms,
-                                       first_function(c, main)); return;
+    case LAGSCOPE__CAUSE_CPU: put(out, size, "On the CPU for %.0f ms in %s", ms, where); return;
     case LAGSCOPE__CAUSE_IO: {
       char call[128], target[LAGSCOPE__TARGET_MAX];
       const char *call_name = lagscope__report_run_state(c, main, call, sizeof(call));
@@ -268,7 +268,10 @@ static void label_text(lagscope__report_ctx *c, const lagscope__report_data *r, 
                        const char *telling, char *out, size_t size) {
   /* Where the time went: the heaviest stack's telling function (the list's "function"), else
    * the one stack's innermost function outside the system's libraries. */
-  const char *where = telling != NULL ? telling : main != NULL ? first_function(c, main) : "";
+  char fn[FUNCTION_TEXT_MAX];
+  const char *where = telling != NULL   ? telling
+                      : main != NULL    ? app_function(c, main, fn, sizeof(fn))
+                                        : "";
   const char *kind_name = lagscope__cause_kind_name(kind);
   char name[LAGSCOPE_THREAD_NAME_MAX + 8], call[128], target[LAGSCOPE__TARGET_MAX];
   int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
@@ -348,12 +351,14 @@ static const lagscope__verdict_phase *tell_phases(lagscope__verdict *v) {
 
 /* One phase in a few words, for a hang told in phases. */
 static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
-                         const lagscope__verdict_phase *p, double ms, char *out, size_t size) {
-  char call[128], target[LAGSCOPE__TARGET_MAX];
+                         const lagscope__verdict_phase *p, double ms, const char *telling,
+                         char *out, size_t size) {
+  char call[128], target[LAGSCOPE__TARGET_MAX], fn[FUNCTION_TEXT_MAX];
   const char *name = lagscope__report_run_state(c, p->stack, call, sizeof(call));
   switch ((lagscope__cause_kind)p->kind) {
     case LAGSCOPE__CAUSE_CPU:
-      put(out, size, "on the CPU for %.0f ms in %s", ms, first_function(c, p->stack));
+      put(out, size, "on the CPU for %.0f ms in %s", ms,
+          telling != NULL ? telling : app_function(c, p->stack, fn, sizeof(fn)));
       break;
     case LAGSCOPE__CAUSE_IO:
       wait_target(r, p->stack, target, sizeof(target));
@@ -371,14 +376,17 @@ static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r
 }
 
 /* A hang told in phases: "Blocked 1500 ms in read() on …, then blocked 1000 ms in openat() on
- * …", each phase's time its share of the hang's. */
+ * …", each phase's time its share of the hang's; the dominant one on the CPU is told by the
+ * telling function. */
 static void phases_sentence(lagscope__report_ctx *c, const lagscope__report_data *r,
-                            const lagscope__verdict *v, char *out, size_t size) {
+                            const lagscope__verdict *v, const lagscope__verdict_phase *top,
+                            const char *telling, char *out, size_t size) {
   out[0] = '\0';
   for (int i = 0; i < v->told_count; i++) {
     const lagscope__verdict_phase *p = &v->phases[v->told[i]];
     char one[PHRASE_MAX];
-    phase_phrase(c, r, p, (double)r->duration_ns / 1e6 * p->count / v->total, one, sizeof(one));
+    phase_phrase(c, r, p, (double)r->duration_ns / 1e6 * p->count / v->total,
+                 p == top ? telling : NULL, one, sizeof(one));
     size_t len = strlen(out);
     put(out + len, size - len, "%s%s", i > 0 ? ", then " : "", one);
   }
@@ -458,9 +466,10 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
     return;
   }
   if (v->told_count >= 2)
-    phases_sentence(c, r, v, v->summary, sizeof(v->summary));
+    phases_sentence(c, r, v, top, telling, v->summary, sizeof(v->summary));
   else if (v->main != NULL)
-    summary_sentence(c, r, v->main_index, v->kind, ms, v->main, v->summary, sizeof(v->summary));
+    summary_sentence(c, r, v->main_index, v->kind, ms, v->main, telling, v->summary,
+                     sizeof(v->summary));
   else
     put(v->summary, sizeof(v->summary), "Not known why: no stack of the main thread says");
   label_text(c, r, v->main_index, v->kind, v->main, telling, v->label, sizeof(v->label));
@@ -507,7 +516,7 @@ static void write_phases(lagscope__json_writer *w, lagscope__report_ctx *c,
   lagscope__jw_begin_array(w, "phases");
   for (int i = 0; i < v->told_count; i++) {
     const lagscope__verdict_phase *p = &v->phases[v->told[i]];
-    char call[128], target[LAGSCOPE__TARGET_MAX];
+    char call[128], target[LAGSCOPE__TARGET_MAX], fn[FUNCTION_TEXT_MAX];
     lagscope__jw_begin_object(w, NULL);
     lagscope__jw_string(w, "kind", lagscope__cause_kind_name((lagscope__cause_kind)p->kind));
     lagscope__jw_measure(w, "share", (double)p->count / v->total);
@@ -519,7 +528,7 @@ static void write_phases(lagscope__json_writer *w, lagscope__report_ctx *c,
       wait_target(r, p->stack, target, sizeof(target));
       if (target[0] != '\0') lagscope__jw_string(w, "target", target);
     } else if (p->kind == LAGSCOPE__CAUSE_CPU) {
-      lagscope__jw_string(w, "function", first_function(c, p->stack));
+      lagscope__jw_string(w, "function", app_function(c, p->stack, fn, sizeof(fn)));
     }
     lagscope__jw_end_object(w);
   }

@@ -275,6 +275,17 @@ int lagscope__symbol_index_resolve(lagscope__symbol_index *s, uintptr_t address,
 }
 
 
+const char *lagscope__symbol_index_module(lagscope__symbol_index *s, uintptr_t address) {
+  (void)s;
+  int32_t slot = find_slot(address); /* the slot's path, saved when dyld reported it */
+  return slot >= 0 ? image_slots[slot].path : NULL;
+}
+
+const char *lagscope__symbol_index_program(lagscope__symbol_index *s) {
+  (void)s;
+  return executable_path[0] != '\0' ? executable_path : NULL;
+}
+
 size_t lagscope__symbol_index_memory(const lagscope__symbol_index *s) {
   size_t bytes = s->bytes + s->names_arena.bytes;
   for (size_t i = 0; i < IMAGES_MAX; i++)

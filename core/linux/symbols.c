@@ -181,6 +181,18 @@ int lagscope__symbol_index_resolve(lagscope__symbol_index *s, uintptr_t address,
   return 0;
 }
 
+const char *lagscope__symbol_index_module(lagscope__symbol_index *s, uintptr_t address) {
+  if (s->generation == 0 || lagscope__elf_objects_changed(s)) lagscope__elf_read_objects(s);
+  lagscope__elf_object *o = lagscope__elf_find_object(s, address);
+  return o != NULL ? o->path : NULL;
+}
+
+const char *lagscope__symbol_index_program(lagscope__symbol_index *s) {
+  for (size_t i = 0; i < s->objects_len; i++)
+    if (s->objects[i]->is_main) return s->objects[i]->path;
+  return NULL;
+}
+
 size_t lagscope__symbol_index_memory(const lagscope__symbol_index *s) {
   return s->bytes + s->names_arena.bytes;
 }

@@ -22,6 +22,7 @@
 
 #define MAX_PARENT_STEPS 64     /* deeper nesting of symbols than this is corrupt, not code */
 #define DEBUG_BUILD_ID_DIR "/usr/lib/debug/.build-id/"
+#define DEBUG_PATH_MAX 4160 /* a debug file's path: a folder of PATH_MAX, and the name */
 
 /* ---- the symbols read, sorted and linked ----------------------------------------------------- */
 
@@ -245,18 +246,57 @@ static int same_build(Elf *elf, const lagscope__elf_object *o) {
   return strcmp(id, o->build_id) == 0;
 }
 
-/* The separate debug file Debian's -dbg packages and debuginfod caches install. */
-static int open_debug_file(const lagscope__elf_object *o, int *fd, Elf **elf) {
-  *fd = -1;
-  *elf = NULL;
-  if (strlen(o->build_id) < 4) return -1;
-  char path[sizeof(DEBUG_BUILD_ID_DIR) + LAGSCOPE__ELF_BUILD_ID_HEX_MAX + 8];
-  snprintf(path, sizeof(path), "%s%.2s/%s.debug", DEBUG_BUILD_ID_DIR, o->build_id, o->build_id + 2);
+/* Opens path as o's debug file: 0 when it is there and of o's build. */
+static int open_debug_path(const lagscope__elf_object *o, const char *path, int *fd, Elf **elf) {
   if (open_file(path, fd, elf) != 0) return -1;
   if (same_build(*elf, o)) return 0;
   lagscope__elf_close_file(*fd, *elf);
   *fd = -1;
   *elf = NULL;
+  return -1;
+}
+
+/* The file name a .gnu_debuglink section names (the section: the name, NUL, padding, a CRC),
+ * into out; 0 when there is none, or it is no plain file name. */
+static int debuglink_name(Elf *elf, char *out, size_t size) {
+  size_t names;
+  if (elf_getshdrstrndx(elf, &names) != 0) return 0;
+  for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    const char *name = gelf_getshdr(scn, &shdr) != NULL ? elf_strptr(elf, names, shdr.sh_name) : NULL;
+    if (name == NULL || strcmp(name, ".gnu_debuglink") != 0) continue;
+    Elf_Data *data = elf_getdata(scn, NULL);
+    if (data == NULL || data->d_buf == NULL) return 0;
+    size_t n = strnlen(data->d_buf, data->d_size);
+    if (n == 0 || n == data->d_size || n >= size || memchr(data->d_buf, '/', n) != NULL) return 0;
+    memcpy(out, data->d_buf, n + 1);
+    return 1;
+  }
+  return 0;
+}
+
+/* The separate debug file: by build-id where Debian's -dbgsym packages and debuginfod caches
+ * put it, else where the object's .gnu_debuglink says, as gdb looks for it (beside the
+ * object, in its .debug folder, under /usr/lib/debug). The file must be of the object's build. */
+static int open_debug_file(const lagscope__elf_object *o, Elf *object_elf, int *fd, Elf **elf) {
+  *fd = -1;
+  *elf = NULL;
+  char path[DEBUG_PATH_MAX];
+  if (strlen(o->build_id) >= 4) {
+    snprintf(path, sizeof(path), "%s%.2s/%s.debug", DEBUG_BUILD_ID_DIR, o->build_id,
+             o->build_id + 2);
+    if (open_debug_path(o, path, fd, elf) == 0) return 0;
+  }
+  char name[256];
+  const char *slash = strrchr(o->path, '/');
+  if (object_elf == NULL || slash == NULL || !debuglink_name(object_elf, name, sizeof(name)))
+    return -1;
+  int dir = (int)(slash - o->path);
+  static const char *const places[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
+  for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+    snprintf(path, sizeof(path), places[i], dir, o->path, name);
+    if (strcmp(path, o->path) != 0 && open_debug_path(o, path, fd, elf) == 0) return 0;
+  }
   return -1;
 }
 
@@ -301,7 +341,7 @@ void lagscope__elf_index_object(lagscope__symbol_index *s, lagscope__elf_object 
   }
   Elf_Scn *symtab = find_section(elf, SHT_SYMTAB), *dynsym = find_section(elf, SHT_DYNSYM);
   Elf *symtab_elf = elf;
-  if (symtab == NULL && !o->is_vdso && open_debug_file(o, &debug_fd, &debug_elf) == 0) {
+  if (symtab == NULL && !o->is_vdso && open_debug_file(o, elf, &debug_fd, &debug_elf) == 0) {
     symtab = find_section(debug_elf, SHT_SYMTAB);
     symtab_elf = debug_elf;
   }
@@ -310,7 +350,7 @@ void lagscope__elf_index_object(lagscope__symbol_index *s, lagscope__elf_object 
   if (rc == 0 && dynsym != NULL) rc = collect_symbols(elf, dynsym, o->base, &list);
   if (rc == 0) build_index(s, o, &list, symtab != NULL);
   lagscope__dealloc(list.items);
-  if (debug_elf == NULL && !o->is_vdso) open_debug_file(o, &debug_fd, &debug_elf);
+  if (debug_elf == NULL && !o->is_vdso) open_debug_file(o, elf, &debug_fd, &debug_elf);
   lagscope__elf_keep_dwarf(o, &fd, &elf, &debug_fd, &debug_elf);
   lagscope__elf_close_file(fd, elf);
   lagscope__elf_close_file(debug_fd, debug_elf);

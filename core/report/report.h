@@ -116,12 +116,15 @@ int lagscope__report_cause_json(const lagscope__report_data *r, const char *heav
                                 lagscope__resolve_fn resolve, void *ctx, char **out);
 
 /* Of a stack as lagscope writes it (a JSON array of frames, stack[0, n)), the frame that best
- * says where the app was: the innermost in the app's own code (the module of "main"), else
- * the innermost with a name, else the innermost. 1 with its span in *frame; 0 for an empty
- * array. Read in place: no allocation. F */
+ * says where the app was: the innermost of the app's code (its "code": port.h's lagscope__code,
+ * named or not), else (a report without "code") the innermost named one in the module of
+ * "main", else the innermost named one that is not lagscope's, else the innermost. 1 with its
+ * span in *frame; 0 for an empty array. Read in place: no allocation. F */
 int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_span *frame);
-/* That frame's function of a NUL-terminated stack (NULL: none), decoded into out; 0 and ""
- * when there is none. F */
+/* A frame (frame[0, n), an object) as a hang names it: its function, else "module+0xoffset"
+ * (the module's file name), decoded into out; 0 and "" when it has neither. F */
+int lagscope__report_frame_name(const char *frame, size_t n, char *out, size_t size);
+/* The telling frame's name of a NUL-terminated stack (NULL: none); 0 and "" when none. F */
 int lagscope__report_telling_function(const char *stack, char *out, size_t size);
 
 /* The public, immutable, reference-counted report that events carry. A */

@@ -15,6 +15,7 @@
 #include "cause/verdict.h"
 #include "report/call_tree.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Frames written for all threads' stacks together; past it a thread's stack is left out and
@@ -36,6 +37,8 @@ static void frame_fields(lagscope__json_writer *w, const lagscope__stack_frame *
   }
   if (f->file != NULL) lagscope__jw_string(w, "file", f->file);
   if (f->line != 0) lagscope__jw_u64(w, "line", f->line);
+  static const char *const codes[] = {"system", "app", "lagscope"};
+  lagscope__jw_string(w, "code", codes[f->code <= LAGSCOPE__CODE_LAGSCOPE ? f->code : 0]);
 }
 
 static void frame_write(lagscope__json_writer *w, const lagscope__report_ctx *c, uint32_t frame) {
@@ -429,17 +432,31 @@ static int same_bytes(const char *s, lagscope__json_span a, lagscope__json_span 
   return a.end - a.start == b.end - b.start && memcmp(s + a.start, s + b.start, a.end - a.start) == 0;
 }
 
-/* Names are compared as they were written: lagscope's writer puts the same name in the same
+static int has_text(const char *s, lagscope__json_span v, const char *text) {
+  size_t n = strlen(text);
+  return v.end - v.start == n + 2 && s[v.start] == '"' && memcmp(s + v.start + 1, text, n) == 0;
+}
+
+/* The telling frame: the innermost frame of the app's code (its "code", named or not: a
+ * stripped program's frame is told by its offset, never skipped for an outer named one). A
+ * report without "code" (written before it was): the innermost named frame in the module of
+ * the outermost main. Else the innermost named frame that is not lagscope's; else the first.
+ * Names are compared as they were written: lagscope's writer puts the same name in the same
  * bytes. */
 int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_span *frame) {
   lagscope__json_span element, first = {0, 0}, named = {0, 0}, app = {0, 0};
   size_t at = 0;
   while (lagscope__json_next_element(stack, n, &at, &element)) {
     if (first.end == 0) first = element;
+    lagscope__json_span code = lagscope__json_member_span(stack, element, "code");
+    if (has_text(stack, code, "app")) {
+      *frame = element;
+      return 1;
+    }
     lagscope__json_span function = lagscope__json_member_span(stack, element, "function");
-    if (!is_string(stack, function)) continue;
+    if (!is_string(stack, function) || has_text(stack, code, "lagscope")) continue;
     if (named.end == 0) named = element;
-    if (function.end - function.start == 6 && memcmp(stack + function.start, "\"main\"", 6) == 0)
+    if (code.end == 0 && has_text(stack, function, "main"))
       app = lagscope__json_member_span(stack, element, "module"); /* the outermost main's */
   }
   if (is_string(stack, app)) {
@@ -455,10 +472,23 @@ int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_s
   return frame->end != 0;
 }
 
+int lagscope__report_frame_name(const char *frame, size_t n, char *out, size_t size) {
+  out[0] = '\0';
+  if (lagscope__json_member_text(frame, n, "function", out, size)) return 1;
+  char module[512], offset[32];
+  if (!lagscope__json_member_text(frame, n, "module", module, sizeof(module)) ||
+      !lagscope__json_member_text(frame, n, "module_offset", offset, sizeof(offset))) {
+    out[0] = '\0';
+    return 0;
+  }
+  const char *slash = strrchr(module, '/');
+  snprintf(out, size, "%s+%s", slash != NULL ? slash + 1 : module, offset);
+  return 1;
+}
+
 int lagscope__report_telling_function(const char *stack, char *out, size_t size) {
   out[0] = '\0';
   lagscope__json_span frame;
   if (stack == NULL || !lagscope__report_telling_frame(stack, strlen(stack), &frame)) return 0;
-  return lagscope__json_member_text(stack + frame.start, frame.end - frame.start, "function", out,
-                                    size);
+  return lagscope__report_frame_name(stack + frame.start, frame.end - frame.start, out, size);
 }

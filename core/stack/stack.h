@@ -56,5 +56,11 @@ void lagscope__symbols_free(lagscope__symbols *s); /* A */
 int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_return,
                               lagscope__stack_frame *out);
 size_t lagscope__symbols_memory(const lagscope__symbols *s); /* bytes held by the indexes */
+/* Whose code f is (port.h's lagscope__code): lagscope's when its function is lagscope's or it
+ * is in own (lagscope's object, unless that is the program); the app's when it is in program
+ * (the program's file), in no system folder, or in a system folder named as the program; else
+ * the system's. F */
+lagscope__code lagscope__code_of(const lagscope__stack_frame *f, const char *program,
+                                 const char *own);
 
 #endif /* LAGSCOPE_STACK_H */

@@ -1,7 +1,7 @@
 /*
  * Addresses to names: the half both ports share. One lock around the port's index
  * (core/linux/symbols.c, core/darwin/symbols.c), since the monitor symbolicates while the
- * viewer's capture requests may too; and the rule for return addresses.
+ * viewer's capture requests may too; the rule for return addresses; and whose code a frame is.
  */
 #include "internal.h"
 
@@ -11,7 +11,54 @@
 struct lagscope__symbols {
   pthread_mutex_t lock;
   lagscope__symbol_index *index;
+  const char *own;   /* lagscope's own object (its library, the preload; the program when linked
+                        statically); NULL until found */
+  int own_looked;
 };
+
+/* Folders of the system's libraries: not the app's code. */
+static int in_system_folder(const char *module) {
+  static const char *const prefixes[] = {"/lib/",         "/lib64/",    "/usr/lib/",
+                                         "/usr/lib64/",   "/usr/libexec/", "/System/",
+                                         "linux-vdso",    "[vdso]"};
+  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+    if (strncmp(module, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
+/* A library in a folder named as the program, as a distribution ships a program's private
+ * libraries (/usr/lib/x86_64-linux-gnu/mousepad/libmousepad.so.0 for /usr/bin/mousepad). */
+static int in_programs_folder(const char *module, const char *program) {
+  const char *slash = strrchr(program, '/');
+  const char *name = slash != NULL ? slash + 1 : program;
+  size_t n = strlen(name);
+  if (n == 0) return 0;
+  for (const char *p = strstr(module, name); p != NULL; p = strstr(p + 1, name))
+    if (p > module && p[-1] == '/' && p[n] == '/') return 1;
+  return 0;
+}
+
+lagscope__code lagscope__code_of(const lagscope__stack_frame *f, const char *program,
+                                 const char *own) {
+  if (f->function != NULL && strncmp(f->function, "lagscope_", 9) == 0) return LAGSCOPE__CODE_LAGSCOPE;
+  if (f->module == NULL || f->module[0] == '\0') return LAGSCOPE__CODE_SYSTEM;
+  int is_program = program != NULL && strcmp(f->module, program) == 0;
+  if (own != NULL && !is_program && strcmp(f->module, own) == 0) return LAGSCOPE__CODE_LAGSCOPE;
+  if (is_program || !in_system_folder(f->module)) return LAGSCOPE__CODE_APP;
+  return program != NULL && in_programs_folder(f->module, program) ? LAGSCOPE__CODE_APP
+                                                                   : LAGSCOPE__CODE_SYSTEM;
+}
+
+/* lagscope's own object: the one this very function is in, as the index names it, not indexed
+ * for it (nor asked of dladdr, which would wait for the loader's lock that a main thread hung
+ * in dlopen holds). Lock held. */
+static const char *own_object(lagscope__symbols *s) {
+  if (!s->own_looked) {
+    s->own_looked = 1;
+    s->own = lagscope__symbol_index_module(s->index, (uintptr_t)&lagscope__code_of);
+  }
+  return s->own;
+}
 
 lagscope__symbols *lagscope__symbols_new(void) {
   lagscope__symbols *s = lagscope__alloc(sizeof(*s));
@@ -41,6 +88,8 @@ int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_re
   uintptr_t lookup = is_return && address > 0 ? address - 1 : address;
   pthread_mutex_lock(&s->lock);
   int rc = lagscope__symbol_index_resolve(s->index, address, lookup, out);
+  const char *own = own_object(s);
+  out->code = (uint8_t)lagscope__code_of(out, lagscope__symbol_index_program(s->index), own);
   pthread_mutex_unlock(&s->lock);
   return rc;
 }

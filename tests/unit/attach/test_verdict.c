@@ -98,6 +98,33 @@ static void test_hangs_and_own_frames(void) {
   remove_channel();
 }
 
+/* Frames that say whose code they are (lagscope's one rule, "code"): the program's own frames
+ * are those of the app (its private library included, a stripped frame by its offset), never
+ * the preload's hook named like GLib's (issue 32, section 4: l3afpad's summary said "in
+ * g_main_loop_run (hooks.c:214)", mousepad's "in main <- _start"). */
+static void test_own_frames_by_code(void) {
+  write_channel(
+      "{\"type\":\"run_loops\",\"glib\":true}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":1000000000}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":1,\"start_ns\":1000000000,\"duration_ms\":900,"
+      "\"heaviest_stack\":["
+      "{\"function\":\"read\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"code\":\"system\"},"
+      "{\"function\":\"mousepad_file_open\",\"module\":\"/usr/lib/x86_64-linux-gnu/mousepad/"
+      "libmousepad.so.0\",\"file\":\"/src/mousepad-file.c\",\"line\":412,\"code\":\"app\"},"
+      "{\"module\":\"/usr/bin/mousepad\",\"module_offset\":\"0x1a2b\",\"code\":\"app\"},"
+      "{\"function\":\"g_main_loop_run\",\"module\":\"/usr/lib/lagscope/liblagscope-preload.so\","
+      "\"file\":\"hooks.c\",\"line\":214,\"code\":\"lagscope\"},"
+      "{\"function\":\"main\",\"module\":\"/usr/bin/mousepad\",\"code\":\"app\"}]}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(v.count, 1);
+  CHECK_MSG(strcmp(v.hangs[0].own_frames,
+                   "mousepad_file_open (mousepad-file.c:412) <- mousepad+0x1a2b <- main") == 0,
+            "%s", v.hangs[0].own_frames);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
 /* A hang the program's exit (or a kill) cut short lasts until the exit. */
 static void test_hang_cut_short_by_exit(void) {
   write_channel("{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":2000000000}\n");
@@ -219,6 +246,7 @@ static void test_junit_escapes(void) {
 
 static const test_case cases[] = {
     TEST_CASE(hangs_and_own_frames),
+    TEST_CASE(own_frames_by_code),
     TEST_CASE(hang_cut_short_by_exit),
     TEST_CASE(stopped_time_not_counted),
     TEST_CASE(bad_lines_skipped),
