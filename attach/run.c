@@ -34,6 +34,7 @@ typedef struct options {
   const char *threshold_ms;
   const char *junit;
   uint32_t budget_ms;
+  int64_t budget_startup_ms; /* -1: as budget_ms */
   int no_server, quiet, no_hud;
   const char *hud_corner; /* "0".."3", lagscope_hud_corner */
   char **program; /* PROGRAM and its arguments, NULL-terminated */
@@ -50,6 +51,9 @@ static void usage(FILE *out) {
         "  --no-server         no viewer\n"
         "  --threshold-ms N    a hang is no answer for N ms (default 250)\n"
         "  --budget-ms N       exit 3 if a hang lasted longer than N ms\n"
+        "  --budget-startup N  the budget of a hang in the start-up (before the program's\n"
+        "                      first frame or answer), N ms; 0: they do not count (default:\n"
+        "                      --budget-ms)\n"
         "  --junit FILE        write the hangs as JUnit XML to FILE\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
         "  --no-hud            no HUD drawn into an OpenGL program's frames\n"
@@ -87,6 +91,7 @@ static int check_field(const char *name, const char *text, lagscope__config_fiel
 /* Parses argv into o; 0, 1 for --help (said), or 2 (said). */
 static int parse_options(int argc, char **argv, options *o) {
   memset(o, 0, sizeof(*o));
+  o->budget_startup_ms = -1;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -112,7 +117,9 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--junit") == 0      ? &o->junit
                                                          : NULL;
     int is_budget = strcmp(a, "--budget-ms") == 0, is_corner = strcmp(a, "--hud-corner") == 0;
-    if (slot == NULL && !is_budget && !is_corner) return bad_option("unknown option", a);
+    int is_startup = strcmp(a, "--budget-startup") == 0;
+    if (slot == NULL && !is_budget && !is_corner && !is_startup)
+      return bad_option("unknown option", a);
     if (value == NULL || value[0] == '\0') return bad_option("option needs a value", a);
     i++;
     if (is_corner) {
@@ -124,9 +131,10 @@ static int parse_options(int argc, char **argv, options *o) {
       if (o->hud_corner == NULL) return bad_option("bad value (tl, tr, bl or br)", value);
       continue;
     }
-    if (is_budget) {
-      if (check_number(a, value, 1, 3600000, &n)) return 2;
-      o->budget_ms = (uint32_t)n;
+    if (is_budget || is_startup) {
+      if (check_number(a, value, is_budget ? 1 : 0, 3600000, &n)) return 2;
+      if (is_budget) o->budget_ms = (uint32_t)n;
+      else o->budget_startup_ms = (int64_t)n;
       continue;
     }
     if (slot == &o->port && check_field(a, value, LAGSCOPE__FIELD_server_port)) return 2;
@@ -258,6 +266,7 @@ static int tell(const options *o, const char *channel, const lagscope__run_stops
   if (slash != NULL) program = slash + 1;
   if (lagscope__run_verdict_read(channel, monotonic_ns(), stops, &v) != 0)
     fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
+  v.startup_budget_ms = o->budget_startup_ms;
   if (v.off) { /* told not to watch: the program's status, and no verdict */
     fprintf(stderr, "lagscope-run: lagscope was off in %s (LAGSCOPE_AUTOSTART): nothing watched\n",
             program);

@@ -140,6 +140,8 @@ static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
   lagscope__run_hang *h = hang_for(v, (uint64_t)id);
   if (h == NULL) return -1;
   if (number_member(o, "start_ns") > 0) h->start_ns = (uint64_t)number_member(o, "start_ns");
+  const char *phase = string_member(o, "phase");
+  if (phase != NULL) h->startup = strcmp(phase, "startup") == 0;
   if (!ended) return 0;
   if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "counted"))) { /* idle: not a hang */
     size_t at = (size_t)(h - v->hangs);
@@ -214,6 +216,7 @@ uint64_t lagscope__run_stopped_within(const lagscope__run_stops *s, uint64_t fro
 int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
                                const lagscope__run_stops *stops, lagscope__run_verdict *out) {
   memset(out, 0, sizeof(*out));
+  out->startup_budget_ms = -1;
   FILE *in = fopen(path, "re");
   if (in == NULL) return errno == ENOENT ? 0 : -1;
   char *line = NULL;
@@ -253,14 +256,29 @@ void lagscope__run_verdict_free(lagscope__run_verdict *v) {
 
 /* ---- telling ------------------------------------------------------------------------------ */
 
-static int is_over(const lagscope__run_hang *h, uint32_t budget_ms) {
-  return budget_ms > 0 && h->duration_ms > budget_ms;
+/* Over the budget: budget_ms, or for a hang in the start-up the start-up budget when one was
+ * given (0: none is over it). */
+static int is_over(const lagscope__run_verdict *v, const lagscope__run_hang *h,
+                   uint32_t budget_ms) {
+  if (budget_ms == 0) return 0;
+  if (h->startup && v->startup_budget_ms == 0) return 0;
+  double budget = h->startup && v->startup_budget_ms > 0 ? (double)v->startup_budget_ms
+                                                          : (double)budget_ms;
+  return h->duration_ms > budget;
 }
 
 size_t lagscope__run_over_budget(const lagscope__run_verdict *v, uint32_t budget_ms) {
   size_t over = 0;
-  for (size_t i = 0; i < v->count; i++) over += is_over(&v->hangs[i], budget_ms);
+  for (size_t i = 0; i < v->count; i++) over += is_over(v, &v->hangs[i], budget_ms);
   return over;
+}
+
+/* ", the start-up's 2000 ms" after the budget, when the start-up has its own. */
+static void startup_budget_text(const lagscope__run_verdict *v, char *out, size_t size) {
+  out[0] = '\0';
+  if (v->startup_budget_ms == 0) snprintf(out, size, "; start-up hangs do not count");
+  else if (v->startup_budget_ms > 0)
+    snprintf(out, size, ", %lld ms in the start-up", (long long)v->startup_budget_ms);
 }
 
 void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char *program,
@@ -268,9 +286,12 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
   size_t over = lagscope__run_over_budget(v, budget_ms);
   if (v->count == 0)
     fprintf(out, "lagscope-run: %s: no hang\n", program);
-  else if (budget_ms > 0)
-    fprintf(out, "lagscope-run: %s: %zu hang%s, %zu over the budget of %u ms\n", program, v->count,
-            v->count == 1 ? "" : "s", over, budget_ms);
+  else if (budget_ms > 0) {
+    char startup[64];
+    startup_budget_text(v, startup, sizeof(startup));
+    fprintf(out, "lagscope-run: %s: %zu hang%s, %zu over the budget of %u ms%s\n", program,
+            v->count, v->count == 1 ? "" : "s", over, budget_ms, startup);
+  }
   else
     fprintf(out, "lagscope-run: %s: %zu hang%s\n", program, v->count, v->count == 1 ? "" : "s");
   for (size_t i = 0; i < v->count; i++) {
@@ -281,8 +302,9 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
                h->stopped_ms);
     else if (!h->ended)
       snprintf(ended, sizeof(ended), " (the program ended during it)");
-    fprintf(out, "  hang %llu: %.0f ms%s%s%s%s\n", (unsigned long long)h->id, h->duration_ms,
-            ended, is_over(h, budget_ms) ? ", over budget" : "", h->cause[0] ? ", " : "", h->cause);
+    fprintf(out, "  hang %llu: %.0f ms%s%s%s%s%s\n", (unsigned long long)h->id, h->duration_ms,
+            h->startup ? " (start-up)" : "", ended, is_over(v, h, budget_ms) ? ", over budget" : "",
+            h->cause[0] ? ", " : "", h->cause);
     if (h->own_frames[0]) fprintf(out, "    in %s\n", h->own_frames);
   }
   if (v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11)
@@ -311,16 +333,17 @@ static void put_xml(FILE *out, const char *text) {
   }
 }
 
-static void put_hang_case(FILE *out, const lagscope__run_hang *h, const char *program,
-                          uint32_t budget_ms) {
+static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
+                          const char *program, uint32_t budget_ms) {
   fputs("    <testcase classname=\"lagscope-run.", out);
   put_xml(out, program);
   fprintf(out, "\" name=\"hang %llu: %.0f ms\" time=\"%.3f\">\n", (unsigned long long)h->id,
           h->duration_ms, h->duration_ms / 1000);
-  if (budget_ms == 0 || is_over(h, budget_ms)) {
+  if (budget_ms == 0 || is_over(v, h, budget_ms)) {
     char message[4096];
-    snprintf(message, sizeof(message), "a hang of %.0f ms%s%s%s%s%s%s", h->duration_ms,
-             budget_ms ? ", over the budget" : "", h->ended ? "" : " (the program ended during it)",
+    snprintf(message, sizeof(message), "a hang of %.0f ms%s%s%s%s%s%s%s", h->duration_ms,
+             h->startup ? " in the start-up" : "", budget_ms ? ", over the budget" : "",
+             h->ended ? "" : " (the program ended during it)",
              h->cause[0] ? "; " : "", h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
     fputs("      <failure type=\"hang\" message=\"", out);
     put_xml(out, message);
@@ -342,7 +365,7 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
   fputs("  <testsuite name=\"", out);
   put_xml(out, program);
   fprintf(out, "\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
-  for (size_t i = 0; i < v->count; i++) put_hang_case(out, &v->hangs[i], program, budget_ms);
+  for (size_t i = 0; i < v->count; i++) put_hang_case(out, v, &v->hangs[i], program, budget_ms);
   if (failures == 0) {
     fputs("    <testcase classname=\"lagscope-run.", out);
     put_xml(out, program);

@@ -16,6 +16,8 @@ typedef struct lagscope__run_hang {
   uint64_t start_ns;  /* monotonic */
   double duration_ms;
   int ended;          /* 0: the program ended during it; duration_ms runs to the exit */
+  int startup;        /* in the program's start-up: before its main thread's first sign of
+                         life (the events' "phase": "startup") */
   double stopped_ms;  /* not ended: the time it was stopped before the exit, not counted */
   char *cause;        /* "cpu: On the CPU for 703 ms in f", or "" */
   char *own_frames;   /* the heaviest stack's frames of the program's own code, innermost
@@ -48,6 +50,9 @@ typedef struct lagscope__run_verdict {
   size_t bad_lines;   /* lines that were not the JSON expected: skipped */
   char *not_started;  /* why lagscope did not start in the program (a run_error line); NULL */
   int off;            /* it was told not to (LAGSCOPE_AUTOSTART=0: a run_off line) */
+  /* The budget of hangs in the start-up (--budget-startup): -1 (as read) the budget's; 0 none
+   * is over it. Only where there is a budget. */
+  int64_t startup_budget_ms;
 } lagscope__run_verdict;
 
 /* Reads the channel file at path (a missing file is no hang). A hang still open at the

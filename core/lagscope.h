@@ -384,6 +384,10 @@ typedef struct lagscope_event {
       uint64_t start_ns;
       int64_t start_wall_ms;  /* the same moment, Unix time in ms */
       uint32_t threshold_ms;
+      /* 1: the program's start-up: the main thread had shown no sign of life yet in this
+       * process (no frame, heartbeat or ping answer), as a toolkit building its first window.
+       * JSON: "phase": "startup" (else "running"). */
+      int startup;
     } hang_began;
     struct {
       uint64_t hang_id;
@@ -391,6 +395,7 @@ typedef struct lagscope_event {
       uint64_t duration_ns;   /* start to the main thread's answer, time suspended excluded */
       /* 1: a hang. 0: its cause is idle (config.hang_count_idle off): reported, not counted. */
       int counted;
+      int startup;            /* as hang_began's */
     } hang_ended;
     struct {
       int code;               /* a lagscope_error */

@@ -75,6 +75,7 @@ struct lagscope__monitor {
   int wrong_thread_reported; /* ETHREAD said once per start */
   uint64_t next_hang_sample_event_ns;
   uint64_t next_report_save_ns; /* the hang's report is written again from then on */
+  int hang_startup;             /* the hang began before the main thread's first sign of life */
   uint64_t loop_note_seq;     /* the ping whose post noted the main thread's wait (0: none) */
   uint64_t loop_note_ns;      /* when it was posted */
   uint64_t next_loop_note_ns; /* the next look at the loop's wait */
@@ -124,6 +125,10 @@ static void publish_hang_began(lagscope__monitor *in) {
   e.as.hang_began.start_wall_ms =
       lagscope__wall_ms() - (int64_t)((now - in->watchdog.hang_start_ns) / NS_PER_MS);
   e.as.hang_began.threshold_ms = in->config->hang_threshold_ms;
+  /* Start-up: the main thread has not shown life in this process yet (a toolkit building its
+   * first window before its loop runs). Real, and said so: a budget may treat it apart. */
+  in->hang_startup = atomic_load_explicit(&in->signals->alive_ns, memory_order_acquire) == 0;
+  e.as.hang_began.startup = in->hang_startup;
   atomic_fetch_add_explicit(&in->hangs, 1, memory_order_relaxed);
   atomic_store_explicit(&in->hang_in_progress, 1, memory_order_relaxed);
   lagscope__publish(&e);
@@ -133,7 +138,7 @@ static void publish_hang_began(lagscope__monitor *in) {
   if (in->hang_recorder == NULL) return;
   lagscope__hang_recorder_begin(in->hang_recorder, e.as.hang_began.hang_id,
                                 e.as.hang_began.start_ns, e.as.hang_began.start_wall_ms,
-                                in->have_last_metrics ? &in->last_metrics : NULL,
+                                in->hang_startup, in->have_last_metrics ? &in->last_metrics : NULL,
                                 &in->samples[in->sample_current]);
   lagscope__hang_recorder_slow_begin(in->hang_recorder);
   publish_hang_sample(in, now);
@@ -147,6 +152,7 @@ static void publish_hang_ended(lagscope__monitor *in, uint64_t duration_ns, uint
   e.as.hang_ended.hang_id = in->watchdog.hang_id;
   e.as.hang_ended.start_ns = in->watchdog.hang_start_ns;
   e.as.hang_ended.duration_ns = duration_ns;
+  e.as.hang_ended.startup = in->hang_startup;
   atomic_store_explicit(&in->hang_in_progress, 0, memory_order_relaxed);
   if (in->hang_recorder != NULL)
     e.payload.report = lagscope__hang_recorder_end(in->hang_recorder, duration_ns, end_ns);

@@ -597,7 +597,7 @@ static void take_early_samples(lagscope__hang_recorder *h) {
 }
 
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
-                                   uint64_t start_ns, int64_t start_wall_ms,
+                                   uint64_t start_ns, int64_t start_wall_ms, int startup,
                                    const lagscope_metrics *before,
                                    const lagscope__usage *sample_before) {
   release_hang_buffers(h);
@@ -609,6 +609,7 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
   r->hang_id = hang_id;
   r->state = LAGSCOPE__REPORT_IN_PROGRESS;
   r->start_wall_ms = start_wall_ms;
+  r->startup = startup;
   r->app_name = h->app_name;
   r->pid = lagscope__process_id();
   if (before != NULL) r->before = *before;

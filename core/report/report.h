@@ -59,6 +59,7 @@ typedef struct lagscope__report_data {
   uint64_t duration_ns;        /* so far, while in progress */
   uint32_t threshold_ms, sample_interval_ms;
   int count_idle;              /* config.hang_count_idle: an idle hang is counted too */
+  int startup;                 /* in the program's start-up (lagscope.h's hang_began.startup) */
   const char *app_name;
   int32_t pid, main_tid;
   const lagscope__stack *samples; /* the main thread, every sample_interval_ms */
@@ -264,7 +265,7 @@ void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
 /* The hang began: captures the main thread, then every thread (lagscope__hang_recorder_save
  * writes the report). A */
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
-                                   uint64_t start_ns, int64_t start_wall_ms,
+                                   uint64_t start_ns, int64_t start_wall_ms, int startup,
                                    const lagscope_metrics *before,
                                    const lagscope__usage *sample_before);
 void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thread sample */

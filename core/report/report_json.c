@@ -292,6 +292,7 @@ static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
   lagscope__jw_bool(w, "counted", !idle || r->count_idle);
   lagscope__jw_u64(w, "hang_id", r->hang_id);
   lagscope__jw_string(w, "state", lagscope__report_state_name((int)r->state));
+  lagscope__jw_string(w, "phase", r->startup ? "startup" : "running");
   lagscope__jw_string(w, "lagscope_version", LAGSCOPE_VERSION_STRING);
   lagscope__jw_begin_object(w, "app");
   lagscope__jw_string(w, "name", r->app_name);

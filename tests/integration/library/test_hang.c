@@ -7,6 +7,9 @@
  *                  first samples near its start, and every report is still recovered
  *   signal-blocked-600  a 600 ms stall on the CPU with every signal blocked in the main thread:
  *                  the verdict is unknown and says why, an error event names the signal
+ *   startup-600    a 600 ms stall right after lagscope_start, before the loop ever ran (as a
+ *                  toolkit builds its first window), then one at frame 30: the first is a
+ *                  hang in the start-up phase, the second is not (issue 32, section 5)
  *   overload-400   20 stalls of 400 ms while 500 threads start and exit and two threads spin:
  *                  at least 19 hangs, each of at least 350 ms, and none shorter than the
  *                  threshold */
@@ -38,6 +41,7 @@ typedef struct scenario {
   const char *report_dir;    /* NULL: the default */
   int block_signals;         /* the main thread blocks every signal from the first frame */
   lagscope_event_fn also;    /* another subscriber (NULL: none) */
+  uint32_t stall_before_loop_ms; /* a stall after lagscope_start, before the loop's first run */
 } scenario;
 
 static void stall_frame(host_loop *loop, uint64_t frame, void *user) {
@@ -76,6 +80,7 @@ static void run(scenario *s, double max_seconds, host_done_fn done) {
   c.sample_interval_ms = 100; /* more metrics events: proof the monitor kept running */
   CHECK_EQ_INT(lagscope_start(&c), 0);
   if (s->also != NULL) CHECK_EQ_INT(lagscope_subscribe(s->also, s, &also), 0);
+  if (s->stall_before_loop_ms) test_stall_busy(s->stall_before_loop_ms);
   host_loop_run(loop, stall_frame, done, s, max_seconds);
   CHECK_EQ_INT(lagscope_stop(), 0); /* delivers everything published before it */
   host_loop_free(loop);
@@ -251,6 +256,33 @@ static void stall_at_start(void) {
   recorder_destroy(&s.rec);
 }
 
+/* Done once both hangs ended and a second passed. */
+static int two_hangs_over(void *user) {
+  scenario *s = user;
+  return recorder_count(&s->rec, LAGSCOPE_EVENT_HANG_ENDED) >= 2 &&
+         test_now_ns() - s->last_stall_end > 1000000000u;
+}
+
+static void stall_in_startup(void) {
+  scenario s;
+  memset(&s, 0, sizeof(s));
+  recorder_init(&s.rec);
+  s.stall_ms = 600;
+  s.stall_before_loop_ms = 600;
+  run(&s, 20, two_hangs_over);
+  print_seen(&s);
+  CHECK_EQ_INT(s.rec.ended_len, 2);
+  int first = s.rec.began[0].as.hang_began.startup, second = s.rec.began[1].as.hang_began.startup;
+  printf("phases: %s, %s\n", first ? "startup" : "running", second ? "startup" : "running");
+  CHECK_MSG(first && s.rec.ended[0].as.hang_ended.startup, "the stall before the loop ran is "
+            "not told as start-up");
+  CHECK_MSG(!second && !s.rec.ended[1].as.hang_ended.startup, "a stall after the loop ran is "
+            "told as start-up");
+  double ms = (double)s.rec.ended[0].as.hang_ended.duration_ns / 1e6;
+  CHECK_MSG(ms >= 500 && ms <= 700, "the start-up hang lasted %.1f ms", ms);
+  recorder_destroy(&s.rec);
+}
+
 static void short_stalls(void) {
   scenario s;
   memset(&s, 0, sizeof(s));
@@ -386,6 +418,8 @@ int main(int argc, char **argv) {
     one_long_stall(1);
   else if (strcmp(argv[1], "start-600") == 0)
     stall_at_start();
+  else if (strcmp(argv[1], "startup-600") == 0)
+    stall_in_startup();
   else if (strcmp(argv[1], "stall-50") == 0)
     short_stalls();
   else if (strcmp(argv[1], "overload-400") == 0)

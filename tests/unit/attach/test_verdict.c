@@ -125,6 +125,40 @@ static void test_own_frames_by_code(void) {
   remove_channel();
 }
 
+/* A hang in the start-up (before the program's first sign of life: "phase": "startup") is
+ * said so, and judged by the start-up's budget when one is given (issue 32, section 5:
+ * mousepad's 292 ms start-up inside g_application_run was a hang like any other). */
+static void test_startup_budget(void) {
+  write_channel(
+      "{\"type\":\"run_loops\",\"glib\":true}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":1000000000,\"phase\":\"startup\"}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":900,\"phase\":\"startup\"}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":2,\"start_ns\":5000000000,\"phase\":\"running\"}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":700,\"phase\":\"running\"}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(v.count, 2);
+  CHECK(v.hangs[0].startup && !v.hangs[1].startup);
+  /* No start-up budget: the budget's. */
+  CHECK_EQ_INT(lagscope__run_over_budget(&v, 500), 2);
+  /* 1000 ms for the start-up: only the running hang is over. */
+  v.startup_budget_ms = 1000;
+  CHECK_EQ_INT(lagscope__run_over_budget(&v, 500), 1);
+  const char *text = summary_of(&v, 500);
+  CHECK_MSG(strstr(text, "2 hangs, 1 over the budget of 500 ms, 1000 ms in the start-up\n") &&
+                strstr(text, "  hang 1: 900 ms (start-up)\n") &&
+                strstr(text, "  hang 2: 700 ms, over budget\n"),
+            "%s", text);
+  /* 0: start-up hangs do not count, however long. */
+  v.startup_budget_ms = 0;
+  v.hangs[0].duration_ms = 90000;
+  CHECK_EQ_INT(lagscope__run_over_budget(&v, 500), 1);
+  CHECK_MSG(strstr(summary_of(&v, 500), "; start-up hangs do not count") != NULL, "%s",
+            summary_of(&v, 500));
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
 /* A hang the program's exit (or a kill) cut short lasts until the exit. */
 static void test_hang_cut_short_by_exit(void) {
   write_channel("{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":2000000000}\n");
@@ -247,6 +281,7 @@ static void test_junit_escapes(void) {
 static const test_case cases[] = {
     TEST_CASE(hangs_and_own_frames),
     TEST_CASE(own_frames_by_code),
+    TEST_CASE(startup_budget),
     TEST_CASE(hang_cut_short_by_exit),
     TEST_CASE(stopped_time_not_counted),
     TEST_CASE(bad_lines_skipped),
