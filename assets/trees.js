@@ -80,7 +80,13 @@ function insertReversed(top, path, own) {
   }
 }
 
-/* "My code only": a system library's frame is left out, its callees move up to the nearest
+/* A frame that is not the app's code: by the report's "code" (lagscope's one rule: the system's
+ * and lagscope's own frames), else, in a report written before it, by its module. */
+export function isOthersCode(frame) {
+  return frame.code ? frame.code !== 'app' : isSystemLibrary(frame.module);
+}
+
+/* "My code only": a frame that is not the app's is left out, its callees move up to the nearest
  * frame shown, its own samples stay with that frame (counts are kept). */
 const ownTrees = new WeakMap();
 export function ownCodeTree(root) {
@@ -94,7 +100,7 @@ export function ownCodeTree(root) {
 
 function liftInto(parent, children) {
   for (const child of children || []) {
-    if (isSystemLibrary(child.module)) {
+    if (isOthersCode(child)) {
       liftInto(parent, child.children);
       continue;
     }

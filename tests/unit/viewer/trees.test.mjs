@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { bottomUp, heaviestChild, hitchTree, ownCodeTree } from '../../../assets/trees.js';
+import { bottomUp, heaviestChild, hitchTree, isOthersCode, ownCodeTree } from '../../../assets/trees.js';
 
 const APP = '/home/me/build/app';
 const LIBC = '/usr/lib/x86_64-linux-gnu/libc.so.6';
@@ -65,6 +65,23 @@ test('ownCodeTree: two call sites of one function, one through libc, merge into 
   const tree = ownCodeTree(root);
   const main = tree.children[0];
   assert.deepEqual(main.children.map((c) => [c.function, c.count, c.line]), [['helper', 6, 30]]);
+});
+
+test('ownCodeTree: by the report\'s "code" when it has one: lagscope\'s hook and the system leave, a private library stays', () => {
+  // mousepad's own library under /usr/lib is the app's; the preload's g_main_loop_run hook is
+  // lagscope's, though outside the system's folders.
+  const PRIVATE = '/usr/lib/x86_64-linux-gnu/mousepad/libmousepad.so.0';
+  const PRELOAD = '/opt/lagscope/lib/liblagscope-preload.so';
+  const open = node('mousepad_file_open', PRIVATE, 4, [node('read', LIBC, 4, [], { code: 'system' })], { code: 'app' });
+  const hook = node('g_main_loop_run', PRELOAD, 4, [open], { code: 'lagscope' });
+  const root = { count: 4, children: [node('main', APP, 4, [hook], { code: 'app' })] };
+  assert.deepEqual(flatten(ownCodeTree(root)), {
+    '/(all samples)': [4, 0, ['main']],
+    '/(all samples)/main': [4, 0, ['mousepad_file_open']],
+    '/(all samples)/main/mousepad_file_open': [4, 4, []],
+  });
+  assert.equal(isOthersCode({ module: PRIVATE }), true, 'without "code": by its folder, as before');
+  assert.equal(isOthersCode({ module: PRIVATE, code: 'app' }), false);
 });
 
 test('hitchTree: the heaviest stack, outermost caller first, every node with the hitch\'s samples', () => {
