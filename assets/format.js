@@ -94,6 +94,12 @@ export function isSystemLibrary(module) {
   return SYSTEM_LIBRARY.test(module || '');
 }
 
+/* A frame that is not the app's code: by the report's "code" (lagscope's one rule: the system's
+ * frames and lagscope's own), else, in a report written before it, by its module. */
+export function isOthersCode(frame) {
+  return frame.code ? frame.code !== 'app' : isSystemLibrary(frame.module);
+}
+
 export function hashString(text) {
   let h = 2166136261;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);

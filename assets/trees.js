@@ -2,7 +2,7 @@
  * Call trees turned into other call trees, pure (no DOM) and so tested by node
  * (tests/unit/viewer/trees.test.mjs): bottom-up, "my code only", a hitch's stack as a tree.
  */
-import { isSystemLibrary } from './format.js';
+import { isOthersCode } from './format.js';
 
 function childSum(node) {
   let sum = 0;
@@ -78,12 +78,6 @@ function insertReversed(top, path, own) {
     node = childFor(node, path[i], false);
     node.count += own;
   }
-}
-
-/* A frame that is not the app's code: by the report's "code" (lagscope's one rule: the system's
- * and lagscope's own frames), else, in a report written before it, by its module. */
-export function isOthersCode(frame) {
-  return frame.code ? frame.code !== 'app' : isSystemLibrary(frame.module);
 }
 
 /* "My code only": a frame that is not the app's is left out, its callees move up to the nearest

@@ -12,7 +12,8 @@
  *   no horizontal scrolling; without the token there is a 401 (from the server for the page, in
  *   the page for its requests); when the app restarts on the same port the page reconnects by
  *   itself and shows the new launch; a second demo stalling on a lock chain has its verdict
- *   drawn as main thread → demo-chain-a → demo-chain-b.
+ *   drawn as main thread → demo-chain-a → demo-chain-b; a third stalling in two phases (a pipe
+ *   read, then opening a FIFO) has its verdict's phases strip: read then openat, in order.
  *
  * Usage: node e2e.js --demo <lagscope-demo> --artifacts <folder> [--keep-going]
  * Screenshots and the demo's output go to the artifacts folder. Exit 0 pass, 1 fail, 77 skip
@@ -496,6 +497,7 @@ async function run(opts, playwright) {
     });
     check(verdictFirst, 'the verdict is not above the summary');
     check(await verdict.locator('[data-testid=verdict-chain]').count() === 0, 'a cpu hang draws a lock chain');
+    check(await verdict.locator('[data-testid=verdict-phases]').count() === 0, 'a hang of one phase draws a phases strip');
     shots.push(await elementShot(verdict, opts.artifacts, 'laptop-verdict-cpu'));
     ok(badge + ', "' + sentence + '", ' + share.replace('\u00a0', ' '));
 
@@ -760,6 +762,74 @@ async function run(opts, playwright) {
     await chainContext.close();
     await chain.stop(5000);
     ok('main → ' + owners.map((c) => c.name + ' (' + c.frames + ' frames)').join(' → '));
+
+    step('a stall in two phases (--stall-kind phases): the verdict\'s strip shows read, then openat');
+    const phasesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-e2e-phases-'));
+    reportDirs.push(phasesDir);
+    const phased = new Demo(opts.demo, opts.artifacts, phasesDir, 'demo-phases', 800, ['--stall-kind', 'phases', '--stall-every', '1.5']);
+    demos.push(phased);
+    const phasesServer = await phased.start(0, 20000);
+    const phasesEnded = await phased.waitLine((o) => o.type === 'hang_ended', 'hang_ended', 20000);
+    const phasesContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const phasesPage = await phasesContext.newPage();
+    watchPage(phasesPage, problems, 'phases');
+    await phasesPage.goto(phasesServer.url, { timeout: 15000 });
+    const phasesItem = '[data-testid=hang-item][data-id="' + phasesEnded.report_id + '"]';
+    await phasesPage.waitForSelector(phasesItem, { timeout: 10000 });
+    await phasesPage.click(phasesItem);
+    const phasesVerdict = phasesPage.locator('[data-testid=hang-detail][data-id="' + phasesEnded.report_id + '"] [data-testid=verdict]');
+    await phasesVerdict.waitFor({ timeout: 10000 });
+    const phasesReport = await fetchReport(phasesPage, phasesEnded.report_id);
+    const told = (phasesReport.cause && phasesReport.cause.phases) || [];
+    check(told.length === 2 && told.map((p) => p.kind + '/' + p.syscall).join(',') === 'io/read,io/openat',
+      'the phases report\'s cause.phases: ' + JSON.stringify(told));
+    const phasesSentence = await phasesVerdict.locator('[data-testid=verdict-summary]').textContent();
+    check(phasesSentence === phasesReport.cause.summary, 'the phases verdict says "' + phasesSentence + '"');
+    const strip = phasesVerdict.locator('[data-testid=verdict-phases]');
+    await strip.waitFor({ timeout: 5000 });
+    const bar = strip.locator('[data-testid=phase-bar]');
+    check((await bar.getAttribute('role')) === 'img', 'the phases bar has no role="img"');
+    const barLabel = (await bar.getAttribute('aria-label')) || '';
+    check(/read\(\)/.test(barLabel) && /openat\(\)/.test(barLabel) && barLabel.indexOf('read()') < barLabel.indexOf('openat()'),
+      'the phases bar\'s aria-label: "' + barLabel + '"');
+    const barBox = await bar.boundingBox();
+    const segments = await bar.locator('[data-testid=phase]').evaluateAll((nodes) => nodes.map((n) => {
+      const r = n.getBoundingClientRect();
+      return { kind: n.dataset.kind, syscall: n.dataset.syscall, x: r.x, w: r.width, h: r.height, color: getComputedStyle(n).backgroundColor };
+    }));
+    check(segments.map((s) => s.kind + '/' + s.syscall).join(',') === 'io/read,io/openat',
+      'the strip\'s segments: ' + JSON.stringify(segments));
+    check(barBox && barBox.width > 200 && barBox.height > 0, 'the phases bar has no size: ' + JSON.stringify(barBox));
+    for (const s of segments) {
+      check(s.w >= 3 && s.h > 0 && s.x >= barBox.x - 0.5 && s.x + s.w <= barBox.x + barBox.width + 0.5,
+        'a segment is not inside the bar: ' + JSON.stringify(s) + ' in ' + JSON.stringify(barBox));
+    }
+    check(segments[0].x + segments[0].w <= segments[1].x + 1, 'the read segment does not come before the openat one: ' + JSON.stringify(segments));
+    // The io badge's colour: the segments are drawn in their kind's.
+    const ioColor = await phasesPage.evaluate(() => {
+      const probe = document.createElement('span');
+      probe.dataset.kind = 'io';
+      probe.style.color = 'var(--kind)';
+      document.body.append(probe);
+      const color = getComputedStyle(probe).color;
+      probe.remove();
+      return color;
+    });
+    check(segments.every((s) => s.color === ioColor), 'the io segments are not in the io colour ' + ioColor + ': ' + JSON.stringify(segments));
+    const legend = await strip.locator('[data-testid=phase-legend] [data-testid=phase]').evaluateAll((nodes) => nodes.map((n) => ({
+      kind: n.dataset.kind, syscall: n.dataset.syscall, text: n.textContent,
+    })));
+    check(legend.length === 2 && legend[0].kind === 'io' && legend[1].kind === 'io' &&
+      legend[0].text.includes('read') && !legend[0].text.includes('openat') && legend[1].text.includes('openat'),
+      'the strip\'s legend: ' + JSON.stringify(legend));
+    for (const [i, item] of legend.entries()) {
+      const want = Math.round(told[i].share * 100) + '\u00a0%';
+      check(item.text.includes(want) && /\d+ ms|\d\.\d+ s/.test(item.text), 'legend item ' + i + ' "' + item.text + '" lacks its time or ' + want);
+    }
+    shots.push(await elementShot(phasesVerdict, opts.artifacts, 'laptop-verdict-phases'));
+    await phasesContext.close();
+    await phased.stop(5000);
+    ok(legend.map((l) => l.text.replace(/\u00a0/g, ' ')).join(' | '));
 
     check(problems.length === 0, 'the page logged problems:\n  ' + problems.join('\n  '));
     await laptop.close();

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { bottomUp, heaviestChild, hitchTree, isOthersCode, ownCodeTree } from '../../../assets/trees.js';
+import { isOthersCode } from '../../../assets/format.js';
+import { bottomUp, heaviestChild, hitchTree, ownCodeTree } from '../../../assets/trees.js';
 
 const APP = '/home/me/build/app';
 const LIBC = '/usr/lib/x86_64-linux-gnu/libc.so.6';
