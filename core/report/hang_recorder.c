@@ -120,14 +120,16 @@ static void report_capture_init(uint32_t wanted, int rc) {
                             lagscope_strerror(rc));
 }
 
-/* After a capture: the unwinder is in use; a capture signal taken over by the app, or blocked
- * by the main thread (s: its stack; NULL for another thread), said once; such a stack says
- * no_reply or signal_blocked. */
-static void note_capture(lagscope__hang_recorder *h, int rc, const lagscope__stack *s) {
+/* After a capture of stack s: the unwinder is in use; a capture signal taken over by the app,
+ * or blocked by the main thread, said once; such a stack says no_reply or signal_blocked.
+ * Another thread that blocks the signal says so in its stack alone: glibc blocks every signal
+ * in a thread while it starts and while it exits, so a busy pool always has some. */
+static void note_capture(lagscope__hang_recorder *h, int rc, const lagscope__stack *s,
+                         int main_thread) {
   h->captured_ns = lagscope__now_ns();
   h->unwinder_held = 1;
-  if (rc == LAGSCOPE_ESIGNAL && s != NULL && s->walk == LAGSCOPE__WALK_SIGNAL_BLOCKED) {
-    if (h->signal_blocked_reported) return;
+  if (rc == LAGSCOPE_ESIGNAL && s->walk == LAGSCOPE__WALK_SIGNAL_BLOCKED) {
+    if (!main_thread || h->signal_blocked_reported) return;
     h->signal_blocked_reported = 1;
     lagscope__publish_error(rc, "the main thread blocks lagscope's capture signal %d (as an "
                             "app that reads signals with signalfd does): while it runs on the "
@@ -361,7 +363,7 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__us
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
     /* Another thread that blocks the signal says so in its stack's walk; only the main
      * thread's is said as an error (its samples make the verdict). */
-    note_capture(h, lagscope__capture_stack(t->tid, s, wait), t->tid == main_tid ? s : NULL);
+    note_capture(h, lagscope__capture_stack(t->tid, s, wait), s, t->tid == main_tid);
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
     info->threads[kept++] = *t;
   }
@@ -435,7 +437,7 @@ static int grow_samples(lagscope__hang_recorder *h) {
  * wait is judged by the fds open now: at once for the monitor's, at the slow work's end for
  * the stand-in's (fds judged from another thread would race with what the monitor learns). */
 static int note_main_thread_sample(lagscope__hang_recorder *h, int rc, lagscope__stack *s) {
-  note_capture(h, rc, s);
+  note_capture(h, rc, s, 1);
   if (rc == LAGSCOPE_OK) s->loop_wait = (uint8_t)lagscope__loop_wait_is_own(s);
   return rc == LAGSCOPE_OK;
 }
