@@ -34,6 +34,7 @@ typedef struct lagscope__capture_snapshot {
   uintptr_t stack_base;                /* where the copy starts: at or below the stack pointer */
   size_t stack_len;                    /* bytes copied from stack_base */
   int from_handler;                    /* registers are the handler's own: its frame comes first */
+  uint64_t handler_ns;                 /* how long the handler kept the thread (0: no handler) */
   uint8_t stack[LAGSCOPE__CAPTURE_BELOW_SP_BYTES + LAGSCOPE__CAPTURE_STACK_COPY_BYTES];
 } lagscope__capture_snapshot;
 

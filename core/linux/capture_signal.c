@@ -86,10 +86,13 @@ copy_own_stack(uint8_t *to, uintptr_t from, size_t len) {
   for (size_t i = 0; i < len; i++) to[i] = source[i];
 }
 
+static _Atomic int force_checked_copy;
+void lagscope__capture_force_checked_copy(int on) { atomic_store(&force_checked_copy, on); }
+
 /* The main thread's own stack, when the handler runs there on it: 1 when copied. */
 static int copy_main_stack(lagscope__capture_snapshot *s) {
   uintptr_t sp = s->registers[LAGSCOPE__CFI_SP], top = main_stack_start;
-  if (top == 0 || sp >= top || top - sp > MAIN_STACK_MAX ||
+  if (top == 0 || atomic_load_explicit(&force_checked_copy, memory_order_relaxed) || sp >= top || top - sp > MAIN_STACK_MAX ||
       (pid_t)syscall(SYS_gettid) != getpid())
     return 0; /* another thread, or the main one on a stack of its own making */
   /* Below the stack pointer only within its page: a page below may not be mapped yet. */
@@ -150,6 +153,7 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
   if (atomic_compare_exchange_strong_explicit(&request_word, &expected,
                                               REQUEST_WORD(generation, CLAIMED),
                                               memory_order_acq_rel, memory_order_acquire)) {
+    uint64_t entered_ns = lagscope__now_ns(); /* the vDSO's clock: no system call */
     lagscope__capture_snapshot *s = &lagscope__capture_the_snapshot;
     s->from_handler = signals_deferred;
     if (signals_deferred) {
@@ -162,6 +166,7 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
     lagscope__capture_copy_stack(s);
     if (interrupted_a_syscall(context))
       atomic_fetch_add_explicit(&interrupted_syscalls, 1, memory_order_relaxed);
+    s->handler_ns = lagscope__now_ns() - entered_ns;
     atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_release);
     futex_wake(&request_word);
   }

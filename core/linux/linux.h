@@ -184,5 +184,8 @@ uint64_t lagscope__capture_interrupted_syscalls(void);
  * not (the way before blocked threads were read without one, and before the CPU clock raised
  * it), for a baseline in the same run, or many captures quickly. Not thread-safe. F */
 void lagscope__capture_force_signal(int on);
+/* Benchmarks only: 1 copies the main thread's stack in the handler with process_vm_readv too,
+ * as before it was read in place (issue 31, item 4), for a baseline in the same run. F */
+void lagscope__capture_force_checked_copy(int on);
 
 #endif
