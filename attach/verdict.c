@@ -168,6 +168,15 @@ static int read_not_started(lagscope__run_verdict *v, const cJSON *o) {
   return v->not_started != NULL ? 0 : -1;
 }
 
+/* lagscope could not watch for a while: counted. 0, or 1 when the line is not one. */
+static int read_blind(lagscope__run_verdict *v, const cJSON *o) {
+  double ms = number_member(o, "duration_ms");
+  if (!(ms >= 0 && ms < 1e12)) return 1;
+  v->blind_spells++;
+  v->blind_ms += ms;
+  return 0;
+}
+
 /* One line of the channel; 0 when understood, 1 when skipped, -1 without memory. */
 static int read_line(lagscope__run_verdict *v, const char *line) {
   cJSON *o = cJSON_Parse(line);
@@ -183,6 +192,8 @@ static int read_line(lagscope__run_verdict *v, const char *line) {
     rc = read_not_started(v, o);
   else if (strcmp(type, "run_off") == 0)
     v->off = 1;
+  else if (strcmp(type, "monitor_blind") == 0)
+    rc = read_blind(v, o);
   cJSON_Delete(o);
   return rc;
 }
@@ -313,6 +324,12 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
             "outside, lagscope sees only hangs of such a loop. To watch another loop, start "
             "lagscope in the program's code (docs/guide.md, \"Your own loop\").\n",
             program);
+  if (v->blind_spells > 0)
+    fprintf(out,
+            "lagscope-run: lagscope could not watch %s's main thread for %.0f ms in %zu spell%s "
+            "(its own work, or a CPU it waited for, under load): a stall in them may be missing "
+            "above\n",
+            program, v->blind_ms, v->blind_spells, v->blind_spells == 1 ? "" : "s");
   if (v->bad_lines > 0)
     fprintf(out, "lagscope-run: %zu line%s of the preload's channel could not be read\n",
             v->bad_lines, v->bad_lines == 1 ? "" : "s");

@@ -48,6 +48,10 @@ typedef struct lagscope__run_verdict {
   int loops_known;    /* a run_loops line was read */
   int glib, sdl, gl, x11;
   size_t bad_lines;   /* lines that were not the JSON expected: skipped */
+  /* Spells in which lagscope could not watch the main thread (monitor_blind events: its own
+   * work, or a CPU it waited for, under load), and their time: a stall then may be missing. */
+  size_t blind_spells;
+  double blind_ms;
   char *not_started;  /* why lagscope did not start in the program (a run_error line); NULL */
   int off;            /* it was told not to (LAGSCOPE_AUTOSTART=0: a run_off line) */
   /* The budget of hangs in the start-up (--budget-startup): -1 (as read) the budget's; 0 none

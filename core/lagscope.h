@@ -264,7 +264,10 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
  *                   payload.stack_json
  *   SERVER_STARTED  the viewer listens: payload.message is its URL
  *   HITCH           a stall of hitch_report_ms or more that ended before the threshold:
- *                   payload.stack_json, its heaviest stack */
+ *                   payload.stack_json, its heaviest stack
+ *   MONITOR_BLIND   lagscope could not watch the main thread for a quarter of the threshold
+ *                   or more, with no hang open (its own slow work under load, or waiting for
+ *                   a CPU): a stall that began and ended then was not seen. No payload */
 #define LAGSCOPE_EVENT_TYPES(XX)              \
   XX(HANG_BEGAN, 1, "hang_began")             \
   XX(HANG_ENDED, 2, "hang_ended")             \
@@ -273,7 +276,8 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
   XX(HANG_RECOVERED, 5, "hang_recovered")     \
   XX(HANG_SAMPLE, 6, "hang_sample")           \
   XX(SERVER_STARTED, 7, "server_started")     \
-  XX(HITCH, 8, "hitch")
+  XX(HITCH, 8, "hitch")                       \
+  XX(MONITOR_BLIND, 9, "monitor_blind")
 
 typedef enum lagscope_event_type {
 #define LAGSCOPE_EVENT_ENUM_(name, value, text) LAGSCOPE_EVENT_##name = value,
@@ -360,6 +364,10 @@ typedef struct lagscope_metrics {
    * loaded machine), which hangs do count. */
   uint64_t stopped_ms;
   uint64_t monitor_starved_ms;
+  /* Since start: time lagscope looked later than it meant to with no hang open (its own slow
+   * work, or a CPU it waited for): stalls in it went unseen (MONITOR_BLIND events tell each
+   * spell of a quarter of the threshold or more). */
+  uint64_t monitor_blind_ms;
 } lagscope_metrics;
 
 /* A hang report: immutable, reference-counted (lagscope_retain/lagscope_release). */
@@ -419,6 +427,11 @@ typedef struct lagscope_event {
        * long as payload.stack_json is. */
       const char *function;
     } hitch;
+    struct {
+      uint64_t start_ns;      /* when the monitor meant to look (monotonic) */
+      uint64_t duration_ns;   /* until it did */
+      uint64_t busy_ns;       /* of which its own slow work; the rest it waited for a CPU */
+    } monitor_blind;
   } as;
   union {
     const lagscope_metrics *metrics; /* LAGSCOPE_EVENT_METRICS */

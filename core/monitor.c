@@ -165,6 +165,17 @@ static void publish_hang_ended(lagscope__monitor *in, uint64_t duration_ns, uint
   lagscope__publish(&e);
 }
 
+/* The monitor could not watch for a while with no hang open (its own slow work, a CPU it
+ * waited for): said, so that a stall that went unseen then is not silent. */
+static void publish_blind(lagscope__monitor *in, const lagscope__watchdog_step *step) {
+  (void)in;
+  lagscope_event e = {.type = LAGSCOPE_EVENT_MONITOR_BLIND};
+  e.as.monitor_blind.start_ns = step->blind_since_ns;
+  e.as.monitor_blind.duration_ns = step->blind_ns;
+  e.as.monitor_blind.busy_ns = step->blind_busy_ns;
+  lagscope__publish(&e);
+}
+
 /* The main thread was late and answered before the threshold: a hitch when it lasted
  * hitch_report_ms, with the samples taken while it was late. */
 static void publish_hitch(lagscope__monitor *in, const lagscope__watchdog_step *step) {
@@ -324,6 +335,7 @@ static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   m->monitor_memory_bytes = lagscope__memory_in_use();
   m->stopped_ms = in->watchdog.stopped_ns / NS_PER_MS;
   m->monitor_starved_ms = in->watchdog.starved_total_ns / NS_PER_MS;
+  m->monitor_blind_ms = in->watchdog.blind_total_ns / NS_PER_MS;
 
   if (m->hang_in_progress && in->hang_recorder != NULL)
     lagscope__hang_recorder_during(in->hang_recorder, m);
@@ -442,6 +454,7 @@ static void monitor_main(void *arg) {
     if (lagscope__platform_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
     lagscope__watchdog_run(&in->watchdog, in->signals, &in->watchdog_input, now, &step);
+    if (step.blind) publish_blind(in, &step);
     /* Slow work (symbols read, a report written with fsync, every thread captured) can take
      * longer than a threshold: its time is added up, so that the lateness it causes is not
      * taken for a stop. The rest of a step (a sample of the main thread, bounded by
@@ -486,6 +499,8 @@ static void monitor_main(void *arg) {
     }
     uint64_t wake = step.wake_at_ns < next_sample ? step.wake_at_ns : next_sample;
     uint64_t busy_until = now + slow_ns;
+    in->watchdog_input.planned_wake_ns = wake;
+    in->watchdog_input.busy_until_ns = busy_until;
     in->watchdog_input.expected_wake_ns = busy_until > wake ? busy_until : wake;
     note_queued(in, lagscope__now_ns());
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);

@@ -96,6 +96,7 @@ typedef struct demo_options {
   unsigned port;          /* the viewer's; passed on, lagscope validates */
   const char *bind;       /* NULL: lagscope's default, every interface */
   unsigned max_clients, max_streams; /* 0: lagscope's defaults */
+  unsigned churn_threads; /* a load: about this many short-lived threads alive (0: none) */
 } demo_options;
 
 static void demo_usage(FILE *out) {
@@ -131,6 +132,8 @@ static void demo_usage(FILE *out) {
           "  --max-clients N      connections the viewer serves at once (default 32)\n"
           "  --max-streams N      live streams among them (default 16)\n"
           "  --no-server          no LAN viewer\n"
+          "  --churn-threads N    a load, as a busy app's pools give: about N threads that keep\n"
+          "                       starting and ending (default 0)\n"
           "  --help               this text\n"
           "\n"
           "Keys (window): s stalls once, h expands or collapses the HUD, q or Escape quits.\n"
@@ -217,7 +220,7 @@ static int demo_parse_events(const char *name, const char *text, int *jsonl) {
 static const char *const demo_valued_options[] = {
     "--fps", "--stall-kind", "--stall-ms", "--stall-every", "--duration", "--events",
     "--threshold-ms", "--refresh-hz", "--report-dir", "--hud-scale", "--hud-corner",
-    "--port", "--bind", "--max-clients", "--max-streams"};
+    "--port", "--bind", "--max-clients", "--max-streams", "--churn-threads"};
 
 static int demo_is_valued(const char *name) {
   for (size_t i = 0; i < sizeof demo_valued_options / sizeof demo_valued_options[0]; i++)
@@ -240,6 +243,8 @@ static int demo_parse_valued(demo_options *o, const char *name, const char *valu
   if (strcmp(name, "--hud-scale") == 0) return demo_parse_float(name, value, &o->hud_scale);
   if (strcmp(name, "--hud-corner") == 0) return demo_parse_corner(name, value, &o->hud_corner);
   if (strcmp(name, "--port") == 0) return demo_parse_uint(name, value, 0, 65535, &o->port);
+  if (strcmp(name, "--churn-threads") == 0)
+    return demo_parse_uint(name, value, 0, 2000, &o->churn_threads);
   if (strcmp(name, "--max-clients") == 0)
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->max_clients);
   if (strcmp(name, "--max-streams") == 0)
@@ -940,6 +945,53 @@ static lagscope_config demo_config(const demo_options *o, int windowed) {
   return c;
 }
 
+/* ---- load: threads that start and end --------------------------------------------------------
+ * Every thread's start and end maps and unmaps its stack, taking the process's mmap lock for
+ * writing: the load under which lagscope must still see every stall (issue 31). Each spawner
+ * starts a batch of short-lived threads, waits for them, and starts the next. */
+
+#define DEMO_CHURN_BATCH 40
+#define DEMO_CHURN_SPAWNERS_MAX 50
+
+static atomic_int demo_churn_stop;
+static pthread_t demo_churn_spawners[DEMO_CHURN_SPAWNERS_MAX];
+static unsigned demo_churn_spawner_count;
+
+static void *demo_churn_leaf(void *arg) {
+  unsigned ms = (unsigned)(uintptr_t)arg % 20u;
+  struct timespec t = {0, (long)ms * 1000000L};
+  nanosleep(&t, NULL);
+  return NULL;
+}
+
+static void *demo_churn_spawner(void *arg) {
+  (void)arg;
+  uintptr_t n = 0;
+  while (!atomic_load(&demo_churn_stop)) {
+    pthread_t leaves[DEMO_CHURN_BATCH];
+    unsigned started = 0;
+    for (unsigned i = 0; i < DEMO_CHURN_BATCH; i++)
+      if (pthread_create(&leaves[started], NULL, demo_churn_leaf, (void *)n++) == 0) started++;
+    for (unsigned i = 0; i < started; i++) pthread_join(leaves[i], NULL);
+  }
+  return NULL;
+}
+
+static void demo_churn_start(unsigned threads) {
+  unsigned spawners = (threads + DEMO_CHURN_BATCH - 1) / DEMO_CHURN_BATCH;
+  if (spawners > DEMO_CHURN_SPAWNERS_MAX) spawners = DEMO_CHURN_SPAWNERS_MAX;
+  for (unsigned i = 0; i < spawners; i++)
+    if (pthread_create(&demo_churn_spawners[demo_churn_spawner_count], NULL, demo_churn_spawner,
+                       NULL) == 0)
+      demo_churn_spawner_count++;
+}
+
+static void demo_churn_end(void) {
+  atomic_store(&demo_churn_stop, 1);
+  for (unsigned i = 0; i < demo_churn_spawner_count; i++)
+    pthread_join(demo_churn_spawners[i], NULL);
+}
+
 int main(int argc, char **argv) {
   lagscope_config defaults = lagscope_config_default();
   demo_options o = {.fps = 60, .stall_kind = DEMO_STALL_BUSY, .stall_ms = 600,
@@ -970,7 +1022,9 @@ int main(int argc, char **argv) {
     demo_close_window(window);
     return 1;
   }
+  demo_churn_start(o.churn_threads);
   demo_run(&o, window);
+  demo_churn_end();
   lagscope_stop();
   demo_close_window(window); /* after lagscope_stop: nothing posts any more */
   int fd = demo_main_queue.wake_fd;

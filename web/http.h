@@ -28,6 +28,7 @@ typedef struct lagscope__web_metrics_tick {
   double refresh_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
   uint64_t total_frames, total_dropped, lost_timestamps, rss_bytes, pss_bytes, hangs;
   uint64_t events_published, events_dropped, monitor_memory_bytes, stopped_ms, monitor_starved_ms;
+  uint64_t monitor_blind_ms;
   uint32_t frames, dropped, thread_count;
   uint8_t band, idle, hang_in_progress;
 } lagscope__web_metrics_tick;

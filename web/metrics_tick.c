@@ -15,7 +15,8 @@ void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_me
       .rss_bytes = m->rss_bytes, .pss_bytes = m->pss_bytes, .hangs = m->hangs,
       .events_published = m->events_published, .events_dropped = m->events_dropped,
       .monitor_memory_bytes = m->monitor_memory_bytes, .stopped_ms = m->stopped_ms,
-      .monitor_starved_ms = m->monitor_starved_ms, .frames = f->frames, .dropped = f->dropped,
+      .monitor_starved_ms = m->monitor_starved_ms, .monitor_blind_ms = m->monitor_blind_ms,
+      .frames = f->frames, .dropped = f->dropped,
       .thread_count = m->thread_count, .band = (uint8_t)f->band, .idle = f->idle != 0,
       .hang_in_progress = m->hang_in_progress != 0};
 }
@@ -28,6 +29,7 @@ char *lagscope__web_metrics_tick_text(const lagscope__web_metrics_tick *t) {
       .pss_bytes = t->pss_bytes, .hangs = t->hangs, .events_published = t->events_published,
       .events_dropped = t->events_dropped, .monitor_memory_bytes = t->monitor_memory_bytes,
       .stopped_ms = t->stopped_ms, .monitor_starved_ms = t->monitor_starved_ms,
+      .monitor_blind_ms = t->monitor_blind_ms,
       .thread_count = t->thread_count, .hang_in_progress = t->hang_in_progress};
   lagscope_frame_metrics *f = &m.frames;
   f->refresh_hz = t->refresh_hz, f->fps = t->fps, f->hitch_ms_per_s = t->hitch_ms_per_s;

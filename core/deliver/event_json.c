@@ -36,6 +36,7 @@ static void metrics_numbers_write(lagscope__json_writer *w, const lagscope_metri
   lagscope__jw_u64(w, "monitor_memory_bytes", m->monitor_memory_bytes);
   lagscope__jw_u64(w, "stopped_ms", m->stopped_ms);
   lagscope__jw_u64(w, "monitor_starved_ms", m->monitor_starved_ms);
+  lagscope__jw_u64(w, "monitor_blind_ms", m->monitor_blind_ms);
 }
 
 /* Its arrays, which the viewer's window of older ticks leaves out. */
@@ -120,6 +121,11 @@ static void body_write(lagscope__json_writer *w, const lagscope_event *e) {
       lagscope__jw_raw(w, "heaviest_stack",
                        e->payload.stack_json != NULL ? e->payload.stack_json : "[]");
       if (e->as.hitch.cause_json != NULL) lagscope__jw_raw(w, "cause", e->as.hitch.cause_json);
+      break;
+    case LAGSCOPE_EVENT_MONITOR_BLIND:
+      lagscope__jw_u64(w, "start_ns", e->as.monitor_blind.start_ns);
+      lagscope__jw_measure(w, "duration_ms", (double)e->as.monitor_blind.duration_ns / 1e6);
+      lagscope__jw_measure(w, "busy_ms", (double)e->as.monitor_blind.busy_ns / 1e6);
       break;
     case LAGSCOPE_EVENT_SERVER_STARTED:
       lagscope__jw_string(w, "url", e->payload.message != NULL ? e->payload.message : "");

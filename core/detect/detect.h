@@ -118,6 +118,10 @@ typedef struct lagscope__watchdog {
   uint64_t hang_suspended_ns; /* time the process was stopped during this hang */
   uint64_t stopped_ns;        /* time the process was stopped (SIGSTOP, a debugger), ever */
   uint64_t starved_total_ns;  /* time the monitor woke late waiting for a CPU, ever (not excused) */
+  /* Time the monitor looked later than it planned with no hang open, busy with its own work or
+   * waiting for a CPU, ever: a stall that began and ended then went unseen. */
+  uint64_t blind_total_ns;
+  uint64_t blind_report_ns;   /* a blind spell this long or longer is told (step.blind) */
   uint32_t post_failures;
   uint64_t pings_spared;      /* pings not posted because frames showed the main thread alive */
   uint64_t unpinged_max_ns;   /* the longest it goes unasked: a ping's interval, or after the
@@ -129,6 +133,10 @@ typedef struct lagscope__watchdog {
 /* What the monitor tells the watchdog at each run, besides what the main thread wrote. */
 typedef struct lagscope__watchdog_input {
   uint64_t expected_wake_ns; /* when the monitor planned to wake (its start, at first) */
+  /* When the watchdog asked to look (step.wake_at_ns, or the metrics sample if sooner), before
+   * the monitor's own slow work pushed the wake later; 0: no plan yet. */
+  uint64_t planned_wake_ns;
+  uint64_t busy_until_ns;    /* the monitor's slow work of the last step ended then */
   /* Of the monitor's lateness, the time it waited for a CPU (runnable, not run). A monitor
    * starved by a loaded machine is late without the process having been stopped: that
    * lateness is the hang's, not a suspension. 0 when unknown. */
@@ -166,6 +174,10 @@ typedef struct lagscope__watchdog_step {
   uint64_t late_since_ns, late_duration_ns;
   int ping_lost;           /* the outstanding ping was lost (lost_pings counts them); another
                               is posted in this step */
+  int blind;               /* the monitor looked blind_ns after it planned to, from
+                              blind_since_ns, with no hang open: a stall in that spell went
+                              unseen. busy_ns of it was its own work, the rest waiting for a CPU */
+  uint64_t blind_since_ns, blind_ns, blind_busy_ns;
   uint64_t wake_at_ns;     /* when the monitor should run the next step */
 } lagscope__watchdog_step;
 

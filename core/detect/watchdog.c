@@ -40,6 +40,9 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
   w->heartbeat_mode = c->post_main == NULL;
   w->unpinged_max_ns =
       w->heartbeat_mode ? 0 : max_u64(w->interval_ns, w->late_ns + FRAME_JITTER_NS);
+  /* A stall longer than the threshold goes unseen when the monitor is blind for more than
+   * the part of it past the threshold: told from a quarter of the threshold on. */
+  w->blind_report_ns = w->threshold_ns / 4;
   w->ping_seq = last_ping_seq;
   w->next_ping_ns = now_ns;
   w->not_before_ns = now_ns;
@@ -60,6 +63,26 @@ static void notice_suspension(lagscope__watchdog *w, const lagscope__watchdog_in
   step->resumed = 1;
   if (w->hang_active) w->hang_suspended_ns += stopped;
   w->not_before_ns = now_ns;
+}
+
+/* The monitor looked later than it planned, with no hang open to cover the time (a hang's own
+ * stand-in samples it, and its end is the main thread's timestamp): busy with its own slow work
+ * (every thread captured, a report written), or waiting for a CPU. A stall that began and ended
+ * in that spell was not seen, and the watchdog says so rather than nothing. A stop (resumed)
+ * is no blindness: the main thread was stopped too. */
+static void notice_blindness(lagscope__watchdog *w, const lagscope__watchdog_input *input,
+                             uint64_t now_ns, lagscope__watchdog_step *step) {
+  uint64_t from = input->planned_wake_ns;
+  if (step->hang_ended && step->end_ns > from) from = step->end_ns; /* seen up to its end */
+  if (step->resumed || w->hang_active || from == 0 || now_ns <= from) return;
+  uint64_t blind = now_ns - from;
+  w->blind_total_ns += blind;
+  if (blind < w->blind_report_ns) return;
+  step->blind = 1;
+  step->blind_since_ns = from;
+  step->blind_ns = blind;
+  uint64_t busy_until = min_u64(input->busy_until_ns, now_ns);
+  step->blind_busy_ns = busy_until > from ? busy_until - from : 0;
 }
 
 /* Since when the main thread owes an answer; 0 if it owes none. */
@@ -129,6 +152,7 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   notice_suspension(w, input, now_ns, step);
   uint64_t alive = atomic_load_explicit(&signals->alive_ns, memory_order_acquire);
   check_answer(w, signals, alive, step);
+  notice_blindness(w, input, now_ns, step);
   check_lost_ping(w, now_ns, alive, step);
 
   uint64_t since = pending_since(w, alive);

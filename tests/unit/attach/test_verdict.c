@@ -233,6 +233,29 @@ static void test_bad_lines_skipped(void) {
   remove_channel();
 }
 
+/* Spells in which lagscope could not watch (monitor_blind) are summed and said: a stall in
+ * them may be missing from the hangs. A spell without a length is a bad line. */
+static void test_blind_spells_said(void) {
+  write_channel("{\"type\":\"monitor_blind\",\"start_ns\":5,\"duration_ms\":120.4,\"busy_ms\":120}\n"
+                "{\"type\":\"monitor_blind\",\"start_ns\":9,\"duration_ms\":300,\"busy_ms\":0}\n"
+                "{\"type\":\"monitor_blind\",\"start_ns\":9,\"duration_ms\":\"long\"}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(v.blind_spells, 2);
+  CHECK_NEAR(v.blind_ms, 420.4, 0.01);
+  CHECK_EQ_INT(v.bad_lines, 1);
+  const char *text = summary_of(&v, 0);
+  CHECK_MSG(strstr(text, "could not watch app's main thread for 420 ms in 2 spells") != NULL, "%s",
+            text);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+  write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700}\n");
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK(strstr(summary_of(&v, 0), "could not watch") == NULL);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
 /* No channel at all (the program never started lagscope): no hang. A program without a loop
  * the hooks know is told how to integrate by code. */
 static void test_no_channel_and_no_loop(void) {
@@ -285,6 +308,7 @@ static const test_case cases[] = {
     TEST_CASE(hang_cut_short_by_exit),
     TEST_CASE(stopped_time_not_counted),
     TEST_CASE(bad_lines_skipped),
+    TEST_CASE(blind_spells_said),
     TEST_CASE(no_channel_and_no_loop),
     TEST_CASE(junit_escapes),
 };

@@ -493,7 +493,71 @@ static void test_a_lost_ping_is_replaced_while_frames_flow(void) {
   CHECK_EQ_INT(replaced, 1);
 }
 
+/* The monitor looked later than it planned with no hang open (its own slow work, a CPU it
+ * waited for): a blind spell, told from when it planned to look, or from the end of a hang
+ * that ended in it; not when the process was stopped, nor while a hang stays open. */
+static void test_a_blind_monitor_says_so(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  uint64_t t0 = 1000 * MS;
+  reset(&w, 0);
+  step_at(&w, t0, &s);
+  answer(w.ping_seq, t0 + 1 * MS);
+  /* Planned to look at the next wake; busy with its own work until 300 ms after it, then
+   * 100 ms more waiting for a CPU (starved: no stop). */
+  uint64_t planned = s.wake_at_ns;
+  input = (lagscope__watchdog_input){.expected_wake_ns = planned + 300 * MS,
+                                     .planned_wake_ns = planned,
+                                     .busy_until_ns = planned + 300 * MS,
+                                     .starved_ns = 100 * MS};
+  lagscope__watchdog_run(&w, &signals, &input, planned + 400 * MS, &s);
+  CHECK(s.blind && !s.resumed && !s.hang_began);
+  CHECK_EQ_INT(s.blind_since_ns, planned);
+  CHECK_EQ_INT(s.blind_ns, 400 * MS);
+  CHECK_EQ_INT(s.blind_busy_ns, 300 * MS);
+  CHECK_EQ_INT(w.blind_total_ns, 400 * MS);
+  /* A spell shorter than a quarter of the threshold is counted, not told. */
+  uint64_t now = planned + 400 * MS;
+  answer(w.ping_seq, now);
+  input = (lagscope__watchdog_input){.expected_wake_ns = now + 10 * MS, .planned_wake_ns = now};
+  lagscope__watchdog_run(&w, &signals, &input, now + 30 * MS, &s);
+  CHECK(!s.blind);
+  CHECK_EQ_INT(w.blind_total_ns, 430 * MS);
+
+  /* A stop (a whole threshold late, not starved) is no blindness. */
+  reset(&w, 0);
+  step_at(&w, t0, &s);
+  answer(w.ping_seq, t0 + 1 * MS);
+  planned = s.wake_at_ns;
+  input = (lagscope__watchdog_input){.expected_wake_ns = planned, .planned_wake_ns = planned};
+  lagscope__watchdog_run(&w, &signals, &input, planned + 2000 * MS, &s);
+  CHECK(s.resumed && !s.blind);
+  CHECK_EQ_INT(w.blind_total_ns, 0);
+
+  /* A hang open through the slow work (its own report): not blind while it lasts; blind from
+   * the main thread's answer that ended it. */
+  reset(&w, 0);
+  now = t0;
+  for (step_at(&w, now, &s); !s.hang_began; step_at(&w, now, &s)) now = s.wake_at_ns;
+  planned = s.wake_at_ns;
+  input = (lagscope__watchdog_input){.expected_wake_ns = planned + 500 * MS,
+                                     .planned_wake_ns = planned,
+                                     .busy_until_ns = planned + 500 * MS};
+  lagscope__watchdog_run(&w, &signals, &input, planned + 500 * MS, &s);
+  CHECK(!s.blind && !s.hang_ended); /* still hung: the hang's own samples cover it */
+  answer(w.ping_seq, planned + 600 * MS);
+  uint64_t busy_end = planned + 1500 * MS;
+  input = (lagscope__watchdog_input){.expected_wake_ns = busy_end,
+                                     .planned_wake_ns = planned + 510 * MS,
+                                     .busy_until_ns = busy_end};
+  lagscope__watchdog_run(&w, &signals, &input, busy_end, &s);
+  CHECK(s.hang_ended && s.blind);
+  CHECK_EQ_INT(s.blind_since_ns, planned + 600 * MS);
+  CHECK_EQ_INT(s.blind_ns, 900 * MS);
+}
+
 static const test_case cases[] = {
+    TEST_CASE(a_blind_monitor_says_so),
     TEST_CASE(frames_spare_pings),
     TEST_CASE(a_lost_ping_is_replaced_while_frames_flow),
     TEST_CASE(late_then_answered_is_a_hitch),
