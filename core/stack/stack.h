@@ -42,6 +42,22 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
  * for. 0 when it was copied; *method says how. */
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method);
 
+/* ---- a suspended Darwin thread's run state (core/stack/trap_state.c), portable ---------------- */
+typedef enum lagscope__isa { LAGSCOPE__ISA_ARM64, LAGSCOPE__ISA_X86_64 } lagscope__isa;
+typedef struct lagscope__trap_evidence {
+  int isa;                   /* lagscope__isa */
+  int th_state_before;       /* THREAD_BASIC_INFO's run_state read before thread_suspend */
+  int code_read;             /* code_before_pc holds the 4 bytes just before the saved pc */
+  uint8_t code_before_pc[4]; /* arm64: one instruction; x86_64: "syscall" is the last two */
+  uint64_t trap_number;      /* the saved number register: arm64 x16, x86_64 rax */
+} lagscope__trap_evidence;
+/* 1 when the pc is right after a trap instruction with a call number in its register. F */
+int lagscope__trap_evidence_at_trap(const lagscope__trap_evidence *e);
+/* CPU, SYSCALL (blocked in that trap), BLOCKED (stopped, or a wait outside any trap) or
+ * UNKNOWN, from what suspension leaves as it was (not the state read while suspended, which
+ * xnu reports as waiting for every suspended thread). F */
+lagscope__run_state lagscope__trap_run_state(const lagscope__trap_evidence *e);
+
 #define LAGSCOPE__LABEL_MAX 200  /* bytes of a hang's label ("lock · keeper"), with the NUL */
 
 /* ---- symbols (core/stack/symbols.c): addresses to names, over the port's index (port.h) ---------- */
