@@ -44,6 +44,10 @@ void lagscope__thread_release_stack(void);
  * versions do nothing. ---- */
 /* Fills in what the platform supplies when the config leaves it out (Darwin: post_main). F */
 void lagscope__platform_defaults(lagscope_config *config);
+/* From lagscope_start before any of lagscope's threads exists, on its caller's thread (Darwin:
+ * registers for dyld's image notices, which takes dyld's lock and may call dlsym: never on
+ * the monitor, which may stop a thread holding that lock). Idempotent. A, L: dyld's */
+void lagscope__platform_prepare(void);
 /* From lagscope_start, after the threads started (Darwin: schedules the display link and the
  * background observers on the main thread, never waited for). 0, or LAGSCOPE_EALREADY
  * (Darwin: not stopped since the last start). A */
