@@ -228,10 +228,21 @@ static lagscope__run_state snapshot_run_state(const snapshot *s) {
 
 /* ---- the walk, after the thread runs again: core/stack/stack_walk.c (Swift async records too) ---- */
 
+/* One word by the kernel's checked read: an async context may have been freed meanwhile. */
+static int read_word_checked(uintptr_t address, uintptr_t *value) {
+  vm_size_t got = 0;
+  return vm_read_overwrite(mach_task_self(), (vm_address_t)address, sizeof(*value),
+                           (vm_address_t)value, &got) == KERN_SUCCESS && got == sizeof(*value)
+             ? 0 : -1;
+}
+
+/* The physical frames from the copy; then, where a frame is a Swift async one, the task's
+ * logical callers from its async contexts on the heap. */
 static void walk_snapshot(const snapshot *s, lagscope__stack *out) {
   lagscope__stack_copy copy = {s->stack, s->stack_base, s->stack_len, s->stack_cut, strip_pac};
   lagscope__walk_regs regs = {s->pc, s->lr, s->fp, s->has_lr};
   lagscope__stack_walk(&copy, &regs, out);
+  lagscope__stack_walk_async(out, read_word_checked, strip_pac);
 }
 
 /* ---- the contract ---- */

@@ -27,6 +27,17 @@ typedef struct lagscope__walk_regs {
 void lagscope__stack_walk(const lagscope__stack_copy *c, const lagscope__walk_regs *r,
                           lagscope__stack *out);
 uintptr_t lagscope__stack_strip_async(uintptr_t fp); /* F: bit 60 off */
+/* A checked read of one word anywhere in the process (Darwin: vm_read_overwrite): 0 and *value,
+ * or -1 when the address cannot be read. Must not fault, lock or allocate. */
+typedef int (*lagscope__read_word_fn)(uintptr_t address, uintptr_t *value);
+/* A Swift task's logical stack, as Swift's backtracer (FramePointerUnwinder.swift) follows it:
+ * from out->async_context (set by lagscope__stack_walk: the word below the innermost frame
+ * record whose saved fp has bit 60 set), each context's [+8] (the parent's resume function)
+ * into out->async_frames, then [+0] (the parent context), until a null, a loop, an unreadable
+ * word or LAGSCOPE__MAX_ASYNC_FRAMES. Contexts live on the heap: read with read_word after
+ * the thread runs again. strip: pointer authentication off a code address (NULL: none). F */
+void lagscope__stack_walk_async(lagscope__stack *out, lagscope__read_word_fn read_word,
+                                uintptr_t (*strip)(uintptr_t));
 
 /* ---- capture (core/stack/capture.c): the portable half, over the port's (port.h) ---------------- */
 /* Captures tid's stack into *out, waiting at most timeout_ns for a running thread to answer

@@ -672,7 +672,10 @@ static void test_darwin_lock_chain(void) {
   darwin_threads[1].args[0] = 0x01000002; /* UL_UNFAIR_LOCK | ULF_NO_ERRNO */
   darwin_threads[1].args[1] = unfair, darwin_threads[1].args[2] = B & ~1u;
   for (int i = 0; i < 4; i++) darwin_samples[i] = darwin_threads[0];
-  info[0] = (lagscope__thread_usage){.tid = MAIN, .name = "main", .system_id = 7000};
+  /* The sleeper runs a Swift task: its logical callers (two resume functions) as
+   * lagscope__stack_walk_async found them (issue 33, risk 9). */
+  darwin_threads[2].async_depth = 2;
+  darwin_threads[2].async_frames[0] = 0x403020, darwin_threads[2].async_frames[1] = 0x402020;
   info[1] = (lagscope__thread_usage){.tid = A, .name = "loader", .system_id = 7001};
   info[2] = (lagscope__thread_usage){.tid = B, .name = "sleeper", .system_id = 7002};
   lagscope__report_data r = make_record();
@@ -701,6 +704,14 @@ static void test_darwin_lock_chain(void) {
   CHECK(strcmp(string_of(cJSON_GetObjectItemCaseSensitive(second, "cause"), "kind"), "sleep") == 0);
   CHECK(strcmp(string_of(cause, "label"), "lock \xC2\xB7 loader") == 0);
   CHECK(strstr(brief, "held by thread loader") != NULL && strstr(brief, "held by sleeper") != NULL);
+  /* The task's logical stack beside the physical one, for that thread only. */
+  const cJSON *threads = cJSON_GetObjectItemCaseSensitive(doc, "threads");
+  CHECK_EQ_INT(cJSON_GetArraySize(threads), 3);
+  const cJSON *sleeper_async = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(threads, 2), "async_stack");
+  CHECK_MSG(cJSON_GetArraySize(sleeper_async) == 2, "the sleeper's async_stack has %d frames",
+            cJSON_GetArraySize(sleeper_async));
+  CHECK(strcmp(string_of(cJSON_GetArrayItem(sleeper_async, 0), "address"), "0x403020") == 0);
+  CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(threads, 0), "async_stack") == NULL);
   cJSON_Delete(doc);
   lagscope__dealloc(json);
   lagscope__dealloc(heaviest);
