@@ -16,7 +16,7 @@
 enum { RUNNING = 1, STOPPED = 2, WAITING = 3, UNINTERRUPTIBLE = 4 };
 static const uint8_t svc_0x80[4] = {0x01, 0x10, 0x00, 0xd4}; /* little-endian d4001001 */
 static const uint8_t arm64_add[4] = {0x00, 0x04, 0x00, 0x91}; /* add x0, x0, #1 */
-static const uint8_t x86_syscall[4] = {0x49, 0x89, 0x0f, 0x05}; /* mov r10, rcx; syscall */
+static const uint8_t x86_syscall[4] = {0x89, 0xca, 0x0f, 0x05}; /* (mov r10, rcx) syscall */
 static const uint8_t x86_loop[4] = {0x48, 0xff, 0xc0, 0xeb};    /* inc rax; jmp */
 
 static lagscope__run_state state(int isa, int before, const uint8_t *code, uint64_t number) {
