@@ -41,6 +41,9 @@ static const fake_function functions[] = {
      0x180000000, 1},
     {"__semwait_signal", 0x180003000, 0x180003040, "/usr/lib/system/libsystem_kernel.dylib",
      0x180000000, 1},
+    /* libdispatch's, on the way from dispatch_sync to its wait (src/queue.c) */
+    {"_dispatch_sync_f_slow", 0x180004000, 0x180004100, "/usr/lib/system/libdispatch.dylib",
+     0x180000000, 0},
 };
 #define FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 
@@ -718,9 +721,45 @@ static void test_darwin_lock_chain(void) {
   lagscope__dealloc(brief);
 }
 
+/* Issue 33, defect 3: the main thread in DispatchQueue.sync onto a busy queue waits in
+ * __ulock_wait(UL_COMPARE_AND_WAIT) (libdispatch's _dispatch_thread_event_wait_slow, reached
+ * from _dispatch_sync_f_slow): a wait for a dispatch queue, never "mutex 0x0". */
+static void test_darwin_dispatch_sync(void) {
+  static lagscope__stack darwin_threads[1], darwin_samples[4];
+  static lagscope__thread_usage info[1];
+  uintptr_t frames[] = {0x180002010, 0x180004040, 0x402020, 0x401050};
+  set_stack(&darwin_threads[0], 0x103, frames, 4);
+  darwin_threads[0].run_state = LAGSCOPE__RUN_SYSCALL;
+  darwin_threads[0].syscall = -1;
+  darwin_threads[0].method = LAGSCOPE__METHOD_SUSPEND;
+  darwin_threads[0].args[0] = 0x01000001; /* UL_COMPARE_AND_WAIT | ULF_NO_ERRNO */
+  darwin_threads[0].args[1] = 0x16f5a2c40, darwin_threads[0].args[2] = 0;
+  for (int i = 0; i < 4; i++) darwin_samples[i] = darwin_threads[0];
+  info[0] = (lagscope__thread_usage){.tid = 0x103, .name = "main", .system_id = 7000};
+  lagscope__report_data r = make_record();
+  r.main_tid = 0x103;
+  r.samples = darwin_samples, r.sample_count = 4;
+  r.threads = darwin_threads, r.thread_info = info, r.thread_count = 1;
+  r.thread_info_before = NULL, r.thread_count_before = 0;
+  resolver res = {0};
+  char *json = NULL, *heaviest = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
+  cJSON *doc = cJSON_Parse(json);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  const char *summary = string_of(cause, "summary");
+  printf("darwin dispatch_sync: %s\n", summary);
+  CHECK(strcmp(string_of(cause, "kind"), "wait") == 0);
+  CHECK_MSG(strstr(summary, "for a busy dispatch queue (dispatch_sync)") != NULL &&
+                strstr(summary, "mutex") == NULL, "%s", summary);
+  cJSON_Delete(doc);
+  lagscope__dealloc(json);
+  lagscope__dealloc(heaviest);
+}
+
 static const test_case cases[] = {
     TEST_CASE(tree_and_heaviest),
     TEST_CASE(darwin_lock_chain),
+    TEST_CASE(darwin_dispatch_sync),
     TEST_CASE(call_sites_states_and_stop),
     TEST_CASE(exact_and_states),
     TEST_CASE(bad_and_empty),
