@@ -38,7 +38,8 @@ function groupThreads(threads, isMain) {
       groups.push([thread]);
       continue;
     }
-    const key = [thread.name, thread.state, thread.walk, (thread.stack || []).map(frameName).join(';')].join('|');
+    const key = [thread.name, thread.state, thread.walk, (thread.stack || []).map(frameName).join(';'),
+      (thread.async_stack || []).map(frameName).join(';')].join('|');
     let group = byKey.get(key);
     if (!group) {
       group = [];
@@ -80,6 +81,12 @@ function threadItem(group, isMain) {
   if (thread.walk && thread.walk !== 'complete') details.append(el('p', 'walk-note', WALK_NOTES[thread.walk] || thread.walk));
   if (thread.stack_omitted) details.append(el('p', 'walk-note', 'stack left out: the report\'s frame budget was spent on earlier threads'));
   if ((thread.stack || []).length) details.append(stackList(thread.stack));
+  // A Swift task's logical callers (Darwin, where a frame was async): the physical stack above
+  // shows the executor; these are who awaited.
+  if ((thread.async_stack || []).length) {
+    details.append(el('p', 'walk-note', 'the Swift task\'s callers (async, by await):'));
+    details.append(stackList(thread.async_stack));
+  }
   item.append(details);
   return item;
 }

@@ -104,7 +104,9 @@ int lagscope_start(const lagscope_config *config) {
   lagscope__platform_defaults(&c);
   pthread_mutex_lock(&lifecycle_lock);
   wait_while_stopping();
-  int rc = atomic_load(&lifecycle) == RUNNING ? LAGSCOPE_EALREADY : instance_start(&c);
+  int already = atomic_load(&lifecycle) == RUNNING;
+  if (!already) lagscope__platform_prepare(); /* before the monitor exists */
+  int rc = already ? LAGSCOPE_EALREADY : instance_start(&c);
   if (rc == LAGSCOPE_OK) {
     atomic_store(&lifecycle, RUNNING);
     log_started(&c);

@@ -44,6 +44,10 @@ void lagscope__thread_release_stack(void);
  * versions do nothing. ---- */
 /* Fills in what the platform supplies when the config leaves it out (Darwin: post_main). F */
 void lagscope__platform_defaults(lagscope_config *config);
+/* From lagscope_start before any of lagscope's threads exists, on its caller's thread (Darwin:
+ * registers for dyld's image notices, which takes dyld's lock and may call dlsym: never on
+ * the monitor, which may stop a thread holding that lock). Idempotent. A, L: dyld's */
+void lagscope__platform_prepare(void);
 /* From lagscope_start, after the threads started (Darwin: schedules the display link and the
  * background observers on the main thread, never waited for). 0, or LAGSCOPE_EALREADY
  * (Darwin: not stopped since the last start). A */
@@ -126,6 +130,7 @@ void lagscope__process_set_root(const char *path);
  * into a preallocated buffer, async-signal-safe. Darwin: thread_suspend, copy, resume. Nothing
  * that can take a lock runs while a thread is stopped. */
 #define LAGSCOPE__MAX_STACK_FRAMES 128
+#define LAGSCOPE__MAX_ASYNC_FRAMES 32 /* a Swift task's logical callers kept (async contexts) */
 
 /* How a stack walk ended, once: XX(NAME, "name in a report"). In order: reached the outermost
  * frame; LAGSCOPE__MAX_STACK_FRAMES reached first; an unreadable or corrupt frame ended it; the thread
@@ -188,6 +193,12 @@ typedef struct lagscope__stack {
   uint32_t depth;
   uint64_t time_ns;                       /* when captured */
   uintptr_t args[6];                      /* LAGSCOPE__RUN_SYSCALL: its raw arguments */
+  /* A Swift task's logical callers where a frame is async (Darwin; core/stack/stack_walk.c):
+   * the context of the innermost async frame as the walk found it (0: none), then each
+   * parent's resume function along the async context chain, innermost first. */
+  uintptr_t async_context;
+  uint32_t async_depth;
+  uintptr_t async_frames[LAGSCOPE__MAX_ASYNC_FRAMES];
   uintptr_t frames[LAGSCOPE__MAX_STACK_FRAMES]; /* [0] the PC, then return addresses, innermost first */
 } lagscope__stack;
 

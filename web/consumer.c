@@ -50,7 +50,12 @@ static void viewer_resume(void *state) {
   (void)state;
   char why[256] = "";
   pthread_mutex_lock(&viewer_lock);
+  uint16_t port = current != NULL ? lagscope__web_port(current) : 0;
   int rc = current != NULL ? lagscope__web_restart(current, why, sizeof(why)) : LAGSCOPE_OK;
+  /* Another port (the old one was taken while the app slept): the HUD, the log and the app's
+   * subscribers learn the new URL as they learnt the first. */
+  if (rc == LAGSCOPE_OK && current != NULL && lagscope__web_port(current) != port)
+    publish_started(current);
   pthread_mutex_unlock(&viewer_lock);
   if (rc != LAGSCOPE_OK) lagscope__publish_error(rc, "viewer not restarted: %s", why);
 }

@@ -679,6 +679,14 @@ static void web_free(lagscope__web *web) {
   lagscope__dealloc(web);
 }
 
+/* The viewer's URL for its port and token, on the LAN address the bind gives (address.c). */
+static void make_url(lagscope__web *web) {
+  char address[64];
+  lagscope__web_lan_address_pick(web->bind, address, sizeof(address));
+  snprintf(web->url, sizeof(web->url), "http://%s:%u/?token=%s", address, (unsigned)web->port,
+           web->token);
+}
+
 int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, char *why,
                         size_t why_size) {
   *out = NULL;
@@ -715,10 +723,7 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
     web_free(web);
     return rc;
   }
-  char address[64];
-  lagscope__web_lan_address_pick(web->bind, address, sizeof(address)); /* address.c */
-  snprintf(web->url, sizeof(web->url), "http://%s:%u/?token=%s", address, (unsigned)web->port,
-           web->token);
+  make_url(web);
   *out = web;
   return LAGSCOPE_OK;
 }
@@ -799,10 +804,11 @@ int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size) {
   stop_civetweb(web);
   lagscope__owned_fd_close(&web->listener);
   lagscope__web_stream_reopen(web->stream);
-  uint16_t asked = web->config.server_port;
+  uint16_t asked = web->config.server_port, before = web->port;
   web->config.server_port = web->port;
   int rc = open_listener(web, why, why_size);
   web->config.server_port = asked;
+  if (rc == LAGSCOPE_OK && web->port != before) make_url(web); /* its port was taken meanwhile */
   if (rc == LAGSCOPE_OK) rc = start_waiting(web, why, why_size);
   return rc;
 }

@@ -51,9 +51,11 @@ void lagscope__web_on_event(const lagscope_event *event, void *web);
 void lagscope__web_stop(lagscope__web *web);
 /* Closes the listener and every connection and listens again on the same port with the same
  * token, so the URL stays valid (iOS closes a suspended app's listening sockets: the Darwin
- * port calls this on return to the foreground, off the main thread). Not from a civetweb
- * thread, nor at once with lagscope__web_stop. 0, or a code and why (port taken meanwhile):
- * the viewer is then off until the next restart. A */
+ * port calls this on return to the foreground, off the main thread). When another process
+ * took the port meanwhile, the next free one of the nine above it is used and the URL changes
+ * (the caller publishes it again). Not from a civetweb thread, nor at once with
+ * lagscope__web_stop. 0, or a code and why (all ten taken): the viewer is then off until the
+ * next restart. A */
 int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size);
 /* ---- addresses (address.c) ---- */
 #define LAGSCOPE__WEB_LAN_ADDRESSES_MAX 16

@@ -35,9 +35,13 @@ lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const ch
  * name) and its arguments, as Apple's open sources call them: libpthread's
  * __psynch_mutexwait(mutex, mgen, ugen, owner's thread id, flags) and libplatform's
  * __ulock_wait(UL_UNFAIR_LOCK | flags, lock, value, timeout), value the owner's thread port
- * with bit 0 (no waiters) cleared. 1 when it is one: *address, and *owner (0: not known) as a
+ * with its two low bits used as flags (restored: value | 3, as xnu's ulock.h does). 1 when it is one: *address, and *owner (0: not known) as a
  * thread id (*owner_is_port 0) or a port name (1). F */
 int lagscope__darwin_lock_wait(const char *trap, const uintptr_t *args, uintptr_t *address,
                                uint64_t *owner, int *owner_is_port);
+
+/* Darwin: what a wait (not a lock) waits for, where its frames say: "a busy dispatch queue
+ * (dispatch_sync)", a group, a semaphore; NULL when they do not. F */
+const char *lagscope__darwin_wait_for(const char *const *names, size_t n);
 
 #endif /* LAGSCOPE_CAUSE_H */

@@ -173,6 +173,17 @@ static int lock_chain(lagscope__report_ctx *c, const lagscope__report_data *r, i
 
 /* ---- 3. sentences and labels ---------------------------------------------------------------- */
 
+/* "waiting in __ulock_wait() in load_feed", and what for where its frames say (Darwin). */
+static void wait_phrase(lagscope__report_ctx *c, const lagscope__stack *s, const char *call,
+                        char *out, size_t size) {
+  char fn[FUNCTION_TEXT_MAX];
+  const char *names[CAUSE_NAMES];
+  size_t n = s->syscall < 0 ? innermost_names(c, s, names) : 0;
+  const char *what = n > 0 ? lagscope__darwin_wait_for(names, n) : NULL;
+  put(out, size, "waiting in %s() in %s%s%s", call, app_function(c, s, fn, sizeof(fn)),
+      what != NULL ? " for " : "", what != NULL ? what : "");
+}
+
 /* What a thread is doing, as the end of a sentence: "blocked in read() on pipe:[8812]"; for a
  * lock, its owner and what the owner does, `left` owners deep. */
 static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
@@ -199,8 +210,7 @@ static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
                thread_name(r, owner, who, sizeof(who)), (int)r->threads[owner].tid, rest);
       break;
     }
-    case LAGSCOPE__CAUSE_WAIT: put(out, size, "waiting in %s() in %s", name,
-                                        app_function(c, s, fn, sizeof(fn))); break;
+    case LAGSCOPE__CAUSE_WAIT: wait_phrase(c, s, name, out, size); break;
     case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle in its event loop (%s)", name); break;
     default: put(out, size, "in an unknown state"); break;
   }

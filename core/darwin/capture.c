@@ -46,7 +46,8 @@ typedef struct snapshot {
   uintptr_t stack_base;     /* = sp */
   size_t stack_len;         /* bytes copied from stack_base */
   int stack_cut;            /* the stack goes on past the copy */
-  int run_state;            /* lagscope__run_state, from THREAD_BASIC_INFO while suspended */
+  uintptr_t trap_number;    /* the trap's number register: arm64 x16, x86_64 rax */
+  int th_state_before;      /* THREAD_BASIC_INFO's run_state, read before suspending */
   uint8_t *stack;           /* copy_bytes bytes */
   size_t copy_bytes;
 } snapshot;
@@ -90,7 +91,9 @@ static void copy_registers(const machine_state *st, snapshot *s) {
   s->sp = (uintptr_t)arm_thread_state64_get_sp(*st);
   s->has_lr = 1;
   for (int i = 0; i < 6; i++) s->args[i] = (uintptr_t)st->__x[i]; /* x0-x5 at the svc */
+  s->trap_number = (uintptr_t)st->__x[16];
 }
+#define TRAP_ISA LAGSCOPE__ISA_ARM64
 /* xpaclri (hint #7) strips the authentication code from x30; a no-op without PAC. */
 static uintptr_t strip_pac(uintptr_t value) {
   register uintptr_t x30 __asm__("x30") = value;
@@ -110,7 +113,9 @@ static void copy_registers(const machine_state *st, snapshot *s) {
   /* At the syscall instruction: rdi, rsi, rdx, r10 (the stub moves rcx there), r8, r9. */
   const uintptr_t args[6] = {st->__rdi, st->__rsi, st->__rdx, st->__r10, st->__r8, st->__r9};
   for (int i = 0; i < 6; i++) s->args[i] = args[i];
+  s->trap_number = (uintptr_t)st->__rax;
 }
+#define TRAP_ISA LAGSCOPE__ISA_X86_64
 static uintptr_t strip_pac(uintptr_t value) { return value; }
 #else
 #error "lagscope: capture supports Darwin on arm64 and x86_64"
@@ -179,28 +184,20 @@ static void copy_stack(snapshot *s, stack_bounds bounds) {
   s->stack_cut = bounded ? s->stack_len < bounds.high - s->sp : s->stack_len == want;
 }
 
-/* 0 when the snapshot holds the stopped thread's registers and stack. */
-/* What the thread was doing, asked while it is suspended. Suspension marks a thread that was
- * on the CPU as stopped (TH_SUSP) when it leaves user space; one waiting in the kernel keeps
- * its wait state: waiting there is a blocking call, its innermost frame the trap's stub
- * (__psynch_mutexwait, mach_msg2_trap, ...), which names it in the report. */
-static int run_state_of(thread_act_t thread) {
+/* THREAD_BASIC_INFO's run_state, asked before suspending: once suspended, xnu reports every
+ * thread as waiting (core/stack/trap_state.c says why). 0 when it cannot be read. */
+static int th_state_of(thread_act_t thread) {
   thread_basic_info_data_t info;
   mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
   if (thread_info(thread, THREAD_BASIC_INFO, (thread_info_t)&info, &count) != KERN_SUCCESS)
-    return LAGSCOPE__RUN_UNKNOWN;
-  switch (info.run_state) {
-    case TH_STATE_RUNNING:
-    case TH_STATE_STOPPED: return LAGSCOPE__RUN_CPU;
-    case TH_STATE_WAITING:
-    case TH_STATE_UNINTERRUPTIBLE: return LAGSCOPE__RUN_SYSCALL;
-    default: return LAGSCOPE__RUN_UNKNOWN;
-  }
+    return 0;
+  return info.run_state;
 }
 
+/* 0 when the snapshot holds the stopped thread's registers and stack. */
 static int take_snapshot(thread_act_t thread, stack_bounds bounds, snapshot *s) {
+  s->th_state_before = th_state_of(thread);
   if (thread_suspend(thread) != KERN_SUCCESS) return -1;
-  s->run_state = run_state_of(thread);
   machine_state state;
   mach_msg_type_number_t count = MACHINE_STATE_COUNT;
   int rc = -1;
@@ -214,12 +211,38 @@ static int take_snapshot(thread_act_t thread, stack_bounds bounds, snapshot *s) 
   return rc;
 }
 
+/* ---- the run state, after the thread runs again: its saved pc and number register ---- */
+
+/* The four bytes before the saved pc, by the kernel's checked read (the pc may be wild). */
+static lagscope__run_state snapshot_run_state(const snapshot *s) {
+  lagscope__trap_evidence e = {.isa = TRAP_ISA, .th_state_before = s->th_state_before,
+                               .trap_number = s->trap_number};
+  vm_size_t got = 0;
+  e.code_read = s->pc >= sizeof(e.code_before_pc) &&
+                vm_read_overwrite(mach_task_self(), (vm_address_t)(s->pc - sizeof(e.code_before_pc)),
+                                  sizeof(e.code_before_pc), (vm_address_t)e.code_before_pc,
+                                  &got) == KERN_SUCCESS &&
+                got == sizeof(e.code_before_pc);
+  return lagscope__trap_run_state(&e);
+}
+
 /* ---- the walk, after the thread runs again: core/stack/stack_walk.c (Swift async records too) ---- */
 
+/* One word by the kernel's checked read: an async context may have been freed meanwhile. */
+static int read_word_checked(uintptr_t address, uintptr_t *value) {
+  vm_size_t got = 0;
+  return vm_read_overwrite(mach_task_self(), (vm_address_t)address, sizeof(*value),
+                           (vm_address_t)value, &got) == KERN_SUCCESS && got == sizeof(*value)
+             ? 0 : -1;
+}
+
+/* The physical frames from the copy; then, where a frame is a Swift async one, the task's
+ * logical callers from its async contexts on the heap. */
 static void walk_snapshot(const snapshot *s, lagscope__stack *out) {
   lagscope__stack_copy copy = {s->stack, s->stack_base, s->stack_len, s->stack_cut, strip_pac};
   lagscope__walk_regs regs = {s->pc, s->lr, s->fp, s->has_lr};
   lagscope__stack_walk(&copy, &regs, out);
+  lagscope__stack_walk_async(out, read_word_checked, strip_pac);
 }
 
 /* ---- the contract ---- */
@@ -282,7 +305,7 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
   (void)timeout_ns;
   if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
   out->method = LAGSCOPE__METHOD_SUSPEND;
-  out->run_state = (uint8_t)the_snapshot.run_state;
+  out->run_state = (uint8_t)snapshot_run_state(&the_snapshot);
   if (out->run_state == LAGSCOPE__RUN_SYSCALL) /* blocked in a trap: its arguments */
     memcpy(out->args, the_snapshot.args, sizeof(out->args));
   walk_snapshot(&the_snapshot, out);
@@ -316,7 +339,7 @@ void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, siz
   if (size > 0) out[0] = '\0'; /* the trap's arguments are not read on Darwin yet */
 }
 
-/* Darwin's run loop is known by its name (mach_msg under __CFRunLoopServiceMachPort is idle,
+/* Darwin's run loop is known by its exported names (mach_msg under CFRunLoopRunSpecific is idle,
  * core/cause/cause.c): nothing to learn. */
 void lagscope__loop_wait_reset(void) {}
 int lagscope__loop_wait_note(int32_t tid) {

@@ -310,12 +310,18 @@ typedef struct candidate {
   int external;
 } candidate;
 
-/* The symbol's name, proven NUL-terminated within the string table; NULL when it is not. */
+/* What an iOS device's shared cache leaves of a local symbol's name: dyld's cache builder moves
+ * the local symbols out and points their names at this one string (OptimizerLinkedit.cpp). */
+#define REDACTED_NAME "<redacted>"
+
+/* The symbol's name, proven NUL-terminated within the string table; NULL when it is not, or
+ * when the cache redacted it: a nameless entry, which still ends the function before it. */
 static const char *symbol_name(const layout *l, uint32_t strx) {
   uint32_t size = l->symtab.strsize;
   if (strx == 0 || strx >= size) return NULL;
   const char *name = (const char *)l->strings + strx;
-  return memchr(name, '\0', size - strx) != NULL && name[0] != '\0' ? name : NULL;
+  if (memchr(name, '\0', size - strx) == NULL || name[0] == '\0') return NULL;
+  return strcmp(name, REDACTED_NAME) != 0 ? name : NULL;
 }
 
 /* Symbol i, when it is a function by macho.h's rule. 1 and *c filled, else 0. */

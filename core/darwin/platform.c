@@ -150,19 +150,31 @@ static Class target_class(void) {
 
 /* ---- the display link (main thread) ---- */
 
-/* +[CADisplayLink displayLinkWithTarget:selector:] on iOS; on macOS 14 and later the display
- * link comes from a screen (-[NSScreen displayLinkWithTarget:selector:]). Autoreleased. */
+/* iOS and Mac Catalyst (UIKit): +[CADisplayLink displayLinkWithTarget:selector:]. An AppKit app
+ * (macOS 14 and later): -[NSScreen displayLinkWithTarget:selector:], first, because the
+ * CADisplayLink class method is unavailable in the macOS SDK even where the class answers it.
+ * Each tried in the other's place when the first is missing. Autoreleased; nil without both. */
+static id screen_display_link(SEL make, SEL tick_sel) {
+  id screen_class = (id)objc_getClass("NSScreen");
+  id screen = screen_class != nil ? send(screen_class, "mainScreen") : nil;
+  return responds(screen, "displayLinkWithTarget:selector:")
+             ? ((msg_id_id_sel)objc_msgSend)(screen, make, target, tick_sel) : nil;
+}
+
+static id class_display_link(SEL make, SEL tick_sel) {
+  id link_class = (id)objc_getClass("CADisplayLink");
+  return responds(link_class, "displayLinkWithTarget:selector:")
+             ? ((msg_id_id_sel)objc_msgSend)(link_class, make, target, tick_sel) : nil;
+}
+
 static id make_display_link(void) {
   SEL make = sel_registerName("displayLinkWithTarget:selector:");
   SEL tick_sel = sel_registerName("tick:");
-  id link_class = (id)objc_getClass("CADisplayLink");
-  if (responds(link_class, "displayLinkWithTarget:selector:"))
-    return ((msg_id_id_sel)objc_msgSend)(link_class, make, target, tick_sel);
-  id screen_class = (id)objc_getClass("NSScreen");
-  id screen = screen_class != nil ? send(screen_class, "mainScreen") : nil;
-  if (responds(screen, "displayLinkWithTarget:selector:"))
-    return ((msg_id_id_sel)objc_msgSend)(screen, make, target, tick_sel);
-  return nil;
+  int uikit = objc_getClass("UIApplication") != nil;
+  id link = uikit ? class_display_link(make, tick_sel) : screen_display_link(make, tick_sel);
+  if (link == nil)
+    link = uikit ? screen_display_link(make, tick_sel) : class_display_link(make, tick_sel);
+  return link;
 }
 
 static void start_display_link(void) {
@@ -240,11 +252,13 @@ void lagscope__platform_defaults(lagscope_config *config) {
   if (config->post_main == NULL) config->post_main = main_queue_post;
 }
 
+/* dyld's images first: the monitor's first symbolication must find them registered. */
+void lagscope__platform_prepare(void) { lagscope__platform_images_register(); }
+
 int lagscope__platform_start(const lagscope_config *config) {
   (void)config;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&started, &expected, 1)) return LAGSCOPE_EALREADY;
-  lagscope__platform_images_register();
   dispatch_async_f(dispatch_get_main_queue(), NULL, start_on_main);
   return LAGSCOPE_OK;
 }

@@ -31,8 +31,8 @@ double lagscope__platform_screen_scale(void);
 void lagscope__autostart_link(void);
 
 /* Registers, once per process, the image table of core/darwin/symbols.c with dyld (which takes
- * dyld's lock): called by lagscope__platform_start on lagscope_start's thread, so that the
- * monitor thread, which symbolicates, never waits for dyld. A */
+ * dyld's lock): called by lagscope__platform_prepare on lagscope_start's thread, before the
+ * monitor thread exists, so that it, which symbolicates, never waits for dyld. A */
 void lagscope__platform_images_register(void);
 
 #endif /* LAGSCOPE_DARWIN_PLATFORM_H */

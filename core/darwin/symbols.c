@@ -113,8 +113,8 @@ static void on_image_removed(const struct mach_header *mh, intptr_t slide) {
 }
 
 /* Once per process: dyld has no way to unregister, so the table outlives every lagscope_stop.
- * Registering takes dyld's lock: lagscope__platform_start does it on lagscope_start's thread,
- * so that the monitor thread never does. */
+ * Registering takes dyld's lock: lagscope__platform_prepare does it on lagscope_start's thread,
+ * before the monitor thread exists, so that it never does. */
 static void register_with_dyld(void) {
   uint32_t size = sizeof(executable_path);
   if (_NSGetExecutablePath(executable_path, &size) != 0) executable_path[0] = '\0';

@@ -6,6 +6,7 @@
 #include "../internal.h"
 
 void lagscope__platform_defaults(lagscope_config *config) { (void)config; }
+void lagscope__platform_prepare(void) {}
 int lagscope__platform_start(const lagscope_config *config) {
   (void)config;
   return LAGSCOPE_OK;

@@ -130,6 +130,24 @@ int lagscope__report_stack_write(lagscope__json_writer *w, const char *key,
   return 0;
 }
 
+/* A Swift task's logical callers (stack->async_frames), where a frame was async: resume
+ * functions, each an entry point, not a return address. */
+static int async_stack_write(lagscope__json_writer *w, lagscope__report_ctx *c,
+                             const lagscope__stack *stack) {
+  uint32_t depth = stack->async_depth < LAGSCOPE__MAX_ASYNC_FRAMES ? stack->async_depth
+                                                                   : LAGSCOPE__MAX_ASYNC_FRAMES;
+  if (depth == 0) return 0;
+  lagscope__jw_begin_array(w, "async_stack");
+  for (uint32_t k = 0; k < depth; k++) {
+    uint32_t frame;
+    if (lagscope__report_ctx_resolve(c, stack->async_frames[k], 0, &frame) != 0)
+      return LAGSCOPE_ENOMEM;
+    frame_write(w, c, frame);
+  }
+  lagscope__jw_end_array(w);
+  return 0;
+}
+
 static const lagscope__thread_usage *find_before(const lagscope__report_data *r, int32_t tid) {
   if (r->thread_info_before == NULL) return NULL;
   for (uint32_t i = 0; i < r->thread_count_before; i++)
@@ -173,6 +191,7 @@ static int threads_write(lagscope__json_writer *w, lagscope__report_ctx *c,
       written += lagscope__stack_depth(stack);
       if (lagscope__report_stack_write(w, "stack", c, stack) != 0) return LAGSCOPE_ENOMEM;
     }
+    if (async_stack_write(w, c, stack) != 0) return LAGSCOPE_ENOMEM;
     lagscope__jw_end_object(w);
   }
   lagscope__jw_end_array(w);

@@ -27,6 +27,17 @@ typedef struct lagscope__walk_regs {
 void lagscope__stack_walk(const lagscope__stack_copy *c, const lagscope__walk_regs *r,
                           lagscope__stack *out);
 uintptr_t lagscope__stack_strip_async(uintptr_t fp); /* F: bit 60 off */
+/* A checked read of one word anywhere in the process (Darwin: vm_read_overwrite): 0 and *value,
+ * or -1 when the address cannot be read. Must not fault, lock or allocate. */
+typedef int (*lagscope__read_word_fn)(uintptr_t address, uintptr_t *value);
+/* A Swift task's logical stack, as Swift's backtracer (FramePointerUnwinder.swift) follows it:
+ * from out->async_context (set by lagscope__stack_walk: the word below the innermost frame
+ * record whose saved fp has bit 60 set), each context's [+8] (the parent's resume function)
+ * into out->async_frames, then [+0] (the parent context), until a null, a loop, an unreadable
+ * word or LAGSCOPE__MAX_ASYNC_FRAMES. Contexts live on the heap: read with read_word after
+ * the thread runs again. strip: pointer authentication off a code address (NULL: none). F */
+void lagscope__stack_walk_async(lagscope__stack *out, lagscope__read_word_fn read_word,
+                                uintptr_t (*strip)(uintptr_t));
 
 /* ---- capture (core/stack/capture.c): the portable half, over the port's (port.h) ---------------- */
 /* Captures tid's stack into *out, waiting at most timeout_ns for a running thread to answer
@@ -41,6 +52,22 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
  * snapshot (the raw stack in hand), not unwound, by whichever method the thread's state calls
  * for. 0 when it was copied; *method says how. */
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method);
+
+/* ---- a suspended Darwin thread's run state (core/stack/trap_state.c), portable ---------------- */
+typedef enum lagscope__isa { LAGSCOPE__ISA_ARM64, LAGSCOPE__ISA_X86_64 } lagscope__isa;
+typedef struct lagscope__trap_evidence {
+  int isa;                   /* lagscope__isa */
+  int th_state_before;       /* THREAD_BASIC_INFO's run_state read before thread_suspend */
+  int code_read;             /* code_before_pc holds the 4 bytes just before the saved pc */
+  uint8_t code_before_pc[4]; /* arm64: one instruction; x86_64: "syscall" is the last two */
+  uint64_t trap_number;      /* the saved number register: arm64 x16, x86_64 rax */
+} lagscope__trap_evidence;
+/* 1 when the pc is right after a trap instruction with a call number in its register. F */
+int lagscope__trap_evidence_at_trap(const lagscope__trap_evidence *e);
+/* CPU, SYSCALL (blocked in that trap), BLOCKED (stopped, or a wait outside any trap) or
+ * UNKNOWN, from what suspension leaves as it was (not the state read while suspended, which
+ * xnu reports as waiting for every suspended thread). F */
+lagscope__run_state lagscope__trap_run_state(const lagscope__trap_evidence *e);
 
 #define LAGSCOPE__LABEL_MAX 200  /* bytes of a hang's label ("lock · keeper"), with the NUL */
 

@@ -139,14 +139,12 @@ static void begin_without_animation(void) {
 
 static void end_without_animation(void) { send_void(class_named("CATransaction"), "commit"); }
 
-static void show_image(overlay *o, const lagscope_hud_image *hud) {
-  CGImageRef image = image_from(hud);
-  if (image == NULL) return; /* out of memory: keep the last image, try the next one */
+/* image: made by image_from, the HUD already released; hud's fields only (not its pixels). */
+static void show_image(overlay *o, CGImageRef image, const lagscope_hud_image *hud) {
   begin_without_animation();
   send_void_id(o->layer, "setContents:", (id)(const void *)image); /* the layer retains it */
   send_void_float(o->layer, "setContentsScale:", hud->scale);
   end_without_animation();
-  CGImageRelease(image);
   o->shown = hud->sequence;
 }
 
@@ -395,13 +393,18 @@ static void hide_window(id window) { send_void_id(window, "orderOut:", nil); }
 static void tick(void *context) {
   overlay *o = context;
   lagscope_hud_image hud;
-  /* Ask every tick: the first take is what makes the renderer start drawing. Held, because
-   * lagscope_stop on another thread would otherwise free the pixels while CFDataCreate copies
-   * them; stop waits for the release. */
+  /* Ask every tick: the first take is what makes the renderer start drawing. Held while
+   * CFDataCreate copies the pixels, because lagscope_stop on another thread would otherwise
+   * free them; stop waits for the release. Held for the copy only: making the window and
+   * committing the transaction run app code (UIKit, scene and appearance callbacks) that
+   * could wait on the thread that stops lagscope, which would then wait for us forever. */
   if (lagscope__hud_hold(&hud) != LAGSCOPE_OK) return;
-  int have_window = o->window != nil || make_window(o);
-  if (have_window && hud.sequence != o->shown) show_image(o, &hud);
+  CGImageRef image = hud.sequence != o->shown ? image_from(&hud) : NULL; /* NULL: no memory */
   lagscope__hud_release();
+  hud.pixels = NULL; /* not ours any more */
+  int have_window = o->window != nil || make_window(o);
+  if (have_window && image != NULL) show_image(o, image, &hud);
+  if (image != NULL) CGImageRelease(image); /* the layer keeps its own reference */
   if (!have_window) return;
   CGSize size = {(CGFloat)hud.width / hud.scale, (CGFloat)hud.height / hud.scale};
   place(o, size, hud.corner);

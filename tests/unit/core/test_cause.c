@@ -22,6 +22,15 @@ static const char *kind_of(int run_state, int32_t nr, const char *const *names, 
   return lagscope__cause_kind_name(lagscope__classify_stack(&s, names, n));
 }
 
+/* A Darwin __ulock_wait with its operation (the first argument) as libplatform and
+ * libdispatch pass it: UL_UNFAIR_LOCK 2, UL_COMPARE_AND_WAIT 1 (xnu bsd/sys/ulock.h), with
+ * ULF_NO_ERRNO (0x01000000) set as both do. */
+static const char *ulock_kind(uintptr_t operation, const char *const *names, size_t n) {
+  lagscope__stack s = stack(LAGSCOPE__RUN_SYSCALL, -1);
+  s.args[0] = operation;
+  return lagscope__cause_kind_name(lagscope__classify_stack(&s, names, n));
+}
+
 #define EXPECT(kind, run_state, nr, ...)                                                   \
   do {                                                                                     \
     const char *names_[] = {__VA_ARGS__};                                                  \
@@ -51,13 +60,40 @@ int main(void) {
   EXPECT("unknown", LAGSCOPE__RUN_UNKNOWN, -1, "main");
   /* Darwin: no number; the innermost frame is the trap. */
   EXPECT("lock", sys, -1, "__psynch_mutexwait", "_pthread_mutex_firstfit_lock_wait", "main");
-  EXPECT("lock", sys, -1, "__ulock_wait2", "_os_unfair_lock_lock_slow", "main");
+  /* Defect 3: only an unfair lock's __ulock_wait is a lock (xnu bsd/sys/ulock.h, the
+   * operation's low byte). libplatform's _os_unfair_lock_lock_slow: UL_UNFAIR_LOCK; libdispatch's
+   * _dispatch_thread_event_wait_slow (src/shims/lock.c), reached from dispatch_sync on a busy
+   * queue through __DISPATCH_WAIT_FOR_QUEUE__ (src/queue.c): UL_COMPARE_AND_WAIT, a wait. */
+  const char *unfair_names[] = {"__ulock_wait2", "_os_unfair_lock_lock_slow", "main"};
+  CHECK(strcmp(ulock_kind(0x01000002, unfair_names, 3), "lock") == 0);
+  const char *sync_names[] = {"__ulock_wait", "_dlock_wait", "_dispatch_thread_event_wait_slow",
+                              "__DISPATCH_WAIT_FOR_QUEUE__", "_dispatch_sync_f_slow", "refresh"};
+  CHECK(strcmp(ulock_kind(0x01000001, sync_names, 6), "wait") == 0);
+  CHECK(strcmp(ulock_kind(0x01000002, sync_names, 6), "lock") == 0); /* the operation decides */
+  CHECK(strcmp(lagscope__darwin_wait_for(sync_names, 6), "a busy dispatch queue (dispatch_sync)") == 0);
+  /* On a device the statics are nameless ("<redacted>"), dispatch_sync exported. */
+  const char *device_sync[] = {"__ulock_wait", NULL, NULL, NULL, "dispatch_sync", "refresh"};
+  CHECK(strcmp(lagscope__darwin_wait_for(device_sync, 6), "a busy dispatch queue (dispatch_sync)") == 0);
+  const char *no_hint[] = {"__ulock_wait", NULL, "refresh"};
+  CHECK(lagscope__darwin_wait_for(no_hint, 3) == NULL);
   EXPECT("wait", sys, -1, "__psynch_cvwait", "_pthread_cond_wait", "main");
   EXPECT("sleep", sys, -1, "__semwait_signal", "nanosleep", "usleep");
   EXPECT("io", sys, -1, "read", "main");
   EXPECT("idle", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg_overwrite",
          "mach_msg", "__CFRunLoopServiceMachPort", "__CFRunLoopRun");
   EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg", "my_rpc");
+  /* Defect 4: on a device __CFRunLoopServiceMachPort and __CFRunLoopRun are static, so their
+   * names are dyld's "<redacted>" (nameless, NULL here); the exported CFRunLoopRunSpecific,
+   * which every mode's run goes through (CF-1153.18 CFRunLoop.c), still names the loop: a run
+   * loop in a modal or tracking mode is idle. */
+  EXPECT("idle", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg_overwrite",
+         "mach_msg", NULL, NULL, "CFRunLoopRunSpecific", "CFRunLoopRunInMode");
+  EXPECT("idle", sys, -1, "mach_msg_trap", "mach_msg", "__CFRunLoopServiceMachPort",
+         "__CFRunLoopRun", "CFRunLoopRunSpecific");
+  /* mach_msg from app code or a callout under the loop: more than the loop's own frames. */
+  EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg", NULL, NULL, NULL, "CFRunLoopRunSpecific");
+  EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg", "my_rpc", "CFRunLoopRunSpecific");
+  EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg", NULL, NULL);
   EXPECT("unknown", sys, -1, NULL);
 
   /* Darwin: the lock a trap waits for, and its owner, from the trap's arguments. */
@@ -70,6 +106,17 @@ int main(void) {
   const uintptr_t unfair[6] = {0x01000002, 0x2000, 0x302, 0, 0, 0}; /* bit 0 cleared: waiters */
   CHECK(lagscope__darwin_lock_wait("__ulock_wait2", unfair, &address, &owner, &is_port));
   CHECK(address == 0x2000 && owner == 0x303 && is_port);
+  /* Defect 2: libdispatch's locks (dispatch_once's gate, swift_once under it) store the owner
+   * as port & ~3 with waiters in bit 0 and a failed trylock in bit 1 (src/shims/lock.h,
+   * DLOCK_OWNER_MASK, _dispatch_lock_owner: value | 3); xnu restores it the same way
+   * (bsd/sys/ulock.h, ulock_owner_value_to_port_name). Port 0x1a03 with waiters: 0x1a01;
+   * without: 0x1a00. Both name 0x1a03, never 0x1a01. */
+  const uintptr_t once_waiters[6] = {0x01000002, 0x4000, 0x1a01, 0, 0, 0};
+  CHECK(lagscope__darwin_lock_wait("__ulock_wait", once_waiters, &address, &owner, &is_port));
+  CHECK(owner == 0x1a03 && is_port);
+  const uintptr_t once_plain[6] = {0x01000002, 0x4000, 0x1a00, 0, 0, 0};
+  CHECK(lagscope__darwin_lock_wait("__ulock_wait", once_plain, &address, &owner, &is_port));
+  CHECK(owner == 0x1a03);
   const uintptr_t compare_and_wait[6] = {0x01000001, 0x3000, 5, 0, 0, 0}; /* not a lock */
   CHECK(!lagscope__darwin_lock_wait("__ulock_wait", compare_and_wait, &address, &owner, &is_port));
   const uintptr_t unowned[6] = {2, 0x2000, 0, 0, 0, 0};

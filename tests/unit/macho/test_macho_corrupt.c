@@ -175,6 +175,15 @@ static size_t find_nlist(const char *name) {
   return 0;
 }
 
+/* The offset in the image of the name of the symbol at nlist offset at. */
+static size_t strings_of(size_t at) {
+  size_t symtab = find_command(LAGSCOPE__LC_SYMTAB, NULL);
+  size_t linkedit = find_command(LAGSCOPE__LC_SEGMENT_64, "__LINKEDIT");
+  uint64_t base = get64(linkedit + FIELD(lagscope__segment_command_64, vmaddr)) - lowest -
+                  get64(linkedit + FIELD(lagscope__segment_command_64, fileoff));
+  return base + get32(symtab + FIELD(lagscope__symtab_command, stroff)) + get32(at);
+}
+
 static const char *lookup(const lagscope__macho_image *img, uintptr_t file_address) {
   const char *name = NULL;
   int rc = lagscope__macho_image_lookup(img, file_address + slide_of(image), &name, NULL);
@@ -209,6 +218,21 @@ static void bad_symbols(void) {
   image[table + FIELD(lagscope__nlist_64, n_sect)] = 200; /* no such section */
   img = expect_indexed("a symbol in section 200");
   CHECK(strcmp(lookup(img, f1_address + 4), "f1") == 0);
+  lagscope__macho_image_free(img);
+  restore();
+
+  /* An iOS device's shared cache: dyld's cache builder points the names of the local symbols
+   * it moves out at the one string "<redacted>" (dyld, cache-builder's OptimizerLinkedit.cpp,
+   * the local symbols' copy, copyLocalSymbols). Such a symbol inside f1 is nameless: an address
+   * after it has no name (never "<redacted>", never f1's), and it still ends f1. */
+  put64(table + FIELD(lagscope__nlist_64, n_value), f1_address + 4);
+  image[table + FIELD(lagscope__nlist_64, n_sect)] = text_ordinal;
+  image[table + FIELD(lagscope__nlist_64, n_type)] = LAGSCOPE__N_SECT;
+  memcpy(image + strings_of(table), "<redacted>", sizeof("<redacted>"));
+  img = expect_indexed("a <redacted> symbol inside f1");
+  CHECK_MSG(strcmp(lookup(img, f1_address + 6), "(nothing)") == 0, "%s",
+            lookup(img, f1_address + 6));
+  CHECK(strcmp(lookup(img, f1_address + 2), "f1") == 0);
   lagscope__macho_image_free(img);
   restore();
 

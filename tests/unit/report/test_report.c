@@ -41,6 +41,9 @@ static const fake_function functions[] = {
      0x180000000, 1},
     {"__semwait_signal", 0x180003000, 0x180003040, "/usr/lib/system/libsystem_kernel.dylib",
      0x180000000, 1},
+    /* libdispatch's, on the way from dispatch_sync to its wait (src/queue.c) */
+    {"_dispatch_sync_f_slow", 0x180004000, 0x180004100, "/usr/lib/system/libdispatch.dylib",
+     0x180000000, 0},
 };
 #define FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 
@@ -672,7 +675,10 @@ static void test_darwin_lock_chain(void) {
   darwin_threads[1].args[0] = 0x01000002; /* UL_UNFAIR_LOCK | ULF_NO_ERRNO */
   darwin_threads[1].args[1] = unfair, darwin_threads[1].args[2] = B & ~1u;
   for (int i = 0; i < 4; i++) darwin_samples[i] = darwin_threads[0];
-  info[0] = (lagscope__thread_usage){.tid = MAIN, .name = "main", .system_id = 7000};
+  /* The sleeper runs a Swift task: its logical callers (two resume functions) as
+   * lagscope__stack_walk_async found them (issue 33, risk 9). */
+  darwin_threads[2].async_depth = 2;
+  darwin_threads[2].async_frames[0] = 0x403020, darwin_threads[2].async_frames[1] = 0x402020;
   info[1] = (lagscope__thread_usage){.tid = A, .name = "loader", .system_id = 7001};
   info[2] = (lagscope__thread_usage){.tid = B, .name = "sleeper", .system_id = 7002};
   lagscope__report_data r = make_record();
@@ -701,15 +707,59 @@ static void test_darwin_lock_chain(void) {
   CHECK(strcmp(string_of(cJSON_GetObjectItemCaseSensitive(second, "cause"), "kind"), "sleep") == 0);
   CHECK(strcmp(string_of(cause, "label"), "lock \xC2\xB7 loader") == 0);
   CHECK(strstr(brief, "held by thread loader") != NULL && strstr(brief, "held by sleeper") != NULL);
+  /* The task's logical stack beside the physical one, for that thread only. */
+  const cJSON *threads = cJSON_GetObjectItemCaseSensitive(doc, "threads");
+  CHECK_EQ_INT(cJSON_GetArraySize(threads), 3);
+  const cJSON *sleeper_async = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(threads, 2), "async_stack");
+  CHECK_MSG(cJSON_GetArraySize(sleeper_async) == 2, "the sleeper's async_stack has %d frames",
+            cJSON_GetArraySize(sleeper_async));
+  CHECK(strcmp(string_of(cJSON_GetArrayItem(sleeper_async, 0), "address"), "0x403020") == 0);
+  CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(threads, 0), "async_stack") == NULL);
   cJSON_Delete(doc);
   lagscope__dealloc(json);
   lagscope__dealloc(heaviest);
   lagscope__dealloc(brief);
 }
 
+/* Issue 33, defect 3: the main thread in DispatchQueue.sync onto a busy queue waits in
+ * __ulock_wait(UL_COMPARE_AND_WAIT) (libdispatch's _dispatch_thread_event_wait_slow, reached
+ * from _dispatch_sync_f_slow): a wait for a dispatch queue, never "mutex 0x0". */
+static void test_darwin_dispatch_sync(void) {
+  static lagscope__stack darwin_threads[1], darwin_samples[4];
+  static lagscope__thread_usage info[1];
+  uintptr_t frames[] = {0x180002010, 0x180004040, 0x402020, 0x401050};
+  set_stack(&darwin_threads[0], 0x103, frames, 4);
+  darwin_threads[0].run_state = LAGSCOPE__RUN_SYSCALL;
+  darwin_threads[0].syscall = -1;
+  darwin_threads[0].method = LAGSCOPE__METHOD_SUSPEND;
+  darwin_threads[0].args[0] = 0x01000001; /* UL_COMPARE_AND_WAIT | ULF_NO_ERRNO */
+  darwin_threads[0].args[1] = 0x16f5a2c40, darwin_threads[0].args[2] = 0;
+  for (int i = 0; i < 4; i++) darwin_samples[i] = darwin_threads[0];
+  info[0] = (lagscope__thread_usage){.tid = 0x103, .name = "main", .system_id = 7000};
+  lagscope__report_data r = make_record();
+  r.main_tid = 0x103;
+  r.samples = darwin_samples, r.sample_count = 4;
+  r.threads = darwin_threads, r.thread_info = info, r.thread_count = 1;
+  r.thread_info_before = NULL, r.thread_count_before = 0;
+  resolver res = {0};
+  char *json = NULL, *heaviest = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, &heaviest), 0);
+  cJSON *doc = cJSON_Parse(json);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  const char *summary = string_of(cause, "summary");
+  printf("darwin dispatch_sync: %s\n", summary);
+  CHECK(strcmp(string_of(cause, "kind"), "wait") == 0);
+  CHECK_MSG(strstr(summary, "for a busy dispatch queue (dispatch_sync)") != NULL &&
+                strstr(summary, "mutex") == NULL, "%s", summary);
+  cJSON_Delete(doc);
+  lagscope__dealloc(json);
+  lagscope__dealloc(heaviest);
+}
+
 static const test_case cases[] = {
     TEST_CASE(tree_and_heaviest),
     TEST_CASE(darwin_lock_chain),
+    TEST_CASE(darwin_dispatch_sync),
     TEST_CASE(call_sites_states_and_stop),
     TEST_CASE(exact_and_states),
     TEST_CASE(bad_and_empty),
