@@ -96,9 +96,7 @@ struct lagscope__monitor {
 /* The hang's report as it stands, its duration so far. The next write is a second after the
  * one planned (no drift), or later when this one was slow. first: the hang's first. */
 static void save_hang_report(lagscope__monitor *in, uint64_t now, int first) {
-  const lagscope__watchdog *w = &in->watchdog;
-  uint64_t length = now > w->hang_start_ns ? now - w->hang_start_ns : 0;
-  uint64_t duration = length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
+  uint64_t duration = lagscope__watchdog_hang_duration(&in->watchdog, now);
   uint64_t cost = lagscope__hang_recorder_save(in->hang_recorder, duration);
   uint64_t planned = in->next_report_save_ns;
   uint64_t next = !first && planned + REPORT_SAVE_EVERY_NS > now ? planned + REPORT_SAVE_EVERY_NS
@@ -508,7 +506,7 @@ static void monitor_main(void *arg) {
   /* A hang still open at stop is ended here: its report says how long it had lasted. */
   uint64_t stop_ns = lagscope__now_ns();
   if (in->watchdog.hang_active)
-    publish_hang_ended(in, stop_ns - in->watchdog.hang_start_ns, stop_ns);
+    publish_hang_ended(in, lagscope__watchdog_hang_duration(&in->watchdog, stop_ns), stop_ns);
   lagscope__hang_recorder_free(in->hang_recorder);
   in->hang_recorder = NULL;
   last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */

@@ -192,6 +192,9 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
 /* The main thread cannot be expected to answer now (the app is in the background): no hang
  * begins before a whole threshold after the last call. A hang already begun goes on. F */
 void lagscope__watchdog_excuse(lagscope__watchdog *w, uint64_t now_ns);
+/* The open hang's duration if it ended at end_ns: from its start, less the time the process
+ * was stopped in it. The one rule for the hang's end, its rewrites and a stop. F */
+uint64_t lagscope__watchdog_hang_duration(const lagscope__watchdog *w, uint64_t end_ns);
 /* The post of ping ping_seq failed; it is not outstanding. F */
 void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
 

@@ -85,6 +85,11 @@ static void notice_blindness(lagscope__watchdog *w, const lagscope__watchdog_inp
   step->blind_busy_ns = busy_until > from ? busy_until - from : 0;
 }
 
+uint64_t lagscope__watchdog_hang_duration(const lagscope__watchdog *w, uint64_t end_ns) {
+  uint64_t length = end_ns > w->hang_start_ns ? end_ns - w->hang_start_ns : 0;
+  return length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
+}
+
 /* Since when the main thread owes an answer; 0 if it owes none. */
 static uint64_t pending_since(const lagscope__watchdog *w, uint64_t alive_ns) {
   if (!w->heartbeat_mode && !w->ping_outstanding) return 0;
@@ -116,10 +121,9 @@ static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *si
     end_ns = first_alive_after(signals, w->hang_start_ns, alive_ns);
   else
     return;
-  uint64_t length = end_ns > w->hang_start_ns ? end_ns - w->hang_start_ns : 0;
   step->hang_ended = 1;
   step->end_ns = end_ns;
-  step->duration_ns = length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
+  step->duration_ns = lagscope__watchdog_hang_duration(w, end_ns);
   w->hang_active = 0;
 }
 
