@@ -38,36 +38,12 @@ static lagscope__run_hang *hang_for(lagscope__run_verdict *v, uint64_t id) {
   return h;
 }
 
-/* Where a frame's module is a system library's: not the program's own code. */
-static int is_system_module(const char *module) {
-  static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"};
-  if (strncmp(module, "linux-vdso", 10) == 0) return 1;
-  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-    if (strncmp(module, dirs[i], strlen(dirs[i])) == 0) return 1;
-  return 0;
-}
-
-/* The program's own module: that of the frame named main, else none known. */
-static const char *own_module(const cJSON *stack) {
-  const cJSON *frame;
-  cJSON_ArrayForEach(frame, stack) {
-    const char *function = string_member(frame, "function");
-    if (function != NULL && strcmp(function, "main") == 0) return string_member(frame, "module");
-  }
-  return NULL;
-}
-
-/* Whether a frame is the program's own code: by its "code" (lagscope's one rule: the program
- * and the libraries it ships, never lagscope's), else (a report written before "code") by its
- * module: the module of main, or any outside the system's folders. */
-static int is_own_frame(const cJSON *frame, int with_code, const char *own) {
-  const char *module = string_member(frame, "module");
-  if (with_code) {
-    const char *code = string_member(frame, "code");
-    return code != NULL && strcmp(code, "app") == 0;
-  }
-  if (module == NULL || string_member(frame, "function") == NULL) return 0;
-  return own != NULL ? strcmp(module, own) == 0 : !is_system_module(module);
+/* Whether a frame is the program's own code, by its "code": lagscope's one rule (the program
+ * and the libraries it ships, never lagscope's; core/stack/symbols.c), written by the preload
+ * this lagscope-run started, so always there; a frame without it is not claimed. */
+static int is_own_frame(const cJSON *frame) {
+  const char *code = string_member(frame, "code");
+  return code != NULL && strcmp(code, "app") == 0;
 }
 
 /* A frame as the summary tells it: "f (file.c:12)", or "module+0xoffset" without a name. */
@@ -91,10 +67,7 @@ static void put_frame(FILE *out, const cJSON *frame) {
 
 /* "f (file.c:12) <- g" for the stack's frames of the program's own code. Allocates. */
 static char *own_frames(const cJSON *stack) {
-  const char *own = own_module(stack);
-  int with_code = 0;
   const cJSON *frame;
-  cJSON_ArrayForEach(frame, stack) with_code |= string_member(frame, "code") != NULL;
   char *text = NULL;
   size_t size = 0;
   FILE *out = open_memstream(&text, &size);
@@ -102,7 +75,7 @@ static char *own_frames(const cJSON *stack) {
   int written = 0;
   cJSON_ArrayForEach(frame, stack) {
     if (written == OWN_FRAMES_MAX || string_member(frame, "module") == NULL ||
-        !is_own_frame(frame, with_code, own))
+        !is_own_frame(frame))
       continue;
     fputs(written ? " <- " : "", out);
     put_frame(out, frame);

@@ -51,12 +51,13 @@ static char *summary_of(const lagscope__run_verdict *v, uint32_t budget_ms) {
   return text;
 }
 
-/* The main frame's module is the program's: only its frames are quoted, innermost first. */
+/* Frames that say whose code they are: only the app's are quoted, innermost first. */
 #define STACK                                                                                  \
-  "[{\"function\":\"memcpy\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\"},"                 \
-  "{\"function\":\"load_level\",\"module\":\"/opt/app/bin/app\",\"file\":\"/src/level.c\",\"line\":88}," \
-  "{\"function\":\"g_main_dispatch\",\"module\":\"/lib/x86_64-linux-gnu/libglib-2.0.so.0\"},"  \
-  "{\"function\":\"main\",\"module\":\"/opt/app/bin/app\",\"file\":\"/src/main.c\",\"line\":12}]"
+  "[{\"function\":\"memcpy\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"code\":\"system\"}," \
+  "{\"function\":\"load_level\",\"module\":\"/opt/app/bin/app\",\"file\":\"/src/level.c\",\"line\":88," \
+  "\"code\":\"app\"},{\"function\":\"g_main_dispatch\",\"module\":\"/lib/x86_64-linux-gnu/libglib-2.0.so.0\"," \
+  "\"code\":\"system\"},{\"function\":\"main\",\"module\":\"/opt/app/bin/app\",\"file\":\"/src/main.c\"," \
+  "\"line\":12,\"code\":\"app\"}]"
 
 static void test_hangs_and_own_frames(void) {
   write_channel(
@@ -274,8 +275,8 @@ static void test_no_channel_and_no_loop(void) {
 static void test_junit_escapes(void) {
   write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700,"
                 "\"cause\":{\"kind\":\"cpu\",\"summary\":\"in a<b> & \\\"c\\\" 'd'\"},"
-                "\"heaviest_stack\":[{\"function\":\"</failure><x>\",\"module\":\"/opt/a\"},"
-                "{\"function\":\"main\",\"module\":\"/opt/a\"}]}\n"
+                "\"heaviest_stack\":[{\"function\":\"</failure><x>\",\"module\":\"/opt/a\",\"code\":\"app\"},"
+                "{\"function\":\"main\",\"module\":\"/opt/a\",\"code\":\"app\"}]}\n"
                 "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":260}\n");
   lagscope__run_verdict v;
   CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
