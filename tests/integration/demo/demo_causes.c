@@ -28,14 +28,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const cJSON *member(const cJSON *o, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(o, name);
-}
-static const char *text(const cJSON *o, const char *name) {
-  const cJSON *v = member(o, name);
-  return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 static void start_demo(spawn_proc *p, const char *demo, const char *kind, const char *dir) {
   char *args[] = {(char *)demo, "--headless", "--events", "jsonl", "--stall-kind", (char *)kind,
                   "--stall-ms", "800", "--stall-every", "1.5", "--duration", "2.8",

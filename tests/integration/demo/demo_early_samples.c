@@ -15,10 +15,6 @@
 
 #define HANGS 3
 
-static const cJSON *member(const cJSON *o, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(o, name);
-}
-
 /* whole: the samples must reach the hang's end. The first hang of a process also loads libdw
  * (dlopen) for its report's file:line, and the loader's lock, held meanwhile, stops every
  * capture's look at the loaded objects: a few ms, but ~250 ms under TSan (measured 2026-11),

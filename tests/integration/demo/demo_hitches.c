@@ -14,10 +14,6 @@
 
 #define HITCHES 4
 
-static const cJSON *member(const cJSON *o, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(o, name);
-}
-
 int main(int argc, char **argv) {
   CHECK(argc == 2);
   char dir[256];

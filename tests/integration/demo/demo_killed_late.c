@@ -15,10 +15,6 @@
 
 #define NS_PER_MS 1000000ull
 
-static const cJSON *member(const cJSON *o, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(o, name);
-}
-
 /* Sleeps until the monotonic clock reads at_ns. */
 static void sleep_until(uint64_t at_ns) {
   struct timespec t = {(time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u)};

@@ -8,6 +8,16 @@
 #include <signal.h>
 #include <stddef.h>
 
+/* An object's member by name (NULL when o is no object or has none). */
+static inline const cJSON *member(const cJSON *o, const char *name) {
+  return cJSON_GetObjectItemCaseSensitive(o, name);
+}
+/* A member's string, "" when it is none. */
+static inline const char *text(const cJSON *o, const char *name) {
+  const cJSON *v = member(o, name);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
 /* Reads JSON lines until one of the given type arrives (NULL after timeout_ms or EOF); the
  * caller cJSON_Deletes it. Prints every line but metrics. */
 cJSON *demo_wait_for(spawn_proc *p, const char *type, int timeout_ms);

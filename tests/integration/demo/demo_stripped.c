@@ -10,14 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cJSON *member(const cJSON *o, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(o, name);
-}
-static const char *text(const cJSON *o, const char *name) {
-  const cJSON *v = member(o, name);
-  return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 int main(int argc, char **argv) {
   CHECK(argc == 2);
   char dir[64];
