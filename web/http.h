@@ -167,6 +167,7 @@ const char *lagscope__web_reply_kind(int status);
 int lagscope__web_api_status(lagscope__web_request *req);
 int lagscope__web_api_metrics(lagscope__web_request *req);
 int lagscope__web_api_hangs(lagscope__web_request *req);
+int lagscope__web_api_signatures(lagscope__web_request *req); /* the hangs by signature */
 int lagscope__web_api_hang(lagscope__web_request *req); /* the report, or an export of it */
 int lagscope__web_api_capture(lagscope__web_request *req);
 int lagscope__web_stream_serve(lagscope__web_request *req);

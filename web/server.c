@@ -203,6 +203,7 @@ static int dispatch(lagscope__web_request *req, const char *path) {
     case LAGSCOPE__WEB_ROUTE_CAPTURE: return lagscope__web_api_capture(req);
     case LAGSCOPE__WEB_ROUTE_STREAM: return lagscope__web_stream_serve(req);
     case LAGSCOPE__WEB_ROUTE_HITCHES: return lagscope__web_api_hitches(req);
+    case LAGSCOPE__WEB_ROUTE_SIGNATURES: return lagscope__web_api_signatures(req);
     case LAGSCOPE__WEB_ROUTE_OPENMETRICS:
       return lagscope__web_api_openmetrics(req, mg_get_header(req->conn, "Accept"));
     case LAGSCOPE__WEB_ROUTE_NONE: break;

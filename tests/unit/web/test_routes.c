@@ -93,6 +93,7 @@ static void test_api_routes(void) {
                 {"/api/v1/stream", LAGSCOPE__WEB_ROUTE_STREAM},
                 {"/api/v1/hitches", LAGSCOPE__WEB_ROUTE_HITCHES},
                 {"/metrics", LAGSCOPE__WEB_ROUTE_OPENMETRICS},
+                {"/api/v1/signatures", LAGSCOPE__WEB_ROUTE_SIGNATURES},
                 {"/api/v1/hangs/" ID, LAGSCOPE__WEB_ROUTE_HANG},
                 {"/api/v1/hangs/" ID "/speedscope", LAGSCOPE__WEB_ROUTE_HANG_SPEEDSCOPE},
                 {"/api/v1/hangs/" ID "/trace", LAGSCOPE__WEB_ROUTE_HANG_TRACE}};
