@@ -54,8 +54,15 @@ export function summaryFields(summary) {
     samples: summary.samples,
     function: summary.function,
     module: summary.module,
+    ...signatureOf(summary.signature),
     ...labelOf(summary.label),
   };
+}
+
+/* A hang's signature (its kind and the app's frames, hashed by lagscope): the same hang in
+ * every run has the same one. Reports from before signatures have none. */
+function signatureOf(signature) {
+  return typeof signature === 'string' && /^[0-9a-f]{16}$/.test(signature) ? { signature } : {};
 }
 
 /* Where the next "Load more" page starts once a page of count summaries came from offset. A
@@ -105,6 +112,7 @@ export function endedFields(ev, pid) {
     duration_ms: ev.duration_ms,
     function: inner.function || null,
     module: inner.module || null,
+    ...signatureOf(ev.signature),
     ...labelOf(ev.cause && ev.cause.label),
     live: true,
   };
@@ -115,6 +123,42 @@ export function endedFields(ev, pid) {
 export function elapsedMs(entry, now) {
   if (entry.state !== 'in_progress') return entry.duration_ms;
   return entry.elapsedBase + (entry.elapsedAt ? now - entry.elapsedAt : 0);
+}
+
+/* The list's groups, the one of the newest hang first: the hangs of one signature together,
+ * newest first; a hang without one (in progress, or from before signatures) alone. Each
+ * { key, signature, entries, count, totalMs, lastWallMs, label }. */
+export function groupHangs(entries) {
+  const groups = new Map();
+  for (const entry of newestFirst(entries)) {
+    const key = entry.signature ? 'sig:' + entry.signature : entry.key;
+    let group = groups.get(key);
+    if (!group) {
+      group = { key, signature: entry.signature || null, entries: [], count: 0, totalMs: 0,
+        lastWallMs: entry.start_wall_ms || 0, label: entry.label || entry.function || null };
+      groups.set(key, group);
+    }
+    group.entries.push(entry);
+    group.count++;
+    if (isFinite(entry.duration_ms)) group.totalMs += entry.duration_ms;
+  }
+  return Array.from(groups.values());
+}
+
+/* "8 s ago", "3 min ago", "2 h ago": how long since a wall-clock time, at nowWallMs. */
+export function fmtAgo(wallMs, nowWallMs) {
+  const s = Math.max(0, Math.round((nowWallMs - wallMs) / 1000));
+  if (s < 60) return s + ' s ago';
+  if (s < 3600) return Math.floor(s / 60) + ' min ago';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+  return Math.floor(s / 86400) + ' d ago';
+}
+
+/* A group's line: "lock · image-loader ×14, 9.2 s in all, last 2 s ago". */
+export function groupLine(group, nowWallMs, fmtTotal) {
+  const what = group.label || '(unknown function)';
+  return what + ' \u00d7' + group.count + ', ' + fmtTotal(group.totalMs) + ' in all, last ' +
+    fmtAgo(group.lastWallMs, nowWallMs);
 }
 
 /* The list's order: newest first. */

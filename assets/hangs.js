@@ -1,13 +1,15 @@
 /*
- * The hang list on the page: its items, "Load more", the live hangs' running times and the
- * header's HANG badge. The entries are state.js's (merged by hang-list.js); this draws them.
+ * The hang list on the page: its items, grouped by signature (the same hang again: a group's
+ * line "lock · image-loader ×14, 9.2 s in all, last 2 s ago" over its newest hang, expanding to
+ * all of them), "Load more", the live hangs' running times and the header's HANG badge. The
+ * entries are state.js's (merged and grouped by hang-list.js); this draws them.
  * A click on an item goes to main.js (onSelect), and so does each tick of a live hang
  * (onLiveTick), for the detail pane to follow it.
  */
 import { ApiError, api } from './api.js';
 import { byId, el, setText, toast } from './dom.js';
 import { basename, fmtDuration, fmtWall, stateLabel } from './format.js';
-import { elapsedMs, newestFirst } from './hang-list.js';
+import { elapsedMs, groupHangs, groupLine } from './hang-list.js';
 import {
   addHangPage, appPid, hangEntries, hangNextOffset, hangTotal, isSelectedHang,
 } from './state.js';
@@ -24,8 +26,11 @@ export async function loadHangs(reset) {
 
 export function createHangList({ onSelect, onLiveTick }) {
   const nodes = new Map(); // an entry's key -> its item
+  const groupNodes = new Map(); // a signature's group key -> { item, header, list }
+  const expanded = new Set(); // the group keys the user opened
   let loadingMore = false;
   let liveTimer = 0;
+  setInterval(renderGroupLines, 1000); // "last 2 s ago" moves on
 
   async function loadMore() {
     if (loadingMore) return;
@@ -44,10 +49,11 @@ export function createHangList({ onSelect, onLiveTick }) {
     }
   }
 
-  /* One entry changed (state.js's "hang" event): its item, the order, the count. */
-  function renderEntry({ entry, isNew }) {
+  /* One entry changed (state.js's "hang" event): its item, the groups and order (an ended
+   * hang's signature may put it in a group), the count. */
+  function renderEntry({ entry }) {
     renderItem(entry);
-    if (isNew) placeItems();
+    placeItems();
     renderCount();
   }
 
@@ -61,14 +67,70 @@ export function createHangList({ onSelect, onLiveTick }) {
     if (!loadingMore) more.textContent = 'Load more (' + Math.max(0, hangTotal() - hangNextOffset()) + ' older)';
   }
 
-  /* Newest first; DOM nodes move only when the order changed, so the pulse of a live entry is
-   * not restarted by every update. */
-  function placeItems() {
-    const list = byId('hang-list');
-    newestFirst(hangEntries()).forEach((entry, i) => {
-      const node = nodes.get(entry.key);
-      if (list.children[i] !== node) list.insertBefore(node, list.children[i] || null);
+  /* Puts nodes into parent in this order; a node moves only when it is out of place, so the
+   * pulse of a live entry is not restarted by every update. */
+  function order(parent, wanted) {
+    wanted.forEach((node, i) => {
+      if (parent.children[i] !== node) parent.insertBefore(node, parent.children[i] || null);
     });
+    while (parent.children.length > wanted.length) parent.lastChild.remove();
+  }
+
+  /* Newest first: a hang alone as its item, two or more of one signature as a group. */
+  function placeItems() {
+    const items = [];
+    for (const group of groupHangs(hangEntries())) {
+      if (group.count < 2) {
+        items.push(nodes.get(group.entries[0].key));
+        continue;
+      }
+      const g = groupNode(group);
+      order(g.list, group.entries.map((entry) => nodes.get(entry.key)));
+      items.push(g.item);
+    }
+    order(byId('hang-list'), items);
+  }
+
+  /* A group's item: its line (a button that opens or closes it) over its hangs' items; closed,
+   * only the newest shows. */
+  function groupNode(group) {
+    let g = groupNodes.get(group.key);
+    if (!g) {
+      const header = el('button', 'hang-group-line');
+      header.type = 'button';
+      header.dataset.testid = 'hang-group';
+      header.addEventListener('click', () => {
+        if (expanded.has(group.key)) expanded.delete(group.key);
+        else expanded.add(group.key);
+        renderGroup(g, groupOf(group.key));
+      });
+      const list = el('ol', 'hang-group-list');
+      g = { item: el('li', 'hang-group', header, list), header, list, key: group.key };
+      groupNodes.set(group.key, g);
+    }
+    renderGroup(g, group);
+    return g;
+  }
+
+  function groupOf(key) {
+    return groupHangs(hangEntries()).find((group) => group.key === key);
+  }
+
+  function renderGroup(g, group) {
+    if (!group) return;
+    const open = expanded.has(group.key);
+    g.header.textContent = groupLine(group, Date.now(), fmtDuration);
+    g.header.title = 'signature ' + group.signature + (open ? '' : ': show all ' + group.count);
+    g.header.setAttribute('aria-expanded', String(open));
+    g.item.dataset.signature = group.signature;
+    g.item.dataset.count = String(group.count);
+    g.item.classList.toggle('open', open);
+  }
+
+  function renderGroupLines() {
+    if (groupNodes.size === 0) return;
+    for (const group of groupHangs(hangEntries()))
+      if (groupNodes.has(group.key) && group.count >= 2) renderGroup(groupNodes.get(group.key), group);
   }
 
   function renderItem(entry) {

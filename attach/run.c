@@ -7,6 +7,7 @@
  * 2 for a bad option or when lagscope could not watch the program (it did not start in it:
  * the reason is said), 127 when PROGRAM cannot be run. */
 #define _GNU_SOURCE
+#include "compare.h"
 #include "verdict.h"
 
 #include "base/base.h" /* the config table's bounds: macros and an inline function only */
@@ -33,6 +34,9 @@ typedef struct options {
   const char *bind;
   const char *threshold_ms;
   const char *junit;
+  const char *baseline;   /* --baseline: compare this run's hangs with it by signature */
+  const char *summary_md; /* with --baseline: the comparison as Markdown */
+  const char *tolerance_ms, *tolerance_pct;
   uint32_t budget_ms;
   int64_t budget_startup_ms; /* -1: as budget_ms */
   int no_server, quiet, no_hud;
@@ -54,7 +58,15 @@ static void usage(FILE *out) {
         "  --budget-startup N  the budget of a hang in the start-up (before the program's\n"
         "                      first frame or answer), N ms; 0: they do not count (default:\n"
         "                      --budget-ms)\n"
-        "  --junit FILE        write the hangs as JUnit XML to FILE\n"
+        "  --junit FILE        write the hangs as JUnit XML to FILE (with --baseline: one\n"
+        "                      testcase per signature)\n"
+        "  --baseline FILE     compare the hangs by signature with an earlier run's (its\n"
+        "                      --events FILE, or a report folder): exit 3 when a new or\n"
+        "                      regressed signature has a hang over --budget-ms (every one\n"
+        "                      without a budget), not for hangs the baseline had already\n"
+        "  --tolerance-ms N    with --baseline: a signature's total may grow by N ms (250)\n"
+        "  --tolerance-pct P   and by P % of the baseline's (25) and stay unchanged\n"
+        "  --summary-md FILE   with --baseline: the comparison as Markdown (a CI summary)\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
         "  --no-hud            no HUD drawn into an OpenGL program's frames\n"
         "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
@@ -115,6 +127,10 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--bind") == 0       ? &o->bind
                         : strcmp(a, "--threshold-ms") == 0 ? &o->threshold_ms
                         : strcmp(a, "--junit") == 0      ? &o->junit
+                        : strcmp(a, "--baseline") == 0   ? &o->baseline
+                        : strcmp(a, "--summary-md") == 0 ? &o->summary_md
+                        : strcmp(a, "--tolerance-ms") == 0 ? &o->tolerance_ms
+                        : strcmp(a, "--tolerance-pct") == 0 ? &o->tolerance_pct
                                                          : NULL;
     int is_budget = strcmp(a, "--budget-ms") == 0, is_corner = strcmp(a, "--hud-corner") == 0;
     int is_startup = strcmp(a, "--budget-startup") == 0;
@@ -138,11 +154,15 @@ static int parse_options(int argc, char **argv, options *o) {
       continue;
     }
     if (slot == &o->port && check_field(a, value, LAGSCOPE__FIELD_server_port)) return 2;
+    if (slot == &o->tolerance_ms && check_number(a, value, 0, 3600000, NULL)) return 2;
+    if (slot == &o->tolerance_pct && check_number(a, value, 0, 100000, NULL)) return 2;
     if (slot == &o->threshold_ms && check_field(a, value, LAGSCOPE__FIELD_hang_threshold_ms))
       return 2;
     *slot = value;
   }
   if (i >= argc) return bad_option("no program to run", "give it after --");
+  if (o->baseline == NULL && (o->summary_md || o->tolerance_ms || o->tolerance_pct))
+    return bad_option("needs --baseline", o->summary_md ? "--summary-md" : "--tolerance-ms/-pct");
   o->program = argv + i;
   return 0;
 }
@@ -257,6 +277,36 @@ static int wait_program(pid_t pid, lagscope__run_stops *stops) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* With --baseline: this run's hangs (the channel's hang_ended lines) against the baseline's,
+ * by signature; LAGSCOPE_COMPARE_FAILED when a new or regressed one fails, 2 when the baseline
+ * cannot be read, else status. */
+static int compare_with_baseline(const options *o, const char *channel, int status) {
+  lagscope__compare_options judge = {
+      .tolerance_ms = o->tolerance_ms ? strtod(o->tolerance_ms, NULL) : 250,
+      .tolerance_pct = o->tolerance_pct ? strtod(o->tolerance_pct, NULL) : 25,
+      .budget_ms = o->budget_ms};
+  lagscope__compare c = {0};
+  char why[512];
+  if (lagscope__compare_read(&c, 0, o->baseline, why, sizeof(why)) != 0 ||
+      lagscope__compare_read(&c, 1, channel, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot compare: %s\n", why);
+    lagscope__compare_free(&c);
+    return 2;
+  }
+  size_t failing = lagscope__compare_judge(&c, &judge);
+  lagscope__compare_table(stderr, &c, &judge);
+  if (o->junit != NULL && lagscope__compare_junit(o->junit, &c, &judge) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, strerror(errno));
+    if (status == 0) status = 1;
+  }
+  if (o->summary_md != NULL && lagscope__compare_markdown(o->summary_md, &c, &judge) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->summary_md, strerror(errno));
+    if (status == 0) status = 1;
+  }
+  lagscope__compare_free(&c);
+  return failing > 0 ? LAGSCOPE_COMPARE_FAILED : status;
+}
+
 /* Tells what the channel holds; the exit status. */
 static int tell(const options *o, const char *channel, const lagscope__run_stops *stops,
                 int status) {
@@ -282,6 +332,11 @@ static int tell(const options *o, const char *channel, const lagscope__run_stops
               "program, or one that ended before its constructors ran)\n", program);
     lagscope__run_verdict_free(&v);
     return LAGSCOPE_RUN_NOT_WATCHED;
+  }
+  if (o->baseline != NULL) { /* the comparison is the gate: known hangs pass */
+    if (!o->quiet) lagscope__run_summary(stderr, &v, program, 0);
+    lagscope__run_verdict_free(&v);
+    return compare_with_baseline(o, channel, status);
   }
   size_t over = lagscope__run_over_budget(&v, o->budget_ms);
   if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);

@@ -309,7 +309,7 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
 }
 
 /* text with XML's five special characters escaped, and control characters dropped. */
-static void put_xml(FILE *out, const char *text) {
+void lagscope__run_put_xml(FILE *out, const char *text) {
   for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
     switch (*p) {
       case '<': fputs("&lt;", out); break;
@@ -326,7 +326,7 @@ static void put_xml(FILE *out, const char *text) {
 static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
                           const char *program, uint32_t budget_ms) {
   fputs("    <testcase classname=\"lagscope-run.", out);
-  put_xml(out, program);
+  lagscope__run_put_xml(out, program);
   fprintf(out, "\" name=\"hang %llu: %.0f ms\" time=\"%.3f\">\n", (unsigned long long)h->id,
           h->duration_ms, h->duration_ms / 1000);
   if (budget_ms == 0 || is_over(v, h, budget_ms)) {
@@ -336,9 +336,9 @@ static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagsc
              h->ended ? "" : " (the program ended during it)",
              h->cause[0] ? "; " : "", h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
     fputs("      <failure type=\"hang\" message=\"", out);
-    put_xml(out, message);
+    lagscope__run_put_xml(out, message);
     fputs("\">", out);
-    put_xml(out, message);
+    lagscope__run_put_xml(out, message);
     fputs("</failure>\n", out);
   }
   fputs("    </testcase>\n", out);
@@ -353,12 +353,12 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
   fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fprintf(out, "<testsuites name=\"lagscope-run\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
   fputs("  <testsuite name=\"", out);
-  put_xml(out, program);
+  lagscope__run_put_xml(out, program);
   fprintf(out, "\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
   for (size_t i = 0; i < v->count; i++) put_hang_case(out, v, &v->hangs[i], program, budget_ms);
   if (failures == 0) {
     fputs("    <testcase classname=\"lagscope-run.", out);
-    put_xml(out, program);
+    lagscope__run_put_xml(out, program);
     if (budget_ms > 0)
       fprintf(out, "\" name=\"no hang over %u ms\"/>\n", budget_ms);
     else

@@ -78,4 +78,8 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *verdict, cons
 int lagscope__run_junit(const char *path, const lagscope__run_verdict *verdict,
                         const char *program, uint32_t budget_ms);
 
+/* text with XML's five special characters escaped and control characters dropped (the JUnit
+ * files of lagscope-run and lagscope-compare). */
+void lagscope__run_put_xml(FILE *out, const char *text);
+
 #endif

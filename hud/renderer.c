@@ -14,6 +14,7 @@
 #define REDRAW_MIN_NS (250u * 1000u * 1000u) /* at most 4 redraws a second */
 #define FRESH 4u                            /* in `middle`: the renderer put a new image there */
 #define BUFFERS 3
+#define LAGSCOPE__HUD_SIGNATURES 64 /* signatures whose repeats the HUD counts */
 
 struct lagscope__hud {
   float scale;
@@ -28,6 +29,13 @@ struct lagscope__hud {
   uint64_t sequence;
   uint64_t last_render_ns;
   uint64_t hang_start_ns;
+  /* How many hangs of each signature so far (the last LAGSCOPE__HUD_SIGNATURES signatures
+   * seen; an older one, forgotten, counts again from 1). */
+  struct {
+    char id[17];
+    uint32_t count;
+  } seen[LAGSCOPE__HUD_SIGNATURES];
+  uint32_t seen_count, seen_next;
   int dirty, urgent;
   _Atomic int expanded;     /* asked for by lagscope_hud_set_expanded, any thread */
   _Atomic int wanted;       /* the host has asked for an image: until then nothing is drawn */
@@ -82,6 +90,20 @@ static void copy_text(char *out, size_t size, const char *text) {
   out[n] = '\0';
 }
 
+/* The hangs so far with this report's signature, this one counted. F */
+static uint32_t count_signature(lagscope__hud *h, const lagscope_hang_report *report) {
+  lagscope__signature s; /* 1.3 KiB on the dispatcher's stack, no allocation */
+  lagscope__signature_of(lagscope__hang_report_kind(report),
+                         lagscope__hang_report_heaviest_stack(report), &s);
+  for (uint32_t i = 0; i < h->seen_count; i++)
+    if (strcmp(h->seen[i].id, s.id) == 0) return ++h->seen[i].count;
+  uint32_t at = h->seen_count < LAGSCOPE__HUD_SIGNATURES ? h->seen_count++ : h->seen_next;
+  h->seen_next = (at + 1) % LAGSCOPE__HUD_SIGNATURES;
+  memcpy(h->seen[at].id, s.id, sizeof(s.id));
+  h->seen[at].count = 1;
+  return 1;
+}
+
 void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
   switch (e->type) {
     case LAGSCOPE_EVENT_METRICS:
@@ -100,6 +122,9 @@ void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
       h->state.last_hang_ms = (double)e->as.hang_ended.duration_ns / 1e6;
       copy_text(h->state.last_hang_label, sizeof(h->state.last_hang_label),
                 e->payload.report != NULL ? lagscope__hang_report_label(e->payload.report) : "");
+      h->state.last_hang_repeats = e->as.hang_ended.counted && e->payload.report != NULL
+                                       ? count_signature(h, e->payload.report)
+                                       : 0;
       h->dirty = h->urgent = 1;
       break;
     case LAGSCOPE_EVENT_HITCH:

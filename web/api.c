@@ -280,6 +280,9 @@ static cJSON *summary_of(const char *dir, const char *id) {
   copy_member(s, "samples", member(report, "samples"), "count");
   add_telling_frame(s, text, len);
   copy_member(s, "label", member(report, "cause"), "label"); /* the report's one line */
+  copy_member(s, "kind", member(report, "cause"), "kind");
+  copy_member(s, "signature", report, "signature"); /* null in a report from before them */
+  copy_member(s, "signature_frames", report, "signature_frames");
   lagscope__dealloc(text);
   cJSON_Delete(report);
   return s;
@@ -322,6 +325,84 @@ static void hang_list_build(void *arg) {
   job->text = print(doc);
 }
 
+/* ---- the hangs by signature ----------------------------------------------------------------- */
+
+#define SIGNATURE_IDS_MAX 100 /* report ids a group lists, newest first: the rest are counted */
+
+static double number_of(const cJSON *o, const char *name) {
+  const cJSON *item = member(o, name);
+  return cJSON_IsNumber(item) ? item->valuedouble : 0.0;
+}
+
+static cJSON *group_of(cJSON *groups, const char *signature) {
+  cJSON *g;
+  cJSON_ArrayForEach(g, groups) {
+    const cJSON *s = member(g, "signature");
+    if (cJSON_IsString(s) && strcmp(s->valuestring, signature) == 0) return g;
+  }
+  return NULL;
+}
+
+/* A new group from its newest hang's summary (the store lists the newest first). */
+static cJSON *group_new(cJSON *groups, const cJSON *summary) {
+  cJSON *g = cJSON_CreateObject();
+  if (g == NULL) return NULL;
+  copy_member(g, "signature", summary, "signature");
+  copy_member(g, "label", summary, "label");
+  copy_member(g, "kind", summary, "kind");
+  copy_member(g, "signature_frames", summary, "signature_frames");
+  cJSON_AddNumberToObject(g, "count", 0);
+  cJSON_AddNumberToObject(g, "total_ms", 0);
+  cJSON_AddNumberToObject(g, "max_ms", 0);
+  cJSON_AddNumberToObject(g, "last_wall_ms", number_of(summary, "start_wall_ms"));
+  cJSON_AddNumberToObject(g, "first_wall_ms", number_of(summary, "start_wall_ms"));
+  cJSON_AddArrayToObject(g, "ids");
+  cJSON_AddItemToArray(groups, g);
+  return g;
+}
+
+/* A number of the group set in place (the viewer's cJSON table has no setter: the fields are
+ * cJSON's public ones). */
+static void set_number(cJSON *g, const char *name, double value) {
+  cJSON *item = cJSON_GetObjectItemCaseSensitive(g, name);
+  if (!cJSON_IsNumber(item)) return;
+  item->valuedouble = value;
+  item->valueint = value >= 2147483647.0 ? 2147483647 : (int)value;
+}
+
+static void group_add(cJSON *g, const cJSON *summary) {
+  double ms = number_of(summary, "duration_ms");
+  set_number(g, "count", number_of(g, "count") + 1);
+  set_number(g, "total_ms", number_of(g, "total_ms") + ms);
+  if (ms > number_of(g, "max_ms")) set_number(g, "max_ms", ms);
+  set_number(g, "first_wall_ms", number_of(summary, "start_wall_ms")); /* the oldest so far */
+  cJSON *ids = cJSON_GetObjectItemCaseSensitive(g, "ids");
+  const cJSON *id = member(summary, "id");
+  if (cJSON_IsString(id) && cJSON_GetArraySize(ids) < SIGNATURE_IDS_MAX)
+    cJSON_AddItemToArray(ids, cJSON_CreateString(id->valuestring));
+}
+
+static void signature_list_build(void *arg) {
+  hang_list_job *job = arg;
+  cJSON *doc = cJSON_CreateObject();
+  cJSON *groups = cJSON_AddArrayToObject(doc, "signatures");
+  size_t unsigned_hangs = 0;
+  for (size_t i = 0; i < job->count && groups != NULL; i++) {
+    cJSON *summary = summary_of(job->req->web->report_dir, job->entries[i].id);
+    const cJSON *signature = member(summary, "signature");
+    if (cJSON_IsString(signature)) {
+      cJSON *g = group_of(groups, signature->valuestring);
+      if (g == NULL) g = group_new(groups, summary);
+      if (g != NULL) group_add(g, summary);
+    } else if (summary != NULL) {
+      unsigned_hangs++;
+    }
+    cJSON_Delete(summary);
+  }
+  cJSON_AddNumberToObject(doc, "unsigned", (double)unsigned_hangs);
+  job->text = print(doc);
+}
+
 /* The answer when the reports cannot be read (rc: the store's code): 503 "unavailable" when the
  * store's checks refuse the report folder (another user's, writable by others, a link another
  * user made: the store writes nothing there either), the message saying why as the store's
@@ -345,19 +426,29 @@ static int reports_unreadable(lagscope__web_request *req, int rc) {
                                    message);
 }
 
-int lagscope__web_api_hangs(lagscope__web_request *req) {
-  lagscope__web *web = req->web;
+/* The stored reports listed, then build run over them on the parse thread: its answer. */
+static int answer_from_store(lagscope__web_request *req, void (*build)(void *)) {
   lagscope__store_entry *entries = NULL;
   size_t count = 0;
-  int listed = lagscope__store_list(web->report_dir, &entries, &count);
+  int listed = lagscope__store_list(req->web->report_dir, &entries, &count);
   if (listed != LAGSCOPE_OK) return reports_unreadable(req, listed);
   hang_list_job job = {.req = req, .entries = entries, .count = count};
-  int rc = on_parse_thread(hang_list_build, &job);
+  int rc = on_parse_thread(build, &job);
   lagscope__dealloc(entries);
   if (rc != LAGSCOPE_OK)
     return lagscope__web_reply_error(req, 503, "busy",
                                      "no thread could be started to read the reports");
   return lagscope__web_reply_json(req, 200, job.text);
+}
+
+int lagscope__web_api_hangs(lagscope__web_request *req) {
+  return answer_from_store(req, hang_list_build);
+}
+
+/* GET /api/v1/signatures: every stored hang, grouped by signature, the group of the newest
+ * hang first. */
+int lagscope__web_api_signatures(lagscope__web_request *req) {
+  return answer_from_store(req, signature_list_build);
 }
 
 typedef struct export_job {

@@ -38,6 +38,24 @@ void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_me
  * members. NULL when out of memory. A */
 char *lagscope__web_metrics_tick_text(const lagscope__web_metrics_tick *tick);
 
+/* ---- Prometheus's /metrics (openmetrics.c) ------------------------------------------------- */
+#define LAGSCOPE__WEB_HANG_BUCKETS 8 /* the hang duration histogram's: 7 bounds and +Inf */
+/* What /metrics tells, kept from the events since lagscope started. */
+typedef struct lagscope__web_openmetrics {
+  uint64_t hangs_by_kind[LAGSCOPE__CAUSE_COUNT]; /* counted hangs ended, by the cause's kind */
+  uint64_t hang_buckets[LAGSCOPE__WEB_HANG_BUCKETS]; /* not cumulative: one per hang */
+  double hang_seconds_sum;
+  uint64_t hitches;
+  lagscope_metrics latest; /* the last metrics event's */
+  int have_latest;
+} lagscope__web_openmetrics;
+/* Counts one event (hang_ended, hitch, metrics; others are ignored). F */
+void lagscope__web_openmetrics_count(lagscope__web_openmetrics *m, const lagscope_event *event);
+/* The exposition of m for app and pid: OpenMetrics when open_metrics, else the Prometheus text
+ * format 0.0.4; freed with lagscope__dealloc; NULL when out of memory. A */
+char *lagscope__web_openmetrics_text(const lagscope__web_openmetrics *m, const char *app,
+                                     int32_t pid, int open_metrics);
+
 /* ---- the live stream (stream.c) ------------------------------------------------------------- */
 #define LAGSCOPE__WEB_STREAM_BACKLOG 256 /* events a client may fall behind before it is dropped */
 
@@ -103,6 +121,7 @@ struct lagscope__web {
   uint32_t hitches_next, hitches_count;
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;
+  lagscope__web_openmetrics openmetrics; /* /metrics's numbers, under metrics_lock */
 
   pthread_mutex_t capture_lock; /* the capture route's rate limit */
   uint64_t last_capture_ns;
@@ -149,6 +168,7 @@ const char *lagscope__web_reply_kind(int status);
 int lagscope__web_api_status(lagscope__web_request *req);
 int lagscope__web_api_metrics(lagscope__web_request *req);
 int lagscope__web_api_hangs(lagscope__web_request *req);
+int lagscope__web_api_signatures(lagscope__web_request *req); /* the hangs by signature */
 int lagscope__web_api_hang(lagscope__web_request *req); /* the report, or an export of it */
 int lagscope__web_api_capture(lagscope__web_request *req);
 int lagscope__web_stream_serve(lagscope__web_request *req);
@@ -156,6 +176,8 @@ int lagscope__web_stream_serve(lagscope__web_request *req);
  * lagscope__alloc's), and its tick, for the window of older ticks. A, L */
 void lagscope__web_api_keep_metrics(lagscope__web *web, const lagscope_event *event, char *whole);
 int lagscope__web_api_hitches(lagscope__web_request *req);
+/* GET /metrics; accept: the request's Accept header (may be NULL). A, L */
+int lagscope__web_api_openmetrics(lagscope__web_request *req, const char *accept);
 /* Keeps a hitch event for the hitches route. A, L */
 void lagscope__web_api_keep_hitch(lagscope__web *web, const char *json);
 

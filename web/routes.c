@@ -40,6 +40,8 @@ static const route_entry route_table[] = {
     {"/api/v1/capture", LAGSCOPE__WEB_ROUTE_CAPTURE},
     {"/api/v1/stream", LAGSCOPE__WEB_ROUTE_STREAM},
     {"/api/v1/hitches", LAGSCOPE__WEB_ROUTE_HITCHES},
+    {"/metrics", LAGSCOPE__WEB_ROUTE_OPENMETRICS}, /* where Prometheus looks by default */
+    {"/api/v1/signatures", LAGSCOPE__WEB_ROUTE_SIGNATURES},
 };
 
 /* The sub-resources of one report, after "/api/v1/hangs/{id}". */

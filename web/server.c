@@ -203,6 +203,9 @@ static int dispatch(lagscope__web_request *req, const char *path) {
     case LAGSCOPE__WEB_ROUTE_CAPTURE: return lagscope__web_api_capture(req);
     case LAGSCOPE__WEB_ROUTE_STREAM: return lagscope__web_stream_serve(req);
     case LAGSCOPE__WEB_ROUTE_HITCHES: return lagscope__web_api_hitches(req);
+    case LAGSCOPE__WEB_ROUTE_SIGNATURES: return lagscope__web_api_signatures(req);
+    case LAGSCOPE__WEB_ROUTE_OPENMETRICS:
+      return lagscope__web_api_openmetrics(req, mg_get_header(req->conn, "Accept"));
     case LAGSCOPE__WEB_ROUTE_NONE: break;
   }
   return lagscope__web_reply_error(req, 404, "not_found", "no such route");
@@ -735,6 +738,12 @@ void lagscope__web_on_event(const lagscope_event *event, void *data) {
     atomic_store(&web->hang_in_progress, 1);
   } else if (event->type == LAGSCOPE_EVENT_HANG_ENDED) {
     atomic_store(&web->hang_in_progress, 0);
+  }
+  if (event->type == LAGSCOPE_EVENT_HANG_ENDED || event->type == LAGSCOPE_EVENT_HITCH ||
+      event->type == LAGSCOPE_EVENT_METRICS) {
+    pthread_mutex_lock(&web->metrics_lock);
+    lagscope__web_openmetrics_count(&web->openmetrics, event);
+    pthread_mutex_unlock(&web->metrics_lock);
   }
   char *json = lagscope__event_text(event);
   if (json == NULL) return;

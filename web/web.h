@@ -92,7 +92,9 @@ typedef enum lagscope__web_route_kind {
   LAGSCOPE__WEB_ROUTE_HANG_TRACE,
   LAGSCOPE__WEB_ROUTE_CAPTURE,
   LAGSCOPE__WEB_ROUTE_STREAM,
-  LAGSCOPE__WEB_ROUTE_HITCHES
+  LAGSCOPE__WEB_ROUTE_HITCHES,
+  LAGSCOPE__WEB_ROUTE_OPENMETRICS,    /* /metrics, for Prometheus */
+  LAGSCOPE__WEB_ROUTE_SIGNATURES      /* the stored hangs grouped by signature */
 } lagscope__web_route_kind;
 
 #define LAGSCOPE__WEB_REPORT_ID_MAX 63 /* bytes of a report id, without the NUL */

@@ -71,7 +71,21 @@ static void metrics_write(lagscope__json_writer *w, const lagscope_event *e) {
   metrics_arrays_write(w, e->payload.metrics);
 }
 
-/* A hang's report in its event: where it is stored and its heaviest main-thread stack. */
+/* A stall's signature from its cause's kind and heaviest stack (both as JSON text). */
+static void signature_write(lagscope__json_writer *w, const char *cause_json, const char *stack) {
+  char kind[16] = "";
+  if (cause_json != NULL &&
+      !lagscope__json_member_text(cause_json, strlen(cause_json), "kind", kind, sizeof(kind)))
+    kind[0] = '\0';
+  lagscope__signature *s = lagscope__alloc(sizeof(*s));
+  if (s == NULL) return; /* the writer's own allocations fail too: no event is written */
+  lagscope__signature_of(kind, stack, s);
+  lagscope__signature_write(w, s);
+  lagscope__dealloc(s);
+}
+
+/* A hang's report in its event: where it is stored, its heaviest main-thread stack, its
+ * cause and signature. */
 static void report_write(lagscope__json_writer *w, const lagscope_hang_report *report) {
   if (report == NULL) return;
   lagscope__jw_string(w, "report_id", lagscope_report_id(report));
@@ -80,6 +94,7 @@ static void report_write(lagscope__json_writer *w, const lagscope_hang_report *r
   if (heaviest != NULL) lagscope__jw_raw(w, "heaviest_stack", heaviest);
   const char *cause = lagscope__hang_report_cause(report);
   if (cause != NULL) lagscope__jw_raw(w, "cause", cause);
+  if (heaviest != NULL) signature_write(w, cause, heaviest); /* a recovered report: in its file */
 }
 
 static void body_write(lagscope__json_writer *w, const lagscope_event *e) {
@@ -121,6 +136,7 @@ static void body_write(lagscope__json_writer *w, const lagscope_event *e) {
       lagscope__jw_raw(w, "heaviest_stack",
                        e->payload.stack_json != NULL ? e->payload.stack_json : "[]");
       if (e->as.hitch.cause_json != NULL) lagscope__jw_raw(w, "cause", e->as.hitch.cause_json);
+      signature_write(w, e->as.hitch.cause_json, e->payload.stack_json);
       break;
     case LAGSCOPE_EVENT_MONITOR_BLIND:
       lagscope__jw_u64(w, "start_ns", e->as.monitor_blind.start_ns);

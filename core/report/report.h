@@ -128,6 +128,24 @@ int lagscope__report_frame_name(const char *frame, size_t n, char *out, size_t s
 /* The telling frame's name of a NUL-terminated stack (NULL: none); 0 and "" when none. F */
 int lagscope__report_telling_function(const char *stack, char *out, size_t size);
 
+/* A hang's or hitch's signature (signature.c; docs/hang-report.md, "The signature"): a hash
+ * of the cause's kind and the names of the app's own frames of the heaviest stack, innermost
+ * first, at most LAGSCOPE__SIGNATURE_FRAMES of them, a recursion's repeats counted once. */
+#define LAGSCOPE__SIGNATURE_FRAMES 8          /* deep enough to tell call paths apart */
+#define LAGSCOPE__SIGNATURE_FALLBACK_FRAMES 3 /* named frames when none is the app's */
+#define LAGSCOPE__SIGNATURE_NAME 160          /* a name past it is cut: still the same cut */
+typedef struct lagscope__signature {
+  char id[17];  /* 16 lowercase hex digits */
+  char kind[16];
+  uint32_t frame_count;
+  char frames[LAGSCOPE__SIGNATURE_FRAMES][LAGSCOPE__SIGNATURE_NAME];
+} lagscope__signature;
+/* The signature of a stall of the cause kind (NULL or "": "unknown") whose heaviest stack is
+ * stack (a JSON array of frames as lagscope writes them; NULL: none). F */
+void lagscope__signature_of(const char *kind, const char *stack, lagscope__signature *out);
+/* Writes "signature" and "signature_frames" into the object w is in. A */
+void lagscope__signature_write(lagscope__json_writer *w, const lagscope__signature *s);
+
 /* The public, immutable, reference-counted report that events carry. A */
 lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id,
                                                 const char *path, char *json,

@@ -295,6 +295,16 @@ static void samples_write(lagscope__json_writer *w, lagscope__report_ctx *c,
   lagscope__jw_end_object(w);
 }
 
+/* The hang's signature beside its cause (signature.c). The struct is 1.3 KiB: on the heap,
+ * as the verdict is. A */
+static void signature_write(lagscope__json_writer *w, const char *kind, const char *heaviest) {
+  lagscope__signature *s = lagscope__alloc(sizeof(*s));
+  if (s == NULL) return; /* the writer's own allocations fail too: the report is not written */
+  lagscope__signature_of(kind, heaviest, s);
+  lagscope__signature_write(w, s);
+  lagscope__dealloc(s);
+}
+
 static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
                          const lagscope__call_tree *t, const lagscope__report_data *r,
                          const char *heaviest, const lagscope__verdict *v, int *rc) {
@@ -329,6 +339,7 @@ static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
   tree_write(w, t, c);
   lagscope__jw_raw(w, "heaviest_stack", heaviest);
   lagscope__verdict_write(w, c, r, v);
+  signature_write(w, lagscope__verdict_kind(v), heaviest);
   lagscope__jw_i64(w, "main_thread_tid", r->main_tid);
   lagscope__jw_u64(w, "thread_count", r->thread_count);
   *rc = threads_write(w, c, r);

@@ -13,7 +13,10 @@
  *   the page for its requests); when the app restarts on the same port the page reconnects by
  *   itself and shows the new launch; a second demo stalling on a lock chain has its verdict
  *   drawn as main thread → demo-chain-a → demo-chain-b; a third stalling in two phases (a pipe
- *   read, then opening a FIFO) has its verdict's phases strip: read then openat, in order.
+ *   read, then opening a FIFO) has its verdict's phases strip: read then openat, in order;
+ *   a stall repeated every 0.8 s is one group of its signature in the hang list ("sleep ·
+ *   demo_sleep_ms ×3, 845 ms in all, last 1 s ago"), growing live, closed on its newest hang and
+ *   opened to all of them, as /api/v1/signatures counts them.
  *
  * Usage: node e2e.js --demo <lagscope-demo> --artifacts <folder> [--keep-going]
  * Screenshots and the demo's output go to the artifacts folder. Exit 0 pass, 1 fail, 77 skip
@@ -254,6 +257,25 @@ function treeRows(page, testid) {
   return page.locator('[data-testid=' + testid + '] .tree-item').evaluateAll((nodes) => nodes.map((n) => ({
     fn: n.dataset.function, module: n.dataset.module, count: Number(n.dataset.count),
   })));
+}
+
+/* Clicks a hang's item. A stall that repeats is one group of its signature, closed on its
+ * newest hang: an older hang's item is shown by opening its group (which stays open), and a
+ * hang that a newer one of its signature joined meanwhile is looked for again. */
+async function clickHangItem(page, selector, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  await page.waitForSelector(selector, { state: 'attached', timeout: timeoutMs });
+  for (;;) {
+    const line = page.locator('.hang-group:has(' + selector + ') [data-testid=hang-group]');
+    if (!(await page.locator(selector).isVisible()) && await line.count() > 0 &&
+        (await line.getAttribute('aria-expanded')) !== 'true') await line.click();
+    try {
+      await page.locator(selector).click({ timeout: 2000 });
+      return;
+    } catch (e) {
+      if (Date.now() > end) throw e;
+    }
+  }
 }
 
 /* Scrolls so that the element's top is just below the sticky top bar (for screenshots). */
@@ -638,8 +660,7 @@ async function run(opts, playwright) {
     await waitLiveFps(mobile, 15000);
     await noHorizontalScroll(mobile);
     shots.push(await screenshot(mobile, opts.artifacts, 'phone-live'));
-    await mobile.waitForSelector('[data-testid=hang-item][data-id="' + ended.report_id + '"]', { timeout: 10000 });
-    await mobile.click('[data-testid=hang-item][data-id="' + ended.report_id + '"]');
+    await clickHangItem(mobile, '[data-testid=hang-item][data-id="' + ended.report_id + '"]', 10000);
     await mobile.waitForSelector('[data-testid=hang-detail][data-state=ended]', { timeout: 10000 });
     await scrollToTop(mobile, '[data-testid=hang-detail]');
     await noHorizontalScroll(mobile);
@@ -691,7 +712,7 @@ async function run(opts, playwright) {
     await page.waitForFunction((pid) => document.querySelector('[data-testid=app-pid]').textContent === String(pid) &&
       document.querySelector('[data-testid=connection]').dataset.state === 'live', againStarted.pid, { timeout: 30000 });
     await waitLiveFps(page, 15000);
-    await page.waitForSelector('[data-testid=hang-item][data-id="' + ended.report_id + '"]', { timeout: 5000 });
+    await page.waitForSelector('[data-testid=hang-item][data-id="' + ended.report_id + '"]', { state: 'attached', timeout: 5000 });
     ok('pid ' + demoStarted.pid + ' → ' + againStarted.pid + ', the earlier hang still listed');
 
     step('a ' + HITCH_MS + ' ms stall is a hitch: a mark under the frame-time chart opens its call tree');
@@ -727,8 +748,7 @@ async function run(opts, playwright) {
     watchPage(chainPage, problems, 'chain');
     await chainPage.goto(chainServer.url, { timeout: 15000 });
     const chainItem = '[data-testid=hang-item][data-id="' + chainEnded.report_id + '"]';
-    await chainPage.waitForSelector(chainItem, { timeout: 10000 });
-    await chainPage.click(chainItem);
+    await clickHangItem(chainPage, chainItem, 10000);
     const chainVerdict = chainPage.locator('[data-testid=hang-detail][data-id="' + chainEnded.report_id + '"] [data-testid=verdict]');
     await chainVerdict.waitFor({ timeout: 10000 });
     const chainReport = await fetchReport(chainPage, chainEnded.report_id);
@@ -775,8 +795,7 @@ async function run(opts, playwright) {
     watchPage(phasesPage, problems, 'phases');
     await phasesPage.goto(phasesServer.url, { timeout: 15000 });
     const phasesItem = '[data-testid=hang-item][data-id="' + phasesEnded.report_id + '"]';
-    await phasesPage.waitForSelector(phasesItem, { timeout: 10000 });
-    await phasesPage.click(phasesItem);
+    await clickHangItem(phasesPage, phasesItem, 10000);
     const phasesVerdict = phasesPage.locator('[data-testid=hang-detail][data-id="' + phasesEnded.report_id + '"] [data-testid=verdict]');
     await phasesVerdict.waitFor({ timeout: 10000 });
     const phasesReport = await fetchReport(phasesPage, phasesEnded.report_id);
@@ -830,6 +849,54 @@ async function run(opts, playwright) {
     await phasesContext.close();
     await phased.stop(5000);
     ok(legend.map((l) => l.text.replace(/\u00a0/g, ' ')).join(' | '));
+
+    step('the same stall again and again: the hang list groups it by signature, live, and expands');
+    const groupDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-e2e-group-'));
+    reportDirs.push(groupDir);
+    const repeated = new Demo(opts.demo, opts.artifacts, groupDir, 'demo-repeated', 300, ['--stall-kind', 'sleep', '--stall-every', '0.8']);
+    demos.push(repeated);
+    const groupServer = await repeated.start(0, 20000);
+    const repeatedEnded = () => repeated.lines.filter((o) => o.type === 'hang_ended');
+    await repeated.waitLine((o) => o.type === 'hang_ended' && o.hang_id >= 3, 'a third hang_ended', 20000);
+    const signature = repeatedEnded()[0].signature;
+    check(/^[0-9a-f]{16}$/.test(signature) && repeatedEnded().every((e) => e.signature === signature),
+      'the repeated stall\'s hangs have signatures ' + JSON.stringify(repeatedEnded().map((e) => e.signature)));
+    const groupContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const groupPage = await groupContext.newPage();
+    watchPage(groupPage, problems, 'group');
+    await groupPage.goto(groupServer.url, { timeout: 15000 });
+    const groupItem = groupPage.locator('.hang-group[data-signature="' + signature + '"]');
+    await groupItem.waitFor({ timeout: 10000 });
+    const groupLineNode = groupItem.locator('[data-testid=hang-group]');
+    const groupLineRe = /^sleep · demo_sleep_ms ×(\d+), (\d+ ms|[\d.]+ s) in all, last \d+ s ago$/;
+    const groupCountNow = async () => Number((groupLineRe.exec(await groupLineNode.textContent()) || [])[1]);
+    check(groupLineRe.test(await groupLineNode.textContent()), 'the group\'s line: "' + (await groupLineNode.textContent()) + '"');
+    // Live: the next hang of the stall joins the group, and its count grows.
+    const countBefore = await groupCountNow();
+    await repeated.waitLine((o) => o.type === 'hang_ended' && o.hang_id > countBefore + 1, 'one hang more', 20000);
+    await groupPage.waitForFunction(([sel, n]) => {
+      const node = document.querySelector(sel);
+      return node && Number(node.dataset.count) > n;
+    }, ['.hang-group[data-signature="' + signature + '"]', countBefore], { timeout: 10000 });
+    const countAfter = await groupCountNow();
+    check(countAfter > countBefore, 'the group did not grow live: ' + countBefore + ' then ' + countAfter);
+    const signaturesApi = await groupPage.evaluate(async () => (await fetch('/api/v1/signatures')).json());
+    const storedGroup = signaturesApi.signatures.find((g) => g.signature === signature);
+    check(storedGroup && storedGroup.count >= countAfter - 1 && storedGroup.label === 'sleep · demo_sleep_ms' && storedGroup.ids.length === storedGroup.count,
+      '/api/v1/signatures: ' + JSON.stringify(signaturesApi).slice(0, 400));
+    const shownHangs = () => groupItem.locator('[data-testid=hang-item]').evaluateAll((nodes) => nodes.filter((n) => n.offsetParent !== null).length);
+    check(await shownHangs() === 1, 'a closed group shows ' + (await shownHangs()) + ' hangs, not its newest only');
+    check((await groupLineNode.getAttribute('aria-expanded')) === 'false', 'a closed groupItem says it is open');
+    await groupLineNode.click();
+    await groupPage.waitForFunction((sel) => document.querySelector(sel).classList.contains('open'), '.hang-group[data-signature="' + signature + '"]');
+    const openCount = await shownHangs();
+    check(openCount >= countAfter && (await groupLineNode.getAttribute('aria-expanded')) === 'true', 'the open group shows ' + openCount + ' of ' + countAfter + ' hangs');
+    shots.push(await screenshot(groupPage, opts.artifacts, 'laptop-hang-groups'));
+    await groupLineNode.click();
+    check(await shownHangs() === 1, 'the group did not close again');
+    await groupContext.close();
+    await repeated.stop(5000);
+    ok('"sleep · demo_sleep_ms ×' + countAfter + '", grown live from ×' + countBefore + '; open: ' + openCount + ' hangs');
 
     check(problems.length === 0, 'the page logged problems:\n  ' + problems.join('\n  '));
     await laptop.close();

@@ -312,13 +312,27 @@ static void test_texts(void) {
   s.last_hang_ms = 1400.0;
   record(&r, &s);
   CHECK(wrote(&r, "1.4 s"));
+  s.last_hang_repeats = 14; /* the same hang again: its count */
+  record(&r, &s);
+  CHECK(wrote(&r, "lock \xC2\xB7 image-loader \xC3\x97" "14"));
+  s.last_hang_repeats = 1;
+  record(&r, &s);
+  CHECK(wrote(&r, "lock \xC2\xB7 image-loader"));
 }
 
 /* ---- the renderer: a hang_ended event's report label reaches the image ------------------- */
 
 /* The renderer's image, after one hang_ended event carrying a report whose cause is cause_json
  * (NULL: no cause), compared with the layout drawn straight from `expected`: 1 when equal. */
+static int renderer_draws_after(const char *cause_json, const lagscope__hud_state *expected,
+                                int times);
 static int renderer_draws(const char *cause_json, const lagscope__hud_state *expected) {
+  return renderer_draws_after(cause_json, expected, 1);
+}
+
+/* The same, after `times` such events: the same hang again and again. */
+static int renderer_draws_after(const char *cause_json, const lagscope__hud_state *expected,
+                                int times) {
   lagscope_config config = lagscope_config_default();
   config.hud_expanded = 1;
   config.hud_scale = 1.0f;
@@ -338,7 +352,7 @@ static int renderer_draws(const char *cause_json, const lagscope__hud_state *exp
   e.as.hang_ended.duration_ns = 820000000u;
   e.as.hang_ended.counted = 1;
   e.payload.report = report;
-  lagscope__hud_on_event(h, &e);
+  for (int i = 0; i < times; i++) lagscope__hud_on_event(h, &e);
   lagscope__hud_tick(h, 1000000000u);
   lagscope_hud_image image;
   CHECK_EQ_INT(lagscope__hud_take(h, &image), 0);
@@ -381,6 +395,12 @@ static void test_renderer_label(void) {
   snprintf(cause_long, sizeof cause_long, "{\"kind\":\"io\",\"label\":\"%s\"}", long_label);
   snprintf(expected.last_hang_label, sizeof expected.last_hang_label, "%.62s", long_label);
   CHECK_MSG(renderer_draws(cause_long, &expected), "a long label was not cut before the dot");
+  /* The same hang three times (one signature): "×3". */
+  snprintf(expected.last_hang_label, sizeof expected.last_hang_label, "lock \xC2\xB7 keeper");
+  expected.last_hang_repeats = 3;
+  CHECK_MSG(renderer_draws_after(cause, &expected, 3), "three of one signature: no \"x3\"");
+  expected.last_hang_repeats = 2;
+  CHECK_MSG(!renderer_draws_after(cause, &expected, 3), "three counted as two");
 }
 
 static const test_case cases[] = {

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  beganFields, elapsedMs, endedFields, hangKey, mergeHang, newestFirst, nextOffsetAfter, sampleFields,
-  summaryFields,
+  beganFields, elapsedMs, endedFields, fmtAgo, groupHangs, groupLine, hangKey, mergeHang, newestFirst,
+  nextOffsetAfter, sampleFields, summaryFields,
 } from '../../../assets/hang-list.js';
 
 const PID = 4242;
@@ -128,4 +128,50 @@ test('newestFirst: by start time, an entry without one last', () => {
   merge(entries, { hang_id: 9, pid: PID }); // a sample's hang, not yet listed: no start time
   merge(entries, summaryFields(summary({ hang_id: 3, start_wall_ms: 1000 })));
   assert.deepEqual(newestFirst(entries).map((e) => e.hang_id), [2, 1, 3, 9]);
+});
+
+// Grouping by signature (issue 35, section 2): "lock · image-loader ×14, 9.2 s in all, last 2 s ago".
+test('hangs of one signature form one group, newest first; others stay alone', () => {
+  const entries = new Map();
+  const SIG = '0123456789abcdef', OTHER = 'fedcba9876543210';
+  for (let i = 1; i <= 14; i++)
+    merge(entries, summaryFields(summary({ hang_id: i, id: 'r-' + i, signature: SIG, label: 'lock · image-loader',
+      start_wall_ms: 1000000 + i * 1000, duration_ms: 657.142857 })));
+  merge(entries, summaryFields(summary({ hang_id: 20, signature: OTHER, label: 'cpu · parse', start_wall_ms: 1005500,
+    duration_ms: 300 })));
+  merge(entries, summaryFields(summary({ hang_id: 21, start_wall_ms: 900000, duration_ms: 400 }))); // before signatures
+  merge(entries, summaryFields(summary({ hang_id: 22, signature: 'not hex!', start_wall_ms: 800000 })));
+  merge(entries, beganFields({ hang_id: 30, time_ns: 3e8, start_ns: 0, start_wall_ms: 1020000 }, PID, 'demo', 0));
+  const groups = groupHangs(entries);
+  assert.deepEqual(groups.map((g) => g.count), [1, 14, 1, 1, 1]);
+  assert.equal(groups[0].entries[0].hang_id, 30); // the live one, newest, alone until it ends
+  const lock = groups[1];
+  assert.equal(lock.signature, SIG);
+  assert.deepEqual(lock.entries.map((e) => e.hang_id), [14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+  assert.equal(lock.lastWallMs, 1014000);
+  assert.ok(Math.abs(lock.totalMs - 9200) < 1e-3);
+  const line = groupLine(lock, 1016000, (ms) => (ms / 1000).toFixed(1) + ' s');
+  assert.equal(line, 'lock · image-loader \u00d714, 9.2 s in all, last 2 s ago');
+  assert.equal(groups[2].signature, OTHER);
+  assert.equal(groups[4].signature, null); // a signature that is not one is none
+});
+
+test('a hang that ends joins its signature\'s group', () => {
+  const entries = new Map();
+  const SIG = '0123456789abcdef';
+  merge(entries, summaryFields(summary({ hang_id: 1, signature: SIG, start_wall_ms: 1000 })));
+  merge(entries, beganFields({ hang_id: 2, time_ns: 3e8, start_ns: 0, start_wall_ms: 2000 }, PID, 'demo', 0));
+  assert.equal(groupHangs(entries).length, 2);
+  merge(entries, endedFields({ hang_id: 2, report_id: 'r-2', duration_ms: 500, signature: SIG }, PID));
+  const groups = groupHangs(entries);
+  assert.equal(groups.length, 1);
+  assert.equal(groups[0].count, 2);
+});
+
+test('how long ago', () => {
+  assert.equal(fmtAgo(0, 2000), '2 s ago');
+  assert.equal(fmtAgo(5000, 0), '0 s ago'); // a clock behind: never "in the future"
+  assert.equal(fmtAgo(0, 125000), '2 min ago');
+  assert.equal(fmtAgo(0, 7200000), '2 h ago');
+  assert.equal(fmtAgo(0, 2 * 86400000), '2 d ago');
 });

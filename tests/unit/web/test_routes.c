@@ -92,6 +92,8 @@ static void test_api_routes(void) {
                 {"/api/v1/hangs", LAGSCOPE__WEB_ROUTE_HANGS},
                 {"/api/v1/stream", LAGSCOPE__WEB_ROUTE_STREAM},
                 {"/api/v1/hitches", LAGSCOPE__WEB_ROUTE_HITCHES},
+                {"/metrics", LAGSCOPE__WEB_ROUTE_OPENMETRICS},
+                {"/api/v1/signatures", LAGSCOPE__WEB_ROUTE_SIGNATURES},
                 {"/api/v1/hangs/" ID, LAGSCOPE__WEB_ROUTE_HANG},
                 {"/api/v1/hangs/" ID "/speedscope", LAGSCOPE__WEB_ROUTE_HANG_SPEEDSCOPE},
                 {"/api/v1/hangs/" ID "/trace", LAGSCOPE__WEB_ROUTE_HANG_TRACE}};
@@ -204,7 +206,7 @@ static void test_paging(void) {
 
 static void test_tokens(void) {
   static const char *const paths[] = {"/", "/viewer.css", "/api/v1/status", "/api/v1/metrics",
-                                      "/api/v1/stream", "/api/v1/hangs/" ID "/trace"};
+                                      "/api/v1/stream", "/api/v1/hangs/" ID "/trace", "/metrics"};
   for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
     lagscope__web_route r = parse("GET", paths[i], "token=" TOKEN);
     CHECK_MSG(r.status == 0, "%s: %d", paths[i], r.status);

@@ -1,0 +1,341 @@
+/* Two runs compared by hang signature: reading events files and report folders (hostile ones
+ * too: a bad line or file is skipped and counted, a huge one refused, a link not followed),
+ * grouping, judging against the tolerances and the budget, and the three ways of telling it.
+ * compare.h says what each does. */
+#define _GNU_SOURCE
+#include "compare.h"
+#include "verdict.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FILE_MAX (64u << 20) /* an events file or report larger than this is refused */
+#define LINE_MAX_BYTES (16u << 20) /* as the store's bound on one report */
+
+/* ---- reading ------------------------------------------------------------------------------------ */
+
+static int is_signature(const char *s) {
+  if (s == NULL || strlen(s) != 16) return 0;
+  return strspn(s, "0123456789abcdef") == 16;
+}
+
+static lagscope__compare_group *group_for(lagscope__compare *c, const char *signature) {
+  for (size_t i = 0; i < c->count; i++)
+    if (strcmp(c->groups[i].signature, signature) == 0) return &c->groups[i];
+  if (c->count == c->capacity) {
+    size_t capacity = c->capacity > 0 ? c->capacity * 2 : 16;
+    lagscope__compare_group *more = realloc(c->groups, capacity * sizeof(*more));
+    if (more == NULL) return NULL;
+    c->groups = more, c->capacity = capacity;
+  }
+  lagscope__compare_group *g = &c->groups[c->count++];
+  memset(g, 0, sizeof(*g));
+  memcpy(g->signature, signature, 17);
+  return g;
+}
+
+static const char *string_of(const cJSON *o, const char *name) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, name);
+  return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+/* A hang (an event or a report: both carry these members). 0 when added or not a hang, 1 when
+ * skipped as bad, -1 without memory. */
+static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
+  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "counted"))) return 0; /* idle */
+  const cJSON *duration = cJSON_GetObjectItemCaseSensitive(o, "duration_ms");
+  const char *signature = string_of(o, "signature");
+  if (!cJSON_IsNumber(duration) || !(duration->valuedouble >= 0) || duration->valuedouble > 1e9)
+    return 1;
+  if (signature == NULL) {
+    c->unsigned_hangs[side]++;
+    return 0;
+  }
+  if (!is_signature(signature)) return 1;
+  lagscope__compare_group *g = group_for(c, signature);
+  if (g == NULL) return -1;
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(o, "cause");
+  const char *what = string_of(cause, "label");
+  if (what == NULL) what = string_of(cause, "kind");
+  if (g->what[0] == '\0' && what != NULL) {
+    snprintf(g->what, sizeof(g->what), "%s", what);
+    for (char *p = g->what; *p != '\0'; p++) /* one line in the table, JUnit and Markdown */
+      if ((unsigned char)*p < 0x20) *p = ' ';
+  }
+  g->count[side]++;
+  g->total_ms[side] += duration->valuedouble;
+  if (duration->valuedouble > g->max_ms[side]) g->max_ms[side] = duration->valuedouble;
+  return 0;
+}
+
+/* One line of an events file: hang_ended events count; other events are no hang. */
+static int add_line(lagscope__compare *c, int side, const char *line) {
+  cJSON *o = cJSON_Parse(line);
+  const char *type = string_of(o, "type");
+  int rc = type == NULL ? 1 : strcmp(type, "hang_ended") == 0 ? add_hang(c, side, o) : 0;
+  cJSON_Delete(o);
+  return rc;
+}
+
+/* A report file as the store writes it, in any state: one still in_progress is a hang whose
+ * program was killed before a next launch recovered it, as long as it was seen. */
+static int add_report(lagscope__compare *c, int side, const char *text) {
+  cJSON *o = cJSON_Parse(text);
+  const char *state = string_of(o, "state");
+  int known = state != NULL && (strcmp(state, "ended") == 0 || strcmp(state, "in_progress") == 0 ||
+                                strcmp(state, "ended_by_termination") == 0);
+  int rc = known ? add_hang(c, side, o) : 1;
+  cJSON_Delete(o);
+  return rc;
+}
+
+/* The whole regular file fd as a NUL-terminated text, or NULL (why set). */
+static char *read_all(int fd, const char *path, char *why, size_t why_size) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)FILE_MAX) {
+    snprintf(why, why_size, "%s: not a regular file of at most %u MiB", path, FILE_MAX >> 20);
+    return NULL;
+  }
+  char *text = malloc((size_t)st.st_size + 1);
+  size_t len = 0;
+  while (text != NULL && len < (size_t)st.st_size) {
+    ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
+    if (n <= 0) break; /* shorter than it was: what is there */
+    len += (size_t)n;
+  }
+  if (text == NULL) snprintf(why, why_size, "%s: no memory", path);
+  else text[len] = '\0';
+  return text;
+}
+
+static int read_events(lagscope__compare *c, int side, int fd, const char *path, char *why,
+                       size_t why_size) {
+  char *text = read_all(fd, path, why, why_size);
+  if (text == NULL) return -1;
+  for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
+    next = strchr(line, '\n');
+    if (next != NULL) *next++ = '\0';
+    if (line[0] == '\0') continue;
+    int rc = strlen(line) > LINE_MAX_BYTES ? 1 : add_line(c, side, line);
+    if (rc < 0) {
+      free(text);
+      snprintf(why, why_size, "%s: no memory", path);
+      return -1;
+    }
+    c->skipped[side] += (size_t)rc;
+  }
+  free(text);
+  return 0;
+}
+
+static int has_suffix(const char *name, const char *suffix) {
+  size_t n = strlen(name), s = strlen(suffix);
+  return n > s && strcmp(name + n - s, suffix) == 0;
+}
+
+/* Every "*.json" of the folder but dot files (the store's temporaries), opened without
+ * following a link. */
+static int read_folder(lagscope__compare *c, int side, int dirfd, const char *path, char *why,
+                       size_t why_size) {
+  DIR *dir = fdopendir(dirfd);
+  if (dir == NULL) {
+    snprintf(why, why_size, "%s: %s", path, strerror(errno));
+    close(dirfd);
+    return -1;
+  }
+  int rc = 0;
+  for (struct dirent *e; rc == 0 && (e = readdir(dir)) != NULL;) {
+    if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".json")) continue;
+    int fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    char ignored[256];
+    char *text = fd >= 0 ? read_all(fd, e->d_name, ignored, sizeof(ignored)) : NULL;
+    if (fd >= 0) close(fd);
+    int added = text != NULL ? add_report(c, side, text) : 1;
+    free(text);
+    if (added < 0) {
+      snprintf(why, why_size, "%s: no memory", path);
+      rc = -1;
+    } else {
+      c->skipped[side] += (size_t)added;
+    }
+  }
+  closedir(dir);
+  return rc;
+}
+
+int lagscope__compare_read(lagscope__compare *c, int side, const char *path, char *why,
+                           size_t why_size) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    snprintf(why, why_size, "%s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  if (S_ISDIR(st.st_mode)) return read_folder(c, side, fd, path, why, why_size);
+  int rc = read_events(c, side, fd, path, why, why_size);
+  close(fd);
+  return rc;
+}
+
+void lagscope__compare_free(lagscope__compare *c) {
+  free(c->groups);
+  memset(c, 0, sizeof(*c));
+}
+
+/* ---- judging ------------------------------------------------------------------------------------ */
+
+const char *lagscope__compare_status_name(lagscope__compare_status s) {
+  static const char *const names[] = {"unchanged", "new", "regressed", "fixed"};
+  return (unsigned)s < 4 ? names[s] : "unchanged";
+}
+
+/* Grown past both tolerances: a few ms more in a long total, or a large share of a tiny one,
+ * is noise. */
+static int grew(const lagscope__compare_group *g, const lagscope__compare_options *o) {
+  double more = g->total_ms[1] - g->total_ms[0];
+  return more > o->tolerance_ms && more > g->total_ms[0] * o->tolerance_pct / 100.0;
+}
+
+/* Failing and changed first, then by this run's total time, longest first. */
+static int by_weight(const void *a, const void *b) {
+  const lagscope__compare_group *x = a, *y = b;
+  if (x->failing != y->failing) return y->failing - x->failing;
+  int xc = x->status != LAGSCOPE__COMPARE_UNCHANGED, yc = y->status != LAGSCOPE__COMPARE_UNCHANGED;
+  if (xc != yc) return yc - xc;
+  double xt = x->total_ms[1] + x->total_ms[0], yt = y->total_ms[1] + y->total_ms[0];
+  return xt < yt ? 1 : xt > yt ? -1 : strcmp(x->signature, y->signature);
+}
+
+size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_options *o) {
+  size_t failing = 0;
+  for (size_t i = 0; i < c->count; i++) {
+    lagscope__compare_group *g = &c->groups[i];
+    g->status = g->count[0] == 0   ? LAGSCOPE__COMPARE_NEW
+                : g->count[1] == 0 ? LAGSCOPE__COMPARE_FIXED
+                : grew(g, o)       ? LAGSCOPE__COMPARE_REGRESSED
+                                   : LAGSCOPE__COMPARE_UNCHANGED;
+    int worse = g->status == LAGSCOPE__COMPARE_NEW || g->status == LAGSCOPE__COMPARE_REGRESSED;
+    g->failing = worse && (o->budget_ms == 0 || g->max_ms[1] > o->budget_ms);
+    failing += (size_t)g->failing;
+  }
+  if (c->count > 1) qsort(c->groups, c->count, sizeof(c->groups[0]), by_weight);
+  return failing;
+}
+
+/* ---- telling ------------------------------------------------------------------------------------ */
+
+static size_t with_status(const lagscope__compare *c, lagscope__compare_status s) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->count; i++) n += c->groups[i].status == s;
+  return n;
+}
+
+static void counts_line(FILE *out, const lagscope__compare *c, const lagscope__compare_options *o) {
+  fprintf(out, "%zu signature%s: %zu new, %zu regressed, %zu fixed, %zu unchanged (tolerance %g ms "
+          "and %g %%, budget %s", c->count, c->count == 1 ? "" : "s",
+          with_status(c, LAGSCOPE__COMPARE_NEW), with_status(c, LAGSCOPE__COMPARE_REGRESSED),
+          with_status(c, LAGSCOPE__COMPARE_FIXED), with_status(c, LAGSCOPE__COMPARE_UNCHANGED),
+          o->tolerance_ms, o->tolerance_pct, o->budget_ms > 0 ? "" : "none: every new or regressed one fails");
+  if (o->budget_ms > 0) fprintf(out, "%u ms", o->budget_ms);
+  fprintf(out, ")\n");
+}
+
+void lagscope__compare_table(FILE *out, const lagscope__compare *c,
+                             const lagscope__compare_options *o) {
+  fprintf(out, "lagscope-compare: ");
+  counts_line(out, c, o);
+  if (c->count > 0)
+    fprintf(out, "  %-15s %-16s %17s %17s  %s\n", "status", "signature", "baseline", "this run",
+            "what");
+  for (size_t i = 0; i < c->count; i++) {
+    const lagscope__compare_group *g = &c->groups[i];
+    char status[24], base[32], now[32];
+    snprintf(status, sizeof(status), "%s%s", lagscope__compare_status_name(g->status),
+             g->failing ? " FAIL" : "");
+    snprintf(base, sizeof(base), "%u x %.0f ms", g->count[0], g->total_ms[0]);
+    snprintf(now, sizeof(now), "%u x %.0f ms", g->count[1], g->total_ms[1]);
+    fprintf(out, "  %-15s %-16s %17s %17s  %s\n", status, g->signature, base, now,
+            g->what[0] != '\0' ? g->what : "?");
+  }
+  for (int side = 0; side < 2; side++) {
+    if (c->skipped[side] > 0)
+      fprintf(out, "  (%s: %zu lines or files were not lagscope's hangs: skipped)\n",
+              side == 0 ? "baseline" : "this run", c->skipped[side]);
+    if (c->unsigned_hangs[side] > 0)
+      fprintf(out, "  (%s: %zu hangs without a signature, from an older lagscope: not compared)\n",
+              side == 0 ? "baseline" : "this run", c->unsigned_hangs[side]);
+  }
+}
+
+static void failure_message(FILE *out, const lagscope__compare_group *g,
+                            const lagscope__compare_options *o) {
+  fprintf(out, "%s: %u hang%s, %.0f ms in all (baseline: %u, %.0f ms), the longest %.0f ms",
+          lagscope__compare_status_name(g->status), g->count[1], g->count[1] == 1 ? "" : "s",
+          g->total_ms[1], g->count[0], g->total_ms[0], g->max_ms[1]);
+  if (o->budget_ms > 0) fprintf(out, " (budget %u ms)", o->budget_ms);
+}
+
+int lagscope__compare_junit(const char *path, const lagscope__compare *c,
+                            const lagscope__compare_options *o) {
+  FILE *out = fopen(path, "w");
+  if (out == NULL) return -1;
+  size_t failures = 0;
+  for (size_t i = 0; i < c->count; i++) failures += (size_t)c->groups[i].failing;
+  fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+          "  <testsuite name=\"lagscope-compare\" tests=\"%zu\" failures=\"%zu\">\n",
+          c->count, failures);
+  for (size_t i = 0; i < c->count; i++) {
+    const lagscope__compare_group *g = &c->groups[i];
+    fprintf(out, "    <testcase classname=\"lagscope.signatures\" name=\"%s ", g->signature);
+    lagscope__run_put_xml(out, g->what);
+    fprintf(out, "\" time=\"%.3f\">\n", g->total_ms[1] / 1000.0);
+    if (g->failing) {
+      fprintf(out, "      <failure message=\"");
+      failure_message(out, g, o);
+      fprintf(out, "\"/>\n");
+    }
+    fprintf(out, "      <system-out>%s: baseline %u × %.0f ms, this run %u × %.0f ms</system-out>\n",
+            lagscope__compare_status_name(g->status), g->count[0], g->total_ms[0], g->count[1],
+            g->total_ms[1]);
+    fprintf(out, "    </testcase>\n");
+  }
+  fprintf(out, "  </testsuite>\n</testsuites>\n");
+  return fclose(out) == 0 ? 0 : -1;
+}
+
+/* A table cell: '|' and line ends would break the row. */
+static void put_cell(FILE *out, const char *text) {
+  for (const char *p = text; *p != '\0'; p++) {
+    if (*p == '|') fputs("\\|", out);
+    else if (*p == '\n' || *p == '\r') fputc(' ', out);
+    else if (*p == '<') fputs("&lt;", out);
+    else fputc(*p, out);
+  }
+}
+
+int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
+                               const lagscope__compare_options *o) {
+  FILE *out = fopen(path, "w");
+  if (out == NULL) return -1;
+  fprintf(out, "### lagscope: hangs by signature\n\n");
+  counts_line(out, c, o);
+  if (c->count > 0)
+    fprintf(out, "\n| status | signature | what | baseline | this run | change |\n"
+                 "|---|---|---|---:|---:|---:|\n");
+  for (size_t i = 0; i < c->count; i++) {
+    const lagscope__compare_group *g = &c->groups[i];
+    fprintf(out, "| %s%s%s | `%s` | ", g->failing ? "**" : "",
+            lagscope__compare_status_name(g->status), g->failing ? " (fails)**" : "", g->signature);
+    put_cell(out, g->what[0] != '\0' ? g->what : "?");
+    fprintf(out, " | %u × %.0f ms | %u × %.0f ms | %+.0f ms |\n", g->count[0], g->total_ms[0],
+            g->count[1], g->total_ms[1], g->total_ms[1] - g->total_ms[0]);
+  }
+  return fclose(out) == 0 ? 0 : -1;
+}

@@ -1,0 +1,66 @@
+/* Two runs compared by hang signature (docs/guide.md, "Comparing two runs"): lagscope-compare
+ * A B and lagscope-run --baseline FILE. Each side is an events file (one JSON event a line:
+ * lagscope-run's --events, the demo's --events jsonl, lagscope-run's own channel) or a folder
+ * of hang reports; per signature, the hangs' count and total time on each side, marked new,
+ * regressed, fixed or unchanged, told as a table, JUnit XML and Markdown. */
+#ifndef LAGSCOPE_ATTACH_COMPARE_H
+#define LAGSCOPE_ATTACH_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define LAGSCOPE_COMPARE_FAILED 3 /* a new or regressed signature over the budget: as lagscope-run */
+
+typedef enum lagscope__compare_status {
+  LAGSCOPE__COMPARE_UNCHANGED = 0,
+  LAGSCOPE__COMPARE_NEW,
+  LAGSCOPE__COMPARE_REGRESSED,
+  LAGSCOPE__COMPARE_FIXED
+} lagscope__compare_status;
+
+typedef struct lagscope__compare_group {
+  char signature[17];
+  char what[160];      /* the cause's label ("sleep · demo_stall_sleep"), else its kind */
+  uint32_t count[2];   /* hangs of it in the baseline [0] and this run [1] */
+  double total_ms[2], max_ms[2];
+  lagscope__compare_status status;
+  int failing;         /* new or regressed, and over the budget */
+} lagscope__compare_group;
+
+typedef struct lagscope__compare {
+  lagscope__compare_group *groups;
+  size_t count, capacity;
+  size_t skipped[2];   /* lines or files that were not a hang of lagscope's, skipped */
+  size_t unsigned_hangs[2]; /* hangs without a signature (written before lagscope had them) */
+} lagscope__compare;
+
+typedef struct lagscope__compare_options {
+  double tolerance_ms;  /* a total that grew by no more than this is unchanged (default 250) */
+  double tolerance_pct; /* nor by no more than this share of the baseline's (default 25) */
+  uint32_t budget_ms;   /* a new or regressed signature fails when a hang of it in this run
+                           is longer; 0: every new or regressed one fails */
+} lagscope__compare_options;
+
+/* Adds the hangs at path (an events file or a report folder; side 0 the baseline, 1 this run).
+ * Counted hangs only (an idle one is not), ended or ended by the program's end. 0, or -1 with
+ * a sentence in why (unreadable, not a file or folder, no memory); what was read stays. */
+int lagscope__compare_read(lagscope__compare *c, int side, const char *path, char *why,
+                           size_t why_size);
+/* Marks each group and whether it fails; returns how many fail. */
+size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_options *o);
+/* The table, one line per signature, the failing and changed ones first. */
+void lagscope__compare_table(FILE *out, const lagscope__compare *c,
+                             const lagscope__compare_options *o);
+/* JUnit XML, one testcase per signature; 0 or -1 with errno. */
+int lagscope__compare_junit(const char *path, const lagscope__compare *c,
+                            const lagscope__compare_options *o);
+/* Markdown for a CI job's summary (GitHub's $GITHUB_STEP_SUMMARY); 0 or -1 with errno. */
+int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
+                               const lagscope__compare_options *o);
+void lagscope__compare_free(lagscope__compare *c);
+
+/* The status's word: "unchanged", "new", "regressed", "fixed". */
+const char *lagscope__compare_status_name(lagscope__compare_status s);
+
+#endif

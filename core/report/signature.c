@@ -1,0 +1,86 @@
+/* A hang's or a hitch's signature: the same code path gives the same short id across
+ * occurrences, runs, builds that did not touch it, and machines, so that the viewer, the HUD,
+ * lagscope-compare and /metrics can group them. It is a hash of the cause's kind and the names
+ * of the app's own frames of the heaviest stack (docs/hang-report.md, "The signature"): names,
+ * never addresses (ASLR moves them) nor lines (an edit above moves them), never lagscope's
+ * frames. Read from the stack's JSON as written (report_json.c), in place: no allocation. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* GCC's clone suffixes (foo.constprop.0, foo.isra.0, foo.part.1, foo.cold, foo.lto_priv.0):
+ * an unrelated edit can make or number them, so the name stops at the first. */
+static void strip_clone_suffix(char *name) {
+  static const char *const suffixes[] = {".constprop", ".isra", ".part", ".cold", ".lto_priv",
+                                         ".localalias", ".clone"};
+  for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+    char *at = strstr(name, suffixes[i]);
+    if (at != NULL && at != name) *at = '\0';
+  }
+}
+
+static int has_code(const char *stack, lagscope__json_span frame, const char *code) {
+  lagscope__json_span v = lagscope__json_member_span(stack, frame, "code");
+  size_t n = strlen(code);
+  return v.end - v.start == n + 2 && memcmp(stack + v.start + 1, code, n) == 0;
+}
+
+/* Adds a frame's name unless it repeats the last one (a recursion's depth varies by input). */
+static void add_name(lagscope__signature *s, const char *name) {
+  if (name[0] == '\0' || s->frame_count >= LAGSCOPE__SIGNATURE_FRAMES) return;
+  if (s->frame_count > 0 && strcmp(s->frames[s->frame_count - 1], name) == 0) return;
+  snprintf(s->frames[s->frame_count++], LAGSCOPE__SIGNATURE_NAME, "%s", name);
+}
+
+/* The frames whose code is `code` (NULL: any but lagscope's that has a function name),
+ * innermost first, at most max of them. */
+static void collect(lagscope__signature *s, const char *stack, size_t n, const char *code,
+                    uint32_t max) {
+  lagscope__json_span element;
+  size_t at = 0;
+  while (s->frame_count < max && lagscope__json_next_element(stack, n, &at, &element)) {
+    const char *frame = stack + element.start;
+    size_t len = element.end - element.start;
+    char name[LAGSCOPE__SIGNATURE_NAME];
+    if (code != NULL) {
+      if (!has_code(stack, element, code) || !lagscope__report_frame_name(frame, len, name, sizeof(name)))
+        continue;
+    } else if (has_code(stack, element, "lagscope") ||
+               !lagscope__json_member_text(frame, len, "function", name, sizeof(name))) {
+      continue;
+    }
+    strip_clone_suffix(name);
+    add_name(s, name);
+  }
+}
+
+/* FNV-1a, 64 bits: small, no table, the same on every machine. */
+static uint64_t fnv1a(uint64_t h, const char *text, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)text[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+void lagscope__signature_of(const char *kind, const char *stack, lagscope__signature *out) {
+  memset(out, 0, sizeof(*out));
+  snprintf(out->kind, sizeof(out->kind), "%s", kind != NULL && kind[0] != '\0' ? kind : "unknown");
+  size_t n = stack != NULL ? strlen(stack) : 0;
+  collect(out, stack, n, "app", LAGSCOPE__SIGNATURE_FRAMES);
+  /* None of the app's frames (a stall wholly in the system's code, a report from before
+   * "code"): the innermost named frames tell it apart from other stalls of its kind. */
+  if (out->frame_count == 0) collect(out, stack, n, NULL, LAGSCOPE__SIGNATURE_FALLBACK_FRAMES);
+  uint64_t h = fnv1a(0xcbf29ce484222325ull, out->kind, strlen(out->kind) + 1);
+  for (uint32_t i = 0; i < out->frame_count; i++)
+    h = fnv1a(h, out->frames[i], strlen(out->frames[i]) + 1); /* the NUL separates names */
+  snprintf(out->id, sizeof(out->id), "%016llx", (unsigned long long)h);
+}
+
+void lagscope__signature_write(lagscope__json_writer *w, const lagscope__signature *s) {
+  lagscope__jw_string(w, "signature", s->id);
+  lagscope__jw_begin_array(w, "signature_frames");
+  for (uint32_t i = 0; i < s->frame_count; i++) lagscope__jw_string(w, NULL, s->frames[i]);
+  lagscope__jw_end_array(w);
+}

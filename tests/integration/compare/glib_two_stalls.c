@@ -1,0 +1,53 @@
+/* A GLib program that knows nothing of lagscope, for the comparison's test (compare.test.sh):
+ * its main loop stalls once in compare_known_stall (a 400 ms sleep) at 0.5 s and, with
+ * --new-stall, once more in compare_new_stall (400 ms on the CPU) at 1.3 s, and quits at 2.2 s. */
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+static int new_stall;
+
+/* Not inlined, so that each stall's stack names it. */
+__attribute__((noinline)) static void compare_known_stall(void) { g_usleep(400 * 1000); }
+
+__attribute__((noinline)) static void compare_new_stall(void) {
+  gint64 end = g_get_monotonic_time() + 400 * 1000;
+  volatile unsigned long spins = 0;
+  while (g_get_monotonic_time() < end) spins++;
+}
+
+static gboolean quit(gpointer loop) {
+  g_main_loop_quit(loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* Each stall from a timeout of its own, the loop running between them: two hangs. */
+static gboolean known(gpointer unused) {
+  (void)unused;
+  compare_known_stall();
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean added(gpointer unused) {
+  (void)unused;
+  compare_new_stall();
+  return G_SOURCE_REMOVE;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--new-stall") == 0) {
+      new_stall = 1;
+    } else {
+      fprintf(stderr, "glib_two_stalls: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+  g_timeout_add(500, known, NULL);
+  if (new_stall) g_timeout_add(1300, added, NULL);
+  g_timeout_add(2200, quit, loop);
+  g_main_loop_run(loop);
+  g_main_loop_unref(loop);
+  return 0;
+}
