@@ -7,8 +7,10 @@
  *   test_symbols_minidebug.mdi.bare   without it: module + offset, no name (what lagscope
  *                                     gave before it read MiniDebugInfo)
  *   test_symbols_minidebug.mdi.cut    its stream cut in half: module + offset, no crash
+ *   test_symbols_minidebug.mdi.elfcut a whole stream of half the ELF (its section headers
+ *                                     lost): module + offset, no crash
  *
- * Usage: PROGRAM named|bare|cut */
+ * Usage: PROGRAM named|bare|cut|elfcut */
 #define _GNU_SOURCE
 #include "check.h"
 #include "internal.h"
@@ -56,7 +58,7 @@ static void sections(int *symtab, int *debugdata) {
 }
 
 int main(int argc, char **argv) {
-  CHECK_MSG(argc == 2, "usage: %s named|bare|cut", argv[0]);
+  CHECK_MSG(argc == 2, "usage: %s named|bare|cut|elfcut", argv[0]);
   int named = strcmp(argv[1], "named") == 0, bare = strcmp(argv[1], "bare") == 0;
   int symtab, debugdata;
   sections(&symtab, &debugdata);
