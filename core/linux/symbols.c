@@ -9,8 +9,9 @@
  *                  (symbols_objects.c);
  *   2. index     — once per object, at the first address that falls in it: the function
  *                  symbols of .symtab and .dynsym read from the file (or .symtab from the
- *                  build-id debug file when the object is stripped), sorted 16-byte entries;
- *                  then a binary search and the chain of enclosing symbols (symbols_elf.c);
+ *                  build-id debug file when the object is stripped, else from its
+ *                  MiniDebugInfo, symbols_minidebug.c), sorted 16-byte entries; then a binary
+ *                  search and the chain of enclosing symbols (symbols_elf.c);
  *   3. names     — C++ names demangled by libstdc++'s __cxa_demangle, found at run time so
  *                  that lagscope never links libstdc++; cached per symbol (here);
  *   4. lines     — file:line from DWARF through libdw, when the object has debug info; libdw

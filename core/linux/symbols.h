@@ -7,6 +7,8 @@
  *   symbols_objects.c  the loaded objects (dl_iterate_phdr), their ranges and build-ids
  *   symbols_elf.c      an object's function symbols (.symtab, .dynsym) read from its file or
  *                      its debug file into sorted entries, and the lookup over them
+ *   symbols_minidebug.c  MiniDebugInfo: the .symtab in an object's .gnu_debugdata (xz), read
+ *                      when it has no other; liblzma loaded at the first object with one
  *   symbols_dwarf.c    file:line from DWARF through libdw, loaded at the first object with some
  *
  * On the monitor's thread only (port.h). Tags as in internal.h: A allocates, L takes a lock
@@ -124,6 +126,38 @@ const lagscope__elf_entry *lagscope__elf_find_entry(const lagscope__elf_object *
                                                     uint64_t file_address);
 /* Ends elf (may be NULL) and closes fd (may be -1). A: libelf frees its memory */
 void lagscope__elf_close_file(int fd, Elf *elf);
+
+/* ---- symbols_minidebug.c: MiniDebugInfo (.gnu_debugdata) ---- */
+
+/* The bounds on one object's section, against a hostile or corrupt one: what it may weigh
+ * compressed, and what it may decompress to: generous for a section that holds only function
+ * symbols and their names. */
+#ifndef LAGSCOPE__MINIDEBUG_MAX_PACKED
+#define LAGSCOPE__MINIDEBUG_MAX_PACKED (16u << 20)
+#endif
+#ifndef LAGSCOPE__MINIDEBUG_MAX_BYTES
+#define LAGSCOPE__MINIDEBUG_MAX_BYTES (32u << 20)
+#endif
+
+/* The ELF inside an object's .gnu_debugdata: its decompressed bytes and libelf's view of them. */
+typedef struct lagscope__elf_minidebug {
+  unsigned char *bytes; /* lagscope's heap */
+  size_t size;
+  Elf *elf;
+} lagscope__elf_minidebug;
+
+/* Decompresses the xz stream in (at most LAGSCOPE__MINIDEBUG_MAX_PACKED bytes) into *out, of
+ * exactly *out_size bytes (freed with lagscope__dealloc). 0; ELIMIT past max bytes or the
+ * decoder's memory bound, EPARSE when it is no complete xz stream, ENOMEM, ENOENT without
+ * liblzma (not found at run time, or lagscope built without lzma.h). A, L (the heap's; the
+ * loader's at the first call) */
+int lagscope__elf_unxz(const void *in, size_t in_size, size_t max, unsigned char **out,
+                       size_t *out_size);
+/* Opens the ELF in elf's .gnu_debugdata section into *out, to read its .symtab. 0, ENOENT when
+ * there is no such section, or lagscope__elf_unxz's error (EPARSE too when what it holds is
+ * no ELF). Closed with _close_minidebug. A, L as _unxz */
+int lagscope__elf_open_minidebug(Elf *elf, lagscope__elf_minidebug *out);
+void lagscope__elf_close_minidebug(lagscope__elf_minidebug *m); /* A; may be closed twice */
 
 /* ---- symbols_dwarf.c: file:line ---- */
 

@@ -1,7 +1,8 @@
 /*
  * An object's function symbols, for the Linux symbol index (symbols.h): once per object, at
  * the first address that falls in it, .symtab and .dynsym read from its file (or .symtab from
- * the build-id debug file when the object is stripped; the vDSO from a copy of its image) into
+ * the build-id debug file when the object is stripped, else from its MiniDebugInfo,
+ * symbols_minidebug.c; the vDSO from a copy of its image) into
  * sorted 16-byte entries, each linked to the one that encloses it; then the lookup, a binary
  * search and the chain of enclosing symbols.
  *
@@ -345,11 +346,19 @@ void lagscope__elf_index_object(lagscope__symbol_index *s, lagscope__elf_object 
     symtab = find_section(debug_elf, SHT_SYMTAB);
     symtab_elf = debug_elf;
   }
+  /* No .symtab anywhere else: the one MiniDebugInfo keeps (Fedora), of the functions .dynsym
+   * lacks. Read into the index now, and let go with the list. */
+  lagscope__elf_minidebug mini = {NULL, 0, NULL};
+  if (symtab == NULL && !o->is_vdso && lagscope__elf_open_minidebug(elf, &mini) == 0) {
+    symtab = find_section(mini.elf, SHT_SYMTAB);
+    symtab_elf = mini.elf;
+  }
   raw_list list = {NULL, 0, 0};
   int rc = symtab != NULL ? collect_symbols(symtab_elf, symtab, o->base, &list) : 0;
   if (rc == 0 && dynsym != NULL) rc = collect_symbols(elf, dynsym, o->base, &list);
   if (rc == 0) build_index(s, o, &list, symtab != NULL);
   lagscope__dealloc(list.items);
+  lagscope__elf_close_minidebug(&mini);
   if (debug_elf == NULL && !o->is_vdso) open_debug_file(o, elf, &debug_fd, &debug_elf);
   lagscope__elf_keep_dwarf(o, &fd, &elf, &debug_fd, &debug_elf);
   lagscope__elf_close_file(fd, elf);

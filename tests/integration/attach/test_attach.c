@@ -277,6 +277,57 @@ static void test_gtk_stall_over_budget(void) {
   remove_folder();
 }
 
+/* 1 when frame's module ends in module_tail. */
+static int in_module(const cJSON *frame, const char *module_tail) {
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(frame, "module");
+  size_t len = cJSON_IsString(m) ? strlen(m->valuestring) : 0, n = strlen(module_tail);
+  return len >= n && strcmp(m->valuestring + len - n, module_tail) == 0;
+}
+
+/* gtk_stall shipped as Fedora ships programs (make-minidebuginfo: stripped, its static
+ * functions' symbols in an xz-compressed .gnu_debugdata): under lagscope-run its hang names
+ * attach_stall_callback, a static function, and every frame of the program is named and the
+ * app's code; the same program without the section gives its frames as module + offset,
+ * unnamed and still the app's (issue 32, section 4). */
+static void run_stripped(const char *program_path, const char *module_tail, int named) {
+  char *program[] = {(char *)program_path, "--stall-ms", "700", NULL};
+  char err[16384];
+  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  cJSON *all = read_events();
+  CHECK_EQ_INT(count_type(all, "hang_ended"), 1);
+  const cJSON *stack =
+      cJSON_GetObjectItemCaseSensitive(last_of_type(all, "hang_ended"), "heaviest_stack");
+  int frames = 0;
+  const cJSON *frame;
+  cJSON_ArrayForEach(frame, stack) {
+    if (!in_module(frame, module_tail)) continue;
+    frames++;
+    const cJSON *function = cJSON_GetObjectItemCaseSensitive(frame, "function");
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(frame, "code");
+    CHECK_MSG(cJSON_IsString(code) && strcmp(code->valuestring, "app") == 0, "not the app's: %s",
+              cJSON_PrintUnformatted(frame));
+    CHECK_MSG(cJSON_IsString(function) == named, "%s: %s", named ? "unnamed" : "named",
+              cJSON_PrintUnformatted(frame));
+  }
+  printf("%s: %d frames, %s\n", module_tail, frames, cJSON_PrintUnformatted(stack));
+  CHECK_MSG(frames >= 2, "%d frames in %s", frames, module_tail);
+  CHECK_EQ_INT(stack_has(stack, "attach_stall_callback"), named);
+  CHECK_EQ_INT(strstr(err, "attach_stall_callback") != NULL, named);
+  cJSON_Delete(all);
+}
+
+static void test_gtk_stall_minidebuginfo(void) {
+  skip_without(LAGSCOPE_GTK_STALL_MDI_PATH);
+  make_folder();
+  with_screen();
+  run_stripped(LAGSCOPE_GTK_STALL_MDI_PATH, "/gtk_stall.mdi", 1);
+  remove_folder();
+  make_folder();
+  run_stripped(LAGSCOPE_GTK_STALL_MDI_PATH ".bare", "/gtk_stall.mdi.bare", 0);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 static void test_gtk_clean_within_budget(void) {
   make_folder();
   with_screen();
@@ -870,6 +921,7 @@ static void test_bad_options(void) {
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
+    TEST_CASE(gtk_stall_minidebuginfo),
     TEST_CASE(glxgears_frames_and_hud),
     TEST_CASE(es2gears_egl_hud),
     TEST_CASE(sdl_testgl2_hud),
