@@ -26,6 +26,7 @@ typedef struct lagscope__hud_state {
   double last_hang_ms;        /* the last finished hang's duration; 0 before the first */
   char last_hang_label[64];   /* its kind and target ("lock · keeper"); "" when unknown */
   uint32_t last_hang_repeats; /* hangs so far with its signature: shown as "×14" from 2 */
+  int last_hang_startup;      /* it was in the program's start-up: shown as "start-up" */
   uint32_t thread_count;      /* the process's threads */
   double last_hitch_ms;       /* the last hitch's duration; 0 before the first */
   char last_hitch_function[64]; /* where the app was during it; "" when unknown */

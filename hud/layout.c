@@ -366,12 +366,15 @@ static void draw_stats(lagscope__hud_canvas *c, const lagscope__hud_state *s) {
     snprintf(value, sizeof value, "\xE2\x80\x93"); /* – before the first sample */
   draw_stat(c, column, STATS_BASELINE + ROW_STEP, "THREADS", value,
             s->thread_count > 0 ? TEXT : TEXT_DIM);
-  char hang_words[sizeof s->last_hang_label + 16];
+  char hang_words[sizeof s->last_hang_label + 32];
+  /* In the program's start-up (before its first frame): said, as the reports and budgets do. */
+  const char *phase = !s->last_hang_startup ? ""
+                      : s->last_hang_label[0] != '\0' ? "start-up \xC2\xB7 " : "start-up";
   if (s->last_hang_repeats >= 2 && s->last_hang_label[0] != '\0') /* the same hang again */
-    snprintf(hang_words, sizeof hang_words, "%s \xC3\x97%u", s->last_hang_label,
+    snprintf(hang_words, sizeof hang_words, "%s%s \xC3\x97%u", phase, s->last_hang_label,
              (unsigned)s->last_hang_repeats);
   else
-    snprintf(hang_words, sizeof hang_words, "%s", s->last_hang_label);
+    snprintf(hang_words, sizeof hang_words, "%s%s", phase, s->last_hang_label);
   draw_last(c, STATS_BASELINE + 2.0f * ROW_STEP, "LAST HANG", s->last_hang_ms, hang_words);
   draw_last(c, STATS_BASELINE + 3.0f * ROW_STEP, "LAST HITCH", s->last_hitch_ms,
             s->last_hitch_function);

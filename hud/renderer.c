@@ -120,6 +120,7 @@ void lagscope__hud_on_event(lagscope__hud *h, const lagscope_event *e) {
       h->state.hang_in_progress = 0;
       if (!e->as.hang_ended.counted && h->state.hangs > 0) h->state.hangs--;
       h->state.last_hang_ms = (double)e->as.hang_ended.duration_ns / 1e6;
+      h->state.last_hang_startup = e->as.hang_ended.startup;
       copy_text(h->state.last_hang_label, sizeof(h->state.last_hang_label),
                 e->payload.report != NULL ? lagscope__hang_report_label(e->payload.report) : "");
       h->state.last_hang_repeats = e->as.hang_ended.counted && e->payload.report != NULL

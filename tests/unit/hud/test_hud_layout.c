@@ -318,6 +318,12 @@ static void test_texts(void) {
   s.last_hang_repeats = 1;
   record(&r, &s);
   CHECK(wrote(&r, "lock \xC2\xB7 image-loader"));
+  s.last_hang_startup = 1; /* before the program's first frame: said (issue 32, section 5) */
+  record(&r, &s);
+  CHECK(wrote(&r, "start-up \xC2\xB7 lock \xC2\xB7 image-loader"));
+  s.last_hang_label[0] = '\0';
+  record(&r, &s);
+  CHECK(wrote(&r, "start-up"));
 }
 
 /* ---- the renderer: a hang_ended event's report label reaches the image ------------------- */
