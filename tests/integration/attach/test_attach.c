@@ -2,6 +2,8 @@
  * program that stalls 1200 ms in a g_timeout_add callback (one hang naming the callback, exit 3
  * over a 500 ms budget, JUnit XML that names it), the same program without a stall (exit 0),
  * the tests' own SDL2 program idle in SDL_WaitEvent around a 600 ms stall (that one hang only),
+ * the tests' own SDL_Renderer program that relies on renderer state it set once (the HUD
+ * drawn, the rest of its frame as it draws alone),
  * the tests' own Qt 5 program stalling 700 ms in a QTimer (one hang: Qt runs on GLib's loop),
  * and Debian's own programs: glxgears (frames counted, the HUD drawn into its frame and
  * compared with a reference, none with --no-hud), es2gears_x11 (the same over EGL), gtk3-demo (a
@@ -612,14 +614,9 @@ static void check_renderer_hud(const shot *alone, const shot *with, box hud) {
             "the HUD is not where it belongs (8 px from the corner, 150 x 56)");
 }
 
-/* One run of testsprite2 (still: --iterations 0) alone and under lagscope-run with extra,
- * compared; the shots saved as name_alone.png and name.png. */
-static void compare_testsprite(char *const extra[], char *const options[], const char *name,
-                               box hud) {
-  char *program[16] = {LAGSCOPE_TESTSPRITE_PATH, "--iterations", "0"};
-  int n = 3;
-  for (int i = 0; options[i] != NULL; i++) program[n++] = options[i];
-  program[n] = NULL;
+/* One run of program (a still frame) alone and under lagscope-run with extra, compared; the
+ * shots saved as name_alone.png and name.png. hud empty: no HUD, nothing may change. */
+static void compare_runs(char *const extra[], char *const program[], const char *name, box hud) {
   shot alone;
   shoot_alone(program, &alone);
   char err[16384], file[128];
@@ -638,6 +635,16 @@ static void compare_testsprite(char *const extra[], char *const options[], const
   }
   shot_free(&alone);
   shot_free(&area_shot);
+}
+
+/* testsprite2 held still (--iterations 0) with options, compared by compare_runs. */
+static void compare_testsprite(char *const extra[], char *const options[], const char *name,
+                               box hud) {
+  char *program[16] = {LAGSCOPE_TESTSPRITE_PATH, "--iterations", "0"};
+  int n = 3;
+  for (int i = 0; options[i] != NULL; i++) program[n++] = options[i];
+  program[n] = NULL;
+  compare_runs(extra, program, name, hud);
 }
 
 /* SDL2's testsprite2 draws with SDL_Renderer: the HUD is copied into its frame at
@@ -666,6 +673,25 @@ static void test_sdl_renderer_hud(void) {
   compare_testsprite(NULL, software, "testsprite_software_hud", top_left);
   compare_testsprite(corner, software, "testsprite_software_br_hud", bottom_right);
   compare_testsprite(no_hud, logical, "testsprite_no_hud", (box){0, 0, 0, 0});
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
+/* The tests' own sdl_state relies in every frame on renderer state it set once: the
+ * window's fractional scale, viewport and clip rect, and a texture target left set across the
+ * present with a clip of its own. The HUD (drawn on the window, the target switched away and
+ * back) must leave every pixel outside its box as the program draws alone, on the default
+ * (Mesa's GL) and the software renderer. */
+static void test_sdl_renderer_state_kept(void) {
+  make_folder();
+  with_screen();
+  shot_title = "sdl_state";
+  shot_area = (box){0, 0, 400, 300};
+  box top_left = {8, 8, 8 + HUD_W, 8 + HUD_H};
+  char *accelerated[] = {LAGSCOPE_SDL_STATE_PATH, NULL};
+  char *software[] = {LAGSCOPE_SDL_STATE_PATH, "software", NULL};
+  compare_runs(NULL, accelerated, "sdl_state_hud", top_left);
+  compare_runs(NULL, software, "sdl_state_software_hud", top_left);
   xvfb_stop(&xvfb);
   remove_folder();
 }
@@ -1008,6 +1034,7 @@ static const test_case cases[] = {
     TEST_CASE(gtk3_demo_modal_and_hidden),
     TEST_CASE(sdl_testsprite_frames),
     TEST_CASE(sdl_renderer_hud),
+    TEST_CASE(sdl_renderer_state_kept),
     TEST_CASE(sdl_wait_idle_then_stall),
     TEST_CASE(qt_stall),
     TEST_CASE(glib_pings_allocate_nothing),
