@@ -577,14 +577,26 @@ static void shoot_alone(char *const program[], shot *out) {
   spawn_close(&p);
 }
 
-/* The same program under lagscope-run with extra options: its still frame in area_shot. */
+/* The same program under lagscope-run with extra options: its still frame in area_shot, taken
+ * once a metrics line says it drew (awaited, not assumed: Mesa's software GL can take seconds
+ * for a first frame on a loaded machine); the presents after it counted. */
 static void shoot_under_lagscope(char *const extra[], char *const program[], char *err,
                                  size_t size) {
   unlink(events); /* this run's events only */
-  CHECK_EQ_INT(run_for_metrics(extra, program, 4, take_still_shot, err, size), 0);
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  await_drawn_and_answering();
+  take_still_shot();
+  await_metrics(metrics_count() + 1);
+  spawn_signal(&p, SIGTERM); /* SDL makes it SDL_QUIT: a clean end */
+  int code = spawn_wait(&p, WAIT_MS);
+  spawn_stderr(&p, err, size);
+  spawn_close(&p);
+  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  CHECK_EQ_INT(code, 0);
   cJSON *all = read_events();
   check_no_hang(all);
-  CHECK_MSG(frames_counted(all) >= 30, "%.0f SDL_RenderPresent frames counted",
+  CHECK_MSG(frames_counted(all) >= 3, "%.0f SDL_RenderPresent frames counted",
             frames_counted(all));
   cJSON_Delete(all);
 }
