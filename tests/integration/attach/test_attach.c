@@ -9,7 +9,8 @@
  * compared with a reference, none with --no-hud), es2gears_x11 (the same over EGL), gtk3-demo (a
  * modal dialog's nested loop for 10 s, then every window unmapped: no hang), gtk3-widget-factory (10 s idle, no
  * hang), SDL2's testsprite2 (frames counted; the HUD drawn through its SDL_Renderer, every
- * other pixel of its frame as it draws alone); then the exit status, the environment the
+ * other pixel of its frame as it draws alone), SDL2's testvulkan (no HUD there, said once);
+ * then the exit status, the environment the
  * program's children see, and bad options.
  *
  * Usage: test_attach CASE (paths come from the build: LAGSCOPE_RUN_PATH and the others). */
@@ -708,6 +709,36 @@ static void test_sdl_renderer_state_kept(void) {
   remove_folder();
 }
 
+/* SDL2's testvulkan draws with Vulkan (Mesa's software lavapipe here), where lagscope-run
+ * draws no HUD: that is said once on stderr, and the program runs as ever (frames of its loop
+ * seen, no hang); with --no-hud nothing is said. */
+static void test_sdl_vulkan_no_hud_said(void) {
+  skip_without(LAGSCOPE_TESTVULKAN_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_TESTVULKAN_PATH, NULL};
+  const char *said = "no HUD in this program's frames: it draws with Vulkan";
+  /* Each run ends once its window is on screen (a shot of its corner awaits it). */
+  shot_title = LAGSCOPE_TESTVULKAN_PATH;
+  shot_area = (box){0, 0, 16, 16};
+  char err[16384];
+  CHECK_EQ_INT(run_for_metrics(NULL, program, 2, take_area_shot, err, sizeof err), 0);
+  shot_free(&area_shot);
+  const char *first = strstr(err, said);
+  CHECK_MSG(first != NULL, "lagscope did not say why the HUD is absent");
+  CHECK_MSG(strstr(first + 1, said) == NULL, "said more than once");
+  cJSON *all = read_events();
+  check_no_hang(all);
+  cJSON_Delete(all);
+  char *extra[] = {"--no-hud", NULL};
+  unlink(events); /* this run's metrics only */
+  CHECK_EQ_INT(run_for_metrics(extra, program, 2, take_area_shot, err, sizeof err), 0);
+  shot_free(&area_shot);
+  CHECK_MSG(strstr(err, said) == NULL, "said with --no-hud");
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 /* A GLib loop that calls g_main_loop_run once and nothing else lagscope hooks: each ping is
  * answered by lagscope's own source in that loop, so its 500 ms stall is one hang that ends,
  * naming glib_pings_stall; and posting the pings (a wake-up of the loop) allocated nothing in
@@ -1047,6 +1078,7 @@ static const test_case cases[] = {
     TEST_CASE(sdl_testsprite_frames),
     TEST_CASE(sdl_renderer_hud),
     TEST_CASE(sdl_renderer_state_kept),
+    TEST_CASE(sdl_vulkan_no_hud_said),
     TEST_CASE(sdl_wait_idle_then_stall),
     TEST_CASE(qt_stall),
     TEST_CASE(glib_pings_allocate_nothing),
