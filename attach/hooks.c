@@ -12,10 +12,12 @@
 #include "preload.h"
 
 #include "gl_hud.h"
+#include "sdl_hud.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,11 +26,9 @@
 
 /* ---- the real functions ----------------------------------------------------------------- */
 
-/* The definition the program would have called without the preload: the next one in the
- * global scope, else the one in soname when that library was loaded with RTLD_LOCAL (a
- * plugin's or a Python module's dependency); NULL if neither has it. Allocates nothing of
- * lagscope's; dlsym takes the loader's lock, once per hook. */
-static void *real_symbol(const char *name, const char *soname) {
+/* (preload.h) The soname covers a library loaded with RTLD_LOCAL: a plugin's or a Python
+ * module's dependency. Allocates nothing of lagscope's. */
+void *lagscope__preload_real_symbol(const char *name, const char *soname) {
   void *found = dlsym(RTLD_NEXT, name);
   if (found != NULL || soname == NULL) return found;
   void *library = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
@@ -38,11 +38,11 @@ static void *real_symbol(const char *name, const char *soname) {
   return found;
 }
 
-/* real_symbol, looked up once into cache. */
+/* lagscope__preload_real_symbol, looked up once into cache. */
 static void *cached_symbol(_Atomic(void *) *cache, const char *name, const char *soname) {
   void *found = atomic_load_explicit(cache, memory_order_relaxed);
   if (found == NULL) {
-    found = real_symbol(name, soname);
+    found = lagscope__preload_real_symbol(name, soname);
     atomic_store_explicit(cache, found, memory_order_relaxed);
   }
   return found;
@@ -173,11 +173,14 @@ typedef void (*source_unref_fn)(void *source);
 static int attach_ping_source(void) {
   const char *glib = "libglib-2.0.so.0";
   context_default_fn context_default =
-      (context_default_fn)real_symbol("g_main_context_default", glib);
-  source_new_fn source_new = (source_new_fn)real_symbol("g_source_new", glib);
-  source_attach_fn source_attach = (source_attach_fn)real_symbol("g_source_attach", glib);
-  source_unref_fn source_unref = (source_unref_fn)real_symbol("g_source_unref", glib);
-  context_wakeup_fn wakeup = (context_wakeup_fn)real_symbol("g_main_context_wakeup", glib);
+      (context_default_fn)lagscope__preload_real_symbol("g_main_context_default", glib);
+  source_new_fn source_new = (source_new_fn)lagscope__preload_real_symbol("g_source_new", glib);
+  source_attach_fn source_attach =
+      (source_attach_fn)lagscope__preload_real_symbol("g_source_attach", glib);
+  source_unref_fn source_unref =
+      (source_unref_fn)lagscope__preload_real_symbol("g_source_unref", glib);
+  context_wakeup_fn wakeup =
+      (context_wakeup_fn)lagscope__preload_real_symbol("g_main_context_wakeup", glib);
   if (context_default == NULL || source_new == NULL || source_attach == NULL ||
       source_unref == NULL || wakeup == NULL)
     return -1;
@@ -286,10 +289,53 @@ static int sdl_wait(void *event, int timeout_ms, int with_timeout) {
 HOOK int SDL_WaitEvent(void *event) { return sdl_wait(event, -1, 0); }
 HOOK int SDL_WaitEventTimeout(void *event, int timeout_ms) { return sdl_wait(event, timeout_ms, 1); }
 
+/* The HUD is copied into the frame first (sdl_hud.c), on the main thread only. */
 HOOK void SDL_RenderPresent(void *renderer) {
   REAL(present_fn, SDL_RenderPresent, "libSDL2-2.0.so.0")
+  if (real != NULL && on_main_thread()) lagscope__sdl_hud_draw(renderer);
   if (real != NULL) real(renderer);
   frame_presented(LAGSCOPE__LOOP_SDL);
+}
+
+/* The HUD's texture dies with its renderer: forgotten before the app destroys one, and when one
+ * is made (a new renderer at a dead one's address, SDL having destroyed the old one itself). */
+typedef void (*destroy_fn)(void *object);
+typedef void *(*create_renderer_fn)(void *window, int index, uint32_t flags);
+typedef void *(*create_software_renderer_fn)(void *surface);
+typedef void *(*create_window_fn)(const char *title, int x, int y, int w, int h, uint32_t flags);
+
+HOOK void SDL_DestroyRenderer(void *renderer) {
+  REAL(destroy_fn, SDL_DestroyRenderer, "libSDL2-2.0.so.0")
+  lagscope__sdl_hud_forget(renderer);
+  if (real != NULL) real(renderer);
+}
+
+HOOK void *SDL_CreateRenderer(void *window, int index, uint32_t flags) {
+  REAL(create_renderer_fn, SDL_CreateRenderer, "libSDL2-2.0.so.0")
+  void *renderer = real != NULL ? real(window, index, flags) : NULL;
+  lagscope__sdl_hud_forget(renderer);
+  return renderer;
+}
+
+HOOK void *SDL_CreateSoftwareRenderer(void *surface) {
+  REAL(create_software_renderer_fn, SDL_CreateSoftwareRenderer, "libSDL2-2.0.so.0")
+  void *renderer = real != NULL ? real(surface) : NULL;
+  lagscope__sdl_hud_forget(renderer);
+  return renderer;
+}
+
+/* A window's renderer may go with it; a Vulkan window gets no HUD, said once. */
+HOOK void SDL_DestroyWindow(void *window) {
+  REAL(destroy_fn, SDL_DestroyWindow, "libSDL2-2.0.so.0")
+  if (on_main_thread()) lagscope__sdl_hud_window_gone(window);
+  if (real != NULL) real(window);
+}
+
+HOOK void *SDL_CreateWindow(const char *title, int x, int y, int w, int h, uint32_t flags) {
+  REAL(create_window_fn, SDL_CreateWindow, "libSDL2-2.0.so.0")
+  void *window = real != NULL ? real(title, x, y, w, h, flags) : NULL;
+  if (on_main_thread()) lagscope__sdl_hud_window_made(window, flags);
+  return window;
 }
 
 typedef void (*drawable_size_fn)(void *window, int *width, int *height);

@@ -29,6 +29,7 @@ static char channel_path[SETTING_MAX];
 static char report_dir[SETTING_MAX];
 static char server_bind[64];
 static int quiet;
+static int hud_wanted;
 static unsigned loops_written = ~0u; /* the loop bits last written to the channel (dispatcher); none yet */
 
 /* Copies the variable's value into out and removes it; 0 if unset (or too long: said). */
@@ -181,6 +182,8 @@ static void stop_at_exit(void) {
   write_loops();
 }
 
+int lagscope__preload_hud_wanted(void) { return hud_wanted; }
+
 /* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
 static void forget_in_child(void) {
   events_path[0] = '\0';
@@ -215,9 +218,10 @@ __attribute__((constructor)) static void preload_start(void) {
   config.hang_threshold_ms = take_field("LAGSCOPE_RUN_THRESHOLD_MS",
                                         LAGSCOPE__FIELD_hang_threshold_ms,
                                         config.hang_threshold_ms);
-  /* Drawn into GL programs' frames (gl_hud.c); a program that never swaps never asks for it,
-   * and lagscope renders nothing until asked. */
+  /* Drawn into GL and SDL_Renderer programs' frames (gl_hud.c, sdl_hud.c); a program that
+   * never swaps or presents never asks for it, and lagscope renders nothing until asked. */
   config.hud = (int)take_field("LAGSCOPE_RUN_HUD", LAGSCOPE__FIELD_hud, 1);
+  hud_wanted = config.hud;
   config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0,
                                                        LAGSCOPE_HUD_BOTTOM_RIGHT, 0);
   quiet = (int)take_number("LAGSCOPE_RUN_QUIET", 0, 1, 0);

@@ -32,4 +32,12 @@ int lagscope__preload_post(lagscope_main_fn fn, void *arg, void *user);
  * lagscope_start, on the main thread. */
 void lagscope__preload_hooks_arm(void);
 
+/* The definition the program would have called without the preload: the next one in the
+ * global scope, else the one in soname when that library was loaded with RTLD_LOCAL; NULL if
+ * neither has it. dlsym takes the loader's lock: look up once. (hooks.c) */
+void *lagscope__preload_real_symbol(const char *name, const char *soname);
+
+/* 1 when this run shows the HUD (not --no-hud). Any thread, after the constructor. */
+int lagscope__preload_hud_wanted(void);
+
 #endif
