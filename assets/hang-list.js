@@ -54,9 +54,16 @@ export function summaryFields(summary) {
     samples: summary.samples,
     function: summary.function,
     module: summary.module,
+    ...phaseOf(summary.phase),
     ...signatureOf(summary.signature),
     ...labelOf(summary.label),
   };
+}
+
+/* A hang in the program's start-up (before its first frame: "phase": "startup"), said in the
+ * list as the reports and lagscope-run's budget say it. */
+function phaseOf(phase) {
+  return phase === 'startup' ? { startup: true } : {};
 }
 
 /* A hang's signature (its kind and the app's frames, hashed by lagscope): the same hang in
@@ -79,6 +86,7 @@ export function beganFields(ev, pid, appName, now) {
     app: appName,
     state: 'in_progress',
     start_wall_ms: ev.start_wall_ms,
+    ...phaseOf(ev.phase),
     live: true,
     // The event comes when the threshold passed: the hang is already that old.
     elapsedBase: (ev.time_ns - ev.start_ns) / 1e6 || ev.threshold_ms || 0,
@@ -112,6 +120,7 @@ export function endedFields(ev, pid) {
     duration_ms: ev.duration_ms,
     function: inner.function || null,
     module: inner.module || null,
+    ...phaseOf(ev.phase),
     ...signatureOf(ev.signature),
     ...labelOf(ev.cause && ev.cause.label),
     live: true,

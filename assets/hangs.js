@@ -161,6 +161,7 @@ export function createHangList({ onSelect, onLiveTick }) {
       : fn === entry.function || fn === entry.label ? fn || '' : entry.module ? entry.module + ' (no symbol)' : '';
     durationNode.textContent = fmtDuration(elapsedMs(entry, performance.now()));
     const meta = [fmtWall(entry.start_wall_ms)];
+    if (entry.startup) meta.push('start-up');
     if (entry.module && entry.function) meta.push(basename(entry.module));
     if (entry.samples) meta.push(entry.samples + ' samples');
     const pid = appPid();

@@ -278,6 +278,7 @@ static cJSON *summary_of(const char *dir, const char *id) {
   copy_member(s, "start_wall_ms", member(report, "start"), "wall_ms");
   copy_member(s, "duration_ms", report, "duration_ms");
   copy_member(s, "samples", member(report, "samples"), "count");
+  copy_member(s, "phase", report, "phase"); /* "startup" before the first frame */
   add_telling_frame(s, text, len);
   copy_member(s, "label", member(report, "cause"), "label"); /* the report's one line */
   copy_member(s, "kind", member(report, "cause"), "kind");

@@ -175,3 +175,12 @@ test('how long ago', () => {
   assert.equal(fmtAgo(0, 7200000), '2 h ago');
   assert.equal(fmtAgo(0, 2 * 86400000), '2 d ago');
 });
+
+test('a hang in the start-up is marked so, from a page, the stream\'s began and its end', () => {
+  assert.equal(summaryFields(summary({ phase: 'startup' })).startup, true);
+  assert.equal(summaryFields(summary({ phase: 'running' })).startup, undefined);
+  assert.equal(summaryFields(summary({ phase: 42 })).startup, undefined, 'only the word says it');
+  assert.equal(beganFields({ hang_id: 1, phase: 'startup', time_ns: 9, start_ns: 1 }, PID, 'app', 0).startup, true);
+  assert.equal(endedFields({ hang_id: 1, phase: 'startup', duration_ms: 300 }, PID).startup, true);
+  assert.equal(endedFields({ hang_id: 1, duration_ms: 300 }, PID).startup, undefined);
+});
