@@ -25,14 +25,17 @@ export function renderMetrics() {
   fps.textContent = tick.idle ? 'idle' : String(Math.round(tick.fps));
   fps.dataset.idle = tick.idle ? 'true' : 'false';
   fps.dataset.wallMs = String(tick.wall_ms); // lets a test see that a new tick arrived
-  setText('fps-unit', tick.refresh_hz ? (tick.idle ? 'at ' : '/ ') + Math.round(tick.refresh_hz) + ' Hz' : '');
+  // A steady pace of the app's own, slower than the display (a game at 35 fps): judged by it.
+  const cadence = tick.cadence_hz > 0 && !tick.idle;
+  setText('fps-unit', cadence ? '/ own ' + Math.round(tick.cadence_hz) + ' Hz'
+    : tick.refresh_hz ? (tick.idle ? 'at ' : '/ ') + Math.round(tick.refresh_hz) + ' Hz' : '');
   const band = byId('fps-band');
   band.textContent = tick.idle ? 'idle' : tick.hitch_band || '';
   band.dataset.band = tick.idle ? 'idle' : tick.hitch_band || '';
   setText('fps-sub', 'hitches ' + Math.round(tick.hitch_ms_per_s || 0) + ' ms/s · ' + (tick.dropped || 0) + ' dropped');
 
   const frames = tick.recent_frame_ms || [];
-  const budget = tick.refresh_hz ? 1000 / tick.refresh_hz : 1000 / 60;
+  const budget = cadence ? 1000 / tick.cadence_hz : tick.refresh_hz ? 1000 / tick.refresh_hz : 1000 / 60;
   setText('frametime-budget', 'budget ' + budget.toFixed(1) + ' ms');
   if (frames.length) {
     const sorted = frames.slice().sort((a, b) => a - b);

@@ -341,6 +341,10 @@ typedef struct lagscope_frame_metrics {
    * thread answered in time: an event-driven app with nothing to draw, not 0 FPS. Idle gaps
    * are left out of the frame times, the histogram and the dropped frames. */
   int idle;
+  /* The app's own steady pace when it draws slower than the display by design (a game at
+   * 35 fps, a video at 30), in frames per second; 0 when its frames follow the display. When
+   * set, dropped and hitch_ms_per_s are judged against it, not against refresh_hz. */
+  double cadence_hz;
 } lagscope_frame_metrics;
 
 typedef struct lagscope_metrics {

@@ -14,6 +14,7 @@
 /* Everything the layout needs, copied from events; no pointers into lagscope's state. */
 typedef struct lagscope__hud_state {
   double refresh_hz;          /* the display's rate: FPS is coloured relative to it */
+  double cadence_hz;          /* the app's own steady pace, when slower (0: the display's) */
   double fps;
   int frames_idle;            /* no frame wanted: "idle" instead of an FPS figure */
   float recent_ms[LAGSCOPE_RECENT_FRAMES]; /* frame times, oldest first */

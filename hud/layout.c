@@ -154,6 +154,13 @@ static void shorten_url(char *out, size_t size, const char *url) {
 }
 
 /* ---- the header: FPS on the left ---------------------------------------------------------- */
+
+/* The rate frames are judged against: the app's own steady pace when it has one (a game at
+ * 35 fps by design), else the display's. */
+static double pace_hz(const lagscope__hud_state *s) {
+  return s->cadence_hz > 0.0 ? s->cadence_hz : s->refresh_hz;
+}
+
 static void draw_fps_block(lagscope__hud_canvas *c, const lagscope__hud_state *s) {
   char fps[16], rate[32];
   /* An event-driven app with nothing to draw is idle, neither 0 FPS in red nor good. */
@@ -161,12 +168,16 @@ static void draw_fps_block(lagscope__hud_canvas *c, const lagscope__hud_state *s
     text_at(c, PAD, HEADER_BASELINE, "idle", FPS_SIZE, LAGSCOPE__HUD_FONT_BOLD, TEXT_DIM);
   } else {
     snprintf(fps, sizeof fps, "%.0f", clamp(s->fps, 0.0, 9999.0));
-    lagscope__hud_color color = lagscope__hud_fps_color(s->fps, s->refresh_hz);
+    lagscope__hud_color color = lagscope__hud_fps_color(s->fps, pace_hz(s));
     text_at(c, PAD, HEADER_BASELINE, fps, FPS_SIZE, LAGSCOPE__HUD_FONT_BOLD, color);
   }
   float x =
       text_at(c, PAD, CAPTION_BASELINE, "FPS", CAPTION_SIZE, LAGSCOPE__HUD_FONT_BOLD, TEXT_DIM);
-  if (s->refresh_hz > 0.0) {
+  if (s->cadence_hz > 0.0) { /* the app's own steady pace, slower than the display's */
+    snprintf(rate, sizeof rate, "own %.0f Hz", clamp(s->cadence_hz, 0.0, 9999.0));
+    text_at(c, x + 4.0f, CAPTION_BASELINE, rate, CAPTION_SIZE, LAGSCOPE__HUD_FONT_REGULAR,
+            TEXT_FAINT);
+  } else if (s->refresh_hz > 0.0) {
     snprintf(rate, sizeof rate, "of %.0f Hz", clamp(s->refresh_hz, 0.0, 9999.0));
     text_at(c, x + 4.0f, CAPTION_BASELINE, rate, CAPTION_SIZE, LAGSCOPE__HUD_FONT_REGULAR,
             TEXT_FAINT);
@@ -228,9 +239,9 @@ static void draw_panel(lagscope__hud_canvas *c, lagscope__hud_rect bounds, int h
 
 /* ---- the frame-time graph ------------------------------------------------------------------ */
 
-/* The frame budget in ms, 0 when the display's rate is unknown. */
+/* The frame budget in ms (the app's own pace's, else the display's), 0 when unknown. */
 static double frame_budget_ms(const lagscope__hud_state *s) {
-  return s->refresh_hz > 0.0 ? 1000.0 / s->refresh_hz : 0.0;
+  return pace_hz(s) > 0.0 ? 1000.0 / pace_hz(s) : 0.0;
 }
 
 static uint32_t recent_count(const lagscope__hud_state *s) {

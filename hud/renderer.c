@@ -68,6 +68,7 @@ void lagscope__hud_free(lagscope__hud *h) {
 
 static void take_metrics(lagscope__hud_state *s, const lagscope_metrics *m) {
   s->refresh_hz = m->frames.refresh_hz;
+  s->cadence_hz = m->frames.cadence_hz;
   s->fps = m->frames.fps;
   s->frames_idle = m->frames.idle;
   memcpy(s->recent_ms, m->frames.recent_ms, sizeof(s->recent_ms));

@@ -25,7 +25,7 @@ void lagscope__web_json_add_i64(struct cJSON *object, const char *name, int64_t 
 typedef struct lagscope__web_metrics_tick {
   uint64_t sequence, time_ns, sampled_ns;
   int64_t wall_ms;
-  double refresh_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
+  double refresh_hz, cadence_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
   uint64_t total_frames, total_dropped, lost_timestamps, rss_bytes, pss_bytes, hangs;
   uint64_t events_published, events_dropped, monitor_memory_bytes, stopped_ms, monitor_starved_ms;
   uint64_t monitor_blind_ms;

@@ -8,7 +8,8 @@ void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_me
   const lagscope_frame_metrics *f = &m->frames;
   *out = (lagscope__web_metrics_tick){
       .sequence = event->sequence, .time_ns = event->time_ns, .sampled_ns = m->time_ns,
-      .wall_ms = m->wall_ms, .refresh_hz = f->refresh_hz, .fps = f->fps,
+      .wall_ms = m->wall_ms, .refresh_hz = f->refresh_hz, .cadence_hz = f->cadence_hz,
+      .fps = f->fps,
       .hitch_ms_per_s = f->hitch_ms_per_s, .cpu_percent = m->cpu_percent,
       .monitor_cpu_percent = m->monitor_cpu_percent, .total_frames = f->total_frames,
       .total_dropped = f->total_dropped, .lost_timestamps = f->lost_timestamps,
@@ -33,6 +34,7 @@ char *lagscope__web_metrics_tick_text(const lagscope__web_metrics_tick *t) {
       .thread_count = t->thread_count, .hang_in_progress = t->hang_in_progress};
   lagscope_frame_metrics *f = &m.frames;
   f->refresh_hz = t->refresh_hz, f->fps = t->fps, f->hitch_ms_per_s = t->hitch_ms_per_s;
+  f->cadence_hz = t->cadence_hz;
   f->total_frames = t->total_frames, f->total_dropped = t->total_dropped;
   f->lost_timestamps = t->lost_timestamps, f->frames = t->frames, f->dropped = t->dropped;
   f->band = (lagscope_hitch_band)t->band, f->idle = t->idle;

@@ -21,6 +21,7 @@ static void metrics_numbers_write(lagscope__json_writer *w, const lagscope_metri
   lagscope__jw_measure(w, "hitch_ms_per_s", f->hitch_ms_per_s);
   lagscope__jw_string(w, "hitch_band", lagscope_hitch_band_name(f->band));
   lagscope__jw_bool(w, "idle", f->idle != 0);
+  lagscope__jw_measure(w, "cadence_hz", f->cadence_hz);
   lagscope__jw_u64(w, "total_frames", f->total_frames);
   lagscope__jw_u64(w, "total_dropped", f->total_dropped);
   lagscope__jw_u64(w, "lost_timestamps", f->lost_timestamps);

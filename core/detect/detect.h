@@ -58,6 +58,7 @@ typedef struct lagscope__frame_meter {
   lagscope__late_period late[LAGSCOPE__LATE_PERIODS]; /* ring of the last ones */
   uint32_t late_next, late_count;
   uint64_t late_since_ns;      /* late (or hung) now since then; 0 when not */
+  uint64_t cadence_ns;         /* the app's own steady frame time, when slower (0: the display's) */
   uint64_t read;               /* ring position read up to */
   uint64_t last_ns;            /* the previous frame's timestamp, 0 before the first */
   float recent_ms[LAGSCOPE_RECENT_FRAMES]; /* ring of the last frame times */

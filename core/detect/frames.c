@@ -114,6 +114,46 @@ static uint64_t frame_time(const lagscope__frame_meter *m, uint64_t from, uint64
   return late != 0 ? to - late + m->period_ns : 0;
 }
 
+/* The budget a frame is judged against: the app's own steady pace when it has one, else the
+ * display's refresh period. */
+static uint64_t budget_ns(const lagscope__frame_meter *m) {
+  return m->cadence_ns != 0 ? m->cadence_ns : m->period_ns;
+}
+
+/* The app's own steady frame time over the last second's frames, when it paces them slower
+ * than the display by design (a game's 35 Hz tic, a 30 fps video), so that its every frame is
+ * not called late; 0 when its frames follow the display. Steady: CADENCE_STEADY_PERCENT of the
+ * frame times lie within one display period of their median (a vsync'd 35 fps alternates 1 and
+ * 2 refreshes), and their mean is 1.5 periods or more. Whether slow by design or just slow, a
+ * steady pace is the app's own; the metrics say so (cadence_hz), and the fps stays the fps. */
+#define CADENCE_FRAMES_MIN 8
+#define CADENCE_STEADY_PERCENT 90
+
+static int compare_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static uint64_t steady_cadence_ns(const lagscope__frame_meter *m) {
+  uint64_t dts[LAGSCOPE__FRAME_WINDOW];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < m->window_len; i++)
+    if (m->window_dt_ns[i] != 0) dts[n++] = m->window_dt_ns[i];
+  if (n < CADENCE_FRAMES_MIN) return 0;
+  lagscope__sort(dts, n, sizeof(dts[0]), compare_u64);
+  uint64_t median = dts[n / 2], low = median > m->period_ns ? median - m->period_ns : 0;
+  uint64_t high = median + m->period_ns, sum = 0;
+  uint32_t steady = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (dts[i] < low || dts[i] > high) continue;
+    sum += dts[i];
+    steady++;
+  }
+  if (steady * 100u < n * CADENCE_STEADY_PERCENT) return 0;
+  uint64_t mean = sum / steady;
+  return mean * 2u >= m->period_ns * 3u ? mean : 0;
+}
+
 void lagscope__frame_meter_add(lagscope__frame_meter *m, uint64_t timestamp_ns) {
   if (m->last_ns != 0 && timestamp_ns < m->last_ns) return; /* not monotonic: ignore */
   uint64_t dt = m->last_ns != 0 ? frame_time(m, m->last_ns, timestamp_ns) : 0;
@@ -122,7 +162,7 @@ void lagscope__frame_meter_add(lagscope__frame_meter *m, uint64_t timestamp_ns) 
   window_push(m, timestamp_ns, dt);
   if (dt == 0) return; /* the first frame, or the first after idle, has no frame time */
   double ms = (double)dt / 1e6;
-  m->total_dropped += dropped_for(dt, m->period_ns);
+  m->total_dropped += dropped_for(dt, budget_ns(m));
   m->histogram[histogram_bucket(ms)]++;
   m->recent_ms[m->recent_next] = (float)ms;
   m->recent_next = (m->recent_next + 1) % LAGSCOPE_RECENT_FRAMES;
@@ -167,17 +207,19 @@ void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
   if (now_ns > NS_PER_SECOND) window_trim(m, now_ns - NS_PER_SECOND);
   memset(out, 0, sizeof(*out));
   out->refresh_hz = m->refresh_hz;
-  uint64_t hitch_ns = 0;
+  m->cadence_ns = steady_cadence_ns(m);
+  out->cadence_hz = m->cadence_ns != 0 ? 1e9 / (double)m->cadence_ns : 0.0;
+  uint64_t budget = budget_ns(m), hitch_ns = 0;
   for (uint32_t i = 0; i < m->window_len; i++) {
-    out->dropped += (uint32_t)dropped_for(m->window_dt_ns[i], m->period_ns);
-    hitch_ns += hitch_for(m->window_dt_ns[i], m->period_ns);
+    out->dropped += (uint32_t)dropped_for(m->window_dt_ns[i], budget);
+    hitch_ns += hitch_for(m->window_dt_ns[i], budget);
   }
   /* Late now: the frame in progress is late, for its part within the last second. */
   if (m->late_since_ns != 0 && m->last_ns != 0 && now_ns > m->last_ns) {
     uint64_t from = m->last_ns;
     if (now_ns > NS_PER_SECOND && from < now_ns - NS_PER_SECOND) from = now_ns - NS_PER_SECOND;
-    out->dropped += (uint32_t)dropped_for(now_ns - from, m->period_ns);
-    hitch_ns += hitch_for(now_ns - from, m->period_ns);
+    out->dropped += (uint32_t)dropped_for(now_ns - from, budget);
+    hitch_ns += hitch_for(now_ns - from, budget);
   }
   out->idle = m->late_since_ns == 0 && m->idle_gap_ns != 0 &&
               (m->last_ns == 0 || now_ns - m->last_ns >= m->idle_gap_ns);

@@ -47,11 +47,68 @@ static void test_rate_change(void) {
   lagscope__frame_meter_report(&m, t, &out);
   CHECK_NEAR(out.refresh_hz, 60, 0.5);
   CHECK_EQ_INT(out.dropped, 0);
+  CHECK_NEAR(out.cadence_hz, 0, 1e-9); /* they follow the display */
+  /* The same frames, the display still at 120 Hz: a steady 60 of the app's own, judged by it
+   * (as a game paced slower than the display is), and said so. */
   lagscope__frame_meter_init(&m, 120);
   t = START;
   feed(&m, &t, 180, SECOND / 60);
   lagscope__frame_meter_report(&m, t, &out);
-  CHECK(out.dropped >= 59); /* the same frames against 120 Hz */
+  CHECK_NEAR(out.refresh_hz, 120, 0.5);
+  CHECK_NEAR(out.cadence_hz, 60, 0.5);
+  CHECK_EQ_INT(out.dropped, 0);
+}
+
+/* A game at 35 fps by design (Chocolate Doom's tic rate) on a 60 Hz display, paced by a timer
+ * (28.6 ms frames) or by vsync (a mix of 1 and 2 refreshes: 10 of 16.7 ms, 25 of 33.3 ms a
+ * second): its own pace, 35 Hz, against which no frame is late; every frame against 60 Hz was
+ * (hitch band "bad" all the time, issue 32, section 5). A 200 ms hitch in it is judged against
+ * the 28.6 ms pace. A 60 fps app that misses some refreshes stays judged by the display. */
+static void test_own_cadence(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START, tic = SECOND / 35;
+  lagscope__frame_meter_init(&m, 60);
+  feed(&m, &t, 105, tic);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_NEAR(out.cadence_hz, 35, 0.5);
+  CHECK_EQ_INT(out.dropped, 0);
+  CHECK_NEAR(out.hitch_ms_per_s, 0, 1e-9);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_GOOD);
+  CHECK_NEAR(out.fps, 35, 1);
+
+  lagscope__frame_meter_init(&m, 60);
+  t = START;
+  for (int second = 0; second < 3; second++)
+    for (int i = 0; i < 35; i++) { /* 1 refresh every 3.5 frames on average */
+      t += (i % 7 == 0 || i % 7 == 4 ? 1 : 2) * (SECOND / 60);
+      lagscope__frame_meter_add(&m, t);
+    }
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_NEAR(out.cadence_hz, 35, 1.5);
+  CHECK_EQ_INT(out.dropped, 0);
+  CHECK_EQ_INT(out.band, LAGSCOPE_HITCH_GOOD);
+
+  lagscope__frame_meter_init(&m, 60);
+  t = START;
+  feed(&m, &t, 70, tic);
+  t += 200 * MS;
+  lagscope__frame_meter_add(&m, t);
+  feed(&m, &t, 20, tic);
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_NEAR(out.cadence_hz, 35, 0.5);
+  CHECK_EQ_INT(out.dropped, 6); /* 200 ms is 7 tics */
+  CHECK_NEAR(out.hitch_ms_per_s, 200.0 - 1000.0 / 35, 0.5);
+
+  lagscope__frame_meter_init(&m, 60);
+  t = START;
+  for (int i = 0; i < 120; i++) { /* every fifth frame misses a refresh */
+    t += (i % 5 == 0 ? 2 : 1) * (SECOND / 60);
+    lagscope__frame_meter_add(&m, t);
+  }
+  lagscope__frame_meter_report(&m, t, &out);
+  CHECK_NEAR(out.cadence_hz, 0, 1e-9);
+  CHECK(out.dropped >= 9);
 }
 
 /* Jitter of ±20 % never counts as a dropped frame or a hitch. */
@@ -245,6 +302,7 @@ static const test_case cases[] = {
     TEST_CASE(steady_60),
     TEST_CASE(steady_120),
     TEST_CASE(rate_change),
+    TEST_CASE(own_cadence),
     TEST_CASE(jitter),
     TEST_CASE(hitch_200ms),
     TEST_CASE(bands),
