@@ -541,6 +541,9 @@ int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *d
   uint64_t now = lagscope__now_ns();
   lagscope__watchdog_init(&in->watchdog, config, now, last_ping_seq);
   in->watchdog_input.expected_wake_ns = now;
+  /* The first look is planned for the start: a monitor slow to get going (its thread started,
+   * stored reports recovered, on a loaded machine) is blind until it looks, and says so. */
+  in->watchdog_input.planned_wake_ns = now;
   /* The main thread records where a stall ended: a gap as long as the watchdog's "late". */
   atomic_store_explicit(&in->signals->gap_ns, in->watchdog.late_ns, memory_order_relaxed);
   lagscope__frame_meter_init(&in->frames, config->refresh_hz);
