@@ -1294,6 +1294,65 @@ static void test_overlay_gtk_live_badge(void) {
   remove_folder();
 }
 
+/* Qt 5 widgets, unchanged: during a 2.5 s stall the overlay's badge counts up over its window. */
+static void test_overlay_qt_live_badge(void) {
+  skip_without(LAGSCOPE_QT_STALL_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_QT_STALL_PATH, "3000", "2500", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "qt_stall");
+  await_overlay(d, app, 1);
+  shot during1, during2;
+  await_type("hang_began");
+  await_shot(d, app, badge_shown, NULL, &during1, "the hang badge");
+  await_shot(d, app, badge_counted_on, &during1, &during2, "the badge counting on");
+  cJSON *all = read_events();
+  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
+  cJSON_Delete(all);
+  save_artifact(&during1, "overlay-qt-hang-1.png");
+  save_artifact(&during2, "overlay-qt-hang-2.png");
+  shot_free(&during1);
+  shot_free(&during2);
+  XCloseDisplay(d);
+  int code = spawn_wait(&p, WAIT_MS);
+  char err[16384];
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  CHECK_EQ_INT(code, 0);
+  remove_folder();
+}
+
+/* --no-hud: the program's display gets no window of lagscope's. */
+static void test_overlay_none_without_hud(void) {
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "1500",
+                     "--quit-after-ms", "1500", NULL};
+  char *no_hud[] = {"--no-hud", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(no_hud, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  await_window(d, "gtk_stall");
+  /* Till the program's window goes (3 s, past the overlay's first second): never a window of
+   * lagscope's. */
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  while (screen_find_window(d, "gtk_stall") != 0) {
+    CHECK_MSG(screen_find_window(d, OVERLAY_TITLE) == 0, "an overlay window with --no-hud");
+    CHECK_MSG(spawn_now_ns() < deadline, "gtk_stall still there after %d ms", WAIT_MS);
+    spawn_sleep_ms(50);
+  }
+  XCloseDisplay(d);
+  CHECK_EQ_INT(spawn_wait(&p, WAIT_MS), 0);
+  spawn_close(&p);
+  remove_folder();
+}
+
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
@@ -1315,6 +1374,8 @@ static const test_case cases[] = {
     TEST_CASE(never_harms_or_guesses),
     TEST_CASE(stopped_time_of_a_cut_short_hang),
     TEST_CASE(overlay_gtk_live_badge),
+    TEST_CASE(overlay_qt_live_badge),
+    TEST_CASE(overlay_none_without_hud),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
