@@ -423,6 +423,7 @@ static void egl_draw_hud(void *display, void *surface) {
 
 HOOK void glXSwapBuffers(void *display, unsigned long drawable) {
   REAL(glx_swap_fn, glXSwapBuffers, "libGLX.so.0")
+  if (on_main_thread()) lagscope__overlay_saw_window(drawable);
   if (on_main_thread() && lagscope__overlay_frame_may_draw()) glx_draw_hud(display, drawable);
   if (real != NULL) real(display, drawable);
   frame_presented(LAGSCOPE__LOOP_GL);

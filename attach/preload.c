@@ -202,6 +202,7 @@ int lagscope__preload_hud_wanted(void) { return hud_wanted; }
 
 /* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
 static void forget_in_child(void) {
+  lagscope__overlay_forget_in_child();
   events_path[0] = '\0';
   channel_path[0] = '\0';
 }

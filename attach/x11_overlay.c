@@ -42,6 +42,7 @@ enum { TAKER_NONE, TAKER_FRAME, TAKER_OVERLAY };
 
 static atomic_int mode = LAGSCOPE__HUD_AUTO;
 static atomic_int taker = TAKER_NONE;
+static atomic_ulong seen_window; /* the last window a GL swap drew (glXSwapBuffers' drawable) */
 static atomic_int started, frames_want, ready; /* ready: the thread and its wait set up */
 static char display_name[256];
 static pthread_t thread;
@@ -67,6 +68,10 @@ static overlay o; /* the thread's */
 void lagscope__overlay_set_mode(lagscope__hud_mode m) { atomic_store(&mode, (int)m); }
 
 /* ---- who takes the image ---------------------------------------------------------------------- */
+
+void lagscope__overlay_saw_window(unsigned long window) {
+  atomic_store_explicit(&seen_window, window, memory_order_relaxed);
+}
 
 int lagscope__overlay_frame_may_draw(void) {
   if (atomic_load(&mode) == LAGSCOPE__HUD_OVERLAY) return 0;
@@ -206,7 +211,7 @@ static int viewable(xcb_window_t w, int *width, int *height) {
 }
 
 /* The program's biggest viewable window with its pid, among the window manager's clients or,
- * without one, the root's children. */
+ * without one, the root's children; else the window its GL swaps drew. */
 static xcb_window_t find_app_window(void) {
   xcb_window_t *list = NULL;
   int count = 0;
@@ -240,6 +245,10 @@ static xcb_window_t find_app_window(void) {
     }
   }
   free(reply);
+  int w, h;
+  xcb_window_t seen = (xcb_window_t)atomic_load_explicit(&seen_window, memory_order_relaxed);
+  if (best == XCB_WINDOW_NONE && seen != XCB_WINDOW_NONE && viewable(seen, &w, &h))
+    best = seen; /* a program that sets no _NET_WM_PID (plain Xlib, glxgears) */
   return best;
 }
 
@@ -434,6 +443,12 @@ void lagscope__overlay_wake(void) {
   woken = 1;
   pthread_cond_signal(&wake);
   pthread_mutex_unlock(&lock);
+}
+
+void lagscope__overlay_forget_in_child(void) {
+  atomic_store(&ready, 0);
+  atomic_store(&started, 1); /* the parent's overlay serves the parent only */
+  atomic_store(&taker, TAKER_NONE);
 }
 
 void lagscope__overlay_stop(void) {

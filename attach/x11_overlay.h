@@ -22,6 +22,10 @@ void lagscope__overlay_set_mode(lagscope__hud_mode mode);
  * nothing. Any thread; allocates nothing; creates a thread once. */
 void lagscope__overlay_app_connected(const char *display);
 
+/* A window the program draws its frames into (glXSwapBuffers' drawable): the overlay's window
+ * when none carries the program's _NET_WM_PID. Main thread; one relaxed atomic store. */
+void lagscope__overlay_saw_window(unsigned long window);
+
 /* A hang began or ended: the overlay redraws now, not at its next period. Dispatcher thread;
  * takes the overlay's wait lock for an instant. */
 void lagscope__overlay_wake(void);
@@ -35,5 +39,8 @@ int lagscope__overlay_frame_may_draw(void);
  * must not hold the program's exit: the thread is then left behind, said). Before lagscope_stop;
  * the exit's thread. */
 void lagscope__overlay_stop(void);
+
+/* In a child forked without exec: the thread is not there; nothing of the overlay runs. */
+void lagscope__overlay_forget_in_child(void);
 
 #endif

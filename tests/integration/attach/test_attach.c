@@ -1353,6 +1353,35 @@ static void test_overlay_none_without_hud(void) {
   remove_folder();
 }
 
+/* --hud-mode overlay on a GL program: glxgears (which sets no _NET_WM_PID: the window its swaps
+ * drew is the one) gets the HUD in lagscope's window over its corner, as the reference shows it
+ * over black, and none in its frames. */
+static void test_overlay_glxgears_mode(void) {
+  skip_without(LAGSCOPE_GLXGEARS_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_GLXGEARS_PATH, "-geometry", "300x600", NULL};
+  char *extra[] = {"--hud-mode", "overlay", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "glxgears");
+  await_overlay(d, app, 1);
+  await_metrics(2);
+  shot s;
+  CHECK(screen_shot_area(d, app, (box){0, 0, 180, 80}, &s) == 0);
+  save_artifact(&s, "overlay-glxgears.png");
+  check_hud_shown(&s, (box){8, 8, 8 + HUD_W, 8 + HUD_H});
+  shot_free(&s);
+  XCloseDisplay(d);
+  spawn_signal(&p, SIGTERM);
+  CHECK_EQ_INT(spawn_wait(&p, WAIT_MS), 128 + SIGTERM);
+  spawn_close(&p);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
@@ -1376,6 +1405,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_gtk_live_badge),
     TEST_CASE(overlay_qt_live_badge),
     TEST_CASE(overlay_none_without_hud),
+    TEST_CASE(overlay_glxgears_mode),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
