@@ -1382,6 +1382,25 @@ static void test_overlay_glxgears_mode(void) {
   remove_folder();
 }
 
+/* Wayland without X: said once that no overlay can exist there and the viewer is the way; not
+ * said with --no-hud. */
+static void test_overlay_wayland_said(void) {
+  make_folder();
+  unsetenv("DISPLAY");
+  setenv("WAYLAND_DISPLAY", "wayland-lagscope-test", 1);
+  char *program[] = {"/bin/true", NULL};
+  char err[16384];
+  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  const char *said = strstr(err, "Wayland without X");
+  CHECK_MSG(said != NULL && strstr(said + 1, "Wayland without X") == NULL, "not said once: %s", err);
+  CHECK(strstr(err, "the viewer shows it") != NULL);
+  char *no_hud[] = {"--no-hud", NULL};
+  CHECK_EQ_INT(run_to_end(no_hud, program, err, sizeof err), 0);
+  CHECK(strstr(err, "Wayland without X") == NULL);
+  unsetenv("WAYLAND_DISPLAY");
+  remove_folder();
+}
+
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
@@ -1406,6 +1425,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_qt_live_badge),
     TEST_CASE(overlay_none_without_hud),
     TEST_CASE(overlay_glxgears_mode),
+    TEST_CASE(overlay_wayland_said),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
