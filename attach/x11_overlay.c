@@ -17,7 +17,7 @@
 #include "x11_overlay.h"
 
 #include "lagscope.h"
-#include "port.h" /* lagscope__thread_name_self */
+#include "internal.h" /* lagscope__thread_name_self, lagscope__thread_adopt */
 #include "preload.h"
 
 #include <errno.h>
@@ -393,7 +393,10 @@ static int connect_display(void) {
 
 static void *overlay_main(void *unused) {
   (void)unused;
-  lagscope__thread_name_self("lagscope-x11hud"); /* one of lagscope's own, as the bench counts */
+  /* One of lagscope's own, as civetweb's threads: never captured, its CPU lagscope's, every
+   * signal blocked (a capture's signal would cut its waits short). */
+  lagscope__thread_adopt();
+  lagscope__thread_name_self("lagscope-x11hud");
   if (!connect_display() || !make_window()) {
     fprintf(stderr, "lagscope: no HUD overlay on display %s: %s\n",
             display_name[0] != '\0' ? display_name : "$DISPLAY",
@@ -412,6 +415,7 @@ static void *overlay_main(void *unused) {
   atomic_store(&taker, TAKER_NONE);
   if (o.c != NULL) xcb_disconnect(o.c); /* the server destroys the window with it */
   o.c = NULL;
+  lagscope__thread_disown();
   return NULL;
 }
 
