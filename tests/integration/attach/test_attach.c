@@ -1200,13 +1200,17 @@ static void await_shot(Display *d, Window app, int (*pred)(const shot *, const s
   }
 }
 
-static int is_white(uint32_t p) { return px_r(p) > 200 && px_g(p) > 200 && px_b(p) > 200; }
+/* The HUD's figures and captions (its "idle" is a light grey). */
+static int is_light(uint32_t p) { return px_r(p) > 140 && px_g(p) > 140 && px_b(p) > 140; }
 
-/* The panel with its figures drawn in it, no badge. */
+/* The compact HUD's box (8 from the corner, 150 x 56; the expanded one begins with it): the
+ * panel, with its figures drawn in it, no badge. Below the window the screen is black too, and
+ * the window's grey is light: the box alone tells. */
+static const box compact_box = {8, 8, 158, 64};
+
 static int hud_shown(const shot *s, const shot *unused) {
   (void)unused;
-  box panel = shot_bounds(s, hud_area, is_panel);
-  return shot_count(s, hud_area, is_panel) > 2000 && shot_count(s, panel, is_white) > 50 &&
+  return shot_count(s, compact_box, is_panel) > 4000 && shot_count(s, compact_box, is_light) > 100 &&
          shot_count(s, header, is_badge_red) == 0;
 }
 
@@ -1401,6 +1405,62 @@ static void test_overlay_wayland_said(void) {
   remove_folder();
 }
 
+/* The overlay is stacked just above its program's window, never above another program's: a
+ * second program's window mapped over the corner hides the HUD (for more than four of the
+ * overlay's periods), and raising the first window brings it back. */
+static void test_overlay_stacked_with_its_window(void) {
+  skip_without(LAGSCOPE_XDOTOOL_PATH);
+  make_folder();
+  with_screen();
+  char *watched[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "20000", NULL};
+  spawn_proc p, other;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, watched), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "gtk_stall");
+  await_overlay(d, app, 1);
+  shot s;
+  await_shot(d, app, hud_shown, NULL, &s, "the HUD");
+  shot_free(&s);
+  /* Another program (no lagscope), its window mapped last: on top, at the same corner. */
+  char *unwatched[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "20000", NULL};
+  CHECK(spawn_start(&other, LAGSCOPE_GTK_STALL_PATH, unwatched, SPAWN_CAPTURE_STDERR) == 0);
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  int hidden_since_ms = -1;
+  uint64_t first_hidden = 0;
+  for (;;) {
+    CHECK(screen_shot_area(d, app, hud_area, &s) == 0);
+    int panel = shot_count(&s, compact_box, is_panel) > 500;
+    shot_free(&s);
+    if (panel) {
+      CHECK_MSG(first_hidden == 0, "the HUD came back over the other program's window");
+    } else if (first_hidden == 0) {
+      first_hidden = spawn_now_ns();
+    } else {
+      hidden_since_ms = (int)((spawn_now_ns() - first_hidden) / 1000000u);
+      if (hidden_since_ms > 1100) break;
+    }
+    CHECK_MSG(spawn_now_ns() < deadline, "the other window never hid the HUD in %d ms", WAIT_MS);
+    spawn_sleep_ms(50);
+  }
+  printf("the other program's window hid the HUD for %d ms\n", hidden_since_ms);
+  char id[32];
+  snprintf(id, sizeof id, "%lu", (unsigned long)app);
+  char *raise[] = {LAGSCOPE_XDOTOOL_PATH, "windowraise", id, NULL};
+  xdotool(raise);
+  await_shot(d, app, hud_shown, NULL, &s, "the HUD over its raised window");
+  save_artifact(&s, "overlay-gtk-raised.png");
+  shot_free(&s);
+  XCloseDisplay(d);
+  spawn_signal(&other, SIGTERM);
+  spawn_wait(&other, WAIT_MS);
+  spawn_close(&other);
+  spawn_signal(&p, SIGTERM);
+  CHECK_EQ_INT(spawn_wait(&p, WAIT_MS), 128 + SIGTERM);
+  spawn_close(&p);
+  remove_folder();
+}
+
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
@@ -1426,6 +1486,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_none_without_hud),
     TEST_CASE(overlay_glxgears_mode),
     TEST_CASE(overlay_wayland_said),
+    TEST_CASE(overlay_stacked_with_its_window),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
