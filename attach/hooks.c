@@ -13,6 +13,7 @@
 
 #include "gl_hud.h"
 #include "sdl_hud.h"
+#include "x11_overlay.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -292,7 +293,8 @@ HOOK int SDL_WaitEventTimeout(void *event, int timeout_ms) { return sdl_wait(eve
 /* The HUD is copied into the frame first (sdl_hud.c), on the main thread only. */
 HOOK void SDL_RenderPresent(void *renderer) {
   REAL(present_fn, SDL_RenderPresent, "libSDL2-2.0.so.0")
-  if (real != NULL && on_main_thread()) lagscope__sdl_hud_draw(renderer);
+  if (real != NULL && on_main_thread() && lagscope__overlay_frame_may_draw())
+    lagscope__sdl_hud_draw(renderer);
   if (real != NULL) real(renderer);
   frame_presented(LAGSCOPE__LOOP_SDL);
 }
@@ -358,7 +360,7 @@ static void sdl_draw_hud(void *window) {
 
 HOOK void SDL_GL_SwapWindow(void *window) {
   REAL(present_fn, SDL_GL_SwapWindow, "libSDL2-2.0.so.0")
-  if (on_main_thread()) sdl_draw_hud(window);
+  if (on_main_thread() && lagscope__overlay_frame_may_draw()) sdl_draw_hud(window);
   if (real != NULL) real(window);
   frame_presented(LAGSCOPE__LOOP_SDL);
 }
@@ -379,6 +381,7 @@ typedef int (*glx_query_drawable_fn)(void *display, unsigned long drawable, int 
 typedef unsigned (*egl_query_surface_fn)(void *display, void *surface, int name, int *out);
 typedef void (*glx_destroy_context_fn)(void *display, void *context);
 typedef int (*next_event_fn)(void *display, void *event);
+typedef void *(*open_display_fn)(const char *name);
 typedef unsigned (*egl_destroy_context_fn)(void *display, void *context);
 
 #define GLX_WIDTH 0x801D
@@ -420,14 +423,15 @@ static void egl_draw_hud(void *display, void *surface) {
 
 HOOK void glXSwapBuffers(void *display, unsigned long drawable) {
   REAL(glx_swap_fn, glXSwapBuffers, "libGLX.so.0")
-  if (on_main_thread()) glx_draw_hud(display, drawable);
+  if (on_main_thread()) lagscope__overlay_saw_window(drawable);
+  if (on_main_thread() && lagscope__overlay_frame_may_draw()) glx_draw_hud(display, drawable);
   if (real != NULL) real(display, drawable);
   frame_presented(LAGSCOPE__LOOP_GL);
 }
 
 HOOK unsigned eglSwapBuffers(void *display, void *surface) {
   REAL(egl_swap_fn, eglSwapBuffers, "libEGL.so.1")
-  if (on_main_thread()) egl_draw_hud(display, surface);
+  if (on_main_thread() && lagscope__overlay_frame_may_draw()) egl_draw_hud(display, surface);
   unsigned swapped = real != NULL ? real(display, surface) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;
@@ -461,4 +465,14 @@ HOOK int XNextEvent(void *display, void *event) {
     answer_waiting_ping();
   }
   return rc;
+}
+
+/* A program that talks to an X server: the HUD's overlay window (x11_overlay.c) goes to the
+ * same display, on a connection and thread of lagscope's. GTK's and Qt's X11 backends open
+ * their display here. */
+HOOK void *XOpenDisplay(const char *name) {
+  REAL(open_display_fn, XOpenDisplay, "libX11.so.6")
+  void *display = real != NULL ? real(name) : NULL;
+  if (display != NULL) lagscope__overlay_app_connected(name);
+  return display;
 }

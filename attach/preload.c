@@ -10,6 +10,7 @@
 #include "preload.h"
 
 #include "internal.h" /* lagscope__autostart_wanted, lagscope__event_text */
+#include "x11_overlay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -143,6 +144,8 @@ static void on_event(const lagscope_event *event, void *user) {
                                                event->type == LAGSCOPE_EVENT_HANG_ENDED ||
                                                event->type == LAGSCOPE_EVENT_MONITOR_BLIND ||
                                                event->type == LAGSCOPE_EVENT_SERVER_STARTED);
+  if (event->type == LAGSCOPE_EVENT_HANG_BEGAN || event->type == LAGSCOPE_EVENT_HANG_ENDED)
+    lagscope__overlay_wake(); /* the badge shows and goes at once, not at the next period */
   if (events_path[0] == '\0' && !to_channel) return;
   char *json = lagscope__event_text(event); /* lagscope's heap, not malloc's */
   if (json == NULL) return;
@@ -178,14 +181,28 @@ static void write_not_started(const char *type, const char *why) {
 
 /* At exit, before any library's destructor: the events published so far are delivered. */
 static void stop_at_exit(void) {
+  lagscope__overlay_stop(); /* first: it takes the HUD's images until then */
   if (lagscope_is_running()) lagscope_stop();
   write_loops();
+}
+
+/* A Wayland session without X: a compositor gives ordinary clients no window above another's
+ * (only its own protocols, e.g. wlr-layer-shell, which GNOME does not offer), so the HUD's
+ * overlay cannot exist there. Said once, at the start. */
+static void say_if_wayland_only(void) {
+  const char *x = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
+  if (!hud_wanted || quiet || (x != NULL && x[0] != '\0') || wayland == NULL || wayland[0] == '\0')
+    return;
+  fprintf(stderr, "lagscope-preload: Wayland without X: compositors give ordinary clients no "
+                  "overlay window, so no HUD is shown over this program; the viewer shows it "
+                  "(lagscope-run prints its address)\n");
 }
 
 int lagscope__preload_hud_wanted(void) { return hud_wanted; }
 
 /* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
 static void forget_in_child(void) {
+  lagscope__overlay_forget_in_child();
   events_path[0] = '\0';
   channel_path[0] = '\0';
 }
@@ -222,8 +239,11 @@ __attribute__((constructor)) static void preload_start(void) {
    * never swaps or presents never asks for it, and lagscope renders nothing until asked. */
   config.hud = (int)take_field("LAGSCOPE_RUN_HUD", LAGSCOPE__FIELD_hud, 1);
   hud_wanted = config.hud;
+  lagscope__overlay_set_mode((lagscope__hud_mode)take_number(
+      "LAGSCOPE_RUN_HUD_MODE", LAGSCOPE__HUD_AUTO, LAGSCOPE__HUD_OVERLAY, LAGSCOPE__HUD_AUTO));
   config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0,
                                                        LAGSCOPE_HUD_BOTTOM_RIGHT, 0);
+  config.hud_expanded = (int)take_number("LAGSCOPE_RUN_HUD_EXPANDED", 0, 1, 0);
   quiet = (int)take_number("LAGSCOPE_RUN_QUIET", 0, 1, 0);
   config.log = log_line;
 
@@ -240,4 +260,5 @@ __attribute__((constructor)) static void preload_start(void) {
     return;
   }
   atexit(stop_at_exit);
+  say_if_wayland_only();
 }

@@ -39,8 +39,9 @@ typedef struct options {
   const char *tolerance_ms, *tolerance_pct;
   uint32_t budget_ms;
   int64_t budget_startup_ms; /* -1: as budget_ms */
-  int no_server, quiet, no_hud;
+  int no_server, quiet, no_hud, hud_expanded;
   const char *hud_corner; /* "0".."3", lagscope_hud_corner */
+  const char *hud_mode;   /* "1" frame, "2" overlay (x11_overlay.h); NULL: auto */
   char **program; /* PROGRAM and its arguments, NULL-terminated */
 } options;
 
@@ -68,8 +69,12 @@ static void usage(FILE *out) {
         "  --tolerance-pct P   and by P % of the baseline's (25) and stay unchanged\n"
         "  --summary-md FILE   with --baseline: the comparison as Markdown (a CI summary)\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
-        "  --no-hud            no HUD drawn into an OpenGL program's frames\n"
+        "  --no-hud            no HUD at all (neither in frames nor in an overlay window)\n"
+        "  --hud-mode M        frame: the HUD in OpenGL and SDL frames only; overlay: in a\n"
+        "                      window of lagscope's over the program's, live during hangs\n"
+        "                      (default: frames where the program draws them, else overlay)\n"
         "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
+        "  --hud-expanded      the expanded HUD (its graph, stats and last hang)\n"
         "  --help              this text\n",
         out);
 }
@@ -121,6 +126,7 @@ static int parse_options(int argc, char **argv, options *o) {
     if (strcmp(a, "--no-server") == 0) { o->no_server = 1; continue; }
     if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
     if (strcmp(a, "--no-hud") == 0) { o->no_hud = 1; continue; }
+    if (strcmp(a, "--hud-expanded") == 0) { o->hud_expanded = 1; continue; }
     const char **slot = strcmp(a, "--events") == 0       ? &o->events
                         : strcmp(a, "--report-dir") == 0 ? &o->report_dir
                         : strcmp(a, "--port") == 0       ? &o->port
@@ -133,8 +139,8 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--tolerance-pct") == 0 ? &o->tolerance_pct
                                                          : NULL;
     int is_budget = strcmp(a, "--budget-ms") == 0, is_corner = strcmp(a, "--hud-corner") == 0;
-    int is_startup = strcmp(a, "--budget-startup") == 0;
-    if (slot == NULL && !is_budget && !is_corner && !is_startup)
+    int is_startup = strcmp(a, "--budget-startup") == 0, is_mode = strcmp(a, "--hud-mode") == 0;
+    if (slot == NULL && !is_budget && !is_corner && !is_startup && !is_mode)
       return bad_option("unknown option", a);
     if (value == NULL || value[0] == '\0') return bad_option("option needs a value", a);
     i++;
@@ -145,6 +151,11 @@ static int parse_options(int argc, char **argv, options *o) {
       for (size_t c = 0; c < sizeof(corners) / sizeof(corners[0]); c++)
         if (strcmp(value, corners[c]) == 0) o->hud_corner = numbers[c];
       if (o->hud_corner == NULL) return bad_option("bad value (tl, tr, bl or br)", value);
+      continue;
+    }
+    if (is_mode) {
+      o->hud_mode = strcmp(value, "frame") == 0 ? "1" : strcmp(value, "overlay") == 0 ? "2" : NULL;
+      if (o->hud_mode == NULL) return bad_option("bad value (frame or overlay)", value);
       continue;
     }
     if (is_budget || is_startup) {
@@ -212,6 +223,8 @@ static int prepare_environment(const options *o, const char *preload, const char
   rc |= set("LAGSCOPE_RUN_QUIET", o->quiet ? "1" : NULL);
   rc |= set("LAGSCOPE_RUN_HUD", o->no_hud ? "0" : NULL);
   rc |= set("LAGSCOPE_RUN_HUD_CORNER", o->hud_corner);
+  rc |= set("LAGSCOPE_RUN_HUD_MODE", o->hud_mode);
+  rc |= set("LAGSCOPE_RUN_HUD_EXPANDED", o->hud_expanded ? "1" : NULL);
   return rc;
 }
 

@@ -1,7 +1,8 @@
 /*
  * bench_preload: what lagscope-run costs an idle GTK application. Debian's gtk3-widget-factory
  * runs under Xvfb for --seconds (after 3 s of start-up, not counted), alone (the baseline) and
- * under lagscope-run with its defaults (the viewer on, on 127.0.0.1 port 0), --runs times each,
+ * under lagscope-run with its defaults (the viewer on, on 127.0.0.1 port 0; the HUD in lagscope's
+ * overlay window, as for every GTK program) and with --no-hud (no overlay), --runs times each,
  * alternating; the table gives the medians: the process's CPU (% of one core, from
  * /proc/PID/stat), lagscope's own threads' CPU (their schedstat), its resident memory and its
  * threads at the end.
@@ -176,7 +177,8 @@ static pid_t program_pid(pid_t pid, int through_launcher) {
 
 /* One run: the program alone or under lagscope-run, measured for seconds after the warm-up.
  * alone_files: the files a run alone mapped (read by such a run, compared by one with). */
-static int measure(int with_lagscope, unsigned seconds, mapped_files *alone_files, sample *out) {
+static int measure(int variant, unsigned seconds, mapped_files *alone_files, sample *out) {
+  int with_lagscope = variant != 0, no_hud = variant == 2;
   /* A fresh report folder: each start reads the reports it finds, so the user's folder,
    * growing by a report a run, would make the figures drift. */
   char report_dir[512];
@@ -188,7 +190,10 @@ static int measure(int with_lagscope, unsigned seconds, mapped_files *alone_file
   char *launched[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
                       "--report-dir", report_dir, "--",
                       LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
-  char **argv = with_lagscope ? launched : alone;
+  char *without_hud[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
+                         "--report-dir", report_dir, "--no-hud", "--",
+                         LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
+  char **argv = !with_lagscope ? alone : no_hud ? without_hud : launched;
   spawn_proc p;
   if (spawn_start(&p, argv[0], argv, SPAWN_CAPTURE_STDERR) != 0) {
     if (with_lagscope) bench_remove_folder(report_dir);
@@ -205,8 +210,10 @@ static int measure(int with_lagscope, unsigned seconds, mapped_files *alone_file
   uint64_t t1 = bench_now_ns();
   out->rss_kib = proc_number(pid, "smaps_rollup", "Rss");
   out->anon_kib = proc_number(pid, "smaps_rollup", "Anonymous");
-  if (with_lagscope)
+  if (with_lagscope && !no_hud)
     out->own_files_kib = resident_in_files_not_in(pid, alone_files);
+  else if (with_lagscope)
+    out->own_files_kib = 0;
   else
     read_mapped_files(pid, alone_files);
   out->threads = proc_number(pid, "status", "Threads");
@@ -237,13 +244,13 @@ int main(int argc, char **argv) {
   }
   setenv("DISPLAY", display, 1);
   printf("bench_preload: gtk3-widget-factory idle, %u s measured after %d s of start-up, %u "
-         "runs alone and %u under lagscope-run, alternating...\n",
-         seconds, WARM_UP_MS / 1000, runs, runs);
-  double cpu[2][64], rss[2][64], anon[2][64], files[2][64], threads[2][64], own[64], own_file[64];
+         "runs alone, %u under lagscope-run and %u with --no-hud, alternating...\n",
+         seconds, WARM_UP_MS / 1000, runs, runs, runs);
+  double cpu[3][64], rss[3][64], anon[3][64], files[3][64], threads[3][64], own[64], own_file[64];
   static mapped_files alone_files;
   if (runs > 64) runs = 64;
   for (unsigned r = 0; r < runs; r++) {
-    for (int with = 0; with < 2; with++) {
+    for (int with = 0; with < 3; with++) {
       sample s;
       if (measure(with, seconds, &alone_files, &s) != 0) {
         fprintf(stderr, "bench_preload: a run %s lagscope failed\n", with ? "with" : "without");
@@ -255,7 +262,7 @@ int main(int argc, char **argv) {
       anon[with][r] = s.anon_kib;
       files[with][r] = s.rss_kib - s.anon_kib;
       threads[with][r] = s.threads;
-      if (with) own[r] = s.own_cpu_percent, own_file[r] = s.own_files_kib;
+      if (with == 1) own[r] = s.own_cpu_percent, own_file[r] = s.own_files_kib;
     }
   }
   xvfb_stop(&xvfb);
@@ -264,6 +271,8 @@ int main(int argc, char **argv) {
   double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
   double th0 = bench_median(threads[0], runs), th1 = bench_median(threads[1], runs);
   double own_cpu = bench_median(own, runs);
+  double cpu2 = bench_median(cpu[2], runs), rss2 = bench_median(rss[2], runs);
+  double th2 = bench_median(threads[2], runs);
   double anon0 = bench_median(anon[0], runs), anon1 = bench_median(anon[1], runs);
   double files0 = bench_median(files[0], runs), files1 = bench_median(files[1], runs);
   double own_files = bench_median(own_file, runs);
@@ -296,6 +305,16 @@ int main(int argc, char **argv) {
   bench_row("  of it, the program's files (the difference)", v, b, "-", "-");
   snprintf(v, sizeof v, "%.0f", th1);
   snprintf(b, sizeof b, "%.0f alone", th0);
+  bench_row("threads", v, b, "-", "-");
+  bench_table_begin("of it, the HUD's overlay window (the default minus --no-hud, medians)");
+  snprintf(v, sizeof v, "%+.3f %%", cpu1 - cpu2);
+  snprintf(b, sizeof b, "%.3f %% with --no-hud", cpu2);
+  bench_row("process CPU, % of one core", v, b, "-", "-");
+  snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss2);
+  snprintf(b, sizeof b, "%.0f KiB with --no-hud", rss2);
+  bench_row("resident memory at the end", v, b, "-", "-");
+  snprintf(v, sizeof v, "%+.0f", th1 - th2);
+  snprintf(b, sizeof b, "%.0f with --no-hud", th2);
   bench_row("threads", v, b, "-", "-");
   printf("note: idle, the program draws its spinner at 60 Hz, whose frames spare it\n"
          "lagscope's pings; lagscope samples every 500 ms, with the viewer listening. The\n"

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define WAIT_MS 30000
+#define OVERLAY_WAIT_MS 6000 /* within the program's 8 s after its stall */
 #define SKIP 77
 /* The share of the HUD's pixels, its FPS figure left out, that must match the reference within
  * 16 levels per channel: measured 100 % with the HUD over black, 98.9 % with a gear's edge
@@ -1118,6 +1119,348 @@ static void test_bad_options(void) {
   }
 }
 
+/* ---- the overlay: the HUD in a window of lagscope's, live during a hang ---------------------- */
+
+#define OVERLAY_TITLE "lagscope HUD"
+
+/* The HUD's red hang badge (the layout's red, drawn over the GTK window's grey). */
+static int is_badge_red(uint32_t p) { return px_r(p) > 170 && px_g(p) < 90 && px_b(p) < 90; }
+/* The HUD's dark panel. */
+static int is_panel(uint32_t p) { return px_r(p) < 60 && px_g(p) < 60 && px_b(p) < 60; }
+
+/* Window w's top-left corner on the root; 0 when it is not viewable. */
+static int window_origin(Display *d, Window w, int *x, int *y) {
+  XWindowAttributes a;
+  Window child;
+  XSync(d, False);
+  if (!XGetWindowAttributes(d, w, &a) || a.map_state != IsViewable) return 0;
+  XTranslateCoordinates(d, w, DefaultRootWindow(d), 0, 0, x, y, &child);
+  return 1;
+}
+
+/* Waits (bounded) until the overlay is viewable at the app window's corner + 8 (1) or is not
+ * viewable (0). */
+static void await_overlay(Display *d, Window app, int shown) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  for (;;) {
+    Window overlay = screen_find_window(d, OVERLAY_TITLE);
+    int ox = 0, oy = 0, ax = 0, ay = 0;
+    int viewable = overlay != 0 && window_origin(d, overlay, &ox, &oy);
+    if (!shown && !viewable) return;
+    if (shown && viewable && window_origin(d, app, &ax, &ay) && ox == ax + 8 && oy == ay + 8)
+      return;
+    CHECK_MSG(spawn_now_ns() < deadline, "the overlay is not %s in %d ms (at %d,%d, app at %d,%d)",
+              shown ? "over the window's corner" : "hidden", WAIT_MS, ox, oy, ax, ay);
+    spawn_sleep_ms(20);
+  }
+}
+
+static Window await_window(Display *d, const char *title) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  Window w;
+  while ((w = screen_find_window(d, title)) == 0) {
+    CHECK_MSG(spawn_now_ns() < deadline, "no window '%s' in %d ms", title, WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+  return w;
+}
+
+static void await_type(const char *type) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  for (;;) {
+    cJSON *all = read_events();
+    int got = count_type(all, type);
+    cJSON_Delete(all);
+    if (got > 0) return;
+    CHECK_MSG(spawn_now_ns() < deadline, "no %s in %d ms", type, WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+}
+
+/* The HUD's corner of the window: where the overlay is. */
+static const box hud_area = {0, 0, 320, 230};
+/* The expanded HUD's "LAST HANG" row (hud/layout.c: baseline 164, 8 from the corner). */
+static const box last_hang_row = {18, 156, 258, 178};
+/* Its header, where the red "HANG" badge is (the stats below have red figures of their own). */
+static const box header = {8, 8, 268, 56};
+
+/* A shot of the HUD's corner until pred(shot, arg) holds (bounded); the shot is kept in out. */
+static void await_shot(Display *d, Window app, int (*pred)(const shot *, const shot *),
+                       const shot *arg, shot *out, const char *what) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)OVERLAY_WAIT_MS * 1000000u;
+  for (;;) {
+    int ax = -1, ay = -1;
+    int seen = window_origin(d, app, &ax, &ay);
+    CHECK_MSG(screen_shot_area(d, app, hud_area, out) == 0, "no shot (viewable %d at %d,%d)", seen, ax, ay);
+    if (pred(out, arg)) return;
+    if (spawn_now_ns() >= deadline) save_artifact(out, "overlay-gtk-not-as-awaited.png");
+    shot_free(out);
+    CHECK_MSG(spawn_now_ns() < deadline, "no shot shows %s in %d ms", what, OVERLAY_WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+}
+
+/* The HUD's figures and captions (its "idle" is a light grey). */
+static int is_light(uint32_t p) { return px_r(p) > 140 && px_g(p) > 140 && px_b(p) > 140; }
+
+/* The compact HUD's box (8 from the corner, 150 x 56; the expanded one begins with it): the
+ * panel, with its figures drawn in it, no badge. Below the window the screen is black too, and
+ * the window's grey is light: the box alone tells. */
+static const box compact_box = {8, 8, 158, 64};
+
+static int hud_shown(const shot *s, const shot *unused) {
+  (void)unused;
+  return shot_count(s, compact_box, is_panel) > 4000 && shot_count(s, compact_box, is_light) > 100 &&
+         shot_count(s, header, is_badge_red) == 0;
+}
+
+static int badge_shown(const shot *s, const shot *unused) {
+  (void)unused;
+  return shot_count(s, header, is_badge_red) > 50;
+}
+/* The badge, with another count than in earlier (its pixels differ). */
+static int badge_counted_on(const shot *s, const shot *earlier) {
+  box badge = shot_bounds(earlier, header, is_badge_red);
+  return badge_shown(s, NULL) && shot_diff(s, earlier, badge, 0) > 20;
+}
+/* The layout's warning colour, in which a last hang's duration is written. */
+static int is_warn(uint32_t p) { return px_r(p) > 200 && px_g(p) > 120 && px_b(p) < 110; }
+
+/* No badge, and the last-hang line says a duration (none before the hang). */
+static int last_hang_shown(const shot *s, const shot *before) {
+  return !badge_shown(s, NULL) && shot_count(s, last_hang_row, is_warn) > 20 &&
+         shot_count(before, last_hang_row, is_warn) == 0;
+}
+
+/* gtk_stall, which never heard of lagscope, stalls 2.5 s: the overlay shows the HUD over its
+ * window while the main thread is stuck, its red badge counting (two shots, two counts); after
+ * it, no badge and the last-hang line. A click on the button under the HUD reaches the program;
+ * the overlay follows the window when it moves and goes when it is unmapped. */
+static void test_overlay_gtk_live_badge(void) {
+  skip_without(LAGSCOPE_XDOTOOL_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--button", "--stall-after-ms", "4000",
+                     "--stall-ms", "2500", "--quit-after-ms", "8000", NULL};
+  spawn_proc p;
+  char *expanded[] = {"--hud-expanded", NULL};
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(expanded, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "gtk_stall");
+  await_overlay(d, app, 1);
+  shot before, during1, during2, after;
+  await_shot(d, app, hud_shown, NULL, &before, "the HUD");
+  save_artifact(&before, "overlay-gtk-before.png");
+
+  char id[32];
+  snprintf(id, sizeof id, "%lu", (unsigned long)app);
+  char *click[] = {LAGSCOPE_XDOTOOL_PATH, "mousemove", "--window", id, "40", "16", "click", "1", NULL};
+  xdotool(click);
+  await_window(d, "gtk_stall clicked"); /* the click went through the HUD to the button */
+  printf("the click under the HUD reached the program\n");
+
+  await_type("hang_began");
+  await_shot(d, app, badge_shown, NULL, &during1, "the hang badge");
+  await_shot(d, app, badge_counted_on, &during1, &during2, "the badge counting on");
+  cJSON *all = read_events();
+  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
+  cJSON_Delete(all);
+  save_artifact(&during1, "overlay-gtk-hang-1.png");
+  save_artifact(&during2, "overlay-gtk-hang-2.png");
+
+  await_type("hang_ended");
+  await_shot(d, app, last_hang_shown, &before, &after, "the last-hang line without a badge");
+  save_artifact(&after, "overlay-gtk-after.png");
+
+  char *move[] = {LAGSCOPE_XDOTOOL_PATH, "windowmove", "--sync", id, "200", "150", NULL};
+  xdotool(move);
+  int ax = 0, ay = 0;
+  CHECK(window_origin(d, app, &ax, &ay) && ax == 200 && ay == 150);
+  await_overlay(d, app, 1);
+  printf("the overlay followed the moved window\n");
+  char *unmap[] = {LAGSCOPE_XDOTOOL_PATH, "windowunmap", "--sync", id, NULL};
+  xdotool(unmap);
+  await_overlay(d, app, 0);
+  printf("the overlay went with the unmapped window\n");
+
+  shot_free(&before);
+  shot_free(&during1);
+  shot_free(&during2);
+  shot_free(&after);
+  XCloseDisplay(d);
+  int code = spawn_wait(&p, WAIT_MS);
+  char err[16384];
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  CHECK_EQ_INT(code, 0);
+  remove_folder();
+}
+
+/* Qt 5 widgets, unchanged: during a 2.5 s stall the overlay's badge counts up over its window. */
+static void test_overlay_qt_live_badge(void) {
+  skip_without(LAGSCOPE_QT_STALL_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_QT_STALL_PATH, "3000", "2500", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "qt_stall");
+  await_overlay(d, app, 1);
+  shot during1, during2;
+  await_type("hang_began");
+  await_shot(d, app, badge_shown, NULL, &during1, "the hang badge");
+  await_shot(d, app, badge_counted_on, &during1, &during2, "the badge counting on");
+  cJSON *all = read_events();
+  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
+  cJSON_Delete(all);
+  save_artifact(&during1, "overlay-qt-hang-1.png");
+  save_artifact(&during2, "overlay-qt-hang-2.png");
+  shot_free(&during1);
+  shot_free(&during2);
+  XCloseDisplay(d);
+  int code = spawn_wait(&p, WAIT_MS);
+  char err[16384];
+  spawn_stderr(&p, err, sizeof err);
+  spawn_close(&p);
+  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  CHECK_EQ_INT(code, 0);
+  remove_folder();
+}
+
+/* --no-hud: the program's display gets no window of lagscope's. */
+static void test_overlay_none_without_hud(void) {
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "1500",
+                     "--quit-after-ms", "1500", NULL};
+  char *no_hud[] = {"--no-hud", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(no_hud, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  await_window(d, "gtk_stall");
+  /* Till the program's window goes (3 s, past the overlay's first second): never a window of
+   * lagscope's. */
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  while (screen_find_window(d, "gtk_stall") != 0) {
+    CHECK_MSG(screen_find_window(d, OVERLAY_TITLE) == 0, "an overlay window with --no-hud");
+    CHECK_MSG(spawn_now_ns() < deadline, "gtk_stall still there after %d ms", WAIT_MS);
+    spawn_sleep_ms(50);
+  }
+  XCloseDisplay(d);
+  CHECK_EQ_INT(spawn_wait(&p, WAIT_MS), 0);
+  spawn_close(&p);
+  remove_folder();
+}
+
+/* --hud-mode overlay on a GL program: glxgears (which sets no _NET_WM_PID: the window its swaps
+ * drew is the one) gets the HUD in lagscope's window over its corner, as the reference shows it
+ * over black, and none in its frames. */
+static void test_overlay_glxgears_mode(void) {
+  skip_without(LAGSCOPE_GLXGEARS_PATH);
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_GLXGEARS_PATH, "-geometry", "300x600", NULL};
+  char *extra[] = {"--hud-mode", "overlay", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "glxgears");
+  await_overlay(d, app, 1);
+  await_metrics(2);
+  shot s;
+  CHECK(screen_shot_area(d, app, (box){0, 0, 180, 80}, &s) == 0);
+  save_artifact(&s, "overlay-glxgears.png");
+  check_hud_shown(&s, (box){8, 8, 8 + HUD_W, 8 + HUD_H});
+  shot_free(&s);
+  XCloseDisplay(d);
+  spawn_signal(&p, SIGTERM);
+  CHECK_EQ_INT(spawn_wait(&p, WAIT_MS), 128 + SIGTERM);
+  spawn_close(&p);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
+/* Wayland without X: said once that no overlay can exist there and the viewer is the way; not
+ * said with --no-hud. */
+static void test_overlay_wayland_said(void) {
+  make_folder();
+  unsetenv("DISPLAY");
+  setenv("WAYLAND_DISPLAY", "wayland-lagscope-test", 1);
+  char *program[] = {"/bin/true", NULL};
+  char err[16384];
+  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  const char *said = strstr(err, "Wayland without X");
+  CHECK_MSG(said != NULL && strstr(said + 1, "Wayland without X") == NULL, "not said once: %s", err);
+  CHECK(strstr(err, "the viewer shows it") != NULL);
+  char *no_hud[] = {"--no-hud", NULL};
+  CHECK_EQ_INT(run_to_end(no_hud, program, err, sizeof err), 0);
+  CHECK(strstr(err, "Wayland without X") == NULL);
+  unsetenv("WAYLAND_DISPLAY");
+  remove_folder();
+}
+
+/* The overlay is stacked just above its program's window, never above another program's: a
+ * second program's window mapped over the corner hides the HUD (for more than four of the
+ * overlay's periods), and raising the first window brings it back. */
+static void test_overlay_stacked_with_its_window(void) {
+  skip_without(LAGSCOPE_XDOTOOL_PATH);
+  make_folder();
+  with_screen();
+  char *watched[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "20000", NULL};
+  spawn_proc p, other;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, watched), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "gtk_stall");
+  await_overlay(d, app, 1);
+  shot s;
+  await_shot(d, app, hud_shown, NULL, &s, "the HUD");
+  shot_free(&s);
+  /* Another program (no lagscope), its window mapped last: on top, at the same corner. */
+  char *unwatched[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "20000", NULL};
+  CHECK(spawn_start(&other, LAGSCOPE_GTK_STALL_PATH, unwatched, SPAWN_CAPTURE_STDERR) == 0);
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  int hidden_since_ms = -1;
+  uint64_t first_hidden = 0;
+  for (;;) {
+    CHECK(screen_shot_area(d, app, hud_area, &s) == 0);
+    int panel = shot_count(&s, compact_box, is_panel) > 500;
+    shot_free(&s);
+    if (panel) {
+      CHECK_MSG(first_hidden == 0, "the HUD came back over the other program's window");
+    } else if (first_hidden == 0) {
+      first_hidden = spawn_now_ns();
+    } else {
+      hidden_since_ms = (int)((spawn_now_ns() - first_hidden) / 1000000u);
+      if (hidden_since_ms > 1100) break;
+    }
+    CHECK_MSG(spawn_now_ns() < deadline, "the other window never hid the HUD in %d ms", WAIT_MS);
+    spawn_sleep_ms(50);
+  }
+  printf("the other program's window hid the HUD for %d ms\n", hidden_since_ms);
+  char id[32];
+  snprintf(id, sizeof id, "%lu", (unsigned long)app);
+  char *raise[] = {LAGSCOPE_XDOTOOL_PATH, "windowraise", id, NULL};
+  xdotool(raise);
+  await_shot(d, app, hud_shown, NULL, &s, "the HUD over its raised window");
+  save_artifact(&s, "overlay-gtk-raised.png");
+  shot_free(&s);
+  XCloseDisplay(d);
+  spawn_signal(&other, SIGTERM);
+  spawn_wait(&other, WAIT_MS);
+  spawn_close(&other);
+  spawn_signal(&p, SIGTERM);
+  CHECK_EQ_INT(spawn_wait(&p, WAIT_MS), 128 + SIGTERM);
+  spawn_close(&p);
+  remove_folder();
+}
+
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
@@ -1138,6 +1481,12 @@ static const test_case cases[] = {
     TEST_CASE(bad_options),
     TEST_CASE(never_harms_or_guesses),
     TEST_CASE(stopped_time_of_a_cut_short_hang),
+    TEST_CASE(overlay_gtk_live_badge),
+    TEST_CASE(overlay_qt_live_badge),
+    TEST_CASE(overlay_none_without_hud),
+    TEST_CASE(overlay_glxgears_mode),
+    TEST_CASE(overlay_wayland_said),
+    TEST_CASE(overlay_stacked_with_its_window),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
