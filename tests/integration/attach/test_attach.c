@@ -1191,7 +1191,14 @@ static void await_shot(Display *d, Window app, int (*pred)(const shot *, const s
   for (;;) {
     int ax = -1, ay = -1;
     int seen = window_origin(d, app, &ax, &ay);
-    CHECK_MSG(screen_shot_area(d, app, hud_area, out) == 0, "no shot (viewable %d at %d,%d)", seen, ax, ay);
+    /* The window found by its title may not be mapped yet (a Qt program on a loaded machine
+     * maps it a moment later): no shot yet, looked at again until the bound. */
+    if (screen_shot_area(d, app, hud_area, out) != 0) {
+      CHECK_MSG(spawn_now_ns() < deadline, "no shot in %d ms (viewable %d at %d,%d)",
+                OVERLAY_WAIT_MS, seen, ax, ay);
+      spawn_sleep_ms(20);
+      continue;
+    }
     if (pred(out, arg)) return;
     if (spawn_now_ns() >= deadline) save_artifact(out, "overlay-gtk-not-as-awaited.png");
     shot_free(out);
