@@ -137,14 +137,20 @@ static char **run_args(char *const extra[], char *const program[]) {
   return argv;
 }
 
+/* Waits for lagscope-run to end and closes it: its exit code, its stderr in err (printed). */
+static int wait_run(spawn_proc *p, char *err, size_t size) {
+  int code = spawn_wait(p, WAIT_MS);
+  spawn_stderr(p, err, size);
+  spawn_close(p);
+  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  return code;
+}
+
 /* Runs lagscope-run to its end; its exit code, its stderr in err. */
 static int run_to_end(char *const extra[], char *const program[], char *err, size_t size) {
   spawn_proc p;
   CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
-  int code = spawn_wait(&p, WAIT_MS);
-  spawn_stderr(&p, err, size);
-  spawn_close(&p);
-  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  int code = wait_run(&p, err, size);
   return code;
 }
 
@@ -158,10 +164,7 @@ static int run_for_metrics(char *const extra[], char *const program[], int n, vo
   await_metrics(n);
   if (look != NULL) look();
   spawn_signal(&p, SIGTERM);
-  int code = spawn_wait(&p, WAIT_MS);
-  spawn_stderr(&p, err, size);
-  spawn_close(&p);
-  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  int code = wait_run(&p, err, size);
   return code;
 }
 
@@ -559,11 +562,8 @@ static void test_widget_factory_idle(void) {
   await_metrics(metrics_count() + 20);
   int after_idle = hangs_began();
   spawn_signal(&p, SIGTERM);
-  int code = spawn_wait(&p, WAIT_MS);
   char err[16384];
-  spawn_stderr(&p, err, sizeof err);
-  spawn_close(&p);
-  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  int code = wait_run(&p, err, sizeof err);
   printf("start-up: %d hang(s); 10 s idle after it: %d\n", at_start, after_idle - at_start);
   CHECK_EQ_INT(code, 128 + SIGTERM);
   CHECK_EQ_INT(after_idle, at_start);
@@ -642,10 +642,7 @@ static void shoot_under_lagscope(char *const extra[], char *const program[], cha
   take_still_shot();
   await_metrics(metrics_count() + 1);
   spawn_signal(&p, SIGTERM); /* SDL makes it SDL_QUIT: a clean end */
-  int code = spawn_wait(&p, WAIT_MS);
-  spawn_stderr(&p, err, size);
-  spawn_close(&p);
-  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  int code = wait_run(&p, err, size);
   CHECK_EQ_INT(code, 0);
   cJSON *all = read_events();
   check_no_hang(all);
@@ -933,11 +930,8 @@ static void test_gtk3_demo_modal_and_hidden(void) {
   await_metrics(metrics_count() + 10);
   XCloseDisplay(d);
   spawn_signal(&p, SIGTERM);
-  int code = spawn_wait(&p, WAIT_MS);
   char err[16384];
-  spawn_stderr(&p, err, sizeof err);
-  spawn_close(&p);
-  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  int code = wait_run(&p, err, sizeof err);
   CHECK_EQ_INT(code, 128 + SIGTERM);
   cJSON *all = read_events();
   check_no_hang_since(all, shown_wall_ms);
@@ -1296,11 +1290,8 @@ static void test_overlay_gtk_live_badge(void) {
   shot_free(&during2);
   shot_free(&after);
   XCloseDisplay(d);
-  int code = spawn_wait(&p, WAIT_MS);
   char err[16384];
-  spawn_stderr(&p, err, sizeof err);
-  spawn_close(&p);
-  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  int code = wait_run(&p, err, sizeof err);
   CHECK_EQ_INT(code, 0);
   remove_folder();
 }
@@ -1329,11 +1320,8 @@ static void test_overlay_qt_live_badge(void) {
   shot_free(&during1);
   shot_free(&during2);
   XCloseDisplay(d);
-  int code = spawn_wait(&p, WAIT_MS);
   char err[16384];
-  spawn_stderr(&p, err, sizeof err);
-  spawn_close(&p);
-  printf("lagscope-run exited %d; its stderr:\n%s\n", code, err);
+  int code = wait_run(&p, err, sizeof err);
   CHECK_EQ_INT(code, 0);
   remove_folder();
 }
