@@ -12,9 +12,6 @@
 'use strict';
 
 const net = require('net');
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
 const { spawn } = require('child_process');
 
 const HOST = '127.0.0.1';
@@ -24,18 +21,7 @@ if (!demoPath) {
   console.error('usage: node port.test.js --demo PATH/lagscope-demo');
   process.exit(2);
 }
-const dirs = [];
-const procs = new Set();
-process.on('exit', () => {
-  for (const p of procs) p.kill('SIGKILL');
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-setTimeout(() => fail('the test took over 60 s'), 60000).unref();
-
-function fail(message) {
-  console.log(`FAIL ${message}`);
-  process.exit(1);
-}
+const { fail, tempDir, track, letGo } = require('./script.js').testScript(60000);
 
 function listen(port) {
   return new Promise((resolve) => {
@@ -66,11 +52,10 @@ async function holdRange() {
 // Runs the demo for a moment; resolves with its JSON lines and stderr once it has said whether
 // its viewer started (a server_started line, or the error line on stderr), then stops it.
 function runDemo(base) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-port-'));
-  dirs.push(dir);
+  const dir = tempDir('lagscope-port-');
   const proc = spawn(demoPath, ['--headless', '--events', 'jsonl', '--port', String(base), '--bind', HOST,
     '--report-dir', dir, '--duration', '20'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  procs.add(proc);
+  track(proc);
   let out = '', err = '';
   return new Promise((resolve) => {
     const settle = () => {
@@ -81,7 +66,7 @@ function runDemo(base) {
       if ((started || failed) && running) {
         proc.kill('SIGINT');
         proc.once('exit', (code) => {
-          procs.delete(proc);
+          letGo(proc);
           resolve({ started, err, code });
         });
       }

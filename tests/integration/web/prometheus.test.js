@@ -18,7 +18,6 @@
 const net = require('net');
 const http = require('http');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const { spawn, spawnSync } = require('child_process');
 
@@ -29,31 +28,7 @@ if (!demoPath || !prometheusPath || !promtoolPath) {
   console.error('usage: node prometheus.test.js --demo PATH --prometheus PATH --promtool PATH');
   process.exit(2);
 }
-const dirs = [];
-const procs = new Set();
-process.on('exit', () => {
-  for (const p of procs) p.kill('SIGKILL');
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-setTimeout(() => fail('the test took over 150 s'), 150000).unref();
-
-function fail(message) {
-  console.log(`FAIL ${message}`);
-  process.exit(1);
-}
-const tempDir = (name) => { const d = fs.mkdtempSync(path.join(os.tmpdir(), name)); dirs.push(d); return d; };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Awaits cond() (a promise of a value or null), every 250 ms, at most ms; its last value.
-async function until(what, ms, cond) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await cond();
-    if (v) return v;
-    if (Date.now() > end) fail(`${what}: not within ${ms} ms`);
-    await sleep(250);
-  }
-}
+const { fail, tempDir, track, letGo, until } = require('./script.js').testScript(150000);
 
 function get(url, headers = {}) {
   return new Promise((resolve) => {
@@ -73,7 +48,7 @@ function startDemo(reportDir) {
   const proc = spawn(demoPath, ['--headless', '--events', 'jsonl', '--port', '0', '--bind', HOST,
     '--report-dir', reportDir, '--stall-kind', 'sleep', '--stall-ms', '300', '--stall-every', '1'],
   { stdio: ['ignore', 'pipe', 'inherit'] });
-  procs.add(proc);
+  track(proc);
   const demo = { proc, hangsEnded: 0, url: null, pid: proc.pid };
   let buf = '';
   proc.stdout.on('data', (c) => {
@@ -138,7 +113,7 @@ async function startPrometheus(demo, reportDir) {
     const proc = spawn(prometheusPath, [`--config.file=${path.join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${path.join(dir, `data${attempt}`)}`, `--web.listen-address=${HOST}:${port}`],
     { stdio: ['ignore', 'ignore', 'pipe'] });
-    procs.add(proc);
+    track(proc);
     let err = '', exited = false;
     proc.stderr.on('data', (c) => { err += c; });
     proc.on('exit', () => { exited = true; });
@@ -148,7 +123,7 @@ async function startPrometheus(demo, reportDir) {
       return (await get(`${api}/-/ready`)).status === 200 ? 'ready' : null;
     });
     if (ready === 'ready') return { proc, api };
-    procs.delete(proc);
+    letGo(proc);
     if (!/address already in use/.test(err)) fail(`Prometheus exited:\n${err}`);
     console.log(`note port ${port} was taken before Prometheus could listen: another`);
   }
@@ -199,7 +174,7 @@ async function main() {
   prom.proc.kill('SIGTERM');
   demo.proc.kill('SIGTERM');
   const code = await new Promise((r) => demo.proc.once('exit', r));
-  procs.delete(demo.proc);
+  letGo(demo.proc);
   if (code !== 0) fail(`the demo exited ${code}`);
   console.log('prometheus: every check passed');
   process.exit(0);
