@@ -13,6 +13,10 @@
  *
  * Everything below section 4's entry points runs on the main thread (the main dispatch queue),
  * where UIKit, AppKit and Core Animation must be used. The state is therefore not shared.
+ * During a hang too: a transaction committed on another thread would lay out and draw every
+ * layer of the process that needs it on that thread, the app's views included, so lagscope's
+ * threads never set the layer and the HUD stands still until the hang ends (docs/apple.md,
+ * step 4, says why with its sources; the viewer counts the hang live).
  *
  * UIKit and AppKit headers are Objective-C, which a C file cannot include, so the few
  * constants used from them are written here, with the names Apple's documentation gives them.
