@@ -220,6 +220,10 @@ typedef enum lagscope__syscall_class {
 } lagscope__syscall_class;
 /* The call's class, and the argument that is its file descriptor (-1: none). F */
 lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg);
+/* The argument that names what the call waits on: its file descriptor, else its path (openat's
+ * path, not its folder's fd, which is AT_FDCWD for every relative open); -1 for neither or a
+ * call the port does not know (Darwin). Tells two waits of one call apart. F */
+int lagscope__syscall_target_arg(int32_t nr);
 /* The event loop's own wait (Linux: core/linux/loop_wait.c; Darwin: nothing to learn, its run
  * loop is known by name). Learnt from the loop: what the main thread waits on as a ping is
  * posted, kept when the ping is answered at once; an fd in two such waits is the loop's own.

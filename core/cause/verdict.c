@@ -323,10 +323,19 @@ static int32_t phase_call(const lagscope__stack *s) {
   return s->run_state == LAGSCOPE__RUN_SYSCALL ? s->syscall : -1;
 }
 
+/* What tells two waits in one call apart: the argument naming its target (the fd, or the path:
+ * two opens of other files are two phases even in one folder), else its first (a futex's
+ * word). F */
+static uintptr_t phase_arg(const lagscope__stack *s, int32_t call) {
+  if (call < 0) return 0;
+  int i = lagscope__syscall_target_arg(call);
+  return s->args[i >= 0 && i < 6 ? i : 0];
+}
+
 static int same_phase(const lagscope__verdict_phase *p, lagscope__cause_kind kind,
                       const lagscope__stack *s) {
   int32_t call = phase_call(s);
-  return p->kind == (int)kind && p->syscall == call && (call < 0 || p->arg == s->args[0]);
+  return p->kind == (int)kind && p->syscall == call && p->arg == phase_arg(s, call);
 }
 
 /* Sample i, of kind, into its phase; a new phase while there is room. F */
@@ -342,7 +351,7 @@ static void note_phase(lagscope__verdict *v, lagscope__cause_kind kind, const la
   if (v->phase_count == LAGSCOPE__VERDICT_PHASES) return; /* counted in its kind alone */
   int32_t call = phase_call(s);
   v->phases[v->phase_count++] =
-      (lagscope__verdict_phase){kind, call, call >= 0 ? s->args[0] : 0, 1, i, i, s};
+      (lagscope__verdict_phase){kind, call, phase_arg(s, call), 1, i, i, s};
 }
 
 /* The phases told (a fifth of the samples or more each: a hang that reads a file in small

@@ -334,6 +334,11 @@ lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg) {
   return LAGSCOPE__SYSCALL_OTHER;
 }
 
+int lagscope__syscall_target_arg(int32_t nr) {
+  (void)nr;
+  return -1;
+}
+
 void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, size_t size) {
   (void)stack;
   if (size > 0) out[0] = '\0'; /* the trap's arguments are not read on Darwin yet */

@@ -195,6 +195,12 @@ int lagscope__linux_syscall_path_arg(int32_t nr, int *dirfd_arg) {
   return i >= 0 ? syscalls[i].path_arg : -1;
 }
 
+int lagscope__syscall_target_arg(int32_t nr) {
+  int i = find_syscall(nr);
+  if (i < 0) return -1;
+  return syscalls[i].fd_arg >= 0 ? syscalls[i].fd_arg : syscalls[i].path_arg;
+}
+
 lagscope__syscall_class lagscope__syscall_classify(int32_t nr, int *fd_arg) {
   int i = find_syscall(nr);
   *fd_arg = i >= 0 ? syscalls[i].fd_arg : -1;

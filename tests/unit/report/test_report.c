@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -756,6 +757,41 @@ static void test_darwin_dispatch_sync(void) {
   lagscope__dealloc(heaviest);
 }
 
+
+/* Two blocked opens in one hang, of two files, each given relative to the working folder
+ * (openat's first argument is AT_FDCWD for both): two phases, each with its own path. They were
+ * one phase, placed at the first and named by the last path, when phases went by the first
+ * argument. */
+static void test_two_opens_two_phases(void) {
+  lagscope__report_data r = make_record();
+  static const char first[] = "/tmp/lagscope-test-first.fifo", second[] = "/tmp/lagscope-test-second.fifo";
+  for (int i = 0; i < 100; i++) {
+    samples[i].method = LAGSCOPE__METHOD_BLOCKED;
+    samples[i].run_state = LAGSCOPE__RUN_SYSCALL;
+    samples[i].syscall = SYS_openat;
+    samples[i].args[0] = (uintptr_t)AT_FDCWD;
+    samples[i].args[1] = (uintptr_t)(i < 60 ? first : second);
+  }
+  resolver res = {0};
+  char *json = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, NULL), 0);
+  cJSON *doc = cJSON_Parse(json);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  const char *summary = string_of(cause, "summary");
+  printf("two opens: %s\n", summary);
+  const cJSON *phases = cJSON_GetObjectItemCaseSensitive(cause, "phases");
+  CHECK_EQ_INT(cJSON_GetArraySize(phases), 2);
+  const cJSON *a = cJSON_GetArrayItem(phases, 0), *b = cJSON_GetArrayItem(phases, 1);
+  CHECK_MSG(strcmp(string_of(a, "target"), first) == 0, "%s", string_of(a, "target"));
+  CHECK_MSG(strcmp(string_of(b, "target"), second) == 0, "%s", string_of(b, "target"));
+  CHECK(number_of(a, "share") > 0.59 && number_of(a, "share") < 0.61);
+  CHECK(number_of(a, "to_ms") < number_of(b, "from_ms"));
+  CHECK_MSG(strstr(summary, first) != NULL && strstr(summary, ", then blocked") != NULL &&
+                strstr(summary, first) < strstr(summary, second), "%s", summary);
+  cJSON_Delete(doc);
+  lagscope__dealloc(json);
+}
+
 static const test_case cases[] = {
     TEST_CASE(tree_and_heaviest),
     TEST_CASE(darwin_lock_chain),
@@ -764,6 +800,7 @@ static const test_case cases[] = {
     TEST_CASE(exact_and_states),
     TEST_CASE(bad_and_empty),
     TEST_CASE(big),
+    TEST_CASE(two_opens_two_phases),
 };
 
 int main(int argc, char **argv) {
