@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -293,7 +294,7 @@ HOOK int SDL_WaitEventTimeout(void *event, int timeout_ms) { return sdl_wait(eve
 /* The HUD is copied into the frame first (sdl_hud.c), on the main thread only. */
 HOOK void SDL_RenderPresent(void *renderer) {
   REAL(present_fn, SDL_RenderPresent, "libSDL2-2.0.so.0")
-  if (real != NULL && on_main_thread() && lagscope__overlay_frame_may_draw())
+  if (real != NULL && on_main_thread() && lagscope__hud_x11_frame_may_draw())
     lagscope__sdl_hud_draw(renderer);
   if (real != NULL) real(renderer);
   frame_presented(LAGSCOPE__LOOP_SDL);
@@ -333,10 +334,23 @@ HOOK void SDL_DestroyWindow(void *window) {
   if (real != NULL) real(window);
 }
 
+/* SDL2 opens its X display through dlsym, which the XOpenDisplay hook never sees: with
+ * --hud-mode overlay, a window on SDL's x11 driver starts the overlay on $DISPLAY, the display
+ * SDL's x11 driver opens. (By default an SDL program's HUD is in its frames.) */
+typedef const char *(*video_driver_fn)(void);
+
+static void sdl_window_overlay(void) {
+  if (!lagscope__preload_overlay_only()) return;
+  REAL(video_driver_fn, SDL_GetCurrentVideoDriver, "libSDL2-2.0.so.0")
+  const char *driver = real != NULL ? real() : NULL;
+  if (driver != NULL && strcmp(driver, "x11") == 0) lagscope__preload_display_opened(NULL);
+}
+
 HOOK void *SDL_CreateWindow(const char *title, int x, int y, int w, int h, uint32_t flags) {
   REAL(create_window_fn, SDL_CreateWindow, "libSDL2-2.0.so.0")
   void *window = real != NULL ? real(title, x, y, w, h, flags) : NULL;
   if (on_main_thread()) lagscope__sdl_hud_window_made(window, flags);
+  if (window != NULL) sdl_window_overlay();
   return window;
 }
 
@@ -360,7 +374,7 @@ static void sdl_draw_hud(void *window) {
 
 HOOK void SDL_GL_SwapWindow(void *window) {
   REAL(present_fn, SDL_GL_SwapWindow, "libSDL2-2.0.so.0")
-  if (on_main_thread() && lagscope__overlay_frame_may_draw()) sdl_draw_hud(window);
+  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) sdl_draw_hud(window);
   if (real != NULL) real(window);
   frame_presented(LAGSCOPE__LOOP_SDL);
 }
@@ -423,15 +437,15 @@ static void egl_draw_hud(void *display, void *surface) {
 
 HOOK void glXSwapBuffers(void *display, unsigned long drawable) {
   REAL(glx_swap_fn, glXSwapBuffers, "libGLX.so.0")
-  if (on_main_thread()) lagscope__overlay_saw_window(drawable);
-  if (on_main_thread() && lagscope__overlay_frame_may_draw()) glx_draw_hud(display, drawable);
+  if (on_main_thread()) lagscope__hud_x11_saw_window(drawable);
+  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) glx_draw_hud(display, drawable);
   if (real != NULL) real(display, drawable);
   frame_presented(LAGSCOPE__LOOP_GL);
 }
 
 HOOK unsigned eglSwapBuffers(void *display, void *surface) {
   REAL(egl_swap_fn, eglSwapBuffers, "libEGL.so.1")
-  if (on_main_thread() && lagscope__overlay_frame_may_draw()) egl_draw_hud(display, surface);
+  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) egl_draw_hud(display, surface);
   unsigned swapped = real != NULL ? real(display, surface) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;
@@ -467,12 +481,12 @@ HOOK int XNextEvent(void *display, void *event) {
   return rc;
 }
 
-/* A program that talks to an X server: the HUD's overlay window (x11_overlay.c) goes to the
- * same display, on a connection and thread of lagscope's. GTK's and Qt's X11 backends open
- * their display here. */
+/* A program that talks to an X server: the HUD's overlay window (hud/linux/x11_overlay.c) goes
+ * to the same display, on a connection and thread of lagscope's. GTK's and Qt's X11 backends
+ * open their display here. */
 HOOK void *XOpenDisplay(const char *name) {
   REAL(open_display_fn, XOpenDisplay, "libX11.so.6")
   void *display = real != NULL ? real(name) : NULL;
-  if (display != NULL) lagscope__overlay_app_connected(name);
+  if (display != NULL) lagscope__preload_display_opened(name);
   return display;
 }

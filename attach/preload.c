@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ static char report_dir[SETTING_MAX];
 static char server_bind[64];
 static int quiet;
 static int hud_wanted;
+static int hud_mode; /* LAGSCOPE__HUD_AUTO, _FRAME or _OVERLAY (--hud-mode) */
 static unsigned loops_written = ~0u; /* the loop bits last written to the channel (dispatcher); none yet */
 
 /* Copies the variable's value into out and removes it; 0 if unset (or too long: said). */
@@ -144,8 +146,6 @@ static void on_event(const lagscope_event *event, void *user) {
                                                event->type == LAGSCOPE_EVENT_HANG_ENDED ||
                                                event->type == LAGSCOPE_EVENT_MONITOR_BLIND ||
                                                event->type == LAGSCOPE_EVENT_SERVER_STARTED);
-  if (event->type == LAGSCOPE_EVENT_HANG_BEGAN || event->type == LAGSCOPE_EVENT_HANG_ENDED)
-    lagscope__overlay_wake(); /* the badge shows and goes at once, not at the next period */
   if (events_path[0] == '\0' && !to_channel) return;
   char *json = lagscope__event_text(event); /* lagscope's heap, not malloc's */
   if (json == NULL) return;
@@ -179,9 +179,10 @@ static void write_not_started(const char *type, const char *why) {
   lagscope__dealloc(text);
 }
 
-/* At exit, before any library's destructor: the events published so far are delivered. */
+/* At exit, before any library's destructor: the events published so far are delivered. The
+ * overlay stops with lagscope, first (it is the library's consumer), waiting at most a second
+ * for an X server that does not answer. */
 static void stop_at_exit(void) {
-  lagscope__overlay_stop(); /* first: it takes the HUD's images until then */
   if (lagscope_is_running()) lagscope_stop();
   write_loops();
 }
@@ -200,9 +201,19 @@ static void say_if_wayland_only(void) {
 
 int lagscope__preload_hud_wanted(void) { return hud_wanted; }
 
+int lagscope__preload_overlay_only(void) { return hud_wanted && hud_mode == LAGSCOPE__HUD_OVERLAY; }
+
+void lagscope__preload_display_opened(const char *name) {
+  static atomic_int said;
+  if (!hud_wanted) return; /* --no-hud: no connection of lagscope's */
+  if (lagscope__hud_x11_app_connected(name) == LAGSCOPE_ENOTSUP && !atomic_exchange(&said, 1))
+    fprintf(stderr, "lagscope-preload: no HUD overlay: built without libxcb, libxcb-xfixes and "
+                    "libxcb-shape (Debian: libxcb1-dev libxcb-xfixes0-dev libxcb-shape0-dev)\n");
+}
+
 /* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
 static void forget_in_child(void) {
-  lagscope__overlay_forget_in_child();
+  lagscope__hud_x11_forget_in_child();
   events_path[0] = '\0';
   channel_path[0] = '\0';
 }
@@ -239,8 +250,9 @@ __attribute__((constructor)) static void preload_start(void) {
    * never swaps or presents never asks for it, and lagscope renders nothing until asked. */
   config.hud = (int)take_field("LAGSCOPE_RUN_HUD", LAGSCOPE__FIELD_hud, 1);
   hud_wanted = config.hud;
-  lagscope__overlay_set_mode((lagscope__hud_mode)take_number(
-      "LAGSCOPE_RUN_HUD_MODE", LAGSCOPE__HUD_AUTO, LAGSCOPE__HUD_OVERLAY, LAGSCOPE__HUD_AUTO));
+  hud_mode = (int)take_number("LAGSCOPE_RUN_HUD_MODE", LAGSCOPE__HUD_AUTO, LAGSCOPE__HUD_OVERLAY,
+                              LAGSCOPE__HUD_AUTO);
+  lagscope__hud_x11_set_mode((lagscope__hud_mode)hud_mode);
   config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0,
                                                        LAGSCOPE_HUD_BOTTOM_RIGHT, 0);
   config.hud_expanded = (int)take_number("LAGSCOPE_RUN_HUD_EXPANDED", 0, 1, 0);

@@ -40,4 +40,13 @@ void *lagscope__preload_real_symbol(const char *name, const char *soname);
 /* 1 when this run shows the HUD (not --no-hud). Any thread, after the constructor. */
 int lagscope__preload_hud_wanted(void);
 
+/* 1 with --hud-mode overlay (and a HUD): only lagscope's overlay window shows it. Any thread,
+ * after the constructor. */
+int lagscope__preload_overlay_only(void);
+
+/* The program opened a connection to display name (NULL: $DISPLAY): the HUD's overlay window
+ * goes there (hud/linux/x11_overlay.h), unless --no-hud; a preload built without XCB says once
+ * that it has none. Any thread. */
+void lagscope__preload_display_opened(const char *name);
+
 #endif

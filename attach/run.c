@@ -41,7 +41,7 @@ typedef struct options {
   int64_t budget_startup_ms; /* -1: as budget_ms */
   int no_server, quiet, no_hud, hud_expanded;
   const char *hud_corner; /* "0".."3", lagscope_hud_corner */
-  const char *hud_mode;   /* "1" frame, "2" overlay (x11_overlay.h); NULL: auto */
+  const char *hud_mode;   /* "1" frame, "2" overlay (hud/linux/x11_overlay.h); NULL: auto */
   char **program; /* PROGRAM and its arguments, NULL-terminated */
 } options;
 

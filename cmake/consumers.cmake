@@ -1,7 +1,7 @@
 # Writes the list of consumers this build plugs into the core (core/deliver/dispatcher.c), so that
 # core/ names none of them: started in this order, stopped in the reverse. Included by
 # CMakeLists.txt, and run by tests/builds/darwin/check:
-#   cmake -DOUTPUT=consumers.c [-DFOR_APPLE=ON] -P consumers.cmake
+#   cmake -DOUTPUT=consumers.c [-DFOR_APPLE=ON] [-DX11_OVERLAY=ON] -P consumers.cmake
 if(NOT OUTPUT)
   message(FATAL_ERROR "consumers.cmake: give -DOUTPUT=...")
 endif()
@@ -9,6 +9,9 @@ endif()
 set(consumers lagscope__hud_consumer lagscope__viewer_consumer) # hud/consumer.c, web/consumer.c
 if(FOR_APPLE)
   list(APPEND consumers lagscope__overlay_consumer) # hud/darwin/overlay.c
+endif()
+if(X11_OVERLAY)
+  list(APPEND consumers lagscope__hud_x11_consumer) # hud/linux/x11_overlay.c
 endif()
 
 set(declarations "")

@@ -47,6 +47,10 @@ const char *lagscope_report_json(const lagscope_hang_report *report) { (void)rep
 
 int lagscope_hud_take(lagscope_hud_image *out) { (void)out; return LAGSCOPE_DISABLED; }
 int lagscope_hud_set_expanded(int expanded) { (void)expanded; return LAGSCOPE_DISABLED; }
+int lagscope_hud_overlay_x11(const char *display_name, unsigned long window) {
+  (void)display_name, (void)window;
+  return LAGSCOPE_DISABLED;
+}
 
 int lagscope_viewer_url(char *out, size_t size) {
   if (out != NULL && size > 0) out[0] = '\0';

@@ -86,7 +86,8 @@ LAGSCOPE_EXTERN unsigned lagscope_version(void);
   XX(ESIGNAL, -5015, "the capture signal is handled by the app, or none is free")             \
   XX(ELOST, -5016, "the host's queue lost a ping: the main thread ran on without running it") \
   XX(ETHREAD, -5017, "called on a thread other than the one that started lagscope")           \
-  XX(ETIMEDOUT, -5018, "lagscope's own thread did not answer in time")
+  XX(ETIMEDOUT, -5018, "lagscope's own thread did not answer in time")                        \
+  XX(ENOTSUP, -5019, "not supported on this platform or by this build")
 
 typedef enum lagscope_error {
   LAGSCOPE_OK = 0,
@@ -493,6 +494,21 @@ LAGSCOPE_EXTERN int lagscope_hud_take(lagscope_hud_image *out);
 
 /* Any thread: compact (0) or expanded (1); redrawn at once. */
 LAGSCOPE_EXTERN int lagscope_hud_set_expanded(int expanded);
+
+/* Any thread (X11: Linux, or XWayland): the HUD live over an X11 window of the app's, in a
+ * window of lagscope's own, drawn by a thread of lagscope's on a display connection of its own
+ * (never the app's Display or thread), so that it is redrawn while the main thread is stuck:
+ * during a hang its badge counts up. display_name is what XOpenDisplay takes (NULL: $DISPLAY);
+ * window is the one to follow: the HUD sits at its config.hud_corner, just above it in the
+ * stack, and follows it when it moves, and goes while it is unmapped; 0 follows the process's
+ * biggest viewable window (_NET_WM_PID). A later call points it at another window (the display
+ * stays the first call's). lagscope_stop ends it, waiting at most about a second for an X
+ * server that does not answer. The overlay is then the HUD's one taker: do not call
+ * lagscope_hud_take while it shows it. Returns at once: the connection is opened on lagscope's
+ * thread, and a failure there is an error event. LAGSCOPE_ENOTRUNNING when stopped or with
+ * config.hud off (nothing is made, no connection opened), LAGSCOPE_ENOTSUP on iOS and macOS and
+ * where the library was built without XCB (libxcb, libxcb-xfixes, libxcb-shape). */
+LAGSCOPE_EXTERN int lagscope_hud_overlay_x11(const char *display_name, unsigned long window);
 
 /* ---- the viewer ------------------------------------------------------------------------------ */
 

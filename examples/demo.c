@@ -7,8 +7,10 @@
  *      (here: a mutex-protected queue plus an eventfd), or call lagscope_heartbeat() from the
  *      loop instead (--heartbeat).
  *   3. Subscribe to events (config.on_event) and print them.
- *   4. Show the HUD: each frame, lagscope_hud_take() and composite the image over the frame
- *      (demo_window.c, SDL2; not in --headless runs or builds without SDL2).
+ *   4. Show the HUD (demo_window.c, SDL2; not in --headless runs or builds without SDL2): on
+ *      X11, lagscope_hud_overlay_x11() over the window, so that it counts up live during a
+ *      stall; with --hud-mode frame (and where the window is not an X11 one), each frame
+ *      lagscope_hud_take() and the image composited over the frame.
  *
  * The stalls run in named, non-inlined functions so that a captured stack shows where the main
  * thread is stuck: demo_stall_busy > demo_busy_middle > demo_busy_spin, demo_stall_lock,
@@ -92,6 +94,7 @@ typedef struct demo_options {
   float hud_scale;        /* passed to lagscope unchecked */
   lagscope_hud_corner hud_corner;
   int hud_expanded;
+  int hud_overlay;        /* -1: the overlay on X11, the frame elsewhere; 0: frame; 1: overlay */
   int no_server;
   unsigned port;          /* the viewer's; passed on, lagscope validates */
   const char *bind;       /* NULL: lagscope's default, every interface */
@@ -126,6 +129,11 @@ static void demo_usage(FILE *out) {
           "  --hud-scale F        HUD pixels per point, 0.5..8 (default 1)\n"
           "  --hud-corner C       tl | tr | bl | br: the HUD's corner (default tl)\n"
           "  --hud-expanded       start with the HUD expanded (graph, CPU, memory)\n"
+          "  --hud-mode M         overlay | frame: where the HUD goes. overlay: in lagscope's\n"
+          "                       window over the demo's (X11), redrawn by lagscope's thread,\n"
+          "                       so its badge counts up live during a stall; frame: drawn\n"
+          "                       into each frame, so frozen with it (default: overlay on X11,\n"
+          "                       frame elsewhere)\n"
           "  --port N             the LAN viewer's port (default 8080; 0: any free port)\n"
           "  --bind ADDR          the address it listens on (default 0.0.0.0, every interface;\n"
           "                       127.0.0.1: this machine only)\n"
@@ -197,6 +205,14 @@ static int demo_parse_float(const char *name, const char *text, float *out) {
   return 0;
 }
 
+static int demo_parse_hud_mode(const char *name, const char *text, int *overlay) {
+  if (strcmp(text, "overlay") == 0 || strcmp(text, "frame") == 0) {
+    *overlay = strcmp(text, "overlay") == 0;
+    return 0;
+  }
+  return demo_bad_value(name, text, "overlay or frame");
+}
+
 static int demo_parse_corner(const char *name, const char *text, lagscope_hud_corner *out) {
   static const char *const names[] = {"tl", "tr", "bl", "br"};
   static const lagscope_hud_corner corners[] = {LAGSCOPE_HUD_TOP_LEFT, LAGSCOPE_HUD_TOP_RIGHT,
@@ -219,7 +235,7 @@ static int demo_parse_events(const char *name, const char *text, int *jsonl) {
 
 static const char *const demo_valued_options[] = {
     "--fps", "--stall-kind", "--stall-ms", "--stall-every", "--duration", "--events",
-    "--threshold-ms", "--refresh-hz", "--report-dir", "--hud-scale", "--hud-corner",
+    "--threshold-ms", "--refresh-hz", "--report-dir", "--hud-scale", "--hud-corner", "--hud-mode",
     "--port", "--bind", "--max-clients", "--max-streams", "--churn-threads"};
 
 static int demo_is_valued(const char *name) {
@@ -242,6 +258,7 @@ static int demo_parse_valued(demo_options *o, const char *name, const char *valu
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->refresh_hz);
   if (strcmp(name, "--hud-scale") == 0) return demo_parse_float(name, value, &o->hud_scale);
   if (strcmp(name, "--hud-corner") == 0) return demo_parse_corner(name, value, &o->hud_corner);
+  if (strcmp(name, "--hud-mode") == 0) return demo_parse_hud_mode(name, value, &o->hud_overlay);
   if (strcmp(name, "--port") == 0) return demo_parse_uint(name, value, 0, 65535, &o->port);
   if (strcmp(name, "--churn-threads") == 0)
     return demo_parse_uint(name, value, 0, 2000, &o->churn_threads);
@@ -915,6 +932,15 @@ static void *demo_open_window(const demo_options *o) {
 #endif
 }
 
+/* Once lagscope runs: the HUD in lagscope's overlay window or in the frames. */
+static void demo_show_hud(void *window, const demo_options *o) {
+#ifdef DEMO_HAVE_WINDOW
+  if (window) demo_window_show_hud(window, o->hud_overlay);
+#else
+  (void)window, (void)o;
+#endif
+}
+
 static void demo_close_window(void *window) {
 #ifdef DEMO_HAVE_WINDOW
   demo_window_close(window);
@@ -997,6 +1023,7 @@ int main(int argc, char **argv) {
   demo_options o = {.fps = 60, .stall_kind = DEMO_STALL_BUSY, .stall_ms = 600,
                     .threshold_ms = defaults.hang_threshold_ms, .refresh_hz = defaults.refresh_hz,
                     .hud_scale = defaults.hud_scale, .hud_corner = defaults.hud_corner,
+                    .hud_overlay = -1,
                     .port = defaults.server_port};
   int parsed = demo_parse_args(argc, argv, &o);
   if (parsed < 0) return 2;
@@ -1022,6 +1049,7 @@ int main(int argc, char **argv) {
     demo_close_window(window);
     return 1;
   }
+  demo_show_hud(window, &o);
   demo_churn_start(o.churn_threads);
   demo_run(&o, window);
   demo_churn_end();

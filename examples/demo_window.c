@@ -2,7 +2,10 @@
  * The demo's window: see demo_window.h. The content moves with the clock (squares bouncing, a
  * bar turning, a frame counter) so that a frame the main thread could not present is plain to
  * see: while it stalls, the picture freezes. Over it, in the configured corner, the HUD image
- * lagscope renders off the main thread (lagscope_hud_take).
+ * lagscope renders off the main thread: on X11, in lagscope's overlay window over this one
+ * (lagscope_hud_overlay_x11, given the X11 window and display SDL_GetWindowWMInfo tells), which
+ * lagscope's thread keeps redrawing while the main thread stalls; else (--hud-mode frame, or not
+ * X11) composited into each frame (lagscope_hud_take), frozen with it.
  *
  * The HUD's pixels are premultiplied ARGB32 in native byte order, which is SDL's packed
  * SDL_PIXELFORMAT_ARGB8888 on any byte order. They are blended with ONE, ONE_MINUS_SRC_ALPHA
@@ -14,6 +17,7 @@
 #include "lagscope.h"
 
 #include <SDL.h>
+#include <SDL_syswm.h> /* with SDL's X11 driver, <X11/Xlib.h> (DisplayString, a macro) */
 
 #include <math.h>
 #include <stdatomic.h>
@@ -60,6 +64,7 @@ struct demo_window {
   uint32_t *convert;  /* straight-alpha copy of the HUD, when straight_alpha */
   size_t convert_len;
   int expanded;
+  int overlay;        /* lagscope's overlay window shows the HUD: none is drawn in the frames */
   uint64_t start_ns;
   uint64_t frames;
 };
@@ -143,6 +148,48 @@ void demo_window_close(demo_window *w) {
   free(w->convert);
   free(w);
   SDL_Quit();
+}
+
+/* ---- where the HUD goes ------------------------------------------------------------------- */
+
+/* lagscope's overlay over SDL's X11 window, on lagscope's own connection to the display SDL
+ * opened (its name, not SDL's Display). 0, or why not (NULL: not an X11 window). */
+static const char *demo_overlay_x11(demo_window *w, char *why, size_t why_size) {
+#if defined(SDL_VIDEO_DRIVER_X11)
+  SDL_SysWMinfo info;
+  SDL_VERSION(&info.version);
+  if (!SDL_GetWindowWMInfo(w->window, &info)) {
+    snprintf(why, why_size, "SDL_GetWindowWMInfo: %s", SDL_GetError());
+    return why;
+  }
+  if (info.subsystem != SDL_SYSWM_X11) return NULL;
+  int rc = lagscope_hud_overlay_x11(DisplayString(info.info.x11.display),
+                                    (unsigned long)info.info.x11.window);
+  if (rc == 0) return "";
+  snprintf(why, why_size, "lagscope_hud_overlay_x11: %s (%s)", lagscope_strerror(rc),
+           lagscope_error_name(rc));
+  return why;
+#else
+  (void)w, (void)why, (void)why_size;
+  return NULL; /* an SDL without X11 */
+#endif
+}
+
+int demo_window_show_hud(demo_window *w, int overlay) {
+  w->overlay = 0;
+  if (overlay == 0) return 0;
+  char text[256];
+  const char *why = demo_overlay_x11(w, text, sizeof text);
+  if (why != NULL && why[0] == '\0') {
+    w->overlay = 1;
+    fprintf(stderr, "lagscope-demo: the HUD is in lagscope's overlay window over this one, live "
+                    "during a stall (--hud-mode frame draws it in the frames)\n");
+    return 1;
+  }
+  if (why != NULL || overlay > 0)
+    fprintf(stderr, "lagscope-demo: no HUD overlay (%s): the HUD is drawn in the frames\n",
+            why != NULL ? why : "SDL's window is not an X11 one");
+  return 0;
 }
 
 /* ---- events ------------------------------------------------------------------------------- */
@@ -331,7 +378,9 @@ void demo_window_draw(demo_window *w, uint64_t now_ns) {
   demo_draw_squares(r, width, height, t);
   demo_draw_bar(r, width, height, t);
   demo_draw_number(r, ++w->frames, width / 2, height - 16 - 5 * 6, 6); /* frames drawn */
-  demo_update_hud(w);
-  demo_draw_hud(w, width, height);
+  if (!w->overlay) {
+    demo_update_hud(w);
+    demo_draw_hud(w, width, height);
+  }
   SDL_RenderPresent(r);
 }

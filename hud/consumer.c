@@ -71,8 +71,9 @@ static uint64_t hud_tick(void *state, uint64_t now_ns) {
   return hud != NULL ? lagscope__hud_tick(hud, now_ns) : UINT64_MAX;
 }
 
-/* After the dispatcher is joined. A held image is copied within microseconds (the overlay's
- * CFDataCreate); the main thread holds none while it is hung elsewhere, so the wait ends. */
+/* After the dispatcher is joined. A held image is copied within microseconds (Darwin's
+ * overlay's CFDataCreate, the X11 overlay's memcpy); the main thread holds none while it is
+ * hung elsewhere, so the wait ends. */
 static void hud_stop(void *state) {
   hud_consumer *c = state;
   atomic_store(&shown, NULL);

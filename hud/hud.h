@@ -78,7 +78,7 @@ int lagscope__hud_want(lagscope__hud *h);
 
 /* ---- the HUD as lagscope's consumer (hud/consumer.c) ---- */
 /* lagscope_hud_take for a reader that may race lagscope_stop on another thread (the Darwin
- * overlay's main-queue timer): on LAGSCOPE_OK the pixels stay valid, stop or not, until
+ * overlay's main-queue timer, the X11 overlay's thread): on LAGSCOPE_OK the pixels stay valid, stop or not, until
  * lagscope__hud_release, which must follow promptly (stop waits for it). F */
 int lagscope__hud_hold(lagscope_hud_image *out);
 void lagscope__hud_release(void);

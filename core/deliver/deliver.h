@@ -104,7 +104,7 @@ int lagscope__dispatcher_unlink(lagscope__dispatcher *d, lagscope_subscription i
 void lagscope__subscriber_stop(lagscope__subscriber *s);
 
 /* What plugs into the core from outside core/: the HUD (hud/consumer.c), the viewer
- * (web/consumer.c), Darwin's overlay. The build lists them in lagscope__consumers (a file it
+ * (web/consumer.c), Darwin's overlay, the X11 overlay (hud/linux/). The build lists them in lagscope__consumers (a file it
  * generates), so that core/ names none of them. */
 typedef enum lagscope__delivery {
   LAGSCOPE__DELIVER_NONE,       /* takes no events */

@@ -26,6 +26,7 @@ int main(void) {
   lagscope_metrics_latest(&metrics);
   lagscope_hud_image image;
   lagscope_hud_take(&image);
+  printf("%d\n", lagscope_hud_overlay_x11(NULL, 0)); /* LAGSCOPE_ENOTSUP: no X11 here */
   char url[256];
   lagscope_viewer_url(url, sizeof(url));
   lagscope__platform_start(&config);

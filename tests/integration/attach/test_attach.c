@@ -20,6 +20,7 @@
 #include "cases.h"
 #include "check.h"
 #include "spawn.h"
+#include "overlay_look.h"
 #include "screen.h"
 #include "xvfb.h"
 
@@ -1124,47 +1125,9 @@ static void test_bad_options(void) {
 
 /* ---- the overlay: the HUD in a window of lagscope's, live during a hang ---------------------- */
 
-#define OVERLAY_TITLE "lagscope HUD"
-
-/* The HUD's red hang badge (the layout's red, drawn over the GTK window's grey). */
-static int is_badge_red(uint32_t p) { return px_r(p) > 170 && px_g(p) < 90 && px_b(p) < 90; }
-/* The HUD's dark panel. */
-static int is_panel(uint32_t p) { return px_r(p) < 60 && px_g(p) < 60 && px_b(p) < 60; }
-
-/* Window w's top-left corner on the root; 0 when it is not viewable. */
-static int window_origin(Display *d, Window w, int *x, int *y) {
-  XWindowAttributes a;
-  Window child;
-  XSync(d, False);
-  if (!XGetWindowAttributes(d, w, &a) || a.map_state != IsViewable) return 0;
-  XTranslateCoordinates(d, w, DefaultRootWindow(d), 0, 0, x, y, &child);
-  return 1;
-}
-
-/* Waits (bounded) until the overlay is viewable at the app window's corner + 8 (1) or is not
- * viewable (0). */
-static void await_overlay(Display *d, Window app, int shown) {
-  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
-  for (;;) {
-    Window overlay = screen_find_window(d, OVERLAY_TITLE);
-    int ox = 0, oy = 0, ax = 0, ay = 0;
-    int viewable = overlay != 0 && window_origin(d, overlay, &ox, &oy);
-    if (!shown && !viewable) return;
-    if (shown && viewable && window_origin(d, app, &ax, &ay) && ox == ax + 8 && oy == ay + 8)
-      return;
-    CHECK_MSG(spawn_now_ns() < deadline, "the overlay is not %s in %d ms (at %d,%d, app at %d,%d)",
-              shown ? "over the window's corner" : "hidden", WAIT_MS, ox, oy, ax, ay);
-    spawn_sleep_ms(20);
-  }
-}
-
 static Window await_window(Display *d, const char *title) {
-  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
-  Window w;
-  while ((w = screen_find_window(d, title)) == 0) {
-    CHECK_MSG(spawn_now_ns() < deadline, "no window '%s' in %d ms", title, WAIT_MS);
-    spawn_sleep_ms(20);
-  }
+  Window w = screen_await_window(d, title, WAIT_MS);
+  CHECK_MSG(w != 0, "no window '%s' in %d ms", title, WAIT_MS);
   return w;
 }
 
@@ -1180,72 +1143,33 @@ static void await_type(const char *type) {
   }
 }
 
-/* The HUD's corner of the window: where the overlay is. */
-static const box hud_area = {0, 0, 320, 230};
-/* The expanded HUD's "LAST HANG" row (hud/layout.c: baseline 164, 8 from the corner). */
-static const box last_hang_row = {18, 156, 258, 178};
-/* Its header, where the red "HANG" badge is (the stats below have red figures of their own). */
-static const box header = {8, 8, 268, 56};
+/* The overlay over the app's corner (1) or hidden (0), and shots of that corner until pred
+ * holds (tests/support/overlay_look.h), bounded; a shot that never did is saved. */
+static void await_overlay(Display *d, Window app, int shown) { overlay_await(d, app, shown, WAIT_MS); }
 
-/* A shot of the HUD's corner until pred(shot, arg) holds (bounded); the shot is kept in out. */
 static void await_shot(Display *d, Window app, int (*pred)(const shot *, const shot *),
                        const shot *arg, shot *out, const char *what) {
-  uint64_t deadline = spawn_now_ns() + (uint64_t)OVERLAY_WAIT_MS * 1000000u;
-  for (;;) {
-    int ax = -1, ay = -1;
-    int seen = window_origin(d, app, &ax, &ay);
-    /* The window found by its title may not be mapped yet (a Qt program on a loaded machine
-     * maps it a moment later): no shot yet, looked at again until the bound. */
-    if (screen_shot_area(d, app, hud_area, out) != 0) {
-      CHECK_MSG(spawn_now_ns() < deadline, "no shot in %d ms (viewable %d at %d,%d)",
-                OVERLAY_WAIT_MS, seen, ax, ay);
-      spawn_sleep_ms(20);
-      continue;
-    }
-    if (pred(out, arg)) return;
-    if (spawn_now_ns() >= deadline) save_artifact(out, "overlay-gtk-not-as-awaited.png");
-    shot_free(out);
-    CHECK_MSG(spawn_now_ns() < deadline, "no shot shows %s in %d ms", what, OVERLAY_WAIT_MS);
-    spawn_sleep_ms(20);
-  }
+  mkdir(LAGSCOPE_ATTACH_OUT, 0755);
+  overlay_await_shot(d, app, pred, arg, out, what, OVERLAY_WAIT_MS,
+                     LAGSCOPE_ATTACH_OUT "/overlay-gtk-not-as-awaited.png");
 }
 
-/* The HUD's figures and captions (its "idle" is a light grey). */
-static int is_light(uint32_t p) { return px_r(p) > 140 && px_g(p) > 140 && px_b(p) > 140; }
+/* The expanded HUD's "LAST HANG" row (hud/layout.c: baseline 164, 8 from the corner). */
+static const box last_hang_row = {18, 156, 258, 178};
 
-/* The compact HUD's box (8 from the corner, 150 x 56; the expanded one begins with it): the
- * panel, with its figures drawn in it, no badge. Below the window the screen is black too, and
- * the window's grey is light: the box alone tells. */
-static const box compact_box = {8, 8, 158, 64};
-
-static int hud_shown(const shot *s, const shot *unused) {
-  (void)unused;
-  return shot_count(s, compact_box, is_panel) > 4000 && shot_count(s, compact_box, is_light) > 100 &&
-         shot_count(s, header, is_badge_red) == 0;
-}
-
-static int badge_shown(const shot *s, const shot *unused) {
-  (void)unused;
-  return shot_count(s, header, is_badge_red) > 50;
-}
-/* The badge, with another count than in earlier (its pixels differ). */
-static int badge_counted_on(const shot *s, const shot *earlier) {
-  box badge = shot_bounds(earlier, header, is_badge_red);
-  return badge_shown(s, NULL) && shot_diff(s, earlier, badge, 0) > 20;
-}
 /* The layout's warning colour, in which a last hang's duration is written. */
 static int is_warn(uint32_t p) { return px_r(p) > 200 && px_g(p) > 120 && px_b(p) < 110; }
 
 /* No badge, and the last-hang line says a duration (none before the hang). */
 static int last_hang_shown(const shot *s, const shot *before) {
-  return !badge_shown(s, NULL) && shot_count(s, last_hang_row, is_warn) > 20 &&
+  return !overlay_badge_shown(s, NULL) && shot_count(s, last_hang_row, is_warn) > 20 &&
          shot_count(before, last_hang_row, is_warn) == 0;
 }
 
 /* No badge, and the last-hang line says a duration, not the one it said before (a hang of the
  * program's start-up, if it had one). */
 static int last_hang_changed(const shot *s, const shot *before) {
-  return !badge_shown(s, NULL) && shot_count(s, last_hang_row, is_warn) > 20 &&
+  return !overlay_badge_shown(s, NULL) && shot_count(s, last_hang_row, is_warn) > 20 &&
          shot_diff(s, before, last_hang_row, 0) > 20;
 }
 
@@ -1267,7 +1191,7 @@ static void test_overlay_gtk_live_badge(void) {
   Window app = await_window(d, "gtk_stall");
   await_overlay(d, app, 1);
   shot before, during1, during2, after;
-  await_shot(d, app, hud_shown, NULL, &before, "the HUD");
+  await_shot(d, app, overlay_hud_shown, NULL, &before, "the HUD");
   save_artifact(&before, "overlay-gtk-before.png");
 
   char id[32];
@@ -1278,8 +1202,8 @@ static void test_overlay_gtk_live_badge(void) {
   printf("the click under the HUD reached the program\n");
 
   await_type("hang_began");
-  await_shot(d, app, badge_shown, NULL, &during1, "the hang badge");
-  await_shot(d, app, badge_counted_on, &during1, &during2, "the badge counting on");
+  await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
+  await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
   cJSON *all = read_events();
   CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
   cJSON_Delete(all);
@@ -1293,7 +1217,7 @@ static void test_overlay_gtk_live_badge(void) {
   char *move[] = {LAGSCOPE_XDOTOOL_PATH, "windowmove", "--sync", id, "200", "150", NULL};
   xdotool(move);
   int ax = 0, ay = 0;
-  CHECK(window_origin(d, app, &ax, &ay) && ax == 200 && ay == 150);
+  CHECK(screen_window_origin(d, app, &ax, &ay) && ax == 200 && ay == 150);
   await_overlay(d, app, 1);
   printf("the overlay followed the moved window\n");
   char *unmap[] = {LAGSCOPE_XDOTOOL_PATH, "windowunmap", "--sync", id, NULL};
@@ -1326,8 +1250,8 @@ static void test_overlay_qt_live_badge(void) {
   await_overlay(d, app, 1);
   shot during1, during2;
   await_type("hang_began");
-  await_shot(d, app, badge_shown, NULL, &during1, "the hang badge");
-  await_shot(d, app, badge_counted_on, &during1, &during2, "the badge counting on");
+  await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
+  await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
   cJSON *all = read_events();
   CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
   cJSON_Delete(all);
@@ -1339,6 +1263,40 @@ static void test_overlay_qt_live_badge(void) {
   char err[16384];
   int code = wait_run(&p, err, sizeof err);
   CHECK_EQ_INT(code, 0);
+  remove_folder();
+}
+
+/* --hud-mode overlay on an SDL2 program, which opens its display through dlsym (no XOpenDisplay
+ * hook sees it): its window on SDL's x11 driver starts the overlay, and during a 2.5 s stall
+ * the badge counts up over it (two shots, two counts). */
+static void test_overlay_sdl_mode(void) {
+  make_folder();
+  with_screen();
+  char *program[] = {LAGSCOPE_SDL_WAIT_PATH, "--wait-ms", "2500", "--stall-ms", "2500", NULL};
+  char *extra[] = {"--hud-mode", "overlay", NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window app = await_window(d, "sdl_wait");
+  await_overlay(d, app, 1);
+  shot before, during1, during2;
+  await_shot(d, app, overlay_hud_shown, NULL, &before, "the HUD");
+  await_type("hang_began");
+  await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
+  await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
+  cJSON *all = read_events();
+  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
+  cJSON_Delete(all);
+  save_artifact(&during1, "overlay-sdl-hang-1.png");
+  save_artifact(&during2, "overlay-sdl-hang-2.png");
+  shot_free(&before);
+  shot_free(&during1);
+  shot_free(&during2);
+  XCloseDisplay(d);
+  char err[16384];
+  CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0);
+  xvfb_stop(&xvfb);
   remove_folder();
 }
 
@@ -1431,7 +1389,7 @@ static void test_overlay_stacked_with_its_window(void) {
   Window app = await_window(d, "gtk_stall");
   await_overlay(d, app, 1);
   shot s;
-  await_shot(d, app, hud_shown, NULL, &s, "the HUD");
+  await_shot(d, app, overlay_hud_shown, NULL, &s, "the HUD");
   shot_free(&s);
   /* Another program (no lagscope), its window mapped last: on top, at the same corner. */
   char *unwatched[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "20000", NULL};
@@ -1440,8 +1398,8 @@ static void test_overlay_stacked_with_its_window(void) {
   int hidden_since_ms = -1;
   uint64_t first_hidden = 0;
   for (;;) {
-    CHECK(screen_shot_area(d, app, hud_area, &s) == 0);
-    int panel = shot_count(&s, compact_box, is_panel) > 500;
+    CHECK(screen_shot_area(d, app, overlay_hud_area, &s) == 0);
+    int panel = shot_count(&s, overlay_compact_box, overlay_is_panel) > 500;
     shot_free(&s);
     if (panel) {
       CHECK_MSG(first_hidden == 0, "the HUD came back over the other program's window");
@@ -1459,7 +1417,7 @@ static void test_overlay_stacked_with_its_window(void) {
   snprintf(id, sizeof id, "%lu", (unsigned long)app);
   char *raise[] = {LAGSCOPE_XDOTOOL_PATH, "windowraise", id, NULL};
   xdotool(raise);
-  await_shot(d, app, hud_shown, NULL, &s, "the HUD over its raised window");
+  await_shot(d, app, overlay_hud_shown, NULL, &s, "the HUD over its raised window");
   save_artifact(&s, "overlay-gtk-raised.png");
   shot_free(&s);
   XCloseDisplay(d);
@@ -1593,7 +1551,7 @@ static void l3afpad_open(Display *d, Window win, const char *path) {
   uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
   Window dialog;
   int x, y;
-  while ((dialog = screen_find_window(d, "Open")) == 0 || !window_origin(d, dialog, &x, &y)) {
+  while ((dialog = screen_find_window(d, "Open")) == 0 || !screen_window_origin(d, dialog, &x, &y)) {
     CHECK_MSG(spawn_now_ns() < deadline, "no Open dialog in %d ms", WAIT_MS);
     spawn_sleep_ms(20);
   }
@@ -1946,7 +1904,7 @@ static void test_l3afpad_fifo_phases(void) {
   await_drawn_and_answering(); /* its start-up over: what follows is the FIFOs' */
   await_overlay(d, win, 1);
   shot before, after;
-  await_shot(d, win, hud_shown, NULL, &before, "the HUD");
+  await_shot(d, win, overlay_hud_shown, NULL, &before, "the HUD");
   pid_t app = child_of(p.pid);
   CHECK_MSG(app > 0, "lagscope-run %d has no child", (int)p.pid);
 
@@ -2051,6 +2009,7 @@ static const test_case cases[] = {
     TEST_CASE(stopped_time_of_a_cut_short_hang),
     TEST_CASE(overlay_gtk_live_badge),
     TEST_CASE(overlay_qt_live_badge),
+    TEST_CASE(overlay_sdl_mode),
     TEST_CASE(overlay_none_without_hud),
     TEST_CASE(overlay_glxgears_mode),
     TEST_CASE(overlay_wayland_said),

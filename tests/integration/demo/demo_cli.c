@@ -58,6 +58,8 @@ int main(int argc, char **argv) {
   expect(demo, (const char *const[]){"--stall-every", "soon", NULL}, 2, "--stall-every", 1);
   expect(demo, (const char *const[]){"--no-such-option", NULL}, 2, "--no-such-option", 1);
   expect(demo, (const char *const[]){"--duration", NULL}, 2, "--duration", 1);
+  expect(demo, (const char *const[]){"--help", NULL}, 0, "--hud-mode", 0);
+  expect(demo, (const char *const[]){"--hud-mode", "sideways", NULL}, 2, "--hud-mode", 1);
 
   /* lagscope validates the threshold itself: 5 is below its 10..60000 ms range. The demo
    * prints lagscope_strerror(EINVAL); lagscope logs the field, its value and the range. */

@@ -53,6 +53,7 @@ int main(void) {
   CHECK_EQ_INT(lagscope_metrics_latest(&m), LAGSCOPE_DISABLED);
   lagscope_event e = {.type = LAGSCOPE_EVENT_METRICS};
   CHECK(lagscope_event_json(&e) == NULL);
+  CHECK_EQ_INT(lagscope_hud_overlay_x11(NULL, 1), LAGSCOPE_DISABLED);
   CHECK_EQ_INT(lagscope_stop(), LAGSCOPE_DISABLED);
   CHECK(strstr(lagscope_strerror(LAGSCOPE_DISABLED), "release") != NULL);
   CHECK_EQ_INT(test_thread_count(), 1);

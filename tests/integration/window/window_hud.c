@@ -1,5 +1,6 @@
 /*
- * window_hud: the demo's real window under Xvfb, seen through screenshots of the X screen.
+ * window_hud: the demo's real window under Xvfb, seen through screenshots of the X screen, with
+ * the HUD drawn into its frames (--hud-mode frame; the overlay window: window_overlay.c).
  *
  *   1. Running: the window shows its moving content (the squares' colours, and two shots differ)
  *      and the HUD in its corner (top left): a dark panel with bright text.
@@ -303,9 +304,11 @@ int main(int argc, char **argv) {
   setenv("SDL_FRAMEBUFFER_ACCELERATION", "0", 1);
 #endif
 
+  /* --hud-mode frame: the HUD drawn into the demo's frames (on X11 its default is lagscope's
+   * overlay window, which window_overlay looks at), frozen with them during a stall. */
   char *args[] = {(char *)demo_path, "--port", "0", "--bind", "127.0.0.1", "--events", "jsonl",
                   "--stall-every", "2", "--stall-ms", "800", "--duration", "6", "--hud-expanded",
-                  NULL};
+                  "--hud-mode", "frame", NULL};
   CHECK(spawn_start(&demo, demo_path, args, SPAWN_INHERIT_STDERR) == 0);
   run_state st = {0, 0, 0};
   cJSON *started = wait_for(&st, "demo_started", LINE_TIMEOUT_MS);

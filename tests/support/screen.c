@@ -1,4 +1,4 @@
-/* Screenshots for the window tests: see screen.h. */
+/* Screenshots of an X screen for the tests: see screen.h. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "screen.h"
@@ -58,6 +58,25 @@ static Window screen_find_under(Display *d, Window parent, const char *title, in
 
 Window screen_find_window(Display *d, const char *title) {
   return screen_find_under(d, DefaultRootWindow(d), title, 2);
+}
+
+Window screen_await_window(Display *d, const char *title, int timeout_ms) {
+  uint64_t deadline = screen_now_ns() + (uint64_t)timeout_ms * 1000000u;
+  Window w;
+  while ((w = screen_find_window(d, title)) == 0 && screen_now_ns() < deadline) {
+    struct timespec ts = {0, 20 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  return w;
+}
+
+int screen_window_origin(Display *d, Window w, int *x, int *y) {
+  XWindowAttributes a;
+  Window child;
+  XSync(d, False);
+  if (!XGetWindowAttributes(d, w, &a) || a.map_state != IsViewable) return 0;
+  XTranslateCoordinates(d, w, DefaultRootWindow(d), 0, 0, x, y, &child);
+  return 1;
 }
 
 int screen_shot(Display *d, Window w, shot *out) {

@@ -1,5 +1,6 @@
 /*
- * Screenshots of an X screen for the window tests: finds a top-level window by its title, copies
+ * Screenshots of an X screen for the tests (integration/window, integration/attach): finds a
+ * top-level window by its title, copies
  * the screen's pixels where it is (XGetImage on the root window: what is really on screen, not
  * what the app drew off screen), saves them as PNG (cairo) and measures them.
  */
@@ -26,6 +27,10 @@ Display *screen_open(const char *name, int timeout_ms);
 
 /* The top-level window titled title (WM_NAME), or 0. */
 Window screen_find_window(Display *d, const char *title);
+/* The same, looked for until it is there; 0 after timeout_ms. */
+Window screen_await_window(Display *d, const char *title, int timeout_ms);
+/* Window w's top-left corner on the root; 0 when it is not viewable (or gone). */
+int screen_window_origin(Display *d, Window w, int *x, int *y);
 
 /* Copies the screen's pixels under window w. 0 or -1. */
 int screen_shot(Display *d, Window w, shot *out);
