@@ -334,16 +334,17 @@ HOOK void SDL_DestroyWindow(void *window) {
   if (real != NULL) real(window);
 }
 
-/* SDL2 opens its X display through dlsym, which the XOpenDisplay hook never sees: with
- * --hud-mode overlay, a window on SDL's x11 driver starts the overlay on $DISPLAY, the display
- * SDL's x11 driver opens. (By default an SDL program's HUD is in its frames.) */
+/* SDL2 opens its X display through dlsym, which the XOpenDisplay hook never sees: a window on
+ * SDL's x11 driver stands for it, on $DISPLAY, the display SDL's x11 driver opens. lagscope's
+ * connection reads the display's rate there; with --hud-mode overlay it shows the HUD too (by
+ * default an SDL program's HUD is in its frames). */
 typedef const char *(*video_driver_fn)(void);
 
 static void sdl_window_overlay(void) {
-  if (!lagscope__preload_overlay_only()) return;
   REAL(video_driver_fn, SDL_GetCurrentVideoDriver, "libSDL2-2.0.so.0")
   const char *driver = real != NULL ? real() : NULL;
-  if (driver != NULL && strcmp(driver, "x11") == 0) lagscope__preload_display_opened(NULL);
+  if (driver != NULL && strcmp(driver, "x11") == 0)
+    lagscope__preload_display_opened(NULL, lagscope__preload_overlay_only());
 }
 
 HOOK void *SDL_CreateWindow(const char *title, int x, int y, int w, int h, uint32_t flags) {
@@ -487,6 +488,6 @@ HOOK int XNextEvent(void *display, void *event) {
 HOOK void *XOpenDisplay(const char *name) {
   REAL(open_display_fn, XOpenDisplay, "libX11.so.6")
   void *display = real != NULL ? real(name) : NULL;
-  if (display != NULL) lagscope__preload_display_opened(name);
+  if (display != NULL) lagscope__preload_display_opened(name, 1);
   return display;
 }

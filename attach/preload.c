@@ -32,6 +32,7 @@ static char report_dir[SETTING_MAX];
 static char server_bind[64];
 static int quiet;
 static int hud_wanted;
+static int refresh_given; /* --refresh-hz: the display's rate is not read */
 static int hud_mode; /* LAGSCOPE__HUD_AUTO, _FRAME or _OVERLAY (--hud-mode) */
 static unsigned loops_written = ~0u; /* the loop bits last written to the channel (dispatcher); none yet */
 
@@ -203,10 +204,12 @@ int lagscope__preload_hud_wanted(void) { return hud_wanted; }
 
 int lagscope__preload_overlay_only(void) { return hud_wanted && hud_mode == LAGSCOPE__HUD_OVERLAY; }
 
-void lagscope__preload_display_opened(const char *name) {
+void lagscope__preload_display_opened(const char *name, int may_draw) {
   static atomic_int said;
-  if (!hud_wanted) return; /* --no-hud: no connection of lagscope's */
-  if (lagscope__hud_x11_app_connected(name) == LAGSCOPE_ENOTSUP && !atomic_exchange(&said, 1))
+  /* --no-hud --refresh-hz N: nothing for a connection of lagscope's to do, none opened. */
+  if (!hud_wanted && refresh_given) return;
+  if (lagscope__hud_x11_app_connected(name, may_draw) == LAGSCOPE_ENOTSUP && hud_wanted &&
+      !atomic_exchange(&said, 1))
     fprintf(stderr, "lagscope-preload: no HUD overlay: built without libxcb, libxcb-xfixes and "
                     "libxcb-shape (Debian: libxcb1-dev libxcb-xfixes0-dev libxcb-shape0-dev)\n");
 }
@@ -246,6 +249,13 @@ __attribute__((constructor)) static void preload_start(void) {
   config.hang_threshold_ms = take_field("LAGSCOPE_RUN_THRESHOLD_MS",
                                         LAGSCOPE__FIELD_hang_threshold_ms,
                                         config.hang_threshold_ms);
+  /* The display's rate: given (--refresh-hz), or read from the X server's RandR by lagscope's
+   * own connection once the program opens a display (hud/linux/x11_overlay.c), config.refresh_hz
+   * (60) until then and where it cannot be read. */
+  uint32_t given_hz = take_field("LAGSCOPE_RUN_REFRESH_HZ", LAGSCOPE__FIELD_refresh_hz, 0);
+  if (given_hz != 0) config.refresh_hz = given_hz;
+  refresh_given = given_hz != 0;
+  lagscope__hud_x11_set_measure_refresh(given_hz == 0);
   /* Drawn into GL and SDL_Renderer programs' frames (gl_hud.c, sdl_hud.c); a program that
    * never swaps or presents never asks for it, and lagscope renders nothing until asked. */
   config.hud = (int)take_field("LAGSCOPE_RUN_HUD", LAGSCOPE__FIELD_hud, 1);

@@ -44,9 +44,10 @@ int lagscope__preload_hud_wanted(void);
  * after the constructor. */
 int lagscope__preload_overlay_only(void);
 
-/* The program opened a connection to display name (NULL: $DISPLAY): the HUD's overlay window
- * goes there (hud/linux/x11_overlay.h), unless --no-hud; a preload built without XCB says once
- * that it has none. Any thread. */
-void lagscope__preload_display_opened(const char *name);
+/* The program opened a connection to display name (NULL: $DISPLAY): lagscope's own connection
+ * goes there (hud/linux/x11_overlay.h) to read the display's rate (unless --refresh-hz) and,
+ * when may_draw and not --no-hud, to show the HUD's overlay window; a preload built without XCB
+ * says once that it has none. Any thread. */
+void lagscope__preload_display_opened(const char *name, int may_draw);
 
 #endif

@@ -33,6 +33,7 @@ typedef struct options {
   const char *port;
   const char *bind;
   const char *threshold_ms;
+  const char *refresh_hz; /* NULL: read from RandR (x11_refresh.h), else config's 60 */
   const char *junit;
   const char *baseline;   /* --baseline: compare this run's hangs with it by signature */
   const char *summary_md; /* with --baseline: the comparison as Markdown */
@@ -55,6 +56,8 @@ static void usage(FILE *out) {
         "  --bind ADDR         the viewer's address (default every interface)\n"
         "  --no-server         no viewer\n"
         "  --threshold-ms N    a hang is no answer for N ms (default 250)\n"
+        "  --refresh-hz N      the display's rate, frames' budget (default: read from the X\n"
+        "                      server's RandR for the program's window, else 60)\n"
         "  --budget-ms N       exit 3 if a hang lasted longer than N ms\n"
         "  --budget-startup N  the budget of a hang in the start-up (before the program's\n"
         "                      first frame or answer), N ms; 0: they do not count (default:\n"
@@ -132,6 +135,7 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--port") == 0       ? &o->port
                         : strcmp(a, "--bind") == 0       ? &o->bind
                         : strcmp(a, "--threshold-ms") == 0 ? &o->threshold_ms
+                        : strcmp(a, "--refresh-hz") == 0 ? &o->refresh_hz
                         : strcmp(a, "--junit") == 0      ? &o->junit
                         : strcmp(a, "--baseline") == 0   ? &o->baseline
                         : strcmp(a, "--summary-md") == 0 ? &o->summary_md
@@ -169,6 +173,7 @@ static int parse_options(int argc, char **argv, options *o) {
     if (slot == &o->tolerance_pct && check_number(a, value, 0, 100000, NULL)) return 2;
     if (slot == &o->threshold_ms && check_field(a, value, LAGSCOPE__FIELD_hang_threshold_ms))
       return 2;
+    if (slot == &o->refresh_hz && check_field(a, value, LAGSCOPE__FIELD_refresh_hz)) return 2;
     *slot = value;
   }
   if (i >= argc) return bad_option("no program to run", "give it after --");
@@ -219,6 +224,7 @@ static int prepare_environment(const options *o, const char *preload, const char
   rc |= set("LAGSCOPE_RUN_PORT", o->port);
   rc |= set("LAGSCOPE_RUN_BIND", o->bind);
   rc |= set("LAGSCOPE_RUN_THRESHOLD_MS", o->threshold_ms);
+  rc |= set("LAGSCOPE_RUN_REFRESH_HZ", o->refresh_hz);
   rc |= set("LAGSCOPE_RUN_SERVER", o->no_server ? "0" : NULL);
   rc |= set("LAGSCOPE_RUN_QUIET", o->quiet ? "1" : NULL);
   rc |= set("LAGSCOPE_RUN_HUD", o->no_hud ? "0" : NULL);

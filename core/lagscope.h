@@ -148,7 +148,8 @@ typedef struct lagscope_config {
    * up, in KiB. A deeper stack (SwiftUI, AttributeGraph) keeps its innermost frames and says
    * "truncated". Default 64. Range 16..1024. Linux walks the live stack and ignores it. */
   uint32_t stack_copy_kib;
-  /* The display's refresh rate, the frame budget's source. Default 60. Range 1..1000 Hz. */
+  /* The display's refresh rate, the frame budget's source, where none is measured (Apple's
+   * display link, and the X11 overlay's RandR reading replace it). Default 60. Range 1..1000 Hz. */
   uint32_t refresh_hz;
   /* Slots in the central event queue; a full queue drops (counted). Default 256. A power of
    * two in 16..65536. */
@@ -323,7 +324,9 @@ typedef struct lagscope_thread_cpu {
 } lagscope_thread_cpu;
 
 typedef struct lagscope_frame_metrics {
-  double refresh_hz;          /* the configured display rate */
+  double refresh_hz;          /* the display's rate: measured where the platform can (Apple's
+                                 display link; the X11 overlay's RandR reading), else
+                                 config.refresh_hz */
   double fps;                 /* frames presented in the last second (see idle) */
   uint32_t frames;            /* frames in the last second */
   uint32_t dropped;           /* frames missed in the last second against the refresh period */
@@ -507,7 +510,9 @@ LAGSCOPE_EXTERN int lagscope_hud_set_expanded(int expanded);
  * lagscope_hud_take while it shows it. Returns at once: the connection is opened on lagscope's
  * thread, and a failure there is an error event. LAGSCOPE_ENOTRUNNING when stopped or with
  * config.hud off (nothing is made, no connection opened), LAGSCOPE_ENOTSUP on iOS and macOS and
- * where the library was built without XCB (libxcb, libxcb-xfixes, libxcb-shape). */
+ * where the library was built without XCB (libxcb, libxcb-xfixes, libxcb-shape, libxcb-randr).
+ * Its connection also reads the display's refresh rate from RandR every 2 s, which then
+ * replaces config.refresh_hz as the frames' budget. */
 LAGSCOPE_EXTERN int lagscope_hud_overlay_x11(const char *display_name, unsigned long window);
 
 /* ---- the viewer ------------------------------------------------------------------------------ */

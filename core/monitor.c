@@ -312,8 +312,9 @@ static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   if (m == NULL) return;
   m->time_ns = now;
   m->wall_ms = lagscope__wall_ms();
-  /* Darwin's display link measures the real rate (10 to 120 Hz under ProMotion): frames are
-   * judged against it, not against config.refresh_hz (0 elsewhere: not measured). */
+  /* The real rate where the platform measures it (Darwin's display link, 10 to 120 Hz under
+   * ProMotion; Linux, the RandR mode read by the X11 overlay's thread): frames are judged
+   * against it, not against config.refresh_hz (0: not measured). */
   lagscope__frame_meter_set_refresh_hz(&in->frames, lagscope__platform_refresh_hz());
   lagscope__frame_meter_drain(&in->frames, lagscope__frame_ring_shared());
   lagscope__frame_meter_report(&in->frames, now, &m->frames);

@@ -55,8 +55,9 @@ int lagscope__platform_start(const lagscope_config *config);
 void lagscope__platform_stop(void); /* idempotent; never waits for the main thread */
 /* 1 while the app is in the background (iOS), when a stalled main thread is no hang. F */
 int lagscope__platform_in_background(void);
-/* The display's rate as measured (Darwin's display link; 10 to 120 Hz under ProMotion); 0 when
- * not measured, and config.refresh_hz stands. F */
+/* The display's rate as measured (Darwin's display link, 10 to 120 Hz under ProMotion; Linux:
+ * what lagscope__linux_set_refresh_hz was told, the X11 overlay's RandR reading); 0 when not
+ * measured, and config.refresh_hz (or the last rate measured) stands. F */
 uint32_t lagscope__platform_refresh_hz(void);
 
 /* ---- folders (core/linux/folder.c, core/darwin/folder.c) ---------------------------------- */

@@ -175,6 +175,16 @@ int lagscope__linux_object_read(uintptr_t address, void *out, size_t bytes);
 int lagscope__linux_object_unwind_table(uintptr_t ip, uintptr_t *eh_frame_hdr,
                                         uintptr_t *segment_start, uintptr_t *segment_end);
 
+/* ---- platform.c: the display's rate, from whoever measured it ---- */
+
+/* The display's refresh rate as measured outside the core: the X11 overlay's thread reads the
+ * X server's RandR mode of the CRTC that shows the program's window (hud/linux/x11_refresh.c).
+ * lagscope__platform_refresh_hz returns it from then on, and the monitor judges frames against
+ * it instead of config.refresh_hz. 0, or a rate outside refresh_hz's range (1..1000), is "not
+ * measured": frames stay judged against the last rate measured, or config.refresh_hz when none
+ * was. Reset to 0 by lagscope_stop. Any thread; one atomic store. F */
+void lagscope__linux_set_refresh_hz(uint32_t hz);
+
 /* ---- capture_signal.c, capture.c ---- */
 
 /* How many times a capture's signal cut a system call short: none since it is raised by the

@@ -14,16 +14,20 @@
  * and when a hang begins or ends, it finds the window to follow (the app's, or the program's
  * main window: _NET_WM_PID, on the root's _NET_CLIENT_LIST or its children), follows its
  * position, size and mapping, stacks itself just above it (never above other windows) and puts
- * the HUD image, when it changed.
+ * the HUD image, when it changed. Every 2 s it also reads the display's refresh rate from RandR
+ * (x11_refresh.c) for the core, which judges frames against it; where no HUD is shown
+ * (lagscope-run's --hud-mode frame or --no-hud) that is all it does, and it makes no window.
  *
  * Contents: 1. who takes the image (lagscope-run's frames or the overlay); 2. the overlay and
  * its life; 3. XCB helpers and the window; 4. drawing; 5. the thread; 6. starting it (the
  * public call, lagscope-run's hook) and the consumer that wakes and stops it. */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include "x11_overlay.h"
+#include "x11_refresh.h"
 
 #include "hud.h" /* lagscope__hud_hold */
 #include "internal.h"
+#include "linux/linux.h" /* lagscope__linux_set_refresh_hz */
 #include "lagscope.h"
 
 #include <errno.h>
@@ -40,6 +44,7 @@
 #include <xcb/xfixes.h>
 
 #define PERIOD_MS 250  /* at most 4 redraws a second, and the window followed as often */
+#define REFRESH_MS 2000 /* the display's rate read again: a window moved to another monitor */
 #define STOP_WAIT_MS 1000
 #define GRACE_MS 1000  /* lagscope-run's auto mode: a GL or SDL program's first frame claims the HUD first */
 #define MAX_RECTS 4096 /* the bounding shape's rectangles; a HUD needs a few hundred */
@@ -54,9 +59,11 @@ static atomic_int mode = LAGSCOPE__HUD_AUTO;
 static atomic_int taker = TAKER_NONE;
 static atomic_ulong seen_window; /* the last window a GL swap drew (glXSwapBuffers' drawable) */
 static atomic_int frames_want;
+static atomic_int measure_refresh = 1; /* 0: lagscope-run was given the rate */
 static atomic_int in_child; /* a child forked without exec: the overlay is the parent's */
 
 void lagscope__hud_x11_set_mode(lagscope__hud_mode m) { atomic_store(&mode, (int)m); }
+void lagscope__hud_x11_set_measure_refresh(int on) { atomic_store(&measure_refresh, on); }
 
 void lagscope__hud_x11_saw_window(unsigned long window) {
   atomic_store_explicit(&seen_window, window, memory_order_relaxed);
@@ -80,6 +87,8 @@ typedef struct overlay {
   _Atomic unsigned long target; /* the window the app named; 0: the program's, found */
   _Atomic int asked;    /* the app asked (lagscope_hud_overlay_x11): no grace, no giving way */
   _Atomic int ended;    /* the thread has returned, or is about to */
+  _Atomic int draws;    /* the HUD is shown; 0: the display's rate only (no window) */
+  int measures;         /* the display's rate is read (RandR), every REFRESH_MS */
   pthread_t thread;
   char display_name[256];
   /* The thread's alone. */
@@ -89,6 +98,7 @@ typedef struct overlay {
   unsigned long app_target;          /* the target app was found for */
   xcb_gcontext_t gc;
   uint8_t depth;
+  int window_made; /* 1: made; -1: the server cannot (no XFixes 2); 0: not yet wanted */
   int shaped; /* no compositor: the window's shape is the image's opaque pixels */
   int mapped, x, y, width, height;
   uint64_t shown; /* the sequence of the image on screen; 0: to be put again */
@@ -104,6 +114,7 @@ typedef struct overlay {
 /* The overlay of the running instance and whether it runs with config.hud on: set by the
  * consumer's start and stop (section 6), read by the calls that start an overlay. */
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
+static int lagscope_on;  /* under control: lagscope runs (the consumer started) */
 static int hud_on;       /* under control */
 static overlay *running; /* under control */
 
@@ -444,11 +455,11 @@ static long ms_since(const struct timespec *then) {
   return (now.tv_sec - then->tv_sec) * 1000L + (now.tv_nsec - then->tv_nsec) / 1000000L;
 }
 
-/* Waits until the period ends or a wake; 1 when stopping. */
-static int wait_period(overlay *o) {
+/* Waits until the period (ms) ends or a wake; 1 when stopping. */
+static int wait_period(overlay *o, long period_ms) {
   struct timespec until;
   clock_gettime(CLOCK_MONOTONIC, &until);
-  until.tv_nsec += PERIOD_MS * 1000000L;
+  until.tv_nsec += period_ms * 1000000L;
   until.tv_sec += until.tv_nsec / 1000000000L;
   until.tv_nsec %= 1000000000L;
   pthread_mutex_lock(&o->lock);
@@ -487,27 +498,66 @@ static void say_failed(overlay *o, int code, const char *why) {
   pthread_mutex_unlock(&o->lock);
 }
 
+/* The window, made the first time the HUD is to be shown; 0 when the server cannot have it. */
+static int window_ready(overlay *o) {
+  if (o->window_made == 0) {
+    o->window_made = make_window(o) ? 1 : -1;
+    if (o->window_made < 0) say_failed(o, LAGSCOPE_ENOTSUP, "the server has no XFixes 2");
+    o->shaped = o->window_made > 0 && !has_compositor(o);
+  }
+  return o->window_made > 0;
+}
+
+/* The display's rate where the program's window is (none viewable yet: the primary output's),
+ * told to the core, which judges the next frames against it (x11_refresh.h). */
+static void read_refresh(overlay *o) {
+  int x = 0, y = 0, width = 0, height = 0;
+  unsigned long target = atomic_load(&o->target);
+  xcb_window_t app = o->app != XCB_WINDOW_NONE ? o->app
+                     : target != 0             ? (xcb_window_t)target
+                                               : find_app_window(o);
+  if (app != XCB_WINDOW_NONE && viewable(o, app, &width, &height)) {
+    xcb_translate_coordinates_reply_t *t = xcb_translate_coordinates_reply(
+        o->c, xcb_translate_coordinates(o->c, app, o->screen->root, 0, 0), NULL);
+    if (t != NULL)
+      x = t->dst_x, y = t->dst_y;
+    else
+      width = height = 0;
+    free(t);
+  } else {
+    width = height = 0;
+  }
+  lagscope__linux_set_refresh_hz(
+      lagscope__x11_refresh_hz(o->c, o->screen->root, x, y, width, height));
+}
+
 static void *overlay_main(void *arg) {
   overlay *o = arg;
   /* One of lagscope's own, as civetweb's threads: never captured, its CPU lagscope's; every
    * signal blocked since it was made (a capture's signal would cut its waits short). */
   lagscope__thread_adopt();
-  lagscope__thread_name_self("lagscope-x11hud");
+  lagscope__thread_name_self("lagscope-x11");
   if (!connect_display(o)) {
     say_failed(o, LAGSCOPE_ESYS, "cannot connect");
-  } else if (!make_window(o)) {
-    say_failed(o, LAGSCOPE_ENOTSUP, "the server has no XFixes 2");
   } else {
-    o->shaped = !has_compositor(o);
-    struct timespec begun;
+    if (o->measures) o->measures = lagscope__x11_refresh_begin(o->c); /* RandR 1.3, or none */
+    struct timespec begun, refreshed = {0, 0};
     clock_gettime(CLOCK_MONOTONIC, &begun);
+    int read_once = 0;
     do {
       drain_events(o);
-      if (atomic_load(&o->asked) || atomic_load(&mode) != LAGSCOPE__HUD_AUTO ||
-          ms_since(&begun) >= GRACE_MS)
+      if (o->measures && (!read_once || ms_since(&refreshed) >= REFRESH_MS)) {
+        read_refresh(o);
+        clock_gettime(CLOCK_MONOTONIC, &refreshed);
+        read_once = 1;
+      }
+      if (atomic_load(&o->draws) && window_ready(o) &&
+          (atomic_load(&o->asked) || atomic_load(&mode) != LAGSCOPE__HUD_AUTO ||
+           ms_since(&begun) >= GRACE_MS))
         update(o);
       xcb_flush(o->c);
-    } while (!wait_period(o) && !xcb_connection_has_error(o->c));
+    } while (!wait_period(o, atomic_load(&o->draws) ? PERIOD_MS : REFRESH_MS) &&
+             !xcb_connection_has_error(o->c));
   }
   int expected = TAKER_OVERLAY;
   atomic_compare_exchange_strong(&taker, &expected, TAKER_NONE);
@@ -540,7 +590,8 @@ static void overlay_stop(overlay *o) {
 
 /* A new overlay and its thread, every signal blocked from its first instruction; NULL with *rc
  * set when it could not be made. Under control. */
-static overlay *overlay_start(const char *display, unsigned long window, int asked, int *rc) {
+static overlay *overlay_start(const char *display, unsigned long window, int asked, int draws,
+                              int measures, int *rc) {
   overlay *o = lagscope__alloc(sizeof(*o));
   if (o == NULL) {
     *rc = LAGSCOPE_ENOMEM;
@@ -553,6 +604,8 @@ static overlay *overlay_start(const char *display, unsigned long window, int ask
   atomic_init(&o->target, window);
   atomic_init(&o->asked, asked);
   atomic_init(&o->ended, 0);
+  atomic_init(&o->draws, draws);
+  o->measures = measures;
   pthread_mutex_init(&o->lock, NULL);
   pthread_condattr_t clock;
   pthread_condattr_init(&clock);
@@ -581,38 +634,41 @@ static overlay *overlay_start(const char *display, unsigned long window, int ask
 
 /* ---- 6. starting it, and the consumer that wakes and stops it ------------------------------------- */
 
-/* Starts the overlay, or points the running one at window when the app asks again. */
-static int show(const char *display, unsigned long window, int asked) {
+/* Starts the thread, or gives the running one more to do: the HUD (draws), a window the app
+ * named (asked). The display's rate is read whenever the thread runs, unless given. */
+static int show(const char *display, unsigned long window, int asked, int may_draw) {
   if (atomic_load(&in_child)) return LAGSCOPE_ENOTRUNNING;
   int rc = LAGSCOPE_OK;
   pthread_mutex_lock(&control);
-  if (!hud_on) {
+  int draws = hud_on && may_draw && (asked || atomic_load(&mode) != LAGSCOPE__HUD_FRAME);
+  int measures = atomic_load(&measure_refresh);
+  if (!lagscope_on || (asked && !hud_on)) {
     rc = LAGSCOPE_ENOTRUNNING;
   } else if (running != NULL && asked && atomic_load(&running->ended)) {
     /* Its thread ended (it could not connect): the app may ask again, on another display. */
     pthread_join(running->thread, NULL);
     release(running);
-    running = overlay_start(display, window, asked, &rc);
+    running = overlay_start(display, window, asked, draws, measures, &rc);
   } else if (running != NULL) {
     if (asked) {
       atomic_store(&running->target, window);
       atomic_store(&running->asked, 1);
-      wake(running);
     }
-  } else {
-    running = overlay_start(display, window, asked, &rc);
+    if (draws) atomic_store(&running->draws, 1);
+    if (asked || draws) wake(running);
+  } else if (draws || measures) {
+    running = overlay_start(display, window, asked, draws, measures, &rc);
   }
   pthread_mutex_unlock(&control);
   return rc;
 }
 
 int lagscope_hud_overlay_x11(const char *display_name, unsigned long window) {
-  return show(display_name, window, 1);
+  return show(display_name, window, 1, 1);
 }
 
-int lagscope__hud_x11_app_connected(const char *display) {
-  if (atomic_load(&mode) == LAGSCOPE__HUD_FRAME) return LAGSCOPE_OK;
-  return show(display, 0, 0);
+int lagscope__hud_x11_app_connected(const char *display, int may_draw) {
+  return show(display, 0, 0, may_draw);
 }
 
 void lagscope__hud_x11_forget_in_child(void) {
@@ -620,7 +676,7 @@ void lagscope__hud_x11_forget_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   control = fresh; /* a parent thread may have held it at the fork */
   running = NULL;
-  hud_on = 0;
+  lagscope_on = hud_on = 0;
   atomic_store(&taker, TAKER_NONE);
 }
 
@@ -636,10 +692,10 @@ static x11_consumer the_consumer;
 static int consumer_start(const lagscope_config *config, lagscope__dispatcher *dispatcher,
                           void **state, char *why, size_t why_size) {
   (void)dispatcher, (void)why, (void)why_size;
-  if (!config->hud) return LAGSCOPE_OK; /* no HUD: no overlay can start */
   the_consumer.wake_due = 0;
   pthread_mutex_lock(&control);
-  hud_on = 1;
+  lagscope_on = 1;
+  hud_on = config->hud != 0; /* off: no window, only the display's rate (lagscope-run) */
   pthread_mutex_unlock(&control);
   *state = &the_consumer;
   return LAGSCOPE_OK;
@@ -669,7 +725,7 @@ static uint64_t consumer_tick(void *state, uint64_t now_ns) {
 static void consumer_stop(void *state) {
   (void)state;
   pthread_mutex_lock(&control);
-  hud_on = 0;
+  lagscope_on = hud_on = 0;
   overlay *o = running;
   running = NULL;
   pthread_mutex_unlock(&control);

@@ -24,13 +24,19 @@ typedef enum lagscope__hud_mode {
 /* Set once by the preload's constructor, before any hook runs. */
 void lagscope__hud_x11_set_mode(lagscope__hud_mode mode);
 
+/* 1 (the default): the thread reads the display's refresh rate from RandR every 2 s and tells
+ * the core (lagscope__linux_set_refresh_hz), whatever the HUD; 0: lagscope-run was given the
+ * rate (--refresh-hz). Set once by the preload's constructor, before any hook runs. */
+void lagscope__hud_x11_set_measure_refresh(int on);
+
 /* The program opened a connection to display (NULL: $DISPLAY). The first call starts the
- * overlay's thread, which opens a connection of its own to the same display and shows the HUD
- * over the program's biggest window (_NET_WM_PID), else the window its GL swaps drew; later
- * calls do nothing. LAGSCOPE_OK (also in the frame mode, where it does nothing),
- * LAGSCOPE_ENOTRUNNING when lagscope does not run with config.hud on, LAGSCOPE_ENOTSUP when
- * built without XCB. Any thread; creates a thread once. */
-int lagscope__hud_x11_app_connected(const char *display);
+ * thread, which opens a connection of its own to the same display, reads the display's rate
+ * (unless given) and, when may_draw and the HUD is on and not in the frame mode, shows the HUD
+ * over the program's biggest window (_NET_WM_PID), else the window its GL swaps drew; a later
+ * call may add the HUD (may_draw), nothing else. LAGSCOPE_OK, LAGSCOPE_ENOTRUNNING when
+ * lagscope does not run, LAGSCOPE_ENOTSUP when built without XCB. Any thread; creates a thread
+ * once. */
+int lagscope__hud_x11_app_connected(const char *display, int may_draw);
 
 /* A window the program draws its frames into (glXSwapBuffers' drawable): the overlay's window
  * when none carries the program's _NET_WM_PID. Main thread; one relaxed atomic store. */

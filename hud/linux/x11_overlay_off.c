@@ -11,14 +11,15 @@
 static atomic_int mode;
 
 void lagscope__hud_x11_set_mode(lagscope__hud_mode m) { atomic_store(&mode, (int)m); }
+void lagscope__hud_x11_set_measure_refresh(int on) { (void)on; }
 
 int lagscope_hud_overlay_x11(const char *display_name, unsigned long window) {
   (void)display_name, (void)window;
   return LAGSCOPE_ENOTSUP;
 }
 
-int lagscope__hud_x11_app_connected(const char *display) {
-  (void)display;
+int lagscope__hud_x11_app_connected(const char *display, int may_draw) {
+  (void)display, (void)may_draw;
   return atomic_load(&mode) == LAGSCOPE__HUD_FRAME ? LAGSCOPE_OK : LAGSCOPE_ENOTSUP;
 }
 

@@ -2,7 +2,9 @@
  * bench_preload: what lagscope-run costs an idle GTK application. Debian's gtk3-widget-factory
  * runs under Xvfb for --seconds (after 3 s of start-up, not counted), alone (the baseline) and
  * under lagscope-run with its defaults (the viewer on, on 127.0.0.1 port 0; the HUD in lagscope's
- * overlay window, as for every GTK program) and with --no-hud (no overlay), --runs times each,
+ * overlay window, as for every GTK program, and the display's rate read from RandR: lagscope's
+ * own X connection) and with --no-hud --refresh-hz 60 (no X connection of lagscope's), --runs
+ * times each,
  * alternating; the table gives the medians: the process's CPU (% of one core, from
  * /proc/PID/stat), lagscope's own threads' CPU (their schedstat), its resident memory and its
  * threads at the end.
@@ -191,7 +193,7 @@ static int measure(int variant, unsigned seconds, mapped_files *alone_files, sam
                       "--report-dir", report_dir, "--",
                       LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
   char *without_hud[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
-                         "--report-dir", report_dir, "--no-hud", "--",
+                         "--report-dir", report_dir, "--no-hud", "--refresh-hz", "60", "--",
                          LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
   char **argv = !with_lagscope ? alone : no_hud ? without_hud : launched;
   spawn_proc p;
@@ -244,7 +246,8 @@ int main(int argc, char **argv) {
   }
   setenv("DISPLAY", display, 1);
   printf("bench_preload: gtk3-widget-factory idle, %u s measured after %d s of start-up, %u "
-         "runs alone, %u under lagscope-run and %u with --no-hud, alternating...\n",
+         "runs alone, %u under lagscope-run and %u with --no-hud --refresh-hz 60, "
+         "alternating...\n",
          seconds, WARM_UP_MS / 1000, runs, runs, runs);
   double cpu[3][64], rss[3][64], anon[3][64], files[3][64], threads[3][64], own[64], own_file[64];
   static mapped_files alone_files;
@@ -306,15 +309,16 @@ int main(int argc, char **argv) {
   snprintf(v, sizeof v, "%.0f", th1);
   snprintf(b, sizeof b, "%.0f alone", th0);
   bench_row("threads", v, b, "-", "-");
-  bench_table_begin("of it, the HUD's overlay window (the default minus --no-hud, medians)");
+  bench_table_begin("of it, lagscope's X connection: the HUD's overlay window and the rate's "
+                    "reading (the default minus --no-hud --refresh-hz 60, medians)");
   snprintf(v, sizeof v, "%+.3f %%", cpu1 - cpu2);
-  snprintf(b, sizeof b, "%.3f %% with --no-hud", cpu2);
+  snprintf(b, sizeof b, "%.3f %% without", cpu2);
   bench_row("process CPU, % of one core", v, b, "-", "-");
   snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss2);
-  snprintf(b, sizeof b, "%.0f KiB with --no-hud", rss2);
+  snprintf(b, sizeof b, "%.0f KiB without", rss2);
   bench_row("resident memory at the end", v, b, "-", "-");
   snprintf(v, sizeof v, "%+.0f", th1 - th2);
-  snprintf(b, sizeof b, "%.0f with --no-hud", th2);
+  snprintf(b, sizeof b, "%.0f without", th2);
   bench_row("threads", v, b, "-", "-");
   printf("note: idle, the program draws its spinner at 60 Hz, whose frames spare it\n"
          "lagscope's pings; lagscope samples every 500 ms, with the viewer listening. The\n"

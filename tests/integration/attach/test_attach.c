@@ -12,7 +12,8 @@
  * other pixel of its frame as it draws alone), SDL2's testvulkan (no HUD there, said once),
  * l3afpad opening FIFOs through its Open dialog (one hang in two phases, read() then openat(),
  * and one in openat() alone, each told alike by the event, report, viewer, summary and JUnit);
- * then the exit status, the environment the
+ * the display's rate read from RandR (Xvfb set to a 75 Hz mode: the metrics say 75); then the
+ * exit status, the environment the
  * program's children see, and bad options.
  *
  * Usage: test_attach CASE (paths come from the build: LAGSCOPE_RUN_PATH and the others). */
@@ -26,6 +27,10 @@
 
 #include <X11/Xatom.h>
 #include <cairo.h>
+#if LAGSCOPE_ATTACH_RANDR
+#include <xcb/randr.h>
+#include <xcb/xcb.h>
+#endif
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -1101,6 +1106,8 @@ static void test_bad_options(void) {
   } runs[] = {
       {{LAGSCOPE_RUN_PATH, "--budget-ms", "abc", "--", "true", NULL}, 2, "bad value: --budget-ms abc"},
       {{LAGSCOPE_RUN_PATH, "--port", "70000", "--", "true", NULL}, 2, "bad value: --port 70000"},
+      {{LAGSCOPE_RUN_PATH, "--refresh-hz", "0", "--", "true", NULL}, 2,
+       "bad value: --refresh-hz 0 (a whole number in 1..1000)"},
       {{LAGSCOPE_RUN_PATH, "--frobnicate", "--", "true", NULL}, 2, "unknown option: --frobnicate"},
       {{LAGSCOPE_RUN_PATH, "--hud-corner", "middle", "--", "true", NULL}, 2,
        "bad value (tl, tr, bl or br): middle"},
@@ -1987,6 +1994,99 @@ static void test_l3afpad_fifo_phases(void) {
   remove_folder();
 }
 
+/* ---- the display's rate: read from RandR ------------------------------------------------------- */
+
+#if LAGSCOPE_ATTACH_RANDR
+/* The connection that set the screen's mode: kept open till the case ends, as Xvfb puts its
+ * CRTC back to its own mode (no timings) when the connection that made the mode closes (seen
+ * with Xvfb 21.1). */
+static xcb_connection_t *mode_setter;
+
+/* Sets Xvfb's one CRTC to a 1024x768 mode with the timings of VESA's CVT at 75 Hz (82 MHz,
+ * 1360 x 805 in all: 74.9 Hz, which xrandr shows as 74.90). Xvfb's own mode has a clock and
+ * totals of 0: no rate. */
+static void set_screen_to_75_hz(void) {
+  int screen_number = 0;
+  mode_setter = xcb_connect(getenv("DISPLAY"), &screen_number);
+  CHECK(!xcb_connection_has_error(mode_setter));
+  xcb_window_t root = xcb_setup_roots_iterator(xcb_get_setup(mode_setter)).data->root;
+  free(xcb_randr_query_version_reply(mode_setter, xcb_randr_query_version(mode_setter, 1, 3), NULL));
+  xcb_randr_get_screen_resources_current_reply_t *r = xcb_randr_get_screen_resources_current_reply(
+      mode_setter, xcb_randr_get_screen_resources_current(mode_setter, root), NULL);
+  CHECK(r != NULL && r->num_crtcs >= 1 && r->num_outputs >= 1);
+  xcb_randr_crtc_t crtc = xcb_randr_get_screen_resources_current_crtcs(r)[0];
+  xcb_randr_output_t output = xcb_randr_get_screen_resources_current_outputs(r)[0];
+  static const char name[] = "1024x768_75";
+  xcb_randr_mode_info_t mode = {.width = 1024, .height = 768, .dot_clock = 82000000,
+                                .hsync_start = 1088, .hsync_end = 1192, .htotal = 1360,
+                                .vsync_start = 771, .vsync_end = 775, .vtotal = 805,
+                                .name_len = sizeof name - 1};
+  xcb_randr_create_mode_reply_t *made = xcb_randr_create_mode_reply(
+      mode_setter, xcb_randr_create_mode(mode_setter, root, mode, sizeof name - 1, name), NULL);
+  CHECK(made != NULL);
+  CHECK(xcb_request_check(mode_setter, xcb_randr_add_output_mode_checked(mode_setter, output,
+                                                                         made->mode)) == NULL);
+  xcb_randr_set_crtc_config_reply_t *set = xcb_randr_set_crtc_config_reply(
+      mode_setter,
+      xcb_randr_set_crtc_config(mode_setter, crtc, XCB_CURRENT_TIME, r->config_timestamp, 0, 0,
+                                made->mode, XCB_RANDR_ROTATION_ROTATE_0, 1, &output),
+      NULL);
+  CHECK_MSG(set != NULL && set->status == XCB_RANDR_SET_CONFIG_SUCCESS, "the 75 Hz mode not set");
+  free(set);
+  free(made);
+  free(r);
+}
+
+/* The refresh_hz of the metrics lines of one run of gtk_stall (3 s) under lagscope-run with
+ * extra: at least two lines, every one says want; when read, lines before the first reading
+ * may say the config's 60, none after it. */
+static void check_refresh(char *const extra[], double want, int read) {
+  unlink(events);
+  char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "1500",
+                     "--quit-after-ms", "1500", NULL};
+  char err[16384];
+  CHECK_EQ_INT(run_to_end(extra, program, err, sizeof err), 0);
+  cJSON *all = read_events();
+  CHECK_MSG(count_type(all, "metrics") >= 2, "%d metrics lines", count_type(all, "metrics"));
+  const cJSON *e;
+  int got = 0;
+  cJSON_ArrayForEach(e, all) {
+    if (strcmp(spawn_json_type(e), "metrics") != 0) continue;
+    double hz = spawn_json_number(e, "refresh_hz", -1);
+    printf("metrics: refresh_hz %.0f\n", hz);
+    got |= hz == want;
+    CHECK_MSG(hz == want || (read && !got && hz == 60), "refresh_hz %.0f, not %.0f", hz, want);
+  }
+  CHECK_MSG(got, "no metrics line says refresh_hz %.0f", want);
+  double last = spawn_json_number(last_of_type(all, "metrics"), "refresh_hz", -1);
+  CHECK_MSG(last == want, "the last metrics line says refresh_hz %.0f, not %.0f", last, want);
+  cJSON_Delete(all);
+}
+#endif
+
+/* Xvfb's own mode has no timings: no rate read, the config's 60 Hz. With a 75 Hz mode set
+ * through RandR, the metrics say 75 (74.9 rounded) in the default mode and with --no-hud (the
+ * rate is read whatever the HUD); --refresh-hz 50 is taken as given, nothing read. */
+static void test_refresh_from_randr(void) {
+#if !LAGSCOPE_ATTACH_RANDR
+  printf("SKIP: built without xcb-randr (and the preload without reading the rate)\n");
+  exit(SKIP);
+#else
+  make_folder();
+  with_screen();
+  check_refresh(NULL, 60, 0);
+  set_screen_to_75_hz();
+  check_refresh(NULL, 75, 1);
+  char *no_hud[] = {"--no-hud", NULL};
+  check_refresh(no_hud, 75, 1);
+  char *given[] = {"--refresh-hz", "50", NULL};
+  check_refresh(given, 50, 0);
+  xcb_disconnect(mode_setter);
+  xvfb_stop(&xvfb);
+  remove_folder();
+#endif
+}
+
 static const test_case cases[] = {
     TEST_CASE(gtk_stall_over_budget),
     TEST_CASE(gtk_clean_within_budget),
@@ -2015,6 +2115,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_wayland_said),
     TEST_CASE(overlay_stacked_with_its_window),
     TEST_CASE(l3afpad_fifo_phases),
+    TEST_CASE(refresh_from_randr),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
