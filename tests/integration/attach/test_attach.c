@@ -1161,6 +1161,25 @@ static void await_shot(Display *d, Window app, int (*pred)(const shot *, const s
                      LAGSCOPE_ATTACH_OUT "/overlay-gtk-not-as-awaited.png");
 }
 
+/* During a hang of the program's: two shots of the overlay's badge with two different counts,
+ * both before the hang ended, saved as overlay-NAME-hang-1.png and -2.png. */
+static void await_live_badge(Display *d, Window app, const char *name) {
+  shot during1, during2;
+  await_type("hang_began");
+  await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
+  await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
+  cJSON *all = read_events();
+  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
+  cJSON_Delete(all);
+  char file[64];
+  snprintf(file, sizeof file, "overlay-%s-hang-1.png", name);
+  save_artifact(&during1, file);
+  snprintf(file, sizeof file, "overlay-%s-hang-2.png", name);
+  save_artifact(&during2, file);
+  shot_free(&during1);
+  shot_free(&during2);
+}
+
 /* The expanded HUD's "LAST HANG" row (hud/layout.c: baseline 164, 8 from the corner). */
 static const box last_hang_row = {18, 156, 258, 178};
 
@@ -1197,7 +1216,7 @@ static void test_overlay_gtk_live_badge(void) {
   CHECK(d != NULL);
   Window app = await_window(d, "gtk_stall");
   await_overlay(d, app, 1);
-  shot before, during1, during2, after;
+  shot before, after;
   await_shot(d, app, overlay_hud_shown, NULL, &before, "the HUD");
   save_artifact(&before, "overlay-gtk-before.png");
 
@@ -1208,14 +1227,7 @@ static void test_overlay_gtk_live_badge(void) {
   await_window(d, "gtk_stall clicked"); /* the click went through the HUD to the button */
   printf("the click under the HUD reached the program\n");
 
-  await_type("hang_began");
-  await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
-  await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
-  cJSON *all = read_events();
-  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
-  cJSON_Delete(all);
-  save_artifact(&during1, "overlay-gtk-hang-1.png");
-  save_artifact(&during2, "overlay-gtk-hang-2.png");
+  await_live_badge(d, app, "gtk");
 
   await_type("hang_ended");
   await_shot(d, app, last_hang_shown, &before, &after, "the last-hang line without a badge");
@@ -1233,8 +1245,6 @@ static void test_overlay_gtk_live_badge(void) {
   printf("the overlay went with the unmapped window\n");
 
   shot_free(&before);
-  shot_free(&during1);
-  shot_free(&during2);
   shot_free(&after);
   XCloseDisplay(d);
   char err[16384];
@@ -1255,17 +1265,7 @@ static void test_overlay_qt_live_badge(void) {
   CHECK(d != NULL);
   Window app = await_window(d, "qt_stall");
   await_overlay(d, app, 1);
-  shot during1, during2;
-  await_type("hang_began");
-  await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
-  await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
-  cJSON *all = read_events();
-  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
-  cJSON_Delete(all);
-  save_artifact(&during1, "overlay-qt-hang-1.png");
-  save_artifact(&during2, "overlay-qt-hang-2.png");
-  shot_free(&during1);
-  shot_free(&during2);
+  await_live_badge(d, app, "qt");
   XCloseDisplay(d);
   char err[16384];
   int code = wait_run(&p, err, sizeof err);
@@ -1287,19 +1287,10 @@ static void test_overlay_sdl_mode(void) {
   CHECK(d != NULL);
   Window app = await_window(d, "sdl_wait");
   await_overlay(d, app, 1);
-  shot before, during1, during2;
+  shot before;
   await_shot(d, app, overlay_hud_shown, NULL, &before, "the HUD");
-  await_type("hang_began");
-  await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
-  await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
-  cJSON *all = read_events();
-  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
-  cJSON_Delete(all);
-  save_artifact(&during1, "overlay-sdl-hang-1.png");
-  save_artifact(&during2, "overlay-sdl-hang-2.png");
+  await_live_badge(d, app, "sdl");
   shot_free(&before);
-  shot_free(&during1);
-  shot_free(&during2);
   XCloseDisplay(d);
   char err[16384];
   CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0);
