@@ -32,7 +32,6 @@ static char report_dir[SETTING_MAX];
 static char server_bind[64];
 static int quiet;
 static int hud_wanted;
-static int refresh_given; /* --refresh-hz: the display's rate is not read */
 static int hud_mode; /* LAGSCOPE__HUD_AUTO, _FRAME or _OVERLAY (--hud-mode) */
 static unsigned loops_written = ~0u; /* the loop bits last written to the channel (dispatcher); none yet */
 
@@ -206,12 +205,12 @@ int lagscope__preload_overlay_only(void) { return hud_wanted && hud_mode == LAGS
 
 void lagscope__preload_display_opened(const char *name, int may_draw) {
   static atomic_int said;
-  /* --no-hud --refresh-hz N: nothing for a connection of lagscope's to do, none opened. */
-  if (!hud_wanted && refresh_given) return;
+  /* With --no-hud --refresh-hz N the overlay has nothing to do and opens no connection. */
   if (lagscope__hud_x11_app_connected(name, may_draw) == LAGSCOPE_ENOTSUP && hud_wanted &&
       !atomic_exchange(&said, 1))
-    fprintf(stderr, "lagscope-preload: no HUD overlay: built without libxcb, libxcb-xfixes and "
-                    "libxcb-shape (Debian: libxcb1-dev libxcb-xfixes0-dev libxcb-shape0-dev)\n");
+    fprintf(stderr, "lagscope-preload: no HUD overlay: built without libxcb, libxcb-xfixes, "
+                    "libxcb-shape and libxcb-randr (Debian: libxcb1-dev libxcb-xfixes0-dev "
+                    "libxcb-shape0-dev libxcb-randr0-dev)\n");
 }
 
 /* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
@@ -254,7 +253,6 @@ __attribute__((constructor)) static void preload_start(void) {
    * (60) until then and where it cannot be read. */
   uint32_t given_hz = take_field("LAGSCOPE_RUN_REFRESH_HZ", LAGSCOPE__FIELD_refresh_hz, 0);
   if (given_hz != 0) config.refresh_hz = given_hz;
-  refresh_given = given_hz != 0;
   lagscope__hud_x11_set_measure_refresh(given_hz == 0);
   /* Drawn into GL and SDL_Renderer programs' frames (gl_hud.c, sdl_hud.c); a program that
    * never swaps or presents never asks for it, and lagscope renders nothing until asked. */
