@@ -1154,6 +1154,18 @@ static void await_type(const char *type) {
  * holds (tests/support/overlay_look.h), bounded; a shot that never did is saved. */
 static void await_overlay(Display *d, Window app, int shown) { overlay_await(d, app, shown, WAIT_MS); }
 
+/* lagscope-run starts program (extra: its options, NULL-ended, or NULL), and the test waits
+ * until the program's window, found by title, has lagscope's overlay over it. */
+static Window start_under_overlay(spawn_proc *p, char **extra, char **program, const char *title,
+                                  Display **d) {
+  CHECK(spawn_start(p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(*d != NULL);
+  Window app = await_window(*d, title);
+  await_overlay(*d, app, 1);
+  return app;
+}
+
 static void await_shot(Display *d, Window app, int (*pred)(const shot *, const shot *),
                        const shot *arg, shot *out, const char *what) {
   mkdir(LAGSCOPE_ATTACH_OUT, 0755);
@@ -1211,11 +1223,8 @@ static void test_overlay_gtk_live_badge(void) {
                      "--stall-ms", "2500", "--quit-after-ms", "8000", NULL};
   spawn_proc p;
   char *expanded[] = {"--hud-expanded", NULL};
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(expanded, program), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window app = await_window(d, "gtk_stall");
-  await_overlay(d, app, 1);
+  Display *d = NULL;
+  Window app = start_under_overlay(&p, expanded, program, "gtk_stall", &d);
   shot before, after;
   await_shot(d, app, overlay_hud_shown, NULL, &before, "the HUD");
   save_artifact(&before, "overlay-gtk-before.png");
@@ -1260,11 +1269,8 @@ static void test_overlay_qt_live_badge(void) {
   with_screen();
   char *program[] = {LAGSCOPE_QT_STALL_PATH, "3000", "2500", NULL};
   spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window app = await_window(d, "qt_stall");
-  await_overlay(d, app, 1);
+  Display *d = NULL;
+  Window app = start_under_overlay(&p, NULL, program, "qt_stall", &d);
   await_live_badge(d, app, "qt");
   XCloseDisplay(d);
   char err[16384];
@@ -1282,11 +1288,8 @@ static void test_overlay_sdl_mode(void) {
   char *program[] = {LAGSCOPE_SDL_WAIT_PATH, "--wait-ms", "2500", "--stall-ms", "2500", NULL};
   char *extra[] = {"--hud-mode", "overlay", NULL};
   spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window app = await_window(d, "sdl_wait");
-  await_overlay(d, app, 1);
+  Display *d = NULL;
+  Window app = start_under_overlay(&p, extra, program, "sdl_wait", &d);
   shot before;
   await_shot(d, app, overlay_hud_shown, NULL, &before, "the HUD");
   await_live_badge(d, app, "sdl");
@@ -1334,11 +1337,8 @@ static void test_overlay_glxgears_mode(void) {
   char *program[] = {LAGSCOPE_GLXGEARS_PATH, "-geometry", "300x600", NULL};
   char *extra[] = {"--hud-mode", "overlay", NULL};
   spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window app = await_window(d, "glxgears");
-  await_overlay(d, app, 1);
+  Display *d = NULL;
+  Window app = start_under_overlay(&p, extra, program, "glxgears", &d);
   await_metrics(2);
   shot s;
   CHECK(screen_shot_area(d, app, (box){0, 0, 180, 80}, &s) == 0);
@@ -1381,11 +1381,8 @@ static void test_overlay_stacked_with_its_window(void) {
   with_screen();
   char *watched[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "20000", NULL};
   spawn_proc p, other;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, watched), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window app = await_window(d, "gtk_stall");
-  await_overlay(d, app, 1);
+  Display *d = NULL;
+  Window app = start_under_overlay(&p, NULL, watched, "gtk_stall", &d);
   shot s;
   await_shot(d, app, overlay_hud_shown, NULL, &s, "the HUD");
   shot_free(&s);

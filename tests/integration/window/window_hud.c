@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "demo_env.h"
 #include "screen.h"
 #include "spawn.h"
 #include "xvfb.h"
@@ -287,22 +288,7 @@ int main(int argc, char **argv) {
   Display *d = screen_open(display, LINE_TIMEOUT_MS);
   CHECK_MSG(d != NULL, "cannot open display %s", display);
   setenv("DISPLAY", display, 1);
-  setenv("SDL_VIDEODRIVER", "x11", 1);
-  /* Under ASan, no leak check for this run: SDL dlopens X11's libraries and unloads them at
-   * SDL_Quit, so what they keep until exit shows as leaks from an unknown module that no
-   * suppression can name (and D-Bus and fontconfig keep their caches). The demo's own leak
-   * checks are the headless runs of tests/integration/demo. */
-  char asan[8192];
-  const char *old = getenv("ASAN_OPTIONS");
-  snprintf(asan, sizeof asan, "%s%sdetect_leaks=0", old ? old : "", old && old[0] ? ":" : "");
-  setenv("ASAN_OPTIONS", asan, 1);
-#ifdef LAGSCOPE_TEST_UNDER_TSAN
-  /* Mesa's llvmpipe (SDL's OpenGL renderer here) runs threads TSan cannot see into and reports
-   * races inside it: under TSan the demo draws with SDL's software renderer into a plain X11
-   * framebuffer (not one SDL would otherwise back with an OpenGL texture). */
-  setenv("SDL_RENDER_DRIVER", "software", 1);
-  setenv("SDL_FRAMEBUFFER_ACCELERATION", "0", 1);
-#endif
+  demo_env_for_window();
 
   /* --hud-mode frame: the HUD drawn into the demo's frames (on X11 its default is lagscope's
    * overlay window, which window_overlay looks at), frozen with them during a stall. */

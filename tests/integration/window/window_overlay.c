@@ -20,6 +20,7 @@
 
 #include "cases.h"
 #include "check.h"
+#include "demo_env.h"
 #include "overlay_look.h"
 #include "spawn.h"
 #include "xvfb.h"
@@ -103,17 +104,7 @@ static cJSON *wait_for(demo_run *r, const char *type) {
 static void test_demo_live_badge(void) {
   skip_without(WINDOW_DEMO_PATH);
   with_screen();
-  setenv("SDL_VIDEODRIVER", "x11", 1);
-  /* As window_hud: no leak check for a run with SDL (its X11 libraries unloaded at SDL_Quit);
-   * under TSan, SDL's software renderer rather than Mesa's threads. */
-  char asan[8192];
-  const char *old = getenv("ASAN_OPTIONS");
-  snprintf(asan, sizeof asan, "%s%sdetect_leaks=0", old ? old : "", old && old[0] ? ":" : "");
-  setenv("ASAN_OPTIONS", asan, 1);
-#ifdef LAGSCOPE_TEST_UNDER_TSAN
-  setenv("SDL_RENDER_DRIVER", "software", 1);
-  setenv("SDL_FRAMEBUFFER_ACCELERATION", "0", 1);
-#endif
+  demo_env_for_window();
   /* The default --hud-mode: the overlay, SDL's window being an X11 one. */
   char *args[] = {WINDOW_DEMO_PATH, "--port", "0", "--bind", "127.0.0.1", "--events", "jsonl",
                   "--stall-every", "3", "--stall-ms", "2500", "--duration", "7", NULL};
