@@ -314,12 +314,13 @@ static int compare_with_baseline(const options *o, const char *channel, int stat
   }
   size_t failing = lagscope__compare_judge(&c, &judge);
   lagscope__compare_table(stderr, &c, &judge);
-  if (o->junit != NULL && lagscope__compare_junit(o->junit, &c, &judge) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, strerror(errno));
+  if (o->junit != NULL && lagscope__compare_junit(o->junit, &c, &judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
-  if (o->summary_md != NULL && lagscope__compare_markdown(o->summary_md, &c, &judge) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->summary_md, strerror(errno));
+  if (o->summary_md != NULL &&
+      lagscope__compare_markdown(o->summary_md, &c, &judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->summary_md, why);
     if (status == 0) status = 1;
   }
   lagscope__compare_free(&c);
@@ -336,6 +337,9 @@ static int tell(const options *o, const char *channel, const lagscope__run_stops
   if (lagscope__run_verdict_read(channel, monotonic_ns(), stops, &v) != 0)
     fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
   v.startup_budget_ms = o->budget_startup_ms;
+  /* The result files may be pipes whose reader left: an error to say, not a signal to die of. */
+  struct sigaction ignore = {.sa_handler = SIG_IGN};
+  sigaction(SIGPIPE, &ignore, NULL);
   if (v.off) { /* told not to watch: the program's status, and no verdict */
     fprintf(stderr, "lagscope-run: lagscope was off in %s (LAGSCOPE_AUTOSTART): nothing watched\n",
             program);
@@ -359,8 +363,10 @@ static int tell(const options *o, const char *channel, const lagscope__run_stops
   }
   size_t over = lagscope__run_over_budget(&v, o->budget_ms);
   if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);
-  if (o->junit != NULL && lagscope__run_junit(o->junit, &v, program, o->budget_ms) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, strerror(errno));
+  char why[512];
+  if (o->junit != NULL &&
+      lagscope__run_junit(o->junit, &v, program, o->budget_ms, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
   lagscope__run_verdict_free(&v);
