@@ -210,6 +210,7 @@ int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
   size_t size = 0;
   int rc = 0;
   while (rc == 0 && getline(&line, &size, in) >= 0) {
+    out->lines++;
     int got = read_line(out, line);
     if (got < 0) rc = -1;
     if (got > 0) out->bad_lines++;

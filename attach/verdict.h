@@ -47,6 +47,7 @@ typedef struct lagscope__run_verdict {
   size_t capacity;
   int loops_known;    /* a run_loops line was read */
   int glib, sdl, gl, x11;
+  size_t lines;       /* lines read, whatever they held */
   size_t bad_lines;   /* lines that were not the JSON expected: skipped */
   /* Spells in which lagscope could not watch the main thread (monitor_blind events: its own
    * work, or a CPU it waited for, under load), and their time: a stall then may be missing. */
