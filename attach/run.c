@@ -333,12 +333,12 @@ static int compare_with_baseline(const options *o, const char *channel, int stat
   size_t failing = lagscope__compare_judge(&c, &judge);
   lagscope__compare_table(stderr, &c, &judge);
   if (o->junit != NULL && lagscope__compare_junit(o->junit, &c, &judge, why, sizeof(why)) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, why);
+    fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
   if (o->summary_md != NULL &&
       lagscope__compare_markdown(o->summary_md, &c, &judge, why, sizeof(why)) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->summary_md, why);
+    fprintf(stderr, "lagscope-run: cannot write --summary-md %s: %s\n", o->summary_md, why);
     if (status == 0) status = 1;
   }
   lagscope__compare_free(&c);
@@ -424,7 +424,7 @@ static int tell(const options *o, const channel *ch, const lagscope__run_stops *
   if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);
   if (o->junit != NULL &&
       lagscope__run_junit(o->junit, &v, program, o->budget_ms, why, sizeof(why)) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, why);
+    fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
   lagscope__run_verdict_free(&v);

@@ -106,9 +106,9 @@ fi
 # 5. Result files that would block.
 mkfifo "$dir/fifo"
 expect 1 junit-fifo "$run" --no-server --junit "$dir/fifo" -- true
-has junit-fifo.out "lagscope-run: cannot write $dir/fifo: a FIFO that no one reads"
+has junit-fifo.out "lagscope-run: cannot write --junit $dir/fifo: a FIFO that no one reads"
 expect 1 md-fifo "$run" --no-server --baseline "$dir/ev.jsonl" --summary-md "$dir/fifo" -- true
-has md-fifo.out "lagscope-run: cannot write $dir/fifo: a FIFO that no one reads"
+has md-fifo.out "lagscope-run: cannot write --summary-md $dir/fifo: a FIFO that no one reads"
 timeout "$bound" "$run" --no-server --junit /dev/stdout -- true 2>/dev/null | xmllint --noout - ||
   fail "--junit /dev/stdout into a pipe: not XML"
 echo "ok   --junit, --summary-md: a FIFO no one reads refused at once; /dev/stdout into a pipe written"
