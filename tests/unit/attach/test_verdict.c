@@ -1,6 +1,7 @@
 /* lagscope-run's verdict from channel files written here: the hangs and their own frames, a
- * hang the program's end cut short, the budget, JUnit XML that escapes what it quotes, and
- * lines that are not what the preload writes (skipped and counted, nothing else lost). */
+ * hang the program's end cut short, the budget, JUnit XML that escapes what it quotes and
+ * parses whatever bytes it quotes, lines that are not what the preload writes (skipped and
+ * counted, nothing else lost), and the result files' opening (what could block is refused). */
 #define _GNU_SOURCE
 #include "cases.h"
 #include "check.h"
