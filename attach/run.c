@@ -345,6 +345,15 @@ static int compare_with_baseline(const options *o, const char *channel, int stat
   return failing > 0 ? LAGSCOPE_COMPARE_FAILED : status;
 }
 
+/* A failed line's reason (channel.h), as the message ends. */
+static const char *failure_text(int reason, int err) {
+  switch (reason) {
+    case LAGSCOPE__CHANNEL_REPLACED: return "another file was at its path";
+    case LAGSCOPE__CHANNEL_SHORT: return "a write was cut short (a full disk or a size limit?)";
+    default: return strerror(err); /* it could not be opened, or written */
+  }
+}
+
 /* Why the channel failed, in why, or NULL when every line the preload wrote is in the file it
  * was given, and nothing else (or the preload never ran: nothing in it, nothing counted). */
 static const char *channel_failure(const channel *ch, const lagscope__run_verdict *v,
@@ -361,15 +370,8 @@ static const char *channel_failure(const channel *ch, const lagscope__run_verdic
     return v->lines == 0 ? NULL : (snprintf(why, size, "lagscope in %s could not count its "
                                             "lines (the preload said why above)", program), why);
   else if (failed > 0)
-    snprintf(why, size, "%llu of %llu lines of lagscope's could not be written to %s: %s%s",
-             failed, begun, ch->path,
-             reason == LAGSCOPE__CHANNEL_OPEN       ? "it could not be opened: "
-             : reason == LAGSCOPE__CHANNEL_REPLACED ? "another file was at its path"
-             : reason == LAGSCOPE__CHANNEL_SHORT
-                 ? "a write was cut short (a full disk or a file size limit?)"
-                                                    : "",
-             reason == LAGSCOPE__CHANNEL_OPEN || reason == LAGSCOPE__CHANNEL_WRITE ? strerror(err)
-                                                                                   : "");
+    snprintf(why, size, "%llu of %llu lines of lagscope's could not be written to %s: %s",
+             failed, begun, ch->path, failure_text(reason, err));
   else if (v->lines < written || v->lines > begun)
     snprintf(why, size, "%s holds %zu lines where lagscope wrote %llu", ch->path, v->lines,
              written);
