@@ -25,9 +25,43 @@ static int is_signature(const char *s) {
   return strspn(s, "0123456789abcdef") == 16;
 }
 
+/* The signature's 16 hex digits as a number, mixed (splitmix64's finaliser): the index's hash. */
+static uint64_t signature_hash(const char *signature) {
+  uint64_t x = strtoull(signature, NULL, 16);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return x ^ (x >> 31);
+}
+
+/* The slot of signature in the index (open addressing, a power of two): where its group's
+ * number + 1 is, or the empty slot (0) where it goes. */
+static size_t index_slot(const lagscope__compare *c, const char *signature) {
+  size_t mask = c->index_size - 1;
+  for (size_t at = (size_t)signature_hash(signature) & mask;; at = (at + 1) & mask) {
+    size_t g = c->index[at];
+    if (g == 0 || strcmp(c->groups[g - 1].signature, signature) == 0) return at;
+  }
+}
+
+/* The index made anew, size slots, for every group (after growth, or a sort that moved them).
+ * 0, or -1 without memory. Allocates. */
+static int reindex(lagscope__compare *c, size_t size) {
+  size_t *index = calloc(size, sizeof(*index));
+  if (index == NULL) return -1;
+  free(c->index);
+  c->index = index, c->index_size = size;
+  for (size_t i = 0; i < c->count; i++) c->index[index_slot(c, c->groups[i].signature)] = i + 1;
+  return 0;
+}
+
+/* The signature's group, added if new: through the index, so that reading n signatures takes
+ * time in n (a search of the list took 66 s for 200 000). NULL without memory. Allocates. */
 static lagscope__compare_group *group_for(lagscope__compare *c, const char *signature) {
-  for (size_t i = 0; i < c->count; i++)
-    if (strcmp(c->groups[i].signature, signature) == 0) return &c->groups[i];
+  if ((c->index == NULL || (c->count + 1) * 2 > c->index_size) &&
+      reindex(c, c->index_size >= 64 ? c->index_size * 2 : 64) != 0)
+    return NULL;
+  size_t at = index_slot(c, signature);
+  if (c->index[at] != 0) return &c->groups[c->index[at] - 1];
   if (c->count == c->capacity) {
     size_t capacity = c->capacity > 0 ? c->capacity * 2 : 16;
     lagscope__compare_group *more = realloc(c->groups, capacity * sizeof(*more));
@@ -37,7 +71,24 @@ static lagscope__compare_group *group_for(lagscope__compare *c, const char *sign
   lagscope__compare_group *g = &c->groups[c->count++];
   memset(g, 0, sizeof(*g));
   memcpy(g->signature, signature, 17);
+  c->index[at] = c->count;
   return g;
+}
+
+/* The cause's label as one line for the table, JUnit and Markdown: cut at a character's
+ * boundary, control characters (a terminal's escapes) as spaces. Each output escapes the
+ * rest its own way. */
+static void set_what(lagscope__compare_group *g, const char *what) {
+  size_t used = 0;
+  for (const unsigned char *p = (const unsigned char *)what; *p != '\0';) {
+    uint32_t cp = 0;
+    size_t n = lagscope__utf8_next(p, &cp);
+    if (n == 0) n = 1; /* not UTF-8: kept as it is, each output replaces it */
+    if (used + n >= sizeof(g->what)) break;
+    for (size_t i = 0; i < n; i++, p++)
+      g->what[used++] = *p < 0x20 || *p == 0x7f ? ' ' : (char)*p;
+  }
+  g->what[used] = '\0';
 }
 
 static const char *string_of(const cJSON *o, const char *name) {
@@ -63,11 +114,7 @@ static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
   const cJSON *cause = cJSON_GetObjectItemCaseSensitive(o, "cause");
   const char *what = string_of(cause, "label");
   if (what == NULL) what = string_of(cause, "kind");
-  if (g->what[0] == '\0' && what != NULL) {
-    snprintf(g->what, sizeof(g->what), "%s", what);
-    for (char *p = g->what; *p != '\0'; p++) /* one line in the table, JUnit and Markdown */
-      if ((unsigned char)*p < 0x20) *p = ' ';
-  }
+  if (g->what[0] == '\0' && what != NULL) set_what(g, what);
   g->count[side]++;
   g->total_ms[side] += duration->valuedouble;
   if (duration->valuedouble > g->max_ms[side]) g->max_ms[side] = duration->valuedouble;
@@ -186,6 +233,7 @@ int lagscope__compare_read(lagscope__compare *c, int side, const char *path, cha
 
 void lagscope__compare_free(lagscope__compare *c) {
   free(c->groups);
+  free(c->index);
   memset(c, 0, sizeof(*c));
 }
 
@@ -226,6 +274,8 @@ size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_opt
     failing += (size_t)g->failing;
   }
   if (c->count > 1) qsort(c->groups, c->count, sizeof(c->groups[0]), by_weight);
+  free(c->index); /* the groups moved: made anew if more are read */
+  c->index = NULL, c->index_size = 0;
   return failing;
 }
 
@@ -283,8 +333,8 @@ static void failure_message(FILE *out, const lagscope__compare_group *g,
 }
 
 int lagscope__compare_junit(const char *path, const lagscope__compare *c,
-                            const lagscope__compare_options *o) {
-  FILE *out = fopen(path, "w");
+                            const lagscope__compare_options *o, char *why, size_t why_size) {
+  FILE *out = lagscope__output_open(path, why, why_size);
   if (out == NULL) return -1;
   size_t failures = 0;
   for (size_t i = 0; i < c->count; i++) failures += (size_t)c->groups[i].failing;
@@ -307,22 +357,36 @@ int lagscope__compare_junit(const char *path, const lagscope__compare *c,
     fprintf(out, "    </testcase>\n");
   }
   fprintf(out, "  </testsuite>\n</testsuites>\n");
-  return fclose(out) == 0 ? 0 : -1;
+  return lagscope__output_close(out, why, why_size);
 }
 
-/* A table cell: '|' and line ends would break the row. */
+/* A table cell of GitHub's Markdown, as plain text whatever the label holds: every ASCII
+ * punctuation character backslash-escaped (CommonMark's rule: then none is markup; "\\|" is
+ * also the table's escaped pipe), '<', '>' and '&' as entities (no HTML, no entity of the
+ * label's), a line end or control character as a space, what is not UTF-8 as U+FFFD. */
 static void put_cell(FILE *out, const char *text) {
-  for (const char *p = text; *p != '\0'; p++) {
-    if (*p == '|') fputs("\\|", out);
-    else if (*p == '\n' || *p == '\r') fputc(' ', out);
-    else if (*p == '<') fputs("&lt;", out);
-    else fputc(*p, out);
+  for (const unsigned char *p = (const unsigned char *)text; *p != '\0';) {
+    uint32_t cp = 0;
+    size_t n = lagscope__utf8_next(p, &cp);
+    if (n == 0) {
+      fputs("\xef\xbf\xbd", out);
+      p++;
+      continue;
+    }
+    if (cp == '<') fputs("&lt;", out);
+    else if (cp == '>') fputs("&gt;", out);
+    else if (cp == '&') fputs("&amp;", out);
+    else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) fputc(' ', out);
+    else if (cp < 0x80 && strchr("!\"#$%'()*+,-./:;=?@[\\]^_`{|}~", (int)cp) != NULL)
+      fprintf(out, "\\%c", (int)cp);
+    else fwrite(p, 1, n, out);
+    p += n;
   }
 }
 
 int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
-                               const lagscope__compare_options *o) {
-  FILE *out = fopen(path, "w");
+                               const lagscope__compare_options *o, char *why, size_t why_size) {
+  FILE *out = lagscope__output_open(path, why, why_size);
   if (out == NULL) return -1;
   fprintf(out, "### lagscope: hangs by signature\n\n");
   counts_line(out, c, o);
@@ -337,5 +401,5 @@ int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
     fprintf(out, " | %u × %.0f ms | %u × %.0f ms | %+.0f ms |\n", g->count[0], g->total_ms[0],
             g->count[1], g->total_ms[1], g->total_ms[1] - g->total_ms[0]);
   }
-  return fclose(out) == 0 ? 0 : -1;
+  return lagscope__output_close(out, why, why_size);
 }

@@ -31,6 +31,7 @@ typedef struct lagscope__compare_group {
 typedef struct lagscope__compare {
   lagscope__compare_group *groups;
   size_t count, capacity;
+  size_t *index, index_size; /* groups by signature (compare.c); NULL after the sort */
   size_t skipped[2];   /* lines or files that were not a hang of lagscope's, skipped */
   size_t unsigned_hangs[2]; /* hangs without a signature (written before lagscope had them) */
 } lagscope__compare;
@@ -52,12 +53,14 @@ size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_opt
 /* The table, one line per signature, the failing and changed ones first. */
 void lagscope__compare_table(FILE *out, const lagscope__compare *c,
                              const lagscope__compare_options *o);
-/* JUnit XML, one testcase per signature; 0 or -1 with errno. */
+/* JUnit XML, one testcase per signature, well-formed whatever the labels hold; 0 or -1 with a
+ * sentence in why (the file refused, as lagscope__output_open says, or not written). */
 int lagscope__compare_junit(const char *path, const lagscope__compare *c,
-                            const lagscope__compare_options *o);
-/* Markdown for a CI job's summary (GitHub's $GITHUB_STEP_SUMMARY); 0 or -1 with errno. */
+                            const lagscope__compare_options *o, char *why, size_t why_size);
+/* Markdown for a CI job's summary (GitHub's $GITHUB_STEP_SUMMARY), a label never markup or
+ * HTML; 0 or -1 with a sentence in why. */
 int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
-                               const lagscope__compare_options *o);
+                               const lagscope__compare_options *o, char *why, size_t why_size);
 void lagscope__compare_free(lagscope__compare *c);
 
 /* The status's word: "unchanged", "new", "regressed", "fixed". */

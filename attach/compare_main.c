@@ -6,6 +6,7 @@
 #include "compare.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,13 +94,16 @@ int main(int argc, char **argv) {
     }
   size_t failing = lagscope__compare_judge(&c, &o.judge);
   lagscope__compare_table(stdout, &c, &o.judge);
+  fflush(stdout); /* before a result file that may be /dev/stdout */
+  signal(SIGPIPE, SIG_IGN); /* a result pipe whose reader left: an error to say, not a death */
   rc = failing > 0 ? LAGSCOPE_COMPARE_FAILED : 0;
-  if (o.junit != NULL && lagscope__compare_junit(o.junit, &c, &o.judge) != 0) {
-    fprintf(stderr, "lagscope-compare: cannot write %s: %s\n", o.junit, strerror(errno));
+  if (o.junit != NULL && lagscope__compare_junit(o.junit, &c, &o.judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-compare: cannot write --junit %s: %s\n", o.junit, why);
     rc = 2;
   }
-  if (o.summary_md != NULL && lagscope__compare_markdown(o.summary_md, &c, &o.judge) != 0) {
-    fprintf(stderr, "lagscope-compare: cannot write %s: %s\n", o.summary_md, strerror(errno));
+  if (o.summary_md != NULL &&
+      lagscope__compare_markdown(o.summary_md, &c, &o.judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-compare: cannot write --summary-md %s: %s\n", o.summary_md, why);
     rc = 2;
   }
   lagscope__compare_free(&c);

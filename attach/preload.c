@@ -4,11 +4,12 @@
  * (LAGSCOPE_RUN_*), removes them and its own LD_PRELOAD entry from the environment, so that
  * the program's children run without lagscope, and starts lagscope in post_main mode with
  * the hooks' ping (hooks.c). Events go, one JSON line each, to the file of --events and to
- * lagscope-run's channel file; each write opens, appends and closes, so that no descriptor of
- * lagscope's can be one the program closes and reuses. */
+ * lagscope-run's channel file (channel.h); each write opens, appends and closes, so that no
+ * descriptor of lagscope's can be one the program closes and reuses. */
 #define _GNU_SOURCE
 #include "preload.h"
 
+#include "channel.h"
 #include "internal.h" /* lagscope__autostart_wanted, lagscope__event_text */
 #include "x11_overlay.h"
 
@@ -20,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -34,6 +37,11 @@ static int quiet;
 static int hud_wanted;
 static int hud_mode; /* LAGSCOPE__HUD_AUTO, _FRAME or _OVERLAY (--hud-mode) */
 static unsigned loops_written = ~0u; /* the loop bits last written to the channel (dispatcher); none yet */
+/* The channel file's device and inode (LAGSCOPE_RUN_CHANNEL_ID), and lagscope-run's count of
+ * its lines (channel.h; NULL when it could not be attached: lagscope-run then fails the run). */
+static dev_t channel_dev;
+static ino_t channel_ino;
+static lagscope__channel_status *channel_status;
 
 /* Copies the variable's value into out and removes it; 0 if unset (or too long: said). */
 static int take_setting(const char *name, char *out, size_t size) {
@@ -101,28 +109,119 @@ static void say_write_failed(const char *path, int err, int *last_errno) {
   *last_errno = err;
   if (quiet) return;
   fprintf(stderr, "lagscope-preload: events not written to %s: %s%s\n", path, strerror(err),
-          err == ENXIO ? " (a FIFO that no one reads)" : err == EAGAIN ? " (its reader is behind)" : "");
+          err == ENXIO    ? " (a FIFO that no one reads)"
+          : err == EAGAIN ? " (its reader is behind)"
+          : err == EPERM  ? " (not this user's alone: others could read the viewer's token)"
+          : err == ESTALE ? " (another file is at its path now)"
+          : err == ELOOP  ? " (a symbolic link: not followed)"
+                          : "");
 }
 
-/* Appends line and a newline to path. Never waits: a FIFO with no reader fails the open at
- * once (O_NONBLOCK; it blocked the program's exit, as lagscope_stop joins the dispatcher), a
- * full pipe the write; the line is then lost and said. Created 0600: the server_started line
- * holds the viewer's token. Dispatcher thread; takes no lock of lagscope's and allocates
+/* Writes line and a newline to fd in one call, so that lines of two writers never interleave
+ * (O_APPEND: the kernel holds the file's lock for the whole of a write to a regular file). The
+ * bytes written, or -1 with errno. */
+static ssize_t write_line(int fd, const char *line) {
+  struct iovec parts[2] = {{(void *)line, strlen(line)}, {"\n", 1}};
+  return writev(fd, parts, 2);
+}
+
+/* Appends line to the --events file at path. Never waits: a FIFO with no reader fails the open
+ * at once (O_NONBLOCK; it blocked the program's exit, as lagscope_stop joins the dispatcher), a
+ * full pipe the write; the line is then lost and said. Created 0600, and written only while it
+ * is this user's and nobody else's to read (a character device aside): the server_started line
+ * holds the viewer's token; never through a link (lagscope-run checked the file: a link put
+ * there since is refused). Dispatcher thread; takes no lock of lagscope's and allocates
  * nothing: a malloc here would give the thread its own glibc arena, which stays resident in
  * the app. */
-static void append_line(const char *path, const char *line, int *last_errno) {
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+static void append_event(const char *path, const char *line) {
+  int fd = open(path,
+                O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW, 0600);
+  struct stat st;
   if (fd < 0) {
-    say_write_failed(path, errno, last_errno);
+    say_write_failed(path, errno, &events_failed_errno);
     return;
   }
-  /* One call, so that lines of two writers never interleave (O_APPEND: the kernel holds the
-   * file's lock for the whole of a write to a regular file). */
-  struct iovec parts[2] = {{(void *)line, strlen(line)}, {"\n", 1}};
-  ssize_t rc = writev(fd, parts, 2);
-  if (rc < 0) say_write_failed(path, errno, last_errno);
-  else *last_errno = 0;
+  if (fstat(fd, &st) != 0 ||
+      (!S_ISCHR(st.st_mode) && (st.st_uid != geteuid() || (st.st_mode & 077) != 0)))
+    say_write_failed(path, EPERM, &events_failed_errno); /* another's, or others may read it */
+  else if (write_line(fd, line) < 0)
+    say_write_failed(path, errno, &events_failed_errno);
+  else
+    events_failed_errno = 0;
   close(fd);
+}
+
+/* Counts a line that did not reach lagscope-run (channel.h): the first failure's reason stays. */
+static void channel_failed(int reason, int err) {
+  say_write_failed(channel_path, reason == LAGSCOPE__CHANNEL_REPLACED ? ESTALE : err ? err : EIO,
+                   &channel_failed_errno);
+  if (channel_status == NULL) return;
+  atomic_fetch_add(&channel_status->failed, 1);
+  int none = 0;
+  if (atomic_compare_exchange_strong(&channel_status->first_reason, &none, reason))
+    atomic_store(&channel_status->first_errno, err);
+}
+
+/* Appends line to lagscope-run's channel file: the one lagscope-run made (never created here,
+ * never through a link, never another file at its path), each line counted begun, then written
+ * whole or failed. Never waits. The constructor, the dispatcher, the exit; allocates nothing,
+ * takes no lock. */
+static void append_channel(const char *line) {
+  if (channel_status != NULL) atomic_fetch_add(&channel_status->begun, 1);
+  int fd = open(channel_path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) {
+    channel_failed(LAGSCOPE__CHANNEL_OPEN, errno);
+    return;
+  }
+  struct stat st;
+  ssize_t want = (ssize_t)strlen(line) + 1, rc;
+  if (fstat(fd, &st) != 0 || st.st_dev != channel_dev || st.st_ino != channel_ino)
+    channel_failed(LAGSCOPE__CHANNEL_REPLACED, 0);
+  else if ((rc = write_line(fd, line)) < 0)
+    channel_failed(LAGSCOPE__CHANNEL_WRITE, errno);
+  else if (rc != want)
+    channel_failed(LAGSCOPE__CHANNEL_SHORT, 0);
+  else {
+    channel_failed_errno = 0;
+    if (channel_status != NULL) atomic_fetch_add(&channel_status->written, 1);
+  }
+  close(fd);
+}
+
+/* Maps lagscope-run's count of the channel's lines (LAGSCOPE_RUN_STATUS "fd:dev:ino": a memfd
+ * lagscope-run left open for this exec) and closes its descriptor, so that the program and its
+ * children never see it; a descriptor that is not that memfd is left alone. Reads the channel
+ * file's id (LAGSCOPE_RUN_CHANNEL_ID "dev:ino"). 0, or -1 with the reason in why. Main thread,
+ * before main(). */
+static int attach_channel(char *why, size_t why_size) {
+  char status[96] = "", id[64] = "";
+  take_setting("LAGSCOPE_RUN_STATUS", status, sizeof(status));
+  take_setting("LAGSCOPE_RUN_CHANNEL_ID", id, sizeof(id));
+  int fd;
+  unsigned long long dev, ino, cdev, cino;
+  if (sscanf(status, "%d:%llu:%llu", &fd, &dev, &ino) != 3 ||
+      sscanf(id, "%llu:%llu", &cdev, &cino) != 2) {
+    snprintf(why, why_size, "no channel given (LAGSCOPE_RUN_STATUS, LAGSCOPE_RUN_CHANNEL_ID)");
+    return -1;
+  }
+  channel_dev = (dev_t)cdev, channel_ino = (ino_t)cino;
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != (dev_t)dev || st.st_ino != (ino_t)ino ||
+      st.st_size < (off_t)sizeof(lagscope__channel_status)) {
+    snprintf(why, why_size, "descriptor %d is not lagscope-run's channel count", fd);
+    return -1;
+  }
+  void *page = mmap(NULL, sizeof(lagscope__channel_status), PROT_READ | PROT_WRITE, MAP_SHARED,
+                    fd, 0);
+  int err = errno;
+  close(fd);
+  if (page == MAP_FAILED) {
+    snprintf(why, why_size, "cannot map the channel's count: %s", strerror(err));
+    return -1;
+  }
+  channel_status = page;
+  atomic_store(&channel_status->attached, 1);
+  return 0;
 }
 
 /* Tells lagscope-run which loops the program showed, once per change. The constructor, then
@@ -135,7 +234,7 @@ static void write_loops(void) {
   snprintf(line, sizeof(line), "{\"type\":\"run_loops\",\"glib\":%s,\"sdl\":%s,\"gl\":%s,\"x11\":%s}",
            loops & LAGSCOPE__LOOP_GLIB ? "true" : "false", loops & LAGSCOPE__LOOP_SDL ? "true" : "false",
            loops & LAGSCOPE__LOOP_GL ? "true" : "false", loops & LAGSCOPE__LOOP_X11 ? "true" : "false");
-  append_line(channel_path, line, &channel_failed_errno);
+  append_channel(line);
 }
 
 /* Every event to --events; hangs, blind spells and the loops seen to lagscope-run. Dispatcher. */
@@ -149,8 +248,8 @@ static void on_event(const lagscope_event *event, void *user) {
   if (events_path[0] == '\0' && !to_channel) return;
   char *json = lagscope__event_text(event); /* lagscope's heap, not malloc's */
   if (json == NULL) return;
-  if (events_path[0] != '\0') append_line(events_path, json, &events_failed_errno);
-  if (to_channel) append_line(channel_path, json, &channel_failed_errno);
+  if (events_path[0] != '\0') append_event(events_path, json);
+  if (to_channel) append_channel(json);
   lagscope__dealloc(json);
 }
 
@@ -175,7 +274,7 @@ static void write_not_started(const char *type, const char *why) {
   lagscope__jw_string(&w, "why", why);
   lagscope__jw_end_object(&w);
   char *text = lagscope__jw_finish(&w);
-  if (text != NULL) append_line(channel_path, text, &channel_failed_errno);
+  if (text != NULL) append_channel(text);
   lagscope__dealloc(text);
 }
 
@@ -218,6 +317,7 @@ static void forget_in_child(void) {
   lagscope__hud_x11_forget_in_child();
   events_path[0] = '\0';
   channel_path[0] = '\0';
+  channel_status = NULL; /* shared with the parent: its count, not this child's */
 }
 
 __attribute__((constructor)) static void preload_start(void) {
@@ -229,6 +329,8 @@ __attribute__((constructor)) static void preload_start(void) {
   take_setting("LAGSCOPE_RUN_EVENTS", events_path, sizeof(events_path));
   take_setting("LAGSCOPE_RUN_CHANNEL", channel_path, sizeof(channel_path));
   char why[200];
+  if (attach_channel(why, sizeof(why)) != 0) /* lagscope-run then fails the run, saying why */
+    fprintf(stderr, "lagscope-preload: lagscope-run's channel: %s\n", why);
   if (!lagscope__autostart_wanted(getenv("LAGSCOPE_AUTOSTART"), -1, why, sizeof(why))) {
     fprintf(stderr, "lagscope-preload: not started: %s\n", why);
     write_not_started("run_off", why);

@@ -2,11 +2,12 @@
  * (liblagscope-preload.so), then tells its hangs and, with --budget-ms, fails CI on one.
  *
  * The settings go to the preload through LAGSCOPE_RUN_* variables, which it removes; the
- * hangs come back through a channel file in a private temporary folder. The exit status is
- * the program's (128 + N when signal N ended it), 3 with --budget-ms when a hang was longer,
- * 2 for a bad option or when lagscope could not watch the program (it did not start in it:
- * the reason is said), 127 when PROGRAM cannot be run. */
+ * hangs come back through a channel file in a private temporary folder (channel.h). The exit
+ * status is the program's (128 + N when signal N ended it), 3 with --budget-ms when a hang was
+ * longer, 2 for a bad option or when lagscope could not watch the program (it did not start in
+ * it: the reason is said), 4 when the channel failed (said), 127 when PROGRAM cannot be run. */
 #define _GNU_SOURCE
+#include "channel.h"
 #include "compare.h"
 #include "verdict.h"
 
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -209,8 +211,17 @@ static int set(const char *name, const char *value) {
   return value == NULL ? 0 : setenv(name, value, 1);
 }
 
+/* The channel (channel.h): the private folder, the file the preload appends to, the count. */
+typedef struct channel {
+  char folder[PATH_MAX + 32];
+  char path[PATH_MAX + 64];
+  int dir_fd, file_fd, count_fd;
+  struct stat file_st, count_st;
+  lagscope__channel_status *count;
+} channel;
+
 /* The environment the program starts with: the preload first in LD_PRELOAD, the settings. */
-static int prepare_environment(const options *o, const char *preload, const char *channel) {
+static int prepare_environment(const options *o, const char *preload, const channel *ch) {
   const char *before = getenv("LD_PRELOAD");
   char *list = NULL;
   if (asprintf(&list, "%s%s%s", preload, before && before[0] ? " " : "", before ? before : "") < 0)
@@ -218,7 +229,14 @@ static int prepare_environment(const options *o, const char *preload, const char
   int rc = setenv("LD_PRELOAD", list, 1);
   free(list);
   rc |= set("LAGSCOPE_RUN_PRELOAD", preload);
-  rc |= set("LAGSCOPE_RUN_CHANNEL", channel);
+  char status[96], id[64];
+  snprintf(status, sizeof(status), "%d:%llu:%llu", ch->count_fd,
+           (unsigned long long)ch->count_st.st_dev, (unsigned long long)ch->count_st.st_ino);
+  snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)ch->file_st.st_dev,
+           (unsigned long long)ch->file_st.st_ino);
+  rc |= set("LAGSCOPE_RUN_CHANNEL", ch->path);
+  rc |= set("LAGSCOPE_RUN_CHANNEL_ID", id);
+  rc |= set("LAGSCOPE_RUN_STATUS", status);
   rc |= set("LAGSCOPE_RUN_EVENTS", o->events);
   rc |= set("LAGSCOPE_RUN_REPORT_DIR", o->report_dir);
   rc |= set("LAGSCOPE_RUN_PORT", o->port);
@@ -314,28 +332,75 @@ static int compare_with_baseline(const options *o, const char *channel, int stat
   }
   size_t failing = lagscope__compare_judge(&c, &judge);
   lagscope__compare_table(stderr, &c, &judge);
-  if (o->junit != NULL && lagscope__compare_junit(o->junit, &c, &judge) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, strerror(errno));
+  if (o->junit != NULL && lagscope__compare_junit(o->junit, &c, &judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
-  if (o->summary_md != NULL && lagscope__compare_markdown(o->summary_md, &c, &judge) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->summary_md, strerror(errno));
+  if (o->summary_md != NULL &&
+      lagscope__compare_markdown(o->summary_md, &c, &judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write --summary-md %s: %s\n", o->summary_md, why);
     if (status == 0) status = 1;
   }
   lagscope__compare_free(&c);
   return failing > 0 ? LAGSCOPE_COMPARE_FAILED : status;
 }
 
+/* A failed line's reason (channel.h), as the message ends. */
+static const char *failure_text(int reason, int err) {
+  switch (reason) {
+    case LAGSCOPE__CHANNEL_REPLACED: return "another file was at its path";
+    case LAGSCOPE__CHANNEL_SHORT: return "a write was cut short (a full disk or a size limit?)";
+    default: return strerror(err); /* it could not be opened, or written */
+  }
+}
+
+/* Why the channel failed, in why, or NULL when every line the preload wrote is in the file it
+ * was given, and nothing else (or the preload never ran: nothing in it, nothing counted). */
+static const char *channel_failure(const channel *ch, const lagscope__run_verdict *v,
+                                   const char *program, char *why, size_t size) {
+  const lagscope__channel_status *c = ch->count;
+  unsigned long long begun = atomic_load(&c->begun), written = atomic_load(&c->written),
+                     failed = atomic_load(&c->failed);
+  int reason = atomic_load(&c->first_reason), err = atomic_load(&c->first_errno);
+  struct stat now;
+  if (fstatat(ch->dir_fd, "hangs.jsonl", &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+      now.st_dev != ch->file_st.st_dev || now.st_ino != ch->file_st.st_ino)
+    snprintf(why, size, "its file %s was removed or replaced during the run", ch->path);
+  else if (!atomic_load(&c->attached))
+    return v->lines == 0 ? NULL : (snprintf(why, size, "lagscope in %s could not count its "
+                                            "lines (the preload said why above)", program), why);
+  else if (failed > 0)
+    snprintf(why, size, "%llu of %llu lines of lagscope's could not be written to %s: %s",
+             failed, begun, ch->path, failure_text(reason, err));
+  else if (v->lines < written || v->lines > begun)
+    snprintf(why, size, "%s holds %zu lines where lagscope wrote %llu", ch->path, v->lines,
+             written);
+  else
+    return NULL;
+  return why;
+}
+
 /* Tells what the channel holds; the exit status. */
-static int tell(const options *o, const char *channel, const lagscope__run_stops *stops,
+static int tell(const options *o, const channel *ch, const lagscope__run_stops *stops,
                 int status) {
   lagscope__run_verdict v;
   const char *program = o->program[0];
   const char *slash = strrchr(program, '/');
   if (slash != NULL) program = slash + 1;
-  if (lagscope__run_verdict_read(channel, monotonic_ns(), stops, &v) != 0)
+  if (lagscope__run_verdict_read(ch->path, monotonic_ns(), stops, &v) != 0)
     fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
   v.startup_budget_ms = o->budget_startup_ms;
+  /* A run whose hangs did not all come back passes no gate: its "no hang" would be a lie. */
+  char why[PATH_MAX + 256];
+  if (channel_failure(ch, &v, program, why, sizeof(why)) != NULL) {
+    fprintf(stderr, "lagscope-run: the channel from lagscope in %s failed: %s; no verdict (exit "
+            "%d)\n", program, why, LAGSCOPE_RUN_CHANNEL_FAILED);
+    lagscope__run_verdict_free(&v);
+    return LAGSCOPE_RUN_CHANNEL_FAILED;
+  }
+  /* The result files may be pipes whose reader left: an error to say, not a signal to die of. */
+  struct sigaction ignore = {.sa_handler = SIG_IGN};
+  sigaction(SIGPIPE, &ignore, NULL);
   if (v.off) { /* told not to watch: the program's status, and no verdict */
     fprintf(stderr, "lagscope-run: lagscope was off in %s (LAGSCOPE_AUTOSTART): nothing watched\n",
             program);
@@ -355,31 +420,30 @@ static int tell(const options *o, const char *channel, const lagscope__run_stops
   if (o->baseline != NULL) { /* the comparison is the gate: known hangs pass */
     if (!o->quiet) lagscope__run_summary(stderr, &v, program, 0);
     lagscope__run_verdict_free(&v);
-    return compare_with_baseline(o, channel, status);
+    return compare_with_baseline(o, ch->path, status);
   }
   size_t over = lagscope__run_over_budget(&v, o->budget_ms);
   if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);
-  if (o->junit != NULL && lagscope__run_junit(o->junit, &v, program, o->budget_ms) != 0) {
-    fprintf(stderr, "lagscope-run: cannot write %s: %s\n", o->junit, strerror(errno));
+  if (o->junit != NULL &&
+      lagscope__run_junit(o->junit, &v, program, o->budget_ms, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
   lagscope__run_verdict_free(&v);
   return over > 0 ? LAGSCOPE_RUN_OVER_BUDGET : status;
 }
 
-/* Why nobody but this user and root can rename or replace what is in dir, or NULL when it is
- * safe: dir and every folder above it belong to root or this user, and none that others may
- * write is without the sticky bit (as /tmp has). Else another user could swap the private
- * folder for a link and have the events appended to a file of this user's. */
-static const char *unsafe_folder(const char *dir, char *why, size_t why_size) {
+/* Why nobody but this user and root can rename or replace what is in path, or NULL when it is
+ * safe: path (resolved: no link in it) and every folder above it belong to root or this user,
+ * and none that others may write is without the sticky bit (as /tmp has). Else another user
+ * could swap the private folder for a link and have the events appended to a file of this
+ * user's. */
+static const char *unsafe_folder(const char *resolved, char *why, size_t why_size) {
   char path[PATH_MAX];
-  if (realpath(dir, path) == NULL) {
-    snprintf(why, why_size, "%s: %s", dir, strerror(errno));
-    return why;
-  }
+  snprintf(path, sizeof(path), "%s", resolved);
   for (char *end = path + strlen(path);;) {
     struct stat st;
-    if (stat(path[0] != '\0' ? path : "/", &st) != 0 || !S_ISDIR(st.st_mode))
+    if (lstat(path[0] != '\0' ? path : "/", &st) != 0 || !S_ISDIR(st.st_mode))
       snprintf(why, why_size, "%s is not a folder", path[0] != '\0' ? path : "/");
     else if (st.st_uid != 0 && st.st_uid != geteuid())
       snprintf(why, why_size, "%s belongs to another user (uid %u)", path, (unsigned)st.st_uid);
@@ -396,28 +460,113 @@ static const char *unsafe_folder(const char *dir, char *why, size_t why_size) {
   }
 }
 
-/* Makes lagscope-run's private folder (0700) for the channel file in $TMPDIR, or in /tmp when
- * $TMPDIR is unsafe (said). 0, or -1 (said). */
-static int make_private_folder(char *folder, size_t size) {
-  const char *tmp = getenv("TMPDIR"), *base = "/tmp";
-  char why[PATH_MAX + 64];
-  if (tmp != NULL && tmp[0] != '\0') {
-    if (unsafe_folder(tmp, why, sizeof(why)) == NULL)
-      base = tmp;
-    else
-      fprintf(stderr, "lagscope-run: TMPDIR is not safe (%s): using /tmp\n", why);
+/* dir with its links resolved into resolved (PATH_MAX), when that is a safe folder (above);
+ * 0, or -1 with why. The folder is then made through the resolved path: a link on the way,
+ * which another user may swap once checked, is never taken again. */
+static int safe_base(const char *dir, char *resolved, char *why, size_t why_size) {
+  if (realpath(dir, resolved) == NULL) {
+    snprintf(why, why_size, "%s: %s", dir, strerror(errno));
+    return -1;
   }
-  if (unsafe_folder(base, why, sizeof(why)) != NULL) {
+  return unsafe_folder(resolved, why, why_size) == NULL ? 0 : -1;
+}
+
+/* Makes lagscope-run's private folder (0700) in $TMPDIR, or in /tmp when $TMPDIR is unsafe
+ * (said), and opens it (ch->dir_fd). 0, or -1 (said). */
+static int make_private_folder(channel *ch) {
+  const char *tmp = getenv("TMPDIR");
+  char base[PATH_MAX], why[PATH_MAX + 64];
+  int safe = -1;
+  if (tmp != NULL && tmp[0] != '\0' && (safe = safe_base(tmp, base, why, sizeof(why))) != 0)
+    fprintf(stderr, "lagscope-run: TMPDIR is not safe (%s): using /tmp\n", why);
+  if (safe != 0 && safe_base("/tmp", base, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: no safe folder for a temporary file: %s\n", why);
     return -1;
   }
-  snprintf(folder, size, "%s/lagscope-run-XXXXXX", base);
-  if (mkdtemp(folder) == NULL) {
+  snprintf(ch->folder, sizeof(ch->folder), "%s/lagscope-run-XXXXXX", base);
+  if (mkdtemp(ch->folder) == NULL) {
     fprintf(stderr, "lagscope-run: cannot make a temporary folder in %s: %s\n", base,
             strerror(errno));
     return -1;
   }
+  ch->dir_fd = open(ch->folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (ch->dir_fd < 0) {
+    fprintf(stderr, "lagscope-run: cannot open %s: %s\n", ch->folder, strerror(errno));
+    rmdir(ch->folder);
+    return -1;
+  }
+  snprintf(ch->path, sizeof(ch->path), "%s/hangs.jsonl", ch->folder);
   return 0;
+}
+
+/* Makes the channel in the private folder: its file (0600, new), and the count of its lines in
+ * a sealed memfd, left open (not close-on-exec) for the preload, which maps and closes it
+ * (channel.h). Its one page is written here, so that the program's stores into it never fault.
+ * 0, or -1 (said). */
+static int make_channel(channel *ch) {
+  ch->file_fd = openat(ch->dir_fd, "hangs.jsonl",
+                       O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  ch->count_fd = memfd_create("lagscope-run-channel", MFD_ALLOW_SEALING);
+  static const lagscope__channel_status zero;
+  int ok = ch->file_fd >= 0 && ch->count_fd >= 0 && fstat(ch->file_fd, &ch->file_st) == 0 &&
+           write(ch->count_fd, &zero, sizeof(zero)) == (ssize_t)sizeof(zero) &&
+           fcntl(ch->count_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 &&
+           fstat(ch->count_fd, &ch->count_st) == 0;
+  void *page = ok ? mmap(NULL, sizeof(zero), PROT_READ | PROT_WRITE, MAP_SHARED, ch->count_fd, 0)
+                  : MAP_FAILED;
+  if (page == MAP_FAILED) {
+    fprintf(stderr, "lagscope-run: cannot make the channel in %s: %s\n", ch->folder,
+            strerror(errno));
+    return -1;
+  }
+  ch->count = page;
+  return 0;
+}
+
+static void remove_channel(channel *ch) {
+  if (unlinkat(ch->dir_fd, "hangs.jsonl", 0) != 0 && errno == EISDIR)
+    unlinkat(ch->dir_fd, "hangs.jsonl", AT_REMOVEDIR);
+  rmdir(ch->folder);
+}
+
+/* Readies the --events file, which will hold the viewer's token (its server_started line):
+ * made 0600 when missing; an existing one is taken only when it is this user's, and not through
+ * a link, and made 0600 when others could read it (said). A character device (/dev/null, a
+ * terminal) keeps nothing: taken as it is. 0, or 2 (said). */
+static int prepare_events(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+  if (fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  if (errno == EEXIST) /* no write: a FIFO opens at once, without a reader */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  char why[160] = "";
+  if (fd < 0)
+    snprintf(why, sizeof(why), "%s", errno == ELOOP ? "a symbolic link (refused: give the file "
+                                                      "itself)" : strerror(errno));
+  else if (fstat(fd, &st) != 0)
+    snprintf(why, sizeof(why), "%s", strerror(errno));
+  else if (S_ISCHR(st.st_mode))
+    ;
+  else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    snprintf(why, sizeof(why), "not a file or a FIFO (refused)");
+  else if (st.st_uid != geteuid())
+    snprintf(why, sizeof(why), "it belongs to another user (uid %u), who could read the "
+             "viewer's token in it (refused)", (unsigned)st.st_uid);
+  else if ((st.st_mode & 077) != 0) {
+    if (fchmod(fd, st.st_mode & 07700) != 0)
+      snprintf(why, sizeof(why), "mode %03o, and it cannot be made 0600: %s",
+               (unsigned)(st.st_mode & 0777), strerror(errno));
+    else
+      fprintf(stderr, "lagscope-run: --events %s was mode %03o: made 0600, as it will hold the "
+              "viewer's token\n", path, (unsigned)(st.st_mode & 0777));
+  }
+  if (fd >= 0) close(fd);
+  if (why[0] == '\0') return 0;
+  fprintf(stderr, "lagscope-run: --events %s: %s\n", path, why);
+  return 2;
 }
 
 int main(int argc, char **argv) {
@@ -430,13 +579,13 @@ int main(int argc, char **argv) {
             "(set LAGSCOPE_PRELOAD to its path)\n", PRELOAD_NAME);
     return 127;
   }
-  char folder[PATH_MAX];
-  if (make_private_folder(folder, sizeof(folder)) != 0) return 1;
-  char channel[PATH_MAX + 32];
-  snprintf(channel, sizeof(channel), "%s/hangs.jsonl", folder);
-  if (prepare_environment(&o, preload, channel) != 0) {
-    fprintf(stderr, "lagscope-run: cannot set the environment: %s\n", strerror(errno));
-    rmdir(folder);
+  if (o.events != NULL && (rc = prepare_events(o.events)) != 0) return rc;
+  static channel ch;
+  if (make_private_folder(&ch) != 0) return 1;
+  if (make_channel(&ch) != 0 || prepare_environment(&o, preload, &ch) != 0) {
+    if (ch.count != NULL) fprintf(stderr, "lagscope-run: cannot set the environment: %s\n",
+                                  strerror(errno));
+    remove_channel(&ch);
     return 1;
   }
   /* The terminal's Ctrl-C reaches the program too: lagscope-run outlives it to tell. */
@@ -447,15 +596,15 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &forward, NULL);
   sigaction(SIGHUP, &forward, NULL);
   child = start_program(o.program);
+  close(ch.count_fd); /* the program has its own copy, which the preload closes */
   if (child < 0) {
     fprintf(stderr, "lagscope-run: cannot run %s: %s\n", o.program[0], strerror(errno));
-    rmdir(folder);
+    remove_channel(&ch);
     return 127;
   }
   static lagscope__run_stops stops;
   int status = wait_program(child, &stops);
-  status = tell(&o, channel, &stops, status);
-  unlink(channel);
-  rmdir(folder);
+  status = tell(&o, &ch, &stops, status);
+  remove_channel(&ch);
   return status;
 }

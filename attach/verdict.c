@@ -4,8 +4,11 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define OWN_FRAMES_MAX 6
 
@@ -207,6 +210,7 @@ int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
   size_t size = 0;
   int rc = 0;
   while (rc == 0 && getline(&line, &size, in) >= 0) {
+    out->lines++;
     int got = read_line(out, line);
     if (got < 0) rc = -1;
     if (got > 0) out->bad_lines++;
@@ -308,19 +312,83 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
             v->bad_lines, v->bad_lines == 1 ? "" : "s");
 }
 
-/* text with XML's five special characters escaped, and control characters dropped. */
+size_t lagscope__utf8_next(const unsigned char *p, uint32_t *cp) {
+  unsigned c = p[0];
+  size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+           : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0) return 0; /* a continuation byte, an overlong lead (c0, c1) or past f4 */
+  uint32_t v = n == 1 ? c : c & (0x7fu >> n);
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0; /* also the NUL at a cut sequence's end */
+    v = v << 6 | (p[i] & 0x3fu);
+  }
+  static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (v < least[n] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
 void lagscope__run_put_xml(FILE *out, const char *text) {
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-    switch (*p) {
+  for (const unsigned char *p = (const unsigned char *)text; *p;) {
+    uint32_t cp = 0;
+    size_t n = lagscope__utf8_next(p, &cp);
+    if (n == 0 || cp == 0xfffe || cp == 0xffff) { /* not UTF-8, or not a character XML allows */
+      fputs("\xef\xbf\xbd", out);                  /* U+FFFD */
+      p += n ? n : 1;
+      continue;
+    }
+    switch (cp) {
       case '<': fputs("&lt;", out); break;
-      case '>': fputs("&gt;", out); break;
+      case '>': fputs("&gt;", out); break; /* also keeps "]]>" out of a text */
       case '&': fputs("&amp;", out); break;
       case '"': fputs("&quot;", out); break;
       case '\'': fputs("&apos;", out); break;
       default:
-        if (*p >= 0x20 || *p == '\n' || *p == '\t') fputc(*p, out);
+        if (cp >= 0x20 || cp == '\n' || cp == '\t') fwrite(p, 1, n, out);
     }
+    p += n;
   }
+}
+
+FILE *lagscope__output_open(const char *path, char *why, size_t why_size) {
+  /* O_NONBLOCK: a FIFO that no one reads fails the open (ENXIO) instead of waiting for ever. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+  struct stat st;
+  if (fd < 0) {
+    int err = errno;
+    int known = err == ENXIO && stat(path, &st) == 0;
+    snprintf(why, why_size, "%s",
+             known && S_ISFIFO(st.st_mode) ? "a FIFO that no one reads (refused: writing to it "
+                                             "would wait for ever for a reader)"
+             : known && S_ISSOCK(st.st_mode) ? "a socket (refused: not a file)"
+             : err == EISDIR ? "a folder" : strerror(err));
+    errno = err;
+    return NULL;
+  }
+  const char *refused = NULL;
+  if (fstat(fd, &st) != 0) refused = strerror(errno);
+  else if (S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) refused = strerror(errno);
+  else if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+    refused = "not a file, a character device or a pipe (refused)";
+  /* A pipe with a reader (/dev/stdout into `| tee`): written as a shell would, waiting for it. */
+  else if (S_ISFIFO(st.st_mode) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    refused = strerror(errno);
+  FILE *out = refused == NULL ? fdopen(fd, "w") : NULL;
+  if (out == NULL) {
+    snprintf(why, why_size, "%s", refused != NULL ? refused : strerror(errno));
+    close(fd);
+    errno = EINVAL;
+  }
+  return out;
+}
+
+/* Closes what lagscope__output_open opened: 0, or -1 with why (a write failed). */
+int lagscope__output_close(FILE *out, char *why, size_t why_size) {
+  int failed = ferror(out);
+  int err = failed ? EIO : 0;
+  if (fclose(out) != 0) failed = 1, err = errno;
+  if (failed) snprintf(why, why_size, "%s", strerror(err));
+  return failed ? -1 : 0;
 }
 
 static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
@@ -345,8 +413,8 @@ static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagsc
 }
 
 int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const char *program,
-                        uint32_t budget_ms) {
-  FILE *out = fopen(path, "we");
+                        uint32_t budget_ms, char *why, size_t why_size) {
+  FILE *out = lagscope__output_open(path, why, why_size);
   if (out == NULL) return -1;
   size_t failures = budget_ms > 0 ? lagscope__run_over_budget(v, budget_ms) : v->count;
   size_t tests = v->count + (failures == 0 ? 1 : 0);
@@ -365,7 +433,5 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
       fputs("\" name=\"no hang\"/>\n", out);
   }
   fputs("  </testsuite>\n</testsuites>\n", out);
-  int failed = ferror(out);
-  if (fclose(out) != 0 || failed) return -1;
-  return 0;
+  return lagscope__output_close(out, why, why_size);
 }

@@ -47,6 +47,7 @@ typedef struct lagscope__run_verdict {
   size_t capacity;
   int loops_known;    /* a run_loops line was read */
   int glib, sdl, gl, x11;
+  size_t lines;       /* lines read, whatever they held */
   size_t bad_lines;   /* lines that were not the JSON expected: skipped */
   /* Spells in which lagscope could not watch the main thread (monitor_blind events: its own
    * work, or a CPU it waited for, under load), and their time: a stall then may be missing. */
@@ -74,12 +75,25 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *verdict, cons
                            uint32_t budget_ms);
 
 /* JUnit XML: one testcase per hang, failing when over the budget (every hang without one),
- * one passing testcase when none fails. 0, or -1 with errno. */
+ * one passing testcase when none fails. 0, or -1 with a sentence in why. */
 int lagscope__run_junit(const char *path, const lagscope__run_verdict *verdict,
-                        const char *program, uint32_t budget_ms);
+                        const char *program, uint32_t budget_ms, char *why, size_t why_size);
 
-/* text with XML's five special characters escaped and control characters dropped (the JUnit
- * files of lagscope-run and lagscope-compare). */
+/* text as XML's character data or attribute value (the JUnit files of lagscope-run and
+ * lagscope-compare): its five special characters escaped, control characters dropped, and
+ * what is not UTF-8 or no character of XML's as U+FFFD, so that any input parses. */
 void lagscope__run_put_xml(FILE *out, const char *text);
+
+/* The length of the valid UTF-8 sequence at p (1..4) and its code point in *cp; 0 when p does
+ * not start one (a stray or cut byte, an overlong form, a surrogate, past U+10FFFF). */
+size_t lagscope__utf8_next(const unsigned char *p, uint32_t *cp);
+
+/* Opens path for a result file (--junit, --summary-md) and empties it: a regular file, a
+ * character device (/dev/null, a terminal) or a pipe that has a reader (/dev/stdout into
+ * `| tee`). NULL with a sentence in why for what could make the writer wait for ever (a FIFO
+ * no one reads) or is no file (a socket, a folder, a block device). Allocates (the FILE). */
+FILE *lagscope__output_open(const char *path, char *why, size_t why_size);
+/* Closes it: 0, or -1 with a sentence in why when a write failed. */
+int lagscope__output_close(FILE *out, char *why, size_t why_size);
 
 #endif

@@ -1116,7 +1116,7 @@ static void test_bad_options(void) {
       {{LAGSCOPE_RUN_PATH, "--no-server", "--", "/nonexistent/program", NULL}, 127,
        "cannot run /nonexistent/program: No such file or directory"},
       {{LAGSCOPE_RUN_PATH, "--no-server", "--junit", "/nonexistent/dir/hangs.xml", "--", "true", NULL},
-       1, "cannot write /nonexistent/dir/hangs.xml"},
+       1, "cannot write --junit /nonexistent/dir/hangs.xml: No such file or directory"},
   };
   for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
     spawn_proc p;

@@ -1,9 +1,15 @@
-/* A GLib program that knows nothing of lagscope, for the comparison's test (compare.test.sh):
- * its main loop stalls once in compare_known_stall (a 400 ms sleep) at 0.5 s and, with
- * --new-stall, once more in compare_new_stall (400 ms on the CPU) at 1.3 s, and quits at 2.2 s. */
+/* A GLib program that knows nothing of lagscope, for the comparison's test (compare.test.sh)
+ * and lagscope-run's channel test (run_channel.test.sh): its main loop stalls once in
+ * compare_known_stall (a 400 ms sleep) at 0.5 s (--stall-at MS: then) and, with --new-stall,
+ * once more in compare_new_stall (400 ms on the CPU) 0.8 s later, and quits 0.9 s after that.
+ * --file-limit BYTES: no file of this process grows past BYTES (RLIMIT_FSIZE, SIGXFSZ ignored:
+ * the write fails with EFBIG), as on a full disk, from main() on. */
 #include <glib.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static int new_stall;
 
@@ -35,18 +41,29 @@ static gboolean added(gpointer unused) {
 }
 
 int main(int argc, char **argv) {
+  unsigned stall_at = 500;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--new-stall") == 0) {
       new_stall = 1;
+    } else if (strcmp(argv[i], "--stall-at") == 0 && i + 1 < argc) {
+      stall_at = (unsigned)strtoul(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--file-limit") == 0 && i + 1 < argc) {
+      struct rlimit limit;
+      limit.rlim_cur = limit.rlim_max = strtoul(argv[++i], NULL, 10);
+      signal(SIGXFSZ, SIG_IGN);
+      if (setrlimit(RLIMIT_FSIZE, &limit) != 0) {
+        perror("glib_two_stalls: setrlimit");
+        return 2;
+      }
     } else {
       fprintf(stderr, "glib_two_stalls: unknown option %s\n", argv[i]);
       return 2;
     }
   }
   GMainLoop *loop = g_main_loop_new(NULL, FALSE);
-  g_timeout_add(500, known, NULL);
-  if (new_stall) g_timeout_add(1300, added, NULL);
-  g_timeout_add(2200, quit, loop);
+  g_timeout_add(stall_at, known, NULL);
+  if (new_stall) g_timeout_add(stall_at + 800, added, NULL);
+  g_timeout_add(stall_at + 1700, quit, loop);
   g_main_loop_run(loop);
   g_main_loop_unref(loop);
   return 0;

@@ -1,6 +1,7 @@
 /* lagscope-run's verdict from channel files written here: the hangs and their own frames, a
- * hang the program's end cut short, the budget, JUnit XML that escapes what it quotes, and
- * lines that are not what the preload writes (skipped and counted, nothing else lost). */
+ * hang the program's end cut short, the budget, JUnit XML that escapes what it quotes and
+ * parses whatever bytes it quotes, lines that are not what the preload writes (skipped and
+ * counted, nothing else lost), and the result files' opening (what could block is refused). */
 #define _GNU_SOURCE
 #include "cases.h"
 #include "check.h"
@@ -8,6 +9,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char folder[256], channel[320], xml_path[320];
@@ -279,8 +284,9 @@ static void test_junit_escapes(void) {
                 "{\"function\":\"main\",\"module\":\"/opt/a\",\"code\":\"app\"}]}\n"
                 "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":260}\n");
   lagscope__run_verdict v;
+  char why[256];
   CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
-  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "a&b", 500), 0);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "a&b", 500, why, sizeof why), 0);
   const char *xml = read_text(xml_path);
   CHECK_MSG(strstr(xml, "<testsuite name=\"a&amp;b\" tests=\"2\" failures=\"1\">") != NULL, "%s", xml);
   CHECK_MSG(strstr(xml, "in a&lt;b&gt; &amp; &quot;c&quot; &apos;d&apos;") != NULL, "%s", xml);
@@ -289,16 +295,100 @@ static void test_junit_escapes(void) {
   /* Within the budget: a passing testcase, no failure element. */
   CHECK(strstr(xml, "name=\"hang 2: 260 ms\" time=\"0.260\">\n    </testcase>") != NULL);
   /* Without a budget every hang fails. */
-  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0), 0);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
   CHECK(strstr(read_text(xml_path), "tests=\"2\" failures=\"2\"") != NULL);
   lagscope__run_verdict_free(&v);
   /* No hang: one passing testcase. */
   lagscope__run_verdict none = {0};
-  CHECK_EQ_INT(lagscope__run_junit(xml_path, &none, "app", 500), 0);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &none, "app", 500, why, sizeof why), 0);
   xml = read_text(xml_path);
   CHECK(strstr(xml, "tests=\"1\" failures=\"0\"") != NULL);
   CHECK(strstr(xml, "<testcase classname=\"lagscope-run.app\" name=\"no hang over 500 ms\"/>") != NULL);
-  CHECK_EQ_INT(lagscope__run_junit("/nonexistent/dir/x.xml", &none, "app", 0), -1);
+  CHECK_EQ_INT(lagscope__run_junit("/nonexistent/dir/x.xml", &none, "app", 0, why, sizeof why), -1);
+  CHECK_MSG(strcmp(why, "No such file or directory") == 0, "%s", why);
+  remove_channel();
+}
+
+/* Whether an XML parser (xmllint, libxml2-utils: .ci/install-deps) accepts the file. */
+static int xml_parses(const char *path) {
+  char command[512];
+  snprintf(command, sizeof command, "xmllint --noout '%s'", path);
+  int rc = system(command);
+  CHECK_MSG(rc != -1 && WEXITSTATUS(rc) != 127, "xmllint is not installed (libxml2-utils)");
+  return rc == 0;
+}
+
+/* Whatever bytes a program's names and a cause's text hold (here a summary with "]]>", markup,
+ * control bytes, bytes that are not UTF-8, a cut sequence, a surrogate, an overlong form and
+ * U+FFFF), the JUnit file parses as XML (issue 42, item 7): what is no character of XML's is
+ * U+FFFD, good UTF-8 (an "é", a "·") stays. */
+static void test_junit_any_bytes_parse(void) {
+  write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700,"
+                "\"cause\":{\"kind\":\"cpu\",\"summary\":\"]]> <a b='c'> & \\u0001\\u001b[31m"
+                "\xff\xfe \xe2\x82 \xed\xa0\x80 \xc0\xaf \xef\xbf\xbf \xc3\xa9 \xc2\xb7 \\\"\"}}\n");
+  lagscope__run_verdict v;
+  char why[256];
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "pro\xffgram\x01<>", 500, why, sizeof why), 0);
+  const char *xml = read_text(xml_path);
+  printf("%s\n", xml);
+  CHECK_MSG(xml_parses(xml_path), "not XML:\n%s", xml);
+  CHECK(strstr(xml, "]]&gt; &lt;a b=&apos;c&apos;&gt; &amp; [31m") != NULL);
+  CHECK(strstr(xml, "\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd"
+                    "\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd \xc3\xa9 \xc2\xb7 &quot;") != NULL);
+  CHECK(strstr(xml, "name=\"pro\xef\xbf\xbdgram&lt;&gt;\"") != NULL);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
+/* A result file that could make the writer wait for ever is refused at once, said (issue 42,
+ * item 5): a FIFO that no one reads; a socket and a folder are no files. What users give and
+ * what does not block is taken: a regular file (emptied), /dev/null, a pipe with a reader. */
+static void test_output_refuses_what_blocks(void) {
+  write_channel("");
+  char fifo[400], why[256];
+  snprintf(fifo, sizeof fifo, "%s/fifo", folder);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  CHECK(lagscope__output_open(fifo, why, sizeof why) == NULL);
+  CHECK_MSG(strstr(why, "a FIFO that no one reads") != NULL, "%s", why);
+  CHECK(lagscope__output_open(folder, why, sizeof why) == NULL);
+  CHECK_MSG(strcmp(why, "a folder") == 0, "%s", why);
+  char sock_path[400];
+  snprintf(sock_path, sizeof sock_path, "%s/sock", folder);
+  int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  CHECK(strlen(sock_path) < sizeof addr.sun_path);
+  memcpy(addr.sun_path, sock_path, strlen(sock_path) + 1);
+  CHECK(sock >= 0 && bind(sock, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(sock, 1) == 0);
+  CHECK(lagscope__output_open(sock_path, why, sizeof why) == NULL);
+  CHECK_MSG(strstr(why, "a socket") != NULL, "%s", why);
+  close(sock);
+  /* Taken: a file, emptied; /dev/null; a pipe's write end while it has a reader. */
+  FILE *out = fopen(xml_path, "w");
+  CHECK(out != NULL && fputs("old and longer", out) >= 0 && fclose(out) == 0);
+  out = lagscope__output_open(xml_path, why, sizeof why);
+  CHECK_MSG(out != NULL, "%s", why);
+  fputs("new", out);
+  CHECK_EQ_INT(lagscope__output_close(out, why, sizeof why), 0);
+  CHECK(strcmp(read_text(xml_path), "new") == 0);
+  out = lagscope__output_open("/dev/null", why, sizeof why);
+  CHECK_MSG(out != NULL, "%s", why);
+  CHECK_EQ_INT(lagscope__output_close(out, why, sizeof why), 0);
+  int pipe_fds[2];
+  CHECK(pipe(pipe_fds) == 0);
+  char via[64];
+  snprintf(via, sizeof via, "/proc/self/fd/%d", pipe_fds[1]);
+  out = lagscope__output_open(via, why, sizeof why);
+  CHECK_MSG(out != NULL, "%s", why);
+  fputs("piped", out);
+  CHECK_EQ_INT(lagscope__output_close(out, why, sizeof why), 0);
+  close(pipe_fds[1]);
+  char got[16] = "";
+  CHECK_EQ_INT(read(pipe_fds[0], got, sizeof got - 1), 5);
+  CHECK(strcmp(got, "piped") == 0);
+  close(pipe_fds[0]);
+  unlink(fifo);
+  unlink(sock_path);
   remove_channel();
 }
 
@@ -312,6 +402,8 @@ static const test_case cases[] = {
     TEST_CASE(blind_spells_said),
     TEST_CASE(no_channel_and_no_loop),
     TEST_CASE(junit_escapes),
+    TEST_CASE(junit_any_bytes_parse),
+    TEST_CASE(output_refuses_what_blocks),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
