@@ -306,8 +306,12 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
   if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
   out->method = LAGSCOPE__METHOD_SUSPEND;
   out->run_state = (uint8_t)snapshot_run_state(&the_snapshot);
-  if (out->run_state == LAGSCOPE__RUN_SYSCALL) /* blocked in a trap: its arguments */
+  if (out->run_state == LAGSCOPE__RUN_SYSCALL) { /* blocked in a trap: its arguments */
     memcpy(out->args, the_snapshot.args, sizeof(out->args));
+    /* a dispatch_sync on a workloop: the queue's owner, from the kevent in the copy */
+    out->lock_owner = lagscope__workloop_wait_owner(the_snapshot.stack, the_snapshot.stack_base,
+                                                    the_snapshot.stack_len, out->args);
+  }
   walk_snapshot(&the_snapshot, out);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
