@@ -348,8 +348,8 @@ void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, siz
   if (size > 0) out[0] = '\0'; /* the trap's arguments are not read on Darwin yet */
 }
 
-/* Darwin's run loop is known by its exported names (mach_msg under CFRunLoopRunSpecific is idle,
- * core/cause/cause.c): nothing to learn. */
+/* Darwin's run loop is known by CoreFoundation's frames over a receive-only mach_msg
+ * (core/cause/cause.c): nothing to learn. */
 void lagscope__loop_wait_reset(void) {}
 int lagscope__loop_wait_note(int32_t tid) {
   (void)tid;
