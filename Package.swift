@@ -7,9 +7,13 @@
 // are system-library targets found by pkg-config (Homebrew's cjson and civetweb), which exist
 // for the Mac only: this package builds lagscope for macOS. iOS apps take the xcframework
 // (apple/lagscope-debug.xcconfig or lagscope.podspec); docs/apple.md says why and how.
-// The two files CMake generates (the viewer's files, the consumer table) come from the same
-// CMake scripts through a build-tool plugin. tests/builds/darwin/check-manifests checks this
-// file's structure; no Swift toolchain runs it there.
+// The two files CMake generates (the viewer's files, the consumer table) are committed in
+// apple/swiftpm/generated, made by scripts/swiftpm-generated with the CMake build's own
+// scripts; no plugin: SwiftPM's PluginContext.tool(named:) looks only in the toolchain's
+// folder, so a plugin never finds cmake, and SwiftPM drops plugin-generated .c files ("Only
+// Swift is supported for generated plugin source files"). tests/builds/darwin/check-manifests
+// checks this file's structure, that it has no plugin, and that the committed files are what
+// the scripts make now; no Swift toolchain runs it there.
 import PackageDescription
 
 let package = Package(
@@ -25,8 +29,6 @@ let package = Package(
     .systemLibrary(
       name: "Ccivetweb", path: "apple/swiftpm/Ccivetweb", pkgConfig: "civetweb",
       providers: [.brew(["civetweb"])]),
-    .plugin(
-      name: "LagscopeGenerated", capability: .buildTool(), path: "apple/swiftpm/LagscopeGenerated"),
     .target(
       name: "lagscope",
       dependencies: ["CcJSON", "Ccivetweb"],
@@ -38,18 +40,20 @@ let package = Package(
         "core/darwin",
         "hud/layout.c", "hud/renderer.c", "hud/consumer.c", "hud/coregraphics_canvas.c",
         "hud/darwin",
-        "web",
+        "web", "apple/swiftpm/generated",
       ],
       publicHeadersPath: "apple/swiftpm/include",
       cSettings: [
         .headerSearchPath("core"), .headerSearchPath("hud"), .headerSearchPath("web"),
+        // core/darwin/autostart.c starts lagscope by itself only where DEBUG is defined
+        // (SWIFT_PACKAGE && !DEBUG: a Release build stays still)
+        .define("DEBUG", to: "1", .when(configuration: .debug)),
       ],
       linkerSettings: [
         .linkedLibrary("objc"),
         .linkedFramework("CoreFoundation"), .linkedFramework("CoreGraphics"),
         .linkedFramework("CoreText"), .linkedFramework("QuartzCore"),
         .linkedFramework("AppKit"),
-      ],
-      plugins: ["LagscopeGenerated"]),
+      ]),
   ]
 )

@@ -227,7 +227,9 @@ LAGSCOPE_EXTERN int lagscope_config_validate(const lagscope_config *config, char
 
 /* Validates config (NULL: defaults), then starts the monitor and dispatcher threads.
  * A bad config logs why and returns LAGSCOPE_EINVAL; nothing starts. Returns LAGSCOPE_EALREADY
- * when running. Safe from any thread. */
+ * when running. Safe from any thread. The thread watched is the caller on Linux (call it on
+ * the thread of the loop to watch) and the process's main thread on iOS and macOS, wherever
+ * it is called. */
 LAGSCOPE_EXTERN int lagscope_start(const lagscope_config *config);
 
 /* Stops every thread lagscope started and joins them; events published before the call are

@@ -77,7 +77,7 @@ static int instance_start(const lagscope_config *c) {
   if (rc != LAGSCOPE_OK) return rc;
   running = in;
   lagscope__publish_to(lagscope__dispatcher_bus(in->dispatcher), &in->config);
-  lagscope__main_thread_watch(lagscope__thread_id());
+  lagscope__main_thread_watch(lagscope__thread_to_watch());
   /* The consumers before the monitor, which would see the caller's time in civetweb's start-up
    * as a hang of the main thread; before the dispatcher thread, which reads their list. */
   lagscope__dispatcher_start_consumers(in->dispatcher, &in->config);

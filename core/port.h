@@ -189,8 +189,9 @@ typedef struct lagscope__stack {
                               set when captured): idle, not io */
   int32_t syscall;         /* LAGSCOPE__RUN_SYSCALL: the call's number, -1 when unknown */
   int32_t lock_owner;      /* a futex wait on a locked pthread mutex: the owner's tid as the
-                              mutex records it when captured (0: none); not yet checked to be
-                              a live thread */
+                              mutex records it when captured (0: none); Darwin: a dispatch_sync
+                              on a workloop-based queue, the port of the thread draining it;
+                              not yet checked to be a live thread */
   uint32_t depth;
   uint64_t time_ns;                       /* when captured */
   uintptr_t args[6];                      /* LAGSCOPE__RUN_SYSCALL: its raw arguments */

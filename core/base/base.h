@@ -222,6 +222,12 @@ void lagscope__thread_disown(void);
 int lagscope__thread_is_own(void);
 /* The OS id of the calling thread (Linux: gettid). F */
 int32_t lagscope__thread_id(void);
+/* The thread lagscope_start, called on the calling thread, watches for signs of life. Linux:
+ * the caller (its loop is the one that calls start: lagscope-run's preload starts it on the
+ * program's main thread, an app on the thread of its loop). Darwin: the process's main
+ * thread wherever start is called (pthread_main_np's thread, as its Mach port), because the
+ * main queue and the run loop whose pings answer run there. F */
+int32_t lagscope__thread_to_watch(void);
 #define LAGSCOPE__OWN_THREADS_MAX 512 /* lagscope's threads, the viewer's civetweb ones included */
 /* 1 when tid is one of lagscope's running threads. F */
 int lagscope__thread_id_is_own(int32_t tid);

@@ -25,20 +25,41 @@ typedef enum lagscope__cause_kind {
 } lagscope__cause_kind;
 /* "cpu", "lock", "wait", "sleep", "io", "deadlock", "idle", "unknown". F */
 const char *lagscope__cause_kind_name(int kind);
+/* A stack's innermost frames as the classifier reads them: function names (names[0] the
+ * innermost; NULL where unknown: Darwin's "<redacted>" statics) and, where known, the path of
+ * the image each is in (modules may be NULL; an entry NULL when in none). */
+typedef struct lagscope__frame_names {
+  const char *const *names;
+  const char *const *modules;
+  size_t n;
+} lagscope__frame_names;
 /* One stack's kind (never deadlock: that takes a chain), from its run state, its system call
- * and names, the function names of its innermost frames (names[0] the innermost; NULL where
- * unknown). F */
-lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s, const char *const *names,
-                                              size_t n);
+ * and its innermost frames. F */
+lagscope__cause_kind lagscope__classify_stack(const lagscope__stack *s,
+                                              const lagscope__frame_names *f);
 
 /* Darwin: the lock a thread blocked in a trap waits for, from the trap (its innermost frame's
  * name) and its arguments, as Apple's open sources call them: libpthread's
  * __psynch_mutexwait(mutex, mgen, ugen, owner's thread id, flags) and libplatform's
  * __ulock_wait(UL_UNFAIR_LOCK | flags, lock, value, timeout), value the owner's thread port
- * with its two low bits used as flags (restored: value | 3, as xnu's ulock.h does). 1 when it is one: *address, and *owner (0: not known) as a
+ * with its two low bits used as flags (restored: value | 3, as xnu's ulock.h does); a shared
+ * unfair lock (UL_UNFAIR_LOCK64_SHARED) and __psynch_rw_*(rwlock, ...) by address only. 1 when it is one: *address, and *owner (0: not known) as a
  * thread id (*owner_is_port 0) or a port name (1). F */
 int lagscope__darwin_lock_wait(const char *trap, const uintptr_t *args, uintptr_t *address,
                                uint64_t *owner, int *owner_is_port);
+
+/* Darwin: "rwlock" for libpthread's __psynch_rw_* waits, else "mutex". F */
+const char *lagscope__darwin_lock_noun(const char *trap);
+
+/* Darwin: 1 when the trap is libdispatch's sync wait on a workloop-based queue (kevent_id,
+ * from _dispatch_event_loop_wait_for_ownership): its first argument is the queue (the
+ * workloop's id is the queue's address), the stack's lock_owner the thread draining it. F */
+int lagscope__darwin_queue_wait(const char *trap);
+
+/* Darwin: what a blocked file or socket trap works on, from its arguments: "fd 7", with
+ * fcntl's command where it is one that waits ("fd 7 (F_FULLFSYNC)"); "" when the arguments
+ * name no fd (path calls: the path is not read, docs/apple.md). F */
+void lagscope__darwin_io_target(const char *trap, const uintptr_t *args, char *out, size_t size);
 
 /* Darwin: what a wait (not a lock) waits for, where its frames say: "a busy dispatch queue
  * (dispatch_sync)", a group, a semaphore; NULL when they do not. F */

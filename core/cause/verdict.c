@@ -38,23 +38,37 @@ __attribute__((format(printf, 3, 4))) static void put(char *out, size_t size,
 
 /* ---- 1. a stack's kind and where it was ----------------------------------------------------- */
 
-/* The function names of a stack's innermost frames. */
-static size_t innermost_names(lagscope__report_ctx *c, const lagscope__stack *s,
-                              const char **names) {
+/* The function names of a stack's innermost frames, and the images they are in (modules may
+ * be NULL: not wanted). */
+static size_t innermost_frames(lagscope__report_ctx *c, const lagscope__stack *s,
+                               const char **names, const char **modules) {
   uint32_t n = lagscope__stack_depth(s) < CAUSE_NAMES ? lagscope__stack_depth(s) : CAUSE_NAMES;
   for (uint32_t k = 0; k < n; k++) {
     uint32_t frame;
-    names[k] = lagscope__report_ctx_resolve(c, s->frames[k], k > 0, &frame) == 0
-                   ? lagscope__report_ctx_frame(c, frame)->function
-                   : NULL;
+    const lagscope__stack_frame *f = lagscope__report_ctx_resolve(c, s->frames[k], k > 0, &frame) == 0
+                                         ? lagscope__report_ctx_frame(c, frame)
+                                         : NULL;
+    names[k] = f != NULL ? f->function : NULL;
+    if (modules != NULL) modules[k] = f != NULL ? f->module : NULL;
   }
   return n;
 }
 
-static lagscope__cause_kind classify(lagscope__report_ctx *c, const lagscope__stack *s) {
+static size_t innermost_names(lagscope__report_ctx *c, const lagscope__stack *s,
+                              const char **names) {
+  return innermost_frames(c, s, names, NULL);
+}
+
+/* Darwin's trap: the innermost frame's name; NULL on Linux (a number) or when nameless. */
+static const char *darwin_trap(lagscope__report_ctx *c, const lagscope__stack *s) {
   const char *names[CAUSE_NAMES];
-  size_t n = innermost_names(c, s, names);
-  return lagscope__classify_stack(s, names, n);
+  return s->syscall < 0 && innermost_names(c, s, names) > 0 ? names[0] : NULL;
+}
+
+static lagscope__cause_kind classify(lagscope__report_ctx *c, const lagscope__stack *s) {
+  const char *names[CAUSE_NAMES], *modules[CAUSE_NAMES];
+  lagscope__frame_names f = {names, modules, innermost_frames(c, s, names, modules)};
+  return lagscope__classify_stack(s, &f);
 }
 
 /* Where a stack was in the app's code, by the rule every place that names "your code" shares
@@ -96,13 +110,14 @@ static const char *thread_name(const lagscope__report_data *r, int index, char *
 }
 
 /* What a blocked stack waits on: named when it was captured (a thread at the hang's start, or
- * a blocked call of the main thread's samples), else now. */
-static void wait_target(const lagscope__report_data *r, const lagscope__stack *s, char *out,
-                        size_t size) {
+ * a blocked call of the main thread's samples), else now; on Darwin, the fd its trap's
+ * arguments name. */
+static void wait_target(lagscope__report_ctx *c, const lagscope__report_data *r,
+                        const lagscope__stack *s, char *out, size_t size) {
   if (r->thread_targets != NULL && r->threads != NULL && s >= r->threads &&
       s < r->threads + r->thread_count) {
     put(out, size, "%s", r->thread_targets + (size_t)(s - r->threads) * LAGSCOPE__TARGET_MAX);
-    return;
+    if (out[0] != '\0' || s->syscall >= 0) return; /* never described again later */
   }
   for (uint32_t i = 0; s->syscall >= 0 && i < r->sample_target_count; i++) {
     const lagscope__report_target *t = &r->sample_targets[i];
@@ -110,6 +125,10 @@ static void wait_target(const lagscope__report_data *r, const lagscope__stack *s
       put(out, size, "%s", t->text);
       return;
     }
+  }
+  if (s->syscall < 0 && s->run_state == LAGSCOPE__RUN_SYSCALL) {
+    lagscope__darwin_io_target(darwin_trap(c, s), s->args, out, size);
+    return;
   }
   lagscope__describe_wait_target(s, out, size);
 }
@@ -137,6 +156,23 @@ static int lock_of(lagscope__report_ctx *c, const lagscope__report_data *r,
       !lagscope__darwin_lock_wait(names[0], s->args, address, &owner, &is_port) || owner == 0)
     return -1;
   return is_port ? thread_index(r, (int32_t)owner) : thread_index_by_system_id(r, owner);
+}
+
+/* Darwin: a dispatch_sync on a workloop-based queue, its queue (kevent_id's first argument)
+ * and the index in r of the thread draining it (the capture read it from the workloop's
+ * kevent: lock_owner, a port); -1 when not such a wait or not known. */
+static int queue_owner(lagscope__report_ctx *c, const lagscope__report_data *r,
+                       const lagscope__stack *s, uintptr_t *queue) {
+  *queue = 0;
+  if (s->run_state != LAGSCOPE__RUN_SYSCALL || !lagscope__darwin_queue_wait(darwin_trap(c, s)))
+    return -1;
+  *queue = s->args[0];
+  return s->lock_owner != 0 ? thread_index(r, s->lock_owner) : -1;
+}
+
+/* "mutex", or Darwin's "rwlock". */
+static const char *lock_noun(lagscope__report_ctx *c, const lagscope__stack *s) {
+  return lagscope__darwin_lock_noun(darwin_trap(c, s));
 }
 
 static int owner_index(lagscope__report_ctx *c, const lagscope__report_data *r,
@@ -173,15 +209,29 @@ static int lock_chain(lagscope__report_ctx *c, const lagscope__report_data *r, i
 
 /* ---- 3. sentences and labels ---------------------------------------------------------------- */
 
-/* "waiting in __ulock_wait() in load_feed", and what for where its frames say (Darwin). */
-static void wait_phrase(lagscope__report_ctx *c, const lagscope__stack *s, const char *call,
-                        char *out, size_t size) {
-  char fn[FUNCTION_TEXT_MAX];
+static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
+                   const lagscope__stack *s, int left, char *out, size_t size);
+
+/* "waiting in __ulock_wait() in load_feed", and what for where its frames say (Darwin); a
+ * workloop queue's sync wait with the queue and, `left` deep, the thread draining it. */
+static void wait_phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
+                        const lagscope__stack *s, const char *call, int left, char *out,
+                        size_t size) {
+  char fn[FUNCTION_TEXT_MAX], queue_text[64] = "";
   const char *names[CAUSE_NAMES];
   size_t n = s->syscall < 0 ? innermost_names(c, s, names) : 0;
   const char *what = n > 0 ? lagscope__darwin_wait_for(names, n) : NULL;
-  put(out, size, "waiting in %s() in %s%s%s", call, app_function(c, s, fn, sizeof(fn)),
-      what != NULL ? " for " : "", what != NULL ? what : "");
+  uintptr_t queue;
+  int owner = queue_owner(c, r, s, &queue);
+  if (queue != 0) put(queue_text, sizeof(queue_text), ", queue 0x%" PRIxPTR, queue);
+  put(out, size, "waiting in %s() in %s%s%s%s", call, app_function(c, s, fn, sizeof(fn)),
+      what != NULL ? " for " : "", what != NULL ? what : "", queue_text);
+  if (owner < 0 || left <= 0) return;
+  char who[LAGSCOPE_THREAD_NAME_MAX + 8], rest[PHRASE_MAX];
+  phrase(c, r, &r->threads[owner], left - 1, rest, sizeof(rest));
+  size_t len = strlen(out);
+  put(out + len, size - len, ", run by thread %s (tid %d), itself %s",
+      thread_name(r, owner, who, sizeof(who)), (int)r->threads[owner].tid, rest);
 }
 
 /* What a thread is doing, as the end of a sentence: "blocked in read() on pipe:[8812]"; for a
@@ -191,7 +241,7 @@ static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
   char call[128], target[LAGSCOPE__TARGET_MAX], fn[FUNCTION_TEXT_MAX];
   lagscope__cause_kind kind = classify(c, s);
   const char *name = lagscope__report_run_state(c, s, call, sizeof(call));
-  wait_target(r, s, target, sizeof(target));
+  wait_target(c, r, s, target, sizeof(target));
   const char *on = target[0] != '\0' ? " on " : "";
   switch (kind) {
     case LAGSCOPE__CAUSE_CPU: put(out, size, "running %s", app_function(c, s, fn, sizeof(fn))); break;
@@ -201,16 +251,16 @@ static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
       uintptr_t mutex = 0;
       int owner = lock_of(c, r, s, &mutex);
       if (owner < 0 || left <= 0) {
-        put(out, size, "waiting for mutex 0x%" PRIxPTR, mutex);
+        put(out, size, "waiting for %s 0x%" PRIxPTR, lock_noun(c, s), mutex);
         break;
       }
       char who[LAGSCOPE_THREAD_NAME_MAX + 8], rest[PHRASE_MAX];
       phrase(c, r, &r->threads[owner], left - 1, rest, sizeof(rest));
-      put(out, size, "waiting for mutex 0x%" PRIxPTR " held by %s (tid %d), %s", mutex,
-               thread_name(r, owner, who, sizeof(who)), (int)r->threads[owner].tid, rest);
+      put(out, size, "waiting for %s 0x%" PRIxPTR " held by %s (tid %d), %s", lock_noun(c, s),
+          mutex, thread_name(r, owner, who, sizeof(who)), (int)r->threads[owner].tid, rest);
       break;
     }
-    case LAGSCOPE__CAUSE_WAIT: wait_phrase(c, s, name, out, size); break;
+    case LAGSCOPE__CAUSE_WAIT: wait_phrase(c, r, s, name, left, out, size); break;
     case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle in its event loop (%s)", name); break;
     default: put(out, size, "in an unknown state"); break;
   }
@@ -227,30 +277,39 @@ static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_dat
   switch (kind) {
     case LAGSCOPE__CAUSE_LOCK:
       if (owner < 0) {
-        put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR " (its owner is not known)",
-                 ms, lock_address(c, r, main));
+        put(out, size, "Waited %.0f ms for %s 0x%" PRIxPTR " (its owner is not known)",
+            ms, lock_noun(c, main), lock_address(c, r, main));
         return;
       }
       phrase(c, r, &r->threads[owner], 3, what, sizeof(what));
-      put(out, size, "Waited %.0f ms for mutex 0x%" PRIxPTR
-               " held by thread %s (tid %d), itself %s", ms, lock_address(c, r, main),
+      put(out, size, "Waited %.0f ms for %s 0x%" PRIxPTR
+               " held by thread %s (tid %d), itself %s", ms, lock_noun(c, main),
+               lock_address(c, r, main),
                thread_name(r, owner, name, sizeof(name)), (int)r->threads[owner].tid, what);
       return;
     case LAGSCOPE__CAUSE_CPU: put(out, size, "On the CPU for %.0f ms in %s", ms, where); return;
     case LAGSCOPE__CAUSE_IO: {
       char call[128], target[LAGSCOPE__TARGET_MAX];
       const char *call_name = lagscope__report_run_state(c, main, call, sizeof(call));
-      wait_target(r, main, target, sizeof(target));
+      wait_target(c, r, main, target, sizeof(target));
       put(out, size, "Blocked %.0f ms in %s()%s%s", ms, call_name,
                target[0] != '\0' ? " on " : "", target);
       return;
     }
     case LAGSCOPE__CAUSE_SLEEP: phrase(c, r, main, 0, what, sizeof(what));
       put(out, size, "Slept %.0f ms (%s)", ms, what); return;
-    case LAGSCOPE__CAUSE_WAIT: phrase(c, r, main, 0, what, sizeof(what));
+    case LAGSCOPE__CAUSE_WAIT: phrase(c, r, main, 3, what, sizeof(what));
       put(out, size, "Waited %.0f ms, %s", ms, what); return;
-    case LAGSCOPE__CAUSE_IDLE: put(out, size, "Idle in its own event loop for %.0f ms: the "
-                                        "loop did not run lagscope's ping", ms); return;
+    case LAGSCOPE__CAUSE_IDLE:
+      if (main->syscall < 0) { /* Darwin's run loop: idle, yet the main queue not served */
+        put(out, size, "Idle in its run loop for %.0f ms, in a mode that does not serve the "
+            "main queue (a modal or tracking loop of its own: CoreFoundation serves the main "
+            "queue only in the common modes), so work sent to the main queue waited", ms);
+        return;
+      }
+      put(out, size, "Idle in its own event loop for %.0f ms: the loop did not run lagscope's "
+          "ping", ms);
+      return;
     default: put(out, size, "Not known why: no stack of the main thread says (%.0f ms)", ms);
   }
 }
@@ -285,18 +344,22 @@ static void label_text(lagscope__report_ctx *c, const lagscope__report_data *r, 
   const char *kind_name = lagscope__cause_kind_name(kind);
   char name[LAGSCOPE_THREAD_NAME_MAX + 8], call[128], target[LAGSCOPE__TARGET_MAX];
   int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
+  uintptr_t queue;
   if (main == NULL) {
     put(out, size, "%s", kind_name);
   } else if (kind == LAGSCOPE__CAUSE_LOCK && owner >= 0) {
     put(out, size, "lock · %s", thread_name(r, owner, name, sizeof(name)));
   } else if (kind == LAGSCOPE__CAUSE_LOCK) {
-    put(out, size, "lock · mutex 0x%" PRIxPTR, lock_address(c, r, main));
+    put(out, size, "lock · %s 0x%" PRIxPTR, lock_noun(c, main), lock_address(c, r, main));
   } else if (kind == LAGSCOPE__CAUSE_IO) {
-    wait_target(r, main, target, sizeof(target));
+    wait_target(c, r, main, target, sizeof(target));
     put(out, size, "io · %s%s%s", lagscope__report_run_state(c, main, call, sizeof(call)),
         target[0] != '\0' ? " " : "", target);
   } else if (kind == LAGSCOPE__CAUSE_IDLE) {
-    put(out, size, "idle · event loop");
+    put(out, size, "idle · %s", main->syscall < 0 ? "run loop, private mode" : "event loop");
+  } else if (kind == LAGSCOPE__CAUSE_WAIT && queue_owner(c, r, main, &queue) >= 0) {
+    put(out, size, "wait · queue run by %s",
+        thread_name(r, queue_owner(c, r, main, &queue), name, sizeof(name)));
   } else if (kind == LAGSCOPE__CAUSE_UNKNOWN) {
     put(out, size, "unknown · %s", where);
   } else {
@@ -380,13 +443,14 @@ static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r
           telling != NULL ? telling : app_function(c, p->stack, fn, sizeof(fn)));
       break;
     case LAGSCOPE__CAUSE_IO:
-      wait_target(r, p->stack, target, sizeof(target));
+      wait_target(c, r, p->stack, target, sizeof(target));
       put(out, size, "blocked %.0f ms in %s()%s%s", ms, name, target[0] != '\0' ? " on " : "",
           target);
       break;
     case LAGSCOPE__CAUSE_SLEEP: put(out, size, "slept %.0f ms in %s()", ms, name); break;
     case LAGSCOPE__CAUSE_LOCK:
-      put(out, size, "waited %.0f ms for mutex 0x%" PRIxPTR, ms, lock_address(c, r, p->stack));
+      put(out, size, "waited %.0f ms for %s 0x%" PRIxPTR, ms, lock_noun(c, p->stack),
+          lock_address(c, r, p->stack));
       break;
     case LAGSCOPE__CAUSE_WAIT: put(out, size, "waited %.0f ms in %s()", ms, name); break;
     case LAGSCOPE__CAUSE_IDLE: put(out, size, "idle %.0f ms in its event loop", ms); break;
@@ -511,11 +575,14 @@ static void thread_cause_fields(lagscope__json_writer *w, lagscope__report_ctx *
   char buf[PHRASE_MAX], call[128];
   if (s->run_state == LAGSCOPE__RUN_SYSCALL)
     lagscope__jw_string(w, "syscall", lagscope__report_run_state(c, s, call, sizeof(call)));
-  wait_target(r, s, buf, sizeof(buf));
+  wait_target(c, r, s, buf, sizeof(buf));
   if (buf[0] != '\0') lagscope__jw_string(w, "target", buf);
-  uintptr_t mutex = 0;
-  int owner = kind == LAGSCOPE__CAUSE_LOCK ? lock_of(c, r, s, &mutex) : -1;
+  uintptr_t mutex = 0, queue = 0;
+  int owner = kind == LAGSCOPE__CAUSE_LOCK   ? lock_of(c, r, s, &mutex)
+              : kind == LAGSCOPE__CAUSE_WAIT ? queue_owner(c, r, s, &queue)
+                                             : -1;
   if (kind == LAGSCOPE__CAUSE_LOCK && mutex != 0) lagscope__jw_hex(w, "mutex", mutex);
+  if (queue != 0) lagscope__jw_hex(w, "queue", queue);
   if (owner >= 0 && left > 0) {
     lagscope__jw_begin_object(w, "owner");
     lagscope__jw_i64(w, "tid", r->threads[owner].tid);
@@ -544,7 +611,7 @@ static void write_phases(lagscope__json_writer *w, lagscope__report_ctx *c,
     if (p->syscall >= 0) {
       lagscope__jw_string(w, "syscall",
                           lagscope__report_run_state(c, p->stack, call, sizeof(call)));
-      wait_target(r, p->stack, target, sizeof(target));
+      wait_target(c, r, p->stack, target, sizeof(target));
       if (target[0] != '\0') lagscope__jw_string(w, "target", target);
     } else if (p->kind == LAGSCOPE__CAUSE_CPU) {
       lagscope__jw_string(w, "function", app_function(c, p->stack, fn, sizeof(fn)));
@@ -567,7 +634,7 @@ void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
     char call[128], target[256];
     lagscope__jw_string(w, "syscall",
                         lagscope__report_run_state(c, v->main, call, sizeof(call)));
-    wait_target(r, v->main, target, sizeof(target));
+    wait_target(c, r, v->main, target, sizeof(target));
     if (target[0] != '\0') lagscope__jw_string(w, "target", target);
   }
   if (v->cycle_from >= 0) {

@@ -53,8 +53,16 @@ static void start_with_defaults(void) {
     lagscope__log("did not start by itself: %s", lagscope_strerror(rc));
 }
 
-/* At load, on the main thread, before main(). */
+/* At load, on the main thread, before main(). The Swift package is linked in every
+ * configuration (Xcode has no per-configuration package linking): built by SwiftPM
+ * (SWIFT_PACKAGE) without DEBUG (Package.swift defines it for the debug configuration only),
+ * lagscope stays still unless the app calls lagscope_start. */
 __attribute__((constructor)) static void start_when_launched(void) {
+#if defined(SWIFT_PACKAGE) && !defined(DEBUG)
+  lagscope__log("does not start by itself: a Release build of the Swift package (call "
+                "lagscope_start to start it)");
+  return;
+#endif
   char why[200];
   int wanted = lagscope__autostart_wanted(getenv("LAGSCOPE_AUTOSTART"), info_plist_setting(),
                                           why, sizeof(why));

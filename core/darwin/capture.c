@@ -306,8 +306,12 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
   if (capture_snapshot(tid, &out->walk) != 0) return LAGSCOPE_ENOENT;
   out->method = LAGSCOPE__METHOD_SUSPEND;
   out->run_state = (uint8_t)snapshot_run_state(&the_snapshot);
-  if (out->run_state == LAGSCOPE__RUN_SYSCALL) /* blocked in a trap: its arguments */
+  if (out->run_state == LAGSCOPE__RUN_SYSCALL) { /* blocked in a trap: its arguments */
     memcpy(out->args, the_snapshot.args, sizeof(out->args));
+    /* a dispatch_sync on a workloop: the queue's owner, from the kevent in the copy */
+    out->lock_owner = lagscope__workloop_wait_owner(the_snapshot.stack, the_snapshot.stack_base,
+                                                    the_snapshot.stack_len, out->args);
+  }
   walk_snapshot(&the_snapshot, out);
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
@@ -344,8 +348,8 @@ void lagscope__describe_wait_target(const lagscope__stack *stack, char *out, siz
   if (size > 0) out[0] = '\0'; /* the trap's arguments are not read on Darwin yet */
 }
 
-/* Darwin's run loop is known by its exported names (mach_msg under CFRunLoopRunSpecific is idle,
- * core/cause/cause.c): nothing to learn. */
+/* Darwin's run loop is known by CoreFoundation's frames over a receive-only mach_msg
+ * (core/cause/cause.c): nothing to learn. */
 void lagscope__loop_wait_reset(void) {}
 int lagscope__loop_wait_note(int32_t tid) {
   (void)tid;

@@ -36,6 +36,7 @@
 #define UI_APPLICATION_STATE_BACKGROUND 2 /* UIApplicationStateBackground */
 #define UI_DID_FINISH_LAUNCHING "UIApplicationDidFinishLaunchingNotification"
 #define NS_DID_FINISH_LAUNCHING "NSApplicationDidFinishLaunchingNotification"
+#define NS_WINDOW_DID_BECOME_MAIN "NSWindowDidBecomeMainNotification"
 
 static _Atomic int in_background;
 static _Atomic uint32_t refresh_hz;
@@ -100,6 +101,21 @@ static void tick(id self, SEL cmd, id link) {
   if (period > 0.0005 && period < 1) atomic_store(&refresh_hz, (uint32_t)lround(1 / period));
 }
 
+static void replace_display_link(id link);
+static void observe(id center, id observer, const char *selector, const char *name);
+
+/* AppKit, macOS 14+: a window became main; its own display link follows it from screen to
+ * screen (-[NSWindow displayLinkWithTarget:selector:]), where the screen's stays on the screen
+ * it was made for. The next main window takes over when this one closes. */
+static void window_did_become_main(id self, SEL cmd, id notification) {
+  (void)self, (void)cmd;
+  id window = send(notification, "object");
+  if (!responds(window, "displayLinkWithTarget:selector:")) return;
+  replace_display_link(((msg_id_id_sel)objc_msgSend)(
+      window, sel_registerName("displayLinkWithTarget:selector:"), target,
+      sel_registerName("tick:")));
+}
+
 static void did_enter_background(id self, SEL cmd, id notification) {
   (void)self, (void)cmd, (void)notification;
   atomic_store(&in_background, 1);
@@ -144,6 +160,7 @@ static Class target_class(void) {
   class_addMethod(c, sel_registerName("didEnterBackground:"), (IMP)did_enter_background, "v@:@");
   class_addMethod(c, sel_registerName("willEnterForeground:"), (IMP)will_enter_foreground, "v@:@");
   class_addMethod(c, sel_registerName("didFinishLaunching:"), (IMP)did_finish_launching, "v@:@");
+  class_addMethod(c, sel_registerName("windowDidBecomeMain:"), (IMP)window_did_become_main, "v@:@");
   objc_registerClassPair(c);
   return c;
 }
@@ -177,18 +194,38 @@ static id make_display_link(void) {
   return link;
 }
 
-static void start_display_link(void) {
-  id link = make_display_link();
+/* The link that ticks from now on, in the main run loop's common modes; the previous one
+ * invalidated (the run loop lets go of it). Main thread. 0, or -1 without a link. */
+static int add_display_link(id link) {
   id run_loop_class = (id)objc_getClass("NSRunLoop");
   id modes = (id)kCFRunLoopCommonModes;
-  if (link == nil || run_loop_class == nil || modes == nil) {
+  if (link == nil || run_loop_class == nil || modes == nil) return -1;
+  id old = display_link;
+  display_link = send(link, "retain");
+  ((msg_void_id_id)objc_msgSend)(display_link, sel_registerName("addToRunLoop:forMode:"),
+                                 send(run_loop_class, "mainRunLoop"), modes);
+  if (old != nil) {
+    send_void(old, "invalidate");
+    send_void(old, "release");
+  }
+  return 0;
+}
+
+static void replace_display_link(id link) {
+  if (display_link != nil) add_display_link(link); /* only while started with a link */
+}
+
+static void start_display_link(void) {
+  if (add_display_link(make_display_link()) != 0) {
     lagscope__log("no display link (CADisplayLink, or NSScreen's on macOS 14+): call "
                   "lagscope_frame() once per frame for frame metrics");
     return;
   }
-  display_link = send(link, "retain");
-  ((msg_void_id_id)objc_msgSend)(display_link, sel_registerName("addToRunLoop:forMode:"),
-                                 send(run_loop_class, "mainRunLoop"), modes);
+  /* AppKit: follow the main window's screen (its own link) once a window becomes main. */
+  id center_class = (id)objc_getClass("NSNotificationCenter");
+  if (objc_getClass("UIApplication") == Nil && objc_getClass("NSWindow") != Nil && center_class != nil)
+    observe(send(center_class, "defaultCenter"), target, "windowDidBecomeMain:",
+            NS_WINDOW_DID_BECOME_MAIN);
 }
 
 /* ---- the background (main thread) ---- */

@@ -63,6 +63,13 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
 
 int32_t lagscope__thread_id(void) { return (int32_t)pthread_mach_thread_np(pthread_self()); }
 
+/* The main thread, noted on it by core/darwin/capture.c (pthread_main_np at load): the main
+ * queue's pings are answered there even when start was called on another thread. */
+int32_t lagscope__thread_to_watch(void) {
+  if (pthread_main_np()) return lagscope__thread_id();
+  return lagscope__main_thread_id();
+}
+
 /* Darwin's pthread_setname_np names only the calling thread. */
 void lagscope__thread_name_self(const char *name) { pthread_setname_np(name); }
 

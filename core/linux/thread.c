@@ -55,6 +55,8 @@ int lagscope__wakeup_wait_until(lagscope__wakeup *w, uint64_t deadline_ns) {
 
 int32_t lagscope__thread_id(void) { return (int32_t)syscall(SYS_gettid); }
 
+int32_t lagscope__thread_to_watch(void) { return lagscope__thread_id(); }
+
 void lagscope__thread_name_self(const char *name) { pthread_setname_np(pthread_self(), name); }
 
 /* What stays below the caller's frame: the red zone and the madvise call's own frames. */

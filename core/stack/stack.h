@@ -68,6 +68,13 @@ int lagscope__trap_evidence_at_trap(const lagscope__trap_evidence *e);
  * UNKNOWN, from what suspension leaves as it was (not the state read while suspended, which
  * xnu reports as waiting for every suspended thread). F */
 lagscope__run_state lagscope__trap_run_state(const lagscope__trap_evidence *e);
+/* A thread blocked in libdispatch's sync wait on a workloop-based queue (kevent_id(queue,
+ * changelist, 1, ...) from _dispatch_event_loop_wait_for_ownership): the port of the thread
+ * that drains the queue, read from the EVFILT_WORKLOOP NOTE_WL_SYNC_WAIT kevent the waiter
+ * passed, which lies in its stack copy (copy, its first byte at address base, len bytes);
+ * args the trap's. 0 when the arguments are no such wait or the queue had no owner. F */
+int32_t lagscope__workloop_wait_owner(const uint8_t *copy, uintptr_t base, size_t len,
+                                      const uintptr_t *args);
 
 #define LAGSCOPE__LABEL_MAX 200  /* bytes of a hang's label ("lock · keeper"), with the NUL */
 

@@ -81,3 +81,38 @@ lagscope__run_state lagscope__trap_run_state(const lagscope__trap_evidence *e) {
     default: return LAGSCOPE__RUN_CPU;
   }
 }
+
+/* xnu bsd/sys/event.h, struct kevent_qos_s: ident 0, filter 8 (int16), flags 10, qos 12,
+ * udata 16, fflags 24, xflags 28, data 32, ext[4] 40; 72 bytes. bsd/sys/event_private.h:
+ * EVFILT_WORKLOOP -17, NOTE_WL_SYNC_WAIT 0x4, ext[EV_EXTIDX_WL_VALUE = 3] the debounce value.
+ * libdispatch event/event_kevent.c, _dispatch_kq_fill_workloop_sync_event: udata the wlh (the
+ * queue, also kevent_id's first argument), ext[3] the queue's dq_state, whose low 32 bits are
+ * its drain lock (queue_internal.h, DISPATCH_QUEUE_DRAIN_OWNER_MASK); the owner is that value
+ * with its two flag bits set back (shims/lock.h, _dispatch_lock_owner), as for unfair locks. */
+#define KEVENT_QOS_SIZE 72u
+#define KEVENT_FILTER_AT 8u
+#define KEVENT_UDATA_AT 16u
+#define KEVENT_FFLAGS_AT 24u
+#define KEVENT_WL_VALUE_AT 64u
+#define EVFILT_WORKLOOP (-17)
+#define NOTE_WL_SYNC_WAIT 0x4u
+#define DLOCK_OWNER_MASK 0xfffffffcu
+#define DLOCK_OWNER_LOW_BITS 0x3u
+
+int32_t lagscope__workloop_wait_owner(const uint8_t *copy, uintptr_t base, size_t len,
+                                      const uintptr_t *args) {
+  uintptr_t at = args[1];
+  if (args[0] == 0 || at < base || len < KEVENT_QOS_SIZE || at - base > len - KEVENT_QOS_SIZE)
+    return 0;
+  const uint8_t *ke = copy + (at - base);
+  int16_t filter;
+  uint32_t fflags;
+  uint64_t udata, value;
+  memcpy(&filter, ke + KEVENT_FILTER_AT, sizeof(filter));
+  memcpy(&udata, ke + KEVENT_UDATA_AT, sizeof(udata));
+  memcpy(&fflags, ke + KEVENT_FFLAGS_AT, sizeof(fflags));
+  memcpy(&value, ke + KEVENT_WL_VALUE_AT, sizeof(value));
+  if (filter != EVFILT_WORKLOOP || (fflags & NOTE_WL_SYNC_WAIT) == 0 || udata != args[0]) return 0;
+  uint32_t lock = (uint32_t)value;
+  return (lock & DLOCK_OWNER_MASK) != 0 ? (int32_t)(lock | DLOCK_OWNER_LOW_BITS) : 0;
+}

@@ -324,6 +324,20 @@ static void place(overlay *o, CGSize size, lagscope_hud_corner corner) {
 
 static void hide_window(id window) { send_void_bool(window, "setHidden:", YES); }
 
+/* The window follows the scene the user sees: once its scene has disconnected
+ * (UISceneDidDisconnectNotification; the window's weak windowScene is then nil, or the scene
+ * unattached) or left the foreground while another is foreground-active, the next tick moves
+ * it there (UIWindow.windowScene is settable, iOS 13). Asked on the tick rather than by an
+ * observer: nothing to remove at stop, and the tick already runs on the main queue. */
+static void follow_scene(overlay *o) {
+  id current = send(o->window, "windowScene");
+  if (current != nil &&
+      send_integer_result(current, "activationState") == UISceneActivationStateForegroundActive)
+    return;
+  id scene = find_window_scene();
+  if (scene != nil && scene != current) send_void_id(o->window, "setWindowScene:", scene);
+}
+
 #else /* AppKit */
 
 /* AppKit's public constants (NSWindow.h, NSGraphics.h) and the application global. */
@@ -390,6 +404,9 @@ static void place(overlay *o, CGSize size, lagscope_hud_corner corner) {
 
 static void hide_window(id window) { send_void_id(window, "orderOut:", nil); }
 
+/* The panel joins every Space and stays on screen: nothing to follow. */
+static void follow_scene(overlay *o) { (void)o; }
+
 #endif
 
 /* ---- 4. the timer on the main queue, start and stop -------------------------------------- */
@@ -410,6 +427,7 @@ static void tick(void *context) {
   if (have_window && image != NULL) show_image(o, image, &hud);
   if (image != NULL) CGImageRelease(image); /* the layer keeps its own reference */
   if (!have_window) return;
+  follow_scene(o);
   CGSize size = {(CGFloat)hud.width / hud.scale, (CGFloat)hud.height / hud.scale};
   place(o, size, hud.corner);
 }

@@ -87,7 +87,8 @@ int main(int argc, char **argv) {
                lagscope__capture_stack(atomic_load(&locker_tid), &s_lock, 100000000u));
   const char *names[] = {"__futex_abstimed_wait_common", "__GI___lll_lock_wait",
                          "pthread_mutex_lock", "locker", "start_thread", "clone3"};
-  TIME_BATCHES(classify, rounds, 1000, sink += lagscope__classify_stack(&s_lock, names, 6));
+  const lagscope__frame_names frames = {names, NULL, 6};
+  TIME_BATCHES(classify, rounds, 1000, sink += lagscope__classify_stack(&s_lock, &frames));
   int32_t owner = s_lock.lock_owner;
 
   bench_table_begin("classifying a sample, and the owner read, beside a blocked capture");

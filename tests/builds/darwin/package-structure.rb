@@ -9,10 +9,12 @@
 #   civetweb's civetweb.pc);
 # - the frameworks are cmake/apple.cmake's with AppKit, and objc;
 # - the public module map names core/lagscope.h;
-# - the build-tool plugin runs the two CMake scripts the CMake build runs;
+# - no plugin (issue 46: SwiftPM finds no cmake for one and drops its .c files): the two files
+#   CMake generates are committed in apple/swiftpm/generated and compiled as sources;
 # - no third-party source is in the tree.
 # Usage: ruby package-structure.rb SOURCE-DIR "FRAMEWORKS"   (one line per fault, exit 1 if any)
 src, frameworks = ARGV
+GENERATED = %w[apple/swiftpm/generated/lagscope_assets.c apple/swiftpm/generated/lagscope_consumers.c]
 text = File.read(File.join(src, 'Package.swift'))
 faults = []
 fault = ->(s) { faults << s }
@@ -21,7 +23,7 @@ strings = ->(s) { s.to_s.scan(/"([^"]*)"/).flatten }
 
 fault.call('no swift-tools-version 5.9 or later') unless text =~ %r{\A// swift-tools-version:\s*(5\.(9|\d\d)|6\.\d)}
 # The C target: its arguments up to plugins:.
-target = text[/\.target\(\s*name:\s*"lagscope".*?plugins:[^\]]*\]\)/m] or (fault.call('no .target named lagscope') && '')
+target = text[/\.target\(\s*name:\s*"lagscope".*?linkerSettings:.*?\]\)/m] or (fault.call('no .target named lagscope') && '')
 path = target[/path:\s*"([^"]*)"/, 1]
 sources = strings.call(target[/sources:\s*\[(.*?)\]/m, 1])
 excludes = strings.call(target[/exclude:\s*\[(.*?)\]/m, 1])
@@ -44,7 +46,9 @@ apple = (Dir.glob(File.join(src, 'core', '*.c')).reject { |f| File.basename(f) =
          Dir.glob(File.join(src, 'core', 'darwin', '*.c')) +
          Dir.glob(File.join(src, 'hud', '*.c')).reject { |f| File.basename(f) == 'cairo_canvas.c' } +
          Dir.glob(File.join(src, 'hud', 'darwin', '*.c')) +
-         Dir.glob(File.join(src, 'web', '*.c'))).map { |f| f.delete_prefix(src + '/') }.sort
+         Dir.glob(File.join(src, 'web', '*.c'))).map { |f| f.delete_prefix(src + '/') } +
+        GENERATED
+apple = apple.sort
 fault.call("compiles what the Apple library does not: #{selected - apple}") unless (selected - apple).empty?
 fault.call("leaves out what the Apple library has: #{apple - selected}") unless (apple - selected).empty?
 
@@ -75,16 +79,10 @@ linked = target.scan(/linkedFramework\("([^"]+)"\)/).flatten.sort
 fault.call("links frameworks #{linked}, not #{(frameworks.split + ['AppKit']).sort}") unless linked == (frameworks.split + ['AppKit']).sort
 fault.call('does not link objc') unless target.include?('linkedLibrary("objc")')
 
-# The plugin: where it says it is, running the CMake build's two generators.
-plugin_dir = text[/\.plugin\(\s*name:\s*"LagscopeGenerated".*?path:\s*"([^"]+)"/m, 1]
-plugin = plugin_dir && Dir.glob(File.join(src, plugin_dir, '*.swift')).first
-if plugin
-  body = File.read(plugin)
-  %w[embed-assets.cmake consumers.cmake].each { |s| fault.call("the plugin does not run #{s}") unless body.include?(s) }
-else
-  fault.call('no build-tool plugin LagscopeGenerated with a .swift file')
-end
-fault.call('the target does not use the plugin') unless target.include?('plugins: ["LagscopeGenerated"]')
+# No plugin: the generated files are sources (their content is checked by check-manifests).
+fault.call('declares a plugin (SwiftPM would find no cmake for it)') if text =~ /\.plugin\(|plugins:\s*\[/
+fault.call('a plugin folder is still in the tree') unless Dir.glob(File.join(src, 'apple', 'swiftpm', '*', '*.swift')).empty?
+GENERATED.each { |g| fault.call("no #{g}") unless exists.call(g) }
 
 # No third-party code: no cJSON or civetweb source file in the repository.
 tracked = `git -C "#{src}" ls-files`.split("\n")
@@ -92,7 +90,7 @@ copies = tracked.select { |f| File.basename(f) =~ /\A(cJSON(_Utils)?|civetweb|ha
 fault.call("third-party sources in the tree: #{copies}") unless copies.empty?
 
 if faults.empty?
-  puts "Package.swift: #{selected.length} C files as the Apple library, cJSON and civetweb by pkg-config, #{linked.length} frameworks, the generators by plugin"
+  puts "Package.swift: #{selected.length} C files as the Apple library, cJSON and civetweb by pkg-config, #{linked.length} frameworks, the generated files committed, no plugin"
 else
   faults.each { |f| puts "FAIL: Package.swift #{f}" }
   exit 1

@@ -19,8 +19,37 @@ static lagscope__stack stack(int run_state, int32_t syscall_nr) {
 
 static const char *kind_of(int run_state, int32_t nr, const char *const *names, size_t n) {
   lagscope__stack s = stack(run_state, nr);
-  return lagscope__cause_kind_name(lagscope__classify_stack(&s, names, n));
+  s.args[1] = 0x906; /* a mach_msg that only receives, as CF's run loop waits */
+  lagscope__frame_names f = {names, NULL, n};
+  return lagscope__cause_kind_name(lagscope__classify_stack(&s, &f));
 }
+
+/* Darwin frames with their images, as a device symbolicates them ("K" libsystem_kernel, "CF"
+ * CoreFoundation, "UI" UIKitCore, "" the app), and mach_msg's options (its second argument). */
+#define CF_PATH "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation"
+static const char *darwin_kind_of(uintptr_t options, const char *const *names,
+                                  const char *const *images, size_t n) {
+  const char *modules[16];
+  for (size_t k = 0; k < n && k < 16; k++)
+    modules[k] = strcmp(images[k], "CF") == 0   ? CF_PATH
+                 : strcmp(images[k], "K") == 0  ? "/usr/lib/system/libsystem_kernel.dylib"
+                 : strcmp(images[k], "UI") == 0 ? "/System/Library/PrivateFrameworks/UIKitCore.framework/UIKitCore"
+                                                : "/private/var/containers/Bundle/Application/X/App.app/App";
+  lagscope__stack s = stack(LAGSCOPE__RUN_SYSCALL, -1);
+  s.args[1] = options;
+  lagscope__frame_names f = {names, modules, n};
+  return lagscope__cause_kind_name(lagscope__classify_stack(&s, &f));
+}
+
+#define EXPECT_DARWIN(kind, options, ...)                                                   \
+  do {                                                                                     \
+    const char *pairs_[] = {__VA_ARGS__};                                                  \
+    const char *names_[8], *images_[8];                                                    \
+    size_t n_ = sizeof(pairs_) / sizeof(pairs_[0]) / 2;                                    \
+    for (size_t k_ = 0; k_ < n_; k_++) names_[k_] = pairs_[2 * k_], images_[k_] = pairs_[2 * k_ + 1]; \
+    const char *got_ = darwin_kind_of(options, names_, images_, n_);                       \
+    CHECK_MSG(strcmp(got_, kind) == 0, "line %d: %s expected, %s classified", __LINE__, kind, got_); \
+  } while (0)
 
 /* A Darwin __ulock_wait with its operation (the first argument) as libplatform and
  * libdispatch pass it: UL_UNFAIR_LOCK 2, UL_COMPARE_AND_WAIT 1 (xnu bsd/sys/ulock.h), with
@@ -28,7 +57,8 @@ static const char *kind_of(int run_state, int32_t nr, const char *const *names, 
 static const char *ulock_kind(uintptr_t operation, const char *const *names, size_t n) {
   lagscope__stack s = stack(LAGSCOPE__RUN_SYSCALL, -1);
   s.args[0] = operation;
-  return lagscope__cause_kind_name(lagscope__classify_stack(&s, names, n));
+  lagscope__frame_names f = {names, NULL, n};
+  return lagscope__cause_kind_name(lagscope__classify_stack(&s, &f));
 }
 
 #define EXPECT(kind, run_state, nr, ...)                                                   \
@@ -47,7 +77,8 @@ int main(void) {
   EXPECT("io", sys, SYS_ppoll, "ppoll", "main");
   lagscope__stack own_wait = stack(sys, SYS_ppoll); /* on the event loop's own fds */
   own_wait.loop_wait = 1;
-  CHECK(lagscope__classify_stack(&own_wait, NULL, 0) == LAGSCOPE__CAUSE_IDLE);
+  lagscope__frame_names none = {NULL, NULL, 0};
+  CHECK(lagscope__classify_stack(&own_wait, &none) == LAGSCOPE__CAUSE_IDLE);
   EXPECT("io", sys, SYS_recvfrom, "recvfrom", "main");
   EXPECT("lock", sys, SYS_futex, "__GI___lll_lock_wait", "pthread_mutex_lock", "main");
   EXPECT("lock", sys, SYS_futex, "__futex_abstimed_wait_common", "pthread_rwlock_wrlock", "f");
@@ -82,18 +113,67 @@ int main(void) {
   EXPECT("idle", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg_overwrite",
          "mach_msg", "__CFRunLoopServiceMachPort", "__CFRunLoopRun");
   EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg", "my_rpc");
-  /* Defect 4: on a device __CFRunLoopServiceMachPort and __CFRunLoopRun are static, so their
-   * names are dyld's "<redacted>" (nameless, NULL here); the exported CFRunLoopRunSpecific,
-   * which every mode's run goes through (CF-1153.18 CFRunLoop.c), still names the loop: a run
-   * loop in a modal or tracking mode is idle. */
-  EXPECT("idle", sys, -1, "mach_msg2_trap", "mach_msg2_internal", "mach_msg_overwrite",
-         "mach_msg", NULL, NULL, "CFRunLoopRunSpecific", "CFRunLoopRunInMode");
-  EXPECT("idle", sys, -1, "mach_msg_trap", "mach_msg", "__CFRunLoopServiceMachPort",
-         "__CFRunLoopRun", "CFRunLoopRunSpecific");
-  /* mach_msg from app code or a callout under the loop: more than the loop's own frames. */
+  /* Issue 46, defect 2: the run loop by CoreFoundation's image and a receive-only mach_msg,
+   * not by one exported name. iOS 26 and macOS 26 show _CFRunLoopRunSpecificWithOptions where
+   * CFRunLoopRunSpecific was; on a device CF's statics are nameless. */
+  const uintptr_t rcv = 0x906, send_rcv = 0x903;
+  EXPECT_DARWIN("idle", rcv, "mach_msg2_trap", "K", "mach_msg2_internal", "K", "mach_msg_overwrite", "K",
+                "mach_msg", "K", NULL, "CF", NULL, "CF", "_CFRunLoopRunSpecificWithOptions", "CF",
+                "GSEventRunModal", "UI");
+  EXPECT_DARWIN("idle", rcv, "mach_msg2_trap", "K", "mach_msg", "K", NULL, "CF", NULL, "CF", NULL, "CF",
+                NULL, "CF", "GSEventRunModal", "UI"); /* every CF frame nameless */
+  EXPECT_DARWIN("idle", rcv, "mach_msg_trap", "K", "mach_msg", "K", "__CFRunLoopServiceMachPort", "CF",
+                "__CFRunLoopRun", "CF", "CFRunLoopRunSpecific", "CF", "CFRunLoopRunInMode", "CF");
+  /* An RPC from CF (CFMessagePortSendRequest sends and receives in one mach_msg): a wait, by
+   * its options, and by its name where it has one. */
+  EXPECT_DARWIN("wait", send_rcv, "mach_msg2_trap", "K", "mach_msg", "K", NULL, "CF", NULL, "CF",
+                "_CFRunLoopRunSpecificWithOptions", "CF");
+  EXPECT_DARWIN("wait", rcv, "mach_msg2_trap", "K", "mach_msg", "K", "CFMessagePortSendRequest", "CF",
+                "my_rpc", "");
+  /* One CF frame, or mach_msg under the app's code or a UIKit function: a wait. */
+  EXPECT_DARWIN("wait", rcv, "mach_msg2_trap", "K", "mach_msg", "K", NULL, "CF", "my_rpc", "");
+  EXPECT_DARWIN("wait", rcv, "mach_msg2_trap", "K", "mach_msg", "K", "my_rpc", "", NULL, "CF", NULL, "CF");
+  EXPECT_DARWIN("wait", rcv, "mach_msg2_trap", "K", "mach_msg", "K", NULL, "UI", NULL, "CF", NULL, "CF");
+  /* Images not known: the run loop's names alone. */
   EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg", NULL, NULL, NULL, "CFRunLoopRunSpecific");
   EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg", "my_rpc", "CFRunLoopRunSpecific");
   EXPECT("wait", sys, -1, "mach_msg2_trap", "mach_msg", NULL, NULL);
+  /* Defect 1: kevent_id is libdispatch's sync wait on a workloop (event_kevent.c), not io;
+   * kevent on the app's kqueue stays io. */
+  EXPECT("wait", sys, -1, "kevent_id", NULL, NULL, "dispatch_sync", "refresh");
+  EXPECT("io", sys, -1, "kevent", "my_loop");
+  EXPECT("io", sys, -1, "kevent64", "my_loop");
+  const char *device_kevent[] = {"kevent_id", NULL, NULL, NULL, NULL, "refresh"};
+  CHECK(strcmp(lagscope__darwin_wait_for(device_kevent, 6), "a busy dispatch queue (dispatch_sync)") == 0);
+  CHECK(lagscope__darwin_queue_wait("kevent_id") && !lagscope__darwin_queue_wait("kevent") &&
+        !lagscope__darwin_queue_wait(NULL));
+  /* Defect 3: the file-system traps a main thread blocks in, as Libc and Foundation call them. */
+  EXPECT("io", sys, -1, "__fcntl", "fcntl", "unixSync");
+  EXPECT("io", sys, -1, "__fcntl_nocancel", "fcntl");
+  EXPECT("io", sys, -1, "__stat64", "stat", "main");
+  EXPECT("io", sys, -1, "getattrlistbulk", "main");
+  EXPECT("io", sys, -1, "__getdirentries64", "readdir", "main");
+  EXPECT("io", sys, -1, "__rename", "rename", "main");
+  EXPECT("io", sys, -1, "__fsync_nocancel", "fsync", "main");
+  char target[64];
+  const uintptr_t fullfsync[6] = {7, 51, 0, 0, 0, 0}, barrier[6] = {9, 85, 0, 0, 0, 0},
+                  getpath[6] = {9, 50, 0, 0, 0, 0}, path_call[6] = {0x16f5a2000, 0x16f5a3000, 0, 0, 0, 0};
+  lagscope__darwin_io_target("__fcntl", fullfsync, target, sizeof(target));
+  CHECK_MSG(strcmp(target, "fd 7 (F_FULLFSYNC)") == 0, "%s", target);
+  lagscope__darwin_io_target("__fcntl_nocancel", barrier, target, sizeof(target));
+  CHECK(strcmp(target, "fd 9 (F_BARRIERFSYNC)") == 0);
+  lagscope__darwin_io_target("__fcntl", getpath, target, sizeof(target));
+  CHECK(strcmp(target, "fd 9") == 0);
+  lagscope__darwin_io_target("__fsync_nocancel", fullfsync, target, sizeof(target));
+  CHECK(strcmp(target, "fd 7") == 0);
+  lagscope__darwin_io_target("__getdirentries64", barrier, target, sizeof(target));
+  CHECK(strcmp(target, "fd 9") == 0);
+  lagscope__darwin_io_target("__stat64", path_call, target, sizeof(target));
+  CHECK(target[0] == '\0'); /* a path: not read (docs/apple.md) */
+  lagscope__darwin_io_target("__read", path_call, target, sizeof(target)); /* no fd: an address */
+  CHECK(target[0] == '\0');
+  lagscope__darwin_io_target(NULL, fullfsync, target, sizeof(target));
+  CHECK(target[0] == '\0');
   EXPECT("unknown", sys, -1, NULL);
 
   /* Darwin: the lock a trap waits for, and its owner, from the trap's arguments. */
@@ -121,6 +201,17 @@ int main(void) {
   CHECK(!lagscope__darwin_lock_wait("__ulock_wait", compare_and_wait, &address, &owner, &is_port));
   const uintptr_t unowned[6] = {2, 0x2000, 0, 0, 0, 0};
   CHECK(lagscope__darwin_lock_wait("__ulock_wait", unowned, &address, &owner, &is_port) && owner == 0);
+  /* Issue 46, defect 5: a pthread rwlock by its first argument (libpthread's
+   * __psynch_rw_rdlock(rwlock, lgen, ugen, rw_wc, flags)); a shared unfair lock
+   * (UL_UNFAIR_LOCK64_SHARED 4) by its address, its value naming no port of this task. */
+  const uintptr_t rwlock[6] = {0x16f5a2d00, 0x300, 0x200, 0x100, 0, 0};
+  CHECK(lagscope__darwin_lock_wait("__psynch_rw_rdlock", rwlock, &address, &owner, &is_port));
+  CHECK(address == 0x16f5a2d00 && owner == 0);
+  CHECK(strcmp(lagscope__darwin_lock_noun("__psynch_rw_wrlock"), "rwlock") == 0);
+  CHECK(strcmp(lagscope__darwin_lock_noun("__psynch_mutexwait"), "mutex") == 0);
+  const uintptr_t shared[6] = {0x01000004, 0x5000, 0x1a02, 0, 0, 0};
+  CHECK(lagscope__darwin_lock_wait("__ulock_wait2", shared, &address, &owner, &is_port));
+  CHECK(address == 0x5000 && owner == 0);
   CHECK(!lagscope__darwin_lock_wait("__psynch_cvwait", mutexwait, &address, &owner, &is_port));
   CHECK(!lagscope__darwin_lock_wait(NULL, mutexwait, &address, &owner, &is_port));
 

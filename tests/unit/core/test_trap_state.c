@@ -60,7 +60,47 @@ int main(void) {
   s.run_state = (uint8_t)state(arm, RUNNING, arm64_add, 3);
   s.syscall = -1;
   const char *names[] = {"read_config_loop", "main"};
-  CHECK_EQ_INT(lagscope__classify_stack(&s, names, 2), LAGSCOPE__CAUSE_CPU);
+  lagscope__frame_names f = {names, NULL, 2};
+  CHECK_EQ_INT(lagscope__classify_stack(&s, &f), LAGSCOPE__CAUSE_CPU);
+  /* Issue 46, defect 1: the owner of a workloop-based queue a dispatch_sync waits on, from the
+   * kevent_qos_s the waiter passed to kevent_id, in its stack copy, filled as libdispatch's
+   * _dispatch_kq_fill_workloop_sync_event fills it (event_kevent.c): ident the waiter, filter
+   * EVFILT_WORKLOOP (-17), fflags NOTE_WL_SYNC_WAIT (4), udata the queue (kevent_id's first
+   * argument), ext[3] the queue's dq_state, its drain owner 0x1a03 with the waiters bit (0x1a01). */
+  uint8_t copy[256] = {0};
+  const uintptr_t base = 0x16f5a2b00, queue = 0x600002d8c000;
+  uint8_t *ke = copy + 0x80;
+  const uint64_t ident = 0x103, udata = queue, dq_state = 0x0020000000001a01ull;
+  const int16_t filter = -17;
+  const uint32_t fflags = 0x4 | 0x80; /* NOTE_WL_SYNC_WAIT | NOTE_WL_DISCOVER_OWNER */
+  memcpy(ke, &ident, 8), memcpy(ke + 8, &filter, 2), memcpy(ke + 16, &udata, 8);
+  memcpy(ke + 24, &fflags, 4), memcpy(ke + 64, &dq_state, 8);
+  uintptr_t args[6] = {queue, base + 0x80, 1, base + 0x80, 1, 0};
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0x1a03);
+  /* Not such a wait: another queue, another filter, a wake, a kevent outside the copy or cut
+   * by its end, a queue without a drain owner. */
+  args[0] = queue + 0x80;
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0);
+  args[0] = queue;
+  args[1] = base + sizeof(copy) - 40;
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0);
+  args[1] = base - 8;
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0);
+  args[1] = (uintptr_t)-8;
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0);
+  args[1] = base + 0x80;
+  const uint32_t wake = 0x8; /* NOTE_WL_SYNC_WAKE */
+  memcpy(ke + 24, &wake, 4);
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0);
+  memcpy(ke + 24, &fflags, 4);
+  const int16_t evfilt_read = -1;
+  memcpy(ke + 8, &evfilt_read, 2);
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0);
+  memcpy(ke + 8, &filter, 2);
+  const uint64_t no_owner = 0x0020000000000001ull; /* waiters bit alone */
+  memcpy(ke + 64, &no_owner, 8);
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, sizeof(copy), args), 0);
+  CHECK_EQ_INT(lagscope__workloop_wait_owner(copy, base, 0, args), 0);
   printf("a suspended thread's run state from xnu's evidence: ok\n");
   return 0;
 }

@@ -45,6 +45,27 @@ static const fake_function functions[] = {
     /* libdispatch's, on the way from dispatch_sync to its wait (src/queue.c) */
     {"_dispatch_sync_f_slow", 0x180004000, 0x180004100, "/usr/lib/system/libdispatch.dylib",
      0x180000000, 0},
+    /* issue 46: what a device shows. Statics of the shared cache are nameless (dyld's
+     * "<redacted>"), in their image. */
+    {NULL, 0x180004100, 0x180004400, "/usr/lib/system/libdispatch.dylib", 0x180000000, 0},
+    {"dispatch_sync", 0x180004400, 0x180004500, "/usr/lib/system/libdispatch.dylib", 0x180000000, 0},
+    {"kevent_id", 0x180005000, 0x180005040, "/usr/lib/system/libsystem_kernel.dylib", 0x180000000, 1},
+    {"__fcntl", 0x180006000, 0x180006040, "/usr/lib/system/libsystem_kernel.dylib", 0x180000000, 1},
+    {"__psynch_rw_wrlock", 0x180007000, 0x180007040, "/usr/lib/system/libsystem_kernel.dylib",
+     0x180000000, 1},
+    {"mach_msg2_trap", 0x180008000, 0x180008040, "/usr/lib/system/libsystem_kernel.dylib",
+     0x180000000, 1},
+    {"mach_msg2_internal", 0x180008100, 0x180008200, "/usr/lib/system/libsystem_kernel.dylib",
+     0x180000000, 0},
+    {"mach_msg_overwrite", 0x180008200, 0x180008300, "/usr/lib/system/libsystem_kernel.dylib",
+     0x180000000, 0},
+    {"mach_msg", 0x180008300, 0x180008400, "/usr/lib/system/libsystem_kernel.dylib", 0x180000000, 0},
+    {NULL, 0x181000000, 0x181001000, "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation",
+     0x181000000, 0},
+    {"_CFRunLoopRunSpecificWithOptions", 0x181001000, 0x181001100,
+     "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation", 0x181000000, 0},
+    {"GSEventRunModal", 0x182000000, 0x182000100,
+     "/System/Library/PrivateFrameworks/GraphicsServices.framework/GraphicsServices", 0x182000000, 0},
 };
 #define FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 
@@ -82,6 +103,7 @@ static int fake_resolve(void *ctx, uintptr_t address, int is_return, lagscope__s
     out->build_id = "4f1c9a7e2b";
     out->load_address = f->load;
     out->module_offset = address - f->load;
+    if (f->name == NULL) return 0;
     if (strcmp(f->name, "spin") == 0) out->file = "demo.c", out->line = 42;
     if (r->lines && strcmp(f->name, "a") == 0)
       out->file = "a.c", out->line = lookup - f->start < 0x40 ? 10 : 20;
@@ -757,6 +779,132 @@ static void test_darwin_dispatch_sync(void) {
   lagscope__dealloc(heaviest);
 }
 
+/* Issue 46: a Darwin main thread blocked in a trap for a whole hang, as a device shows it: the
+ * frames (nameless statics of the shared cache), the trap's arguments, lock_owner as the
+ * capture read it; a second thread "db" (port 0x1a03) on the CPU in c. The report's cause. */
+static lagscope__stack darwin_one[2], darwin_one_samples[4];
+static lagscope__thread_usage darwin_one_info[2];
+static char *darwin_one_json;
+
+static cJSON *darwin_one_report(const uintptr_t *frames, uint32_t depth, const uintptr_t *args,
+                                int32_t lock_owner) {
+  uintptr_t worker_frames[] = {0x404030, 0x401050};
+  set_stack(&darwin_one[0], 0x103, frames, depth);
+  darwin_one[0].run_state = LAGSCOPE__RUN_SYSCALL;
+  darwin_one[0].syscall = -1;
+  darwin_one[0].method = LAGSCOPE__METHOD_SUSPEND;
+  memcpy(darwin_one[0].args, args, sizeof(darwin_one[0].args));
+  darwin_one[0].lock_owner = lock_owner;
+  set_stack(&darwin_one[1], 0x1a03, worker_frames, 2);
+  darwin_one[1].run_state = LAGSCOPE__RUN_CPU;
+  darwin_one[1].syscall = -1;
+  darwin_one[1].method = LAGSCOPE__METHOD_SUSPEND;
+  for (int i = 0; i < 4; i++) darwin_one_samples[i] = darwin_one[0];
+  darwin_one_info[0] = (lagscope__thread_usage){.tid = 0x103, .name = "main", .system_id = 7000};
+  darwin_one_info[1] = (lagscope__thread_usage){.tid = 0x1a03, .name = "db", .system_id = 7001};
+  lagscope__report_data r = make_record();
+  r.main_tid = 0x103;
+  r.samples = darwin_one_samples, r.sample_count = 4;
+  r.threads = darwin_one, r.thread_info = darwin_one_info, r.thread_count = 2;
+  r.thread_info_before = NULL, r.thread_count_before = 0;
+  resolver res = {0};
+  char *heaviest = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &darwin_one_json, &heaviest), 0);
+  lagscope__dealloc(heaviest);
+  cJSON *doc = cJSON_Parse(darwin_one_json);
+  CHECK(doc != NULL);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  printf("%s | %s\n", string_of(cause, "summary"), string_of(cause, "label"));
+  return doc;
+}
+
+static void darwin_one_done(cJSON *doc) {
+  cJSON_Delete(doc);
+  lagscope__dealloc(darwin_one_json);
+  darwin_one_json = NULL;
+}
+
+/* Defect 1: DispatchQueue.sync onto a busy serial queue. A default serial queue is a workloop
+ * base (libdispatch queue.c, _dispatch_base_lane_is_wlh), so __DISPATCH_WAIT_FOR_QUEUE__ waits
+ * in _dispatch_event_loop_wait_for_ownership's kevent_id(queue, ...) (xnu
+ * filt_wlpost_register_wait): a wait on that queue, told with the thread draining it, never
+ * "io · kevent_id". */
+static void test_darwin_workloop_sync(void) {
+  const uintptr_t frames[] = {0x180005010, 0x180004110, 0x180004210, 0x180004410, 0x403020, 0x401050};
+  const uintptr_t args[6] = {0x600002d8c000, 0x16f5a2b80, 1, 0x16f5a2b80, 1, 0};
+  cJSON *doc = darwin_one_report(frames, 6, args, 0x1a03);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  const char *summary = string_of(cause, "summary");
+  CHECK_MSG(strcmp(string_of(cause, "kind"), "wait") == 0, "kind %s", string_of(cause, "kind"));
+  CHECK_MSG(strstr(summary, "for a busy dispatch queue (dispatch_sync), queue 0x600002d8c000") != NULL &&
+                strstr(summary, "run by thread db (tid 6659), itself running c") != NULL,
+            "%s", summary);
+  CHECK_MSG(strcmp(string_of(cause, "label"), "wait \xC2\xB7 queue run by db") == 0, "%s",
+            string_of(cause, "label"));
+  CHECK(strcmp(string_of(cause, "queue"), "0x600002d8c000") == 0);
+  const cJSON *owner = cJSON_GetObjectItemCaseSensitive(cause, "owner");
+  CHECK(owner != NULL && strcmp(string_of(owner, "name"), "db") == 0);
+  darwin_one_done(doc);
+  /* The owner not known (the queue had none when the waiter enqueued): the queue still. */
+  doc = darwin_one_report(frames, 6, args, 0);
+  cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  CHECK(strcmp(string_of(cause, "kind"), "wait") == 0);
+  CHECK(strstr(string_of(cause, "summary"), "queue 0x600002d8c000") != NULL);
+  CHECK(cJSON_GetObjectItemCaseSensitive(cause, "owner") == NULL);
+  darwin_one_done(doc);
+}
+
+/* Defect 2 (and risk 11): an idle main run loop on iOS 26 / macOS 26 as a device shows it: no
+ * CFRunLoopRunSpecific, CF's statics nameless, then _CFRunLoopRunSpecificWithOptions; the
+ * mach_msg2_trap receives only (MACH_RCV_MSG | MACH_RCV_LARGE | MACH_RCV_TIMEOUT |
+ * MACH_RCV_VOUCHER, CF's __CFRunLoopServiceMachPort). Idle, and said to be a mode that does not
+ * serve the main queue. */
+static void test_darwin_run_loop_26(void) {
+  const uintptr_t frames[] = {0x180008010, 0x180008110, 0x180008210, 0x180008310,
+                              0x181000110, 0x181000210, 0x181001010, 0x182000010, 0x401050};
+  const uintptr_t receive[6] = {0x16f5a2a00, 0x906, 0, 0, 0, 0};
+  cJSON *doc = darwin_one_report(frames, 9, receive, 0);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  CHECK_MSG(strcmp(string_of(cause, "kind"), "idle") == 0, "kind %s", string_of(cause, "kind"));
+  CHECK_MSG(strstr(string_of(cause, "summary"), "a modal or tracking loop") != NULL, "%s",
+            string_of(cause, "summary"));
+  darwin_one_done(doc);
+  /* The same frames sending and receiving (an RPC, CFMessagePortSendRequest's form): a wait. */
+  const uintptr_t rpc[6] = {0x16f5a2a00, 0x903, 0, 0, 0, 0};
+  doc = darwin_one_report(frames, 9, rpc, 0);
+  CHECK(strcmp(string_of(cJSON_GetObjectItemCaseSensitive(doc, "cause"), "kind"), "wait") == 0);
+  darwin_one_done(doc);
+}
+
+/* Defect 3: SQLite's commit on the main thread, fcntl(fd, F_FULLFSYNC) (Libc's fcntl calls the
+ * __fcntl trap): io on that fd, not "Not known why". */
+static void test_darwin_fullfsync(void) {
+  const uintptr_t frames[] = {0x180006010, 0x403020, 0x401050};
+  const uintptr_t args[6] = {7, 51, 0, 0, 0, 0};
+  cJSON *doc = darwin_one_report(frames, 3, args, 0);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  CHECK_MSG(strcmp(string_of(cause, "kind"), "io") == 0, "kind %s", string_of(cause, "kind"));
+  CHECK_MSG(strstr(string_of(cause, "summary"), "in __fcntl() on fd 7 (F_FULLFSYNC)") != NULL,
+            "%s", string_of(cause, "summary"));
+  CHECK(strcmp(string_of(cause, "label"), "io \xC2\xB7 __fcntl fd 7 (F_FULLFSYNC)") == 0);
+  darwin_one_done(doc);
+}
+
+/* Defect 5: pthread_rwlock_wrlock blocked in __psynch_rw_wrlock(rwlock, ...) (libpthread's
+ * pthread_rwlock.c): the rwlock's address from the first argument, never "mutex 0x0". */
+static void test_darwin_rwlock(void) {
+  const uintptr_t frames[] = {0x180007010, 0x403020, 0x401050};
+  const uintptr_t args[6] = {0x16f5a2d00, 0x300, 0x200, 0x100, 0, 0};
+  cJSON *doc = darwin_one_report(frames, 3, args, 0);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  CHECK(strcmp(string_of(cause, "kind"), "lock") == 0);
+  CHECK_MSG(strstr(string_of(cause, "summary"), "for rwlock 0x16f5a2d00") != NULL, "%s",
+            string_of(cause, "summary"));
+  CHECK(strcmp(string_of(cause, "mutex"), "0x16f5a2d00") == 0);
+  CHECK(strcmp(string_of(cause, "label"), "lock \xC2\xB7 rwlock 0x16f5a2d00") == 0);
+  darwin_one_done(doc);
+}
+
 
 /* Two blocked opens in one hang, of two files, each given relative to the working folder
  * (openat's first argument is AT_FDCWD for both): two phases, each with its own path. They were
@@ -796,6 +944,10 @@ static const test_case cases[] = {
     TEST_CASE(tree_and_heaviest),
     TEST_CASE(darwin_lock_chain),
     TEST_CASE(darwin_dispatch_sync),
+    TEST_CASE(darwin_workloop_sync),
+    TEST_CASE(darwin_run_loop_26),
+    TEST_CASE(darwin_fullfsync),
+    TEST_CASE(darwin_rwlock),
     TEST_CASE(call_sites_states_and_stop),
     TEST_CASE(exact_and_states),
     TEST_CASE(bad_and_empty),
