@@ -2,13 +2,15 @@
  * handler copies in place only the main stack's own mapping; any other stack goes the checked
  * way. Each case starts lagscope with a 50 ms threshold, then the main thread spins on the CPU
  * in own_stack_spin (so the capture signal takes it) on:
- *   fiber_mmap      a coroutine stack from mmap, with a guard page below, via makecontext
+ *   fiber_mmap      a coroutine stack from mmap between guard pages, via makecontext
  *   fiber_malloc    a coroutine stack from malloc, via makecontext/swapcontext
  *   sigaltstack     a signal handler running on a malloc'd sigaltstack (as crash reporters)
  *   deep_main_stack the main stack itself, grown ~4 MiB deeper than it was at start: the
  *                   handler copies it the checked way until the monitor reads its mapping
  *                   again, then in place
- * until a hang sample shows own_stack_spin (bounded). The process must not crash, a hang must
+ * until a hang sample shows own_stack_spin (bounded). The first three stacks end just below an
+ * unreadable page, as the reporter's lay below a thread stack's guard page, so that a copy past
+ * their end faults whatever else is mapped. The process must not crash, a hang must
  * be reported, and its stack must hold own_stack_spin. CMake runs each case as it is and under
  * setarch -R (ASLR off, as gdb and rr run programs), where malloc'd and mmap'd stacks lie
  * ~140 MiB below the main stack: a copy trusted by nearness to it ran off their end (exit 139).
