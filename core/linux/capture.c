@@ -11,9 +11,11 @@
  *   says the same, the thread did not move and the copy is whole.
  * - A thread on the CPU gets a real-time signal whose handler copies the registers and the top
  *   of the stack into a preallocated snapshot, then returns: a copy, two atomic stores, one
- *   futex wake; nothing that allocates or locks. The stack is copied with process_vm_readv on
- *   our own process, a read that the kernel checks: it stops short at an unmapped page instead
- *   of faulting, so a corrupt stack pointer can never crash the app.
+ *   futex wake; nothing that allocates or locks. A stack pointer in the main thread's own stack
+ *   mapping (read from /proc/self/maps at start) is copied in place, within that mapping, with
+ *   no system call; any other (a fiber's, a sigaltstack's, another thread's) with
+ *   process_vm_readv on our own process, a read that the kernel checks: it stops short at an
+ *   unmapped page instead of faulting, so a corrupt stack pointer can never crash the app.
  *
  * Then, on the monitor thread, the snapshot is walked with DWARF CFI (.eh_frame, cfi.c), so
  * frames of libc built without frame pointers unwind to the app's callers. Every read comes

@@ -43,9 +43,11 @@ extern lagscope__capture_snapshot lagscope__capture_the_snapshot;
 
 /* ---- capture_signal.c ---- */
 
-/* Copies the stack from s's stack pointer into s with a read the kernel checks: it stops
- * short at an unmapped page. From below the stack pointer when that memory is there, else
- * from the stack pointer. Async-signal-safe. F */
+/* Copies the stack from s's stack pointer into s: in place when it lies in the main thread's
+ * stack mapping (read at init, outside the handler), up to that mapping's end; anywhere else
+ * (a fiber, a sigaltstack, another thread) with a read the kernel checks, which stops short at
+ * an unmapped page. From below the stack pointer when that memory is there, else from the
+ * stack pointer. Async-signal-safe. F */
 void lagscope__capture_copy_stack(lagscope__capture_snapshot *s);
 /* Is sig's handler ours? F */
 int lagscope__capture_handler_is_ours(int sig);

@@ -11,9 +11,12 @@
 #include "capture.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -57,25 +60,110 @@ static void futex_wake(_Atomic uint32_t *word) {
   syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* Where the kernel started the main thread's stack (/proc/self/stat's startstack): from a
- * stack pointer below it up to it is one mapping, in use, readable with plain loads. The
- * handler copies the main thread's stack so, with no system call: process_vm_readv takes the
- * process's mmap lock, which every thread's start and exit takes to write, and under thread
- * churn the main thread waited in the handler for seconds (issue 31, item 4). 0: not known. */
-static uintptr_t main_stack_start;
-#define MAIN_STACK_MAX (256u * 1024u * 1024u) /* a stack pointer farther below is not on it */
-#define PAGE_BYTES 4096u
+/* The main thread's stack mapping, [main_stack_low, main_stack_high), as /proc/self/maps gave
+ * it outside the handler: memory the handler may copy with plain loads, with no system call.
+ * process_vm_readv takes the process's mmap lock, which every thread's start and exit takes to
+ * write, and under thread churn the main thread waited in the handler for seconds (issue 31,
+ * item 4). Only a copy that lies wholly in this mapping is made so: a stack pointer elsewhere
+ * (a coroutine's or fiber's stack from malloc or mmap, a signal handler's sigaltstack, another
+ * thread) goes the checked way. Nearness to the main stack proves nothing: with ASLR off (gdb,
+ * rr) malloc'd and mmap'd stacks lie ~140 MiB below it, and a copy trusted by distance ran off
+ * their end (issue 42, item 1). 0: not known.
+ *
+ * The kernel grows the mapping down as the stack deepens, after it was read: a stack pointer
+ * below main_stack_low but within the stack's size limit of it is noted by the handler (it
+ * copies the checked way that once), and the monitor reads the mapping again after the capture,
+ * outside the handler (refresh_main_stack), at most once a second: the next captures are in
+ * place again, and a fiber that merely lies there costs one read of the maps a second. */
+static _Atomic uintptr_t main_stack_low, main_stack_high;
+static _Atomic uintptr_t main_stack_growth; /* how far below main_stack_low it may grow */
+static _Atomic int main_stack_deeper;        /* set by the handler: a stack pointer in that room */
+static _Atomic uint64_t main_stack_read_ns;  /* when the mapping was last read */
+#define MAIN_STACK_GROWTH_MAX (256u * 1024u * 1024u) /* the room, when the limit says none */
+#define MAIN_STACK_REFRESH_NS (1000u * 1000u * 1000u)
 
-/* Reads startstack, the 28th field of /proc/self/stat (counted after the name's ')'). F */
-static void note_main_stack(void) {
+/* startstack, the 28th field of /proc/self/stat (counted after the name's ')'): an address in
+ * the main thread's stack mapping, wherever the thread runs now. 0: not known. F */
+static uintptr_t main_stack_start(void) {
   char text[1024];
-  if (lagscope__linux_read_small_file("/proc/self/stat", text, sizeof(text)) <= 0) return;
+  if (lagscope__linux_read_small_file("/proc/self/stat", text, sizeof(text)) <= 0) return 0;
   const char *p = strrchr(text, ')');
   for (int field = 2; p != NULL && field < 28; field++) p = strchr(p + 1, ' ');
-  if (p == NULL) return;
+  if (p == NULL) return 0;
   uintptr_t value = 0;
   for (p++; *p >= '0' && *p <= '9'; p++) value = value * 10 + (uintptr_t)(*p - '0');
-  main_stack_start = value;
+  return value;
+}
+
+/* One line's "low-high" of /proc/self/maps: 1 when it holds address. F */
+static int range_holds(const char *head, uintptr_t address, uintptr_t *low, uintptr_t *high) {
+  char *end;
+  unsigned long long lo = strtoull(head, &end, 16);
+  if (*end != '-') return 0;
+  unsigned long long hi = strtoull(end + 1, &end, 16);
+  if (*end != '\0' || address < lo || address >= hi) return 0;
+  *low = (uintptr_t)lo, *high = (uintptr_t)hi;
+  return 1;
+}
+
+/* The mapping of /proc/self/maps that holds address: 1 with [*low, *high). Read in pieces into
+ * a buffer on the stack, each line's first field only. No allocation. */
+static int mapping_holding(uintptr_t address, uintptr_t *low, uintptr_t *high) {
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char piece[4096], head[48];
+  size_t head_len = 0; /* SIZE_MAX: past the line's first field */
+  int found = 0;
+  for (;;) {
+    ssize_t got = read(fd, piece, sizeof(piece));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0 || found) break;
+    for (ssize_t i = 0; i < got && !found; i++) {
+      if (piece[i] == '\n') {
+        head_len = 0;
+      } else if (head_len == SIZE_MAX) {
+        continue;
+      } else if (piece[i] != ' ' && head_len < sizeof(head) - 1) {
+        head[head_len++] = piece[i];
+      } else {
+        head[head_len] = '\0';
+        head_len = SIZE_MAX;
+        found = range_holds(head, address, low, high);
+      }
+    }
+  }
+  close(fd);
+  return found;
+}
+
+/* The main thread's stack mapping read (again): at init, and on the monitor after the handler
+ * found the stack deeper than known. Never on the main thread's handler. No allocation. */
+static void note_main_stack(void) {
+  uintptr_t start = main_stack_start(), low, high;
+  atomic_store_explicit(&main_stack_read_ns, lagscope__now_ns(), memory_order_relaxed);
+  if (start == 0 || !mapping_holding(start, &low, &high)) return;
+  struct rlimit limit;
+  uintptr_t growth = getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                             limit.rlim_cur < MAIN_STACK_GROWTH_MAX
+                         ? (uintptr_t)limit.rlim_cur
+                         : MAIN_STACK_GROWTH_MAX;
+  atomic_store_explicit(&main_stack_growth, growth, memory_order_relaxed);
+  atomic_store_explicit(&main_stack_high, high, memory_order_relaxed);
+  atomic_store_explicit(&main_stack_low, low, memory_order_relaxed);
+}
+
+/* After a capture, on the monitor: the mapping read again when the handler found the stack
+ * deeper than known, at most once every MAIN_STACK_REFRESH_NS. */
+static void refresh_main_stack(void) {
+  if (!atomic_load_explicit(&main_stack_deeper, memory_order_relaxed)) return;
+  uint64_t read_ns = atomic_load_explicit(&main_stack_read_ns, memory_order_relaxed);
+  if (lagscope__now_ns() - read_ns < MAIN_STACK_REFRESH_NS) return;
+  atomic_store_explicit(&main_stack_deeper, 0, memory_order_relaxed);
+  note_main_stack();
+}
+
+void lagscope__capture_main_stack(uintptr_t *low, uintptr_t *high) {
+  *low = atomic_load(&main_stack_low), *high = atomic_load(&main_stack_high);
 }
 
 /* Copies len bytes of the running thread's own stack with plain loads: other frames' bytes,
@@ -89,24 +177,30 @@ copy_own_stack(uint8_t *to, uintptr_t from, size_t len) {
 static _Atomic int force_checked_copy;
 void lagscope__capture_force_checked_copy(int on) { atomic_store(&force_checked_copy, on); }
 
-/* The main thread's own stack, when the handler runs there on it: 1 when copied. */
+/* The stack copied in place when its stack pointer is in the main stack's mapping: 1 when
+ * copied, every byte from that mapping. Whichever thread runs there, the bytes are mapped. */
 static int copy_main_stack(lagscope__capture_snapshot *s) {
-  uintptr_t sp = s->registers[LAGSCOPE__CFI_SP], top = main_stack_start;
-  if (top == 0 || atomic_load_explicit(&force_checked_copy, memory_order_relaxed) || sp >= top || top - sp > MAIN_STACK_MAX ||
-      (pid_t)syscall(SYS_gettid) != getpid())
-    return 0; /* another thread, or the main one on a stack of its own making */
-  /* Below the stack pointer only within its page: a page below may not be mapped yet. */
-  uintptr_t below = sp % PAGE_BYTES >= LAGSCOPE__CAPTURE_BELOW_SP_BYTES
+  uintptr_t sp = s->registers[LAGSCOPE__CFI_SP];
+  uintptr_t low = atomic_load_explicit(&main_stack_low, memory_order_relaxed);
+  uintptr_t high = atomic_load_explicit(&main_stack_high, memory_order_relaxed);
+  if (low == 0 || atomic_load_explicit(&force_checked_copy, memory_order_relaxed)) return 0;
+  if (sp < low || sp >= high) {
+    if (sp < low && low - sp <= atomic_load_explicit(&main_stack_growth, memory_order_relaxed))
+      /* perhaps the stack grew: read it again */
+      atomic_store_explicit(&main_stack_deeper, 1, memory_order_relaxed);
+    return 0; /* not on the main stack as known: a stack of the app's making, or another's */
+  }
+  uintptr_t below = sp - low >= LAGSCOPE__CAPTURE_BELOW_SP_BYTES
                         ? LAGSCOPE__CAPTURE_BELOW_SP_BYTES : 0;
   size_t len = below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES;
-  if (len > top - (sp - below)) len = top - (sp - below);
+  if (len > high - (sp - below)) len = high - (sp - below); /* up to the mapping's end */
   s->stack_base = sp - below;
   copy_own_stack(s->stack, s->stack_base, len);
   s->stack_len = len;
   return 1;
 }
 
-/* A read the kernel checks (capture.h), or the main thread's own stack read in place. */
+/* The main thread's own stack mapping read in place, else a read the kernel checks (capture.h). */
 void lagscope__capture_copy_stack(lagscope__capture_snapshot *s) {
   if (copy_main_stack(s)) return;
   for (uintptr_t below = LAGSCOPE__CAPTURE_BELOW_SP_BYTES;; below = 0) {
@@ -203,7 +297,7 @@ static int install_handler(int sig) {
 
 int lagscope__capture_init(uint32_t wanted) {
   if (wanted != 0 && ((int)wanted < SIGRTMIN || (int)wanted > SIGRTMAX)) return LAGSCOPE_EINVAL;
-  if (main_stack_start == 0) note_main_stack();
+  if (atomic_load(&main_stack_low) == 0) note_main_stack();
   if (capture_signal != 0 && (wanted == 0 || (int)wanted == capture_signal) &&
       lagscope__capture_handler_is_ours(capture_signal))
     return LAGSCOPE_OK; /* installed by an earlier start */
@@ -277,7 +371,10 @@ static uint32_t wait_word_change(uint32_t from, uint64_t deadline_ns) {
 static int finish(uint32_t generation, lagscope__stack *out) {
   uint32_t word = wait_word_change(REQUEST_WORD(generation, CLAIMED),
                                    lagscope__now_ns() + LATE_HANDLER_WAIT_NS);
-  if (word == REQUEST_WORD(generation, DONE)) return 1;
+  if (word == REQUEST_WORD(generation, DONE)) {
+    refresh_main_stack();
+    return 1;
+  }
   out->walk = LAGSCOPE__WALK_NO_REPLY;
   return 0;
 }

@@ -198,4 +198,8 @@ void lagscope__capture_force_signal(int on);
  * as before it was read in place (issue 31, item 4), for a baseline in the same run. F */
 void lagscope__capture_force_checked_copy(int on);
 
+/* Tests only: the main thread's stack mapping as the handler knows it, [*low, *high), which it
+ * copies in place (0, 0: not known). F */
+void lagscope__capture_main_stack(uintptr_t *low, uintptr_t *high);
+
 #endif
