@@ -340,6 +340,46 @@ void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]) {
            (int)(in_day % 60), (int)(wall_ms % 1000));
 }
 
+/* Days from 1970-01-01 to a civil date (the inverse of civil_from_days). F */
+static int64_t days_from_civil(int64_t year, int month, int day) {
+  year -= month <= 2;
+  int64_t era = (year >= 0 ? year : year - 399) / 400;
+  int64_t year_of_era = year - era * 400;                                     /* [0, 399] */
+  int64_t day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+  int64_t day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146097 + day_of_era - 719468;
+}
+
+/* n decimal digits at text into *out; 0 when they are not all digits. F */
+static int digits_at(const char *text, int n, int *out) {
+  int value = 0;
+  for (int i = 0; i < n; i++) {
+    if (text[i] < '0' || text[i] > '9') return 0;
+    value = value * 10 + (text[i] - '0');
+  }
+  *out = value;
+  return 1;
+}
+
+int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms) {
+  int year, month, day, hour, minute, second, ms = 0;
+  if (strlen(text) < 16 || !digits_at(text, 4, &year) || !digits_at(text + 4, 2, &month) ||
+      !digits_at(text + 6, 2, &day) || text[8] != 'T' || !digits_at(text + 9, 2, &hour) ||
+      !digits_at(text + 11, 2, &minute) || !digits_at(text + 13, 2, &second))
+    return 0;
+  const char *end = text + 15;
+  if (*end == '.') {
+    if (!digits_at(end + 1, 3, &ms)) return 0;
+    end += 4;
+  }
+  if (*end != 'Z' || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
+      minute > 59 || second > 60)
+    return 0;
+  int64_t seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+  *wall_ms = seconds * 1000 + ms;
+  return 1;
+}
+
 static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_id) {
   char when[LAGSCOPE__UTC_STAMP_SIZE];
   lagscope__utc_stamp(wall_ms, when);
@@ -736,9 +776,48 @@ static void publish_corrupt(void *ctx, const char *path, const char *why) {
   lagscope__publish_error(LAGSCOPE_EPARSE, "report store: skipped %s: %s", path, why);
 }
 
+/* A hang whose first report the process's death cut short: what is known, in one payload
+ * (the sentence, then the id, the path and the first sample, as.hang_lost pointing into it). */
+static void publish_lost(void *ctx, const lagscope__store_lost *l) {
+  (void)ctx;
+  char start[LAGSCOPE__UTC_STAMP_SIZE] = "an unknown time", sentence[512];
+  if (l->start_wall_ms >= 0) lagscope__utc_stamp(l->start_wall_ms, start);
+  lagscope__explain(sentence, sizeof(sentence),
+                    "hang %llu of process %lld (began %s) is lost: the process died while its "
+                    "first report was being written (%llu bytes of it were, in %s); its id%s "
+                    "are all that is known",
+                    (unsigned long long)l->hang_id, (long long)l->pid, start,
+                    (unsigned long long)l->bytes, l->path,
+                    l->first_sample != NULL ? ", its start and its first sample" : " and its start");
+  lagscope__log("%s", sentence);
+  const char *first = l->first_sample != NULL ? l->first_sample : "";
+  size_t sizes[4] = {strlen(sentence) + 1, strlen(l->id) + 1, strlen(l->path) + 1,
+                     strlen(first) + 1};
+  char *payload = lagscope__payload_new(sizes[0] + sizes[1] + sizes[2] + sizes[3], NULL);
+  if (payload == NULL) return;
+  char *at = payload;
+  const char *parts[4] = {sentence, l->id, l->path, first};
+  char *placed[4];
+  for (int i = 0; i < 4; i++) {
+    memcpy(at, parts[i], sizes[i]);
+    placed[i] = at;
+    at += sizes[i];
+  }
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_LOST};
+  e.as.hang_lost.hang_id = l->hang_id;
+  e.as.hang_lost.pid = l->pid;
+  e.as.hang_lost.start_wall_ms = l->start_wall_ms;
+  e.as.hang_lost.bytes = l->bytes;
+  e.as.hang_lost.report_id = placed[1];
+  e.as.hang_lost.path = placed[2];
+  e.as.hang_lost.first_sample = l->first_sample != NULL ? placed[3] : NULL;
+  e.payload.message = payload;
+  lagscope__publish(&e);
+}
+
 static void recovery_main(void *arg) {
   lagscope__hang_recorder *h = arg;
-  int rc = lagscope__store_recover(h->store, publish_recovered, publish_corrupt, h,
+  int rc = lagscope__store_recover(h->store, publish_recovered, publish_corrupt, publish_lost, h,
                                    &h->recovery_stop);
   /* A report that could not be marked (a full disk) is still published; it stays in progress
    * on disk and is published again at the next start. */

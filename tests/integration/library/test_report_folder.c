@@ -372,7 +372,7 @@ static int case_full_disk(void) {
   char why[512];
   CHECK_MSG(lagscope__store_open(reports, 10, 0, &s, why, sizeof(why)) == 0, "%s", why);
   found f = {0};
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, NULL, &f, NULL), 0);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, NULL, NULL, &f, NULL), 0);
   lagscope__store_close(s);
   CHECK_EQ_INT(f.count, 1);
   CHECK_MSG(strstr(f.json, "termination") == NULL, "recovered as terminated: %.300s", f.json);
