@@ -493,7 +493,7 @@ static int connect_display(overlay *o) {
 static void say_failed(overlay *o, int code, const char *why) {
   pthread_mutex_lock(&o->lock);
   if (!o->stopping)
-    lagscope__publish_error(code, "no HUD overlay on display %s: %s",
+    lagscope__publish_error(code, LAGSCOPE__HUD_X11_FAILED " on display %s: %s",
                             o->display_name[0] != '\0' ? o->display_name : "$DISPLAY", why);
   pthread_mutex_unlock(&o->lock);
 }
