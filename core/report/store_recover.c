@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,10 @@ static int span_int(const char *text, lagscope__json_span v, int64_t *out) {
   return 1;
 }
 
+/* A first sample larger than this is none of lagscope's (a stack of 128 frames is ~40 KiB): a
+ * planted one does not go into an event. */
+#define FIRST_SAMPLE_MAX (256u * 1024u)
+
 /* What the id ("<UTC stamp>-<pid>-<hang id>", make_id in hang_recorder.c) says of the hang. */
 static void from_id(const char *id, lagscope__store_lost *l) {
   const char *dash = strchr(id, '-');
@@ -259,7 +264,8 @@ void lagscope__store_read_head(const char *text, size_t len, const char *stem,
   if (whole_member(text, len, "start", &v) && text[v.start] == '{' &&
       span_int(text, lagscope__json_member_span(text, v, "wall_ms"), &wall) && wall >= 0)
     l->start_wall_ms = wall;
-  if (whole_member(text, len, "first_sample", &v) && text[v.start] == '{') {
+  if (whole_member(text, len, "first_sample", &v) && text[v.start] == '{' &&
+      v.end - v.start <= FIRST_SAMPLE_MAX) {
     *first = lagscope__alloc(v.end - v.start + 1);
     if (*first != NULL) {
       memcpy(*first, text + v.start, v.end - v.start);
@@ -308,6 +314,13 @@ static int recover_temp(const recovery *rc, const char *name, int *handled) {
   if (lagscope__store_path_join(path, sizeof(path), "%s/%s", s->dir, temp) != 0)
     return LAGSCOPE_OK;
   lagscope__store_report_stem(name, stem);
+  /* Another instance of the app, alive, sharing the folder, may be writing it now: left to
+   * a later start (a pid reused by another program only delays it). */
+  lagscope__store_lost writer = {0};
+  from_id(stem, &writer);
+  if (writer.pid > 0 && writer.pid != (int64_t)getpid() &&
+      (kill((pid_t)writer.pid, 0) == 0 || errno == EPERM))
+    return LAGSCOPE_OK;
   char *text = NULL;
   size_t len = 0;
   int r =

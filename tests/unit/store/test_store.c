@@ -581,26 +581,26 @@ static void test_recover_cut_short(void) {
   char dir[512], path[512], whole_temp[512], head_temp[512], empty_temp[512], rewrite_temp[512];
   make_dir(dir, sizeof(dir), "recover-cut");
   const char *whole =
-      "{\"schema_version\":1,\"id\":\"20240101T000000Z-7-3\",\"hang_id\":3,"
+      "{\"schema_version\":1,\"id\":\"20240101T000000Z-999999997-3\",\"hang_id\":3,"
       "\"state\":\"in_progress\",\"start\":{\"wall_ms\":1704067200000,\"monotonic_ns\":5},"
       "\"first_sample\":null,\"heaviest_stack\":[]}";
-  test_path_in(whole_temp, sizeof(whole_temp), dir, ".20240101T000000Z-7-3.json.tmp");
+  test_path_in(whole_temp, sizeof(whole_temp), dir, ".20240101T000000Z-999999997-3.json.tmp");
   test_write_bytes(whole_temp, whole, strlen(whole));
   /* Cut after its head: its start (not the id's, to show which is read) and first sample. */
   const char *head =
-      "{\"schema_version\":1,\"id\":\"20240101T000000.250Z-7-4\",\"counted\":true,"
+      "{\"schema_version\":1,\"id\":\"20240101T000000.250Z-999999997-4\",\"counted\":true,"
       "\"hang_id\":4,\"state\":\"in_progress\",\"start\":{\"wall_ms\":1704067200251,"
       "\"monotonic_ns\":5},\"first_sample\":{\"t_ms\":2.5,\"state\":\"read\",\"stack\":"
       "[{\"address\":\"0x1\",\"function\":\"stuck_here\",\"module\":null}]},\"duration_m";
-  test_path_in(head_temp, sizeof(head_temp), dir, ".20240101T000000.250Z-7-4.json.tmp");
+  test_path_in(head_temp, sizeof(head_temp), dir, ".20240101T000000.250Z-999999997-4.json.tmp");
   test_write_bytes(head_temp, head, strlen(head));
   /* A rewrite cut short: the report it was replacing is there, in progress. */
   const char *progress =
-      "{\"schema_version\":1,\"id\":\"20240101T000000Z-7-5\",\"hang_id\":5,"
+      "{\"schema_version\":1,\"id\":\"20240101T000000Z-999999997-5\",\"hang_id\":5,"
       "\"state\":\"in_progress\",\"heaviest_stack\":[]}";
-  test_path_in(path, sizeof(path), dir, "20240101T000000Z-7-5.json");
+  test_path_in(path, sizeof(path), dir, "20240101T000000Z-999999997-5.json");
   test_write_bytes(path, progress, strlen(progress));
-  test_path_in(rewrite_temp, sizeof(rewrite_temp), dir, ".20240101T000000Z-7-5.json.tmp");
+  test_path_in(rewrite_temp, sizeof(rewrite_temp), dir, ".20240101T000000Z-999999997-5.json.tmp");
   test_write_bytes(rewrite_temp, progress, 30);
 
   lagscope__store *s;
@@ -613,19 +613,19 @@ static void test_recover_cut_short(void) {
   CHECK_EQ_INT(t.got.corrupt, 0);
   /* The whole one, and the report whose rewrite was cut, each recovered once. */
   CHECK_EQ_INT(t.got.found, 2);
-  CHECK(strcmp(t.got.found_id[0], "20240101T000000Z-7-3") == 0);
-  CHECK(strcmp(t.got.found_id[1], "20240101T000000Z-7-5") == 0);
+  CHECK(strcmp(t.got.found_id[0], "20240101T000000Z-999999997-3") == 0);
+  CHECK(strcmp(t.got.found_id[1], "20240101T000000Z-999999997-5") == 0);
   for (int i = 0; i < 2; i++)
     CHECK_MSG(strstr(t.got.found_json[i], "\"state\":\"ended_by_termination\"") != NULL, "%s",
               t.got.found_json[i]);
-  test_path_in(path, sizeof(path), dir, "20240101T000000Z-7-3.json");
+  test_path_in(path, sizeof(path), dir, "20240101T000000Z-999999997-3.json");
   char *now = read_text(path, NULL);
   CHECK(now != NULL && strcmp(now, t.got.found_json[0]) == 0);
   free(now);
   /* The cut one: its id, process, number, the head's start and first sample, its size. */
   CHECK_EQ_INT(t.lost, 1);
-  CHECK(strcmp(t.id, "20240101T000000.250Z-7-4") == 0 && strcmp(t.path, head_temp) == 0);
-  CHECK_EQ_INT(t.hang.pid, 7);
+  CHECK(strcmp(t.id, "20240101T000000.250Z-999999997-4") == 0 && strcmp(t.path, head_temp) == 0);
+  CHECK_EQ_INT(t.hang.pid, 999999997);
   CHECK_EQ_INT(t.hang.hang_id, 4);
   CHECK_EQ_INT(t.hang.start_wall_ms, 1704067200251);
   CHECK_EQ_INT(t.hang.bytes, strlen(head));
@@ -636,10 +636,10 @@ static void test_recover_cut_short(void) {
 
   /* Cut inside its head, or empty (a death between the file's creation and its text): the
    * id's start, no first sample. */
-  const char *cuts[] = {"{\"schema_version\":1,\"id\":\"20240101T000000.250Z-8-1\",\"hang_id\":1,"
+  const char *cuts[] = {"{\"schema_version\":1,\"id\":\"20240101T000000.250Z-999999998-1\",\"hang_id\":1,"
                         "\"start\":{\"wall_ms\":17", ""};
   for (int i = 0; i < 2; i++) {
-    test_path_in(empty_temp, sizeof(empty_temp), dir, ".20240101T000000.250Z-8-1.json.tmp");
+    test_path_in(empty_temp, sizeof(empty_temp), dir, ".20240101T000000.250Z-999999998-1.json.tmp");
     test_write_bytes(empty_temp, cuts[i], strlen(cuts[i]));
     CHECK_MSG(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)) == 0, "%s", why);
     memset(&t, 0, sizeof(t));
@@ -648,7 +648,7 @@ static void test_recover_cut_short(void) {
     CHECK_EQ_INT(t.got.found + t.got.corrupt, 0);
     CHECK_EQ_INT(t.lost, 1);
     CHECK_EQ_INT(t.hang.start_wall_ms, 1704067200250);
-    CHECK_EQ_INT(t.hang.pid, 8);
+    CHECK_EQ_INT(t.hang.pid, 999999998);
     CHECK_EQ_INT(t.hang.bytes, strlen(cuts[i]));
     CHECK(t.first[0] == '\0');
     CHECK(!exists(empty_temp));
@@ -665,6 +665,18 @@ static void test_recover_cut_short(void) {
   lagscope__store_close(s);
   CHECK_EQ_INT(t.got.found + t.got.corrupt + t.lost, 0);
   CHECK(exists(target) && exists(head_temp));
+  /* One of a process alive (another instance of the app, sharing the folder, may be writing
+   * it): left alone, told by a later start. */
+  char alive[128];
+  snprintf(alive, sizeof(alive), ".20240101T000000Z-%ld-1.json.tmp", (long)getppid());
+  test_path_in(path, sizeof(path), dir, alive);
+  test_write_bytes(path, "{\"sche", 6);
+  CHECK_MSG(lagscope__store_open(dir, 100, 0, &s, why, sizeof(why)) == 0, "%s", why);
+  memset(&t, 0, sizeof(t));
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, on_lost, &t, NULL), 0);
+  lagscope__store_close(s);
+  CHECK_EQ_INT(t.got.found + t.got.corrupt + t.lost, 0);
+  CHECK(exists(path));
   printf("recover cut short: ok\n");
 }
 
