@@ -297,12 +297,12 @@ typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 /* Opens the report store (errors become error events) and prepares capture. A */
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
-/* Writes again a final report the disk had no room for, every few seconds at most. A */
+/* Writes again, in order, the final reports the folder refused, every few seconds at most. A */
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
 /* Lets the symbol index go when no report has needed it for 30 s (and no hang is on), so
  * that its memory goes back to the system; joins recovery's thread once it is done. A */
 void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns);
-/* 1 if a final report waits for room on the disk (the next retry writes). F */
+/* How many final reports wait for the folder to take them (the next retry writes them). F */
 int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
 /* Publishes hang_recovered for reports an earlier run left in progress (and an error event
  * for each file that is no report), from a thread of its own that ends when done; stopped
