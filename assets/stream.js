@@ -54,6 +54,7 @@ export function createStream({ loadAll, loadHangs }) {
     on('hang_sample', hangSample);
     on('hang_ended', hangEnded);
     on('hang_recovered', () => loadHangs(true).catch(() => {}));
+    on('hang_lost', (ev) => toast('lagscope: ' + (ev.message || 'a hang of an earlier run was lost')));
     on('hitch', (hitch) => addHitches([hitch]));
     on('error', (ev) => toast('lagscope: ' + (ev.code ? ev.code + ': ' : '') + (ev.message || 'error')));
   }

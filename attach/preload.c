@@ -237,14 +237,19 @@ static void write_loops(void) {
   append_channel(line);
 }
 
-/* Every event to --events; hangs, blind spells and the loops seen to lagscope-run. Dispatcher. */
+/* Every event to --events; hangs, blind spells, the overlay's failures (its X server died)
+ * and the loops seen to lagscope-run. Dispatcher. */
 static void on_event(const lagscope_event *event, void *user) {
   (void)user;
   write_loops();
-  int to_channel = channel_path[0] != '\0' && (event->type == LAGSCOPE_EVENT_HANG_BEGAN ||
-                                               event->type == LAGSCOPE_EVENT_HANG_ENDED ||
-                                               event->type == LAGSCOPE_EVENT_MONITOR_BLIND ||
-                                               event->type == LAGSCOPE_EVENT_SERVER_STARTED);
+  int to_channel = channel_path[0] != '\0' &&
+                   (event->type == LAGSCOPE_EVENT_HANG_BEGAN ||
+                    event->type == LAGSCOPE_EVENT_HANG_ENDED ||
+                    event->type == LAGSCOPE_EVENT_MONITOR_BLIND ||
+                    event->type == LAGSCOPE_EVENT_SERVER_STARTED ||
+                    (event->type == LAGSCOPE_EVENT_ERROR && event->payload.message != NULL &&
+                     strncmp(event->payload.message, LAGSCOPE__HUD_X11_FAILED,
+                             strlen(LAGSCOPE__HUD_X11_FAILED)) == 0));
   if (events_path[0] == '\0' && !to_channel) return;
   char *json = lagscope__event_text(event); /* lagscope's heap, not malloc's */
   if (json == NULL) return;

@@ -144,6 +144,22 @@ static int read_not_started(lagscope__run_verdict *v, const cJSON *o) {
   return v->not_started != NULL ? 0 : -1;
 }
 
+/* The error events the preload passes on: the overlay's (lagscope__run_overlay_error); the
+ * last is kept. 0, 1 when the line is not one, -1 without memory. */
+static int read_error(lagscope__run_verdict *v, const cJSON *o) {
+  const char *message = string_member(o, "message");
+  if (message == NULL) return 1;
+  if (!lagscope__run_overlay_error(message)) return 0;
+  free(v->overlay_failed);
+  v->overlay_failed = strdup(message);
+  return v->overlay_failed != NULL ? 0 : -1;
+}
+
+int lagscope__run_overlay_error(const char *message) {
+  static const char prefix[] = "no HUD overlay"; /* LAGSCOPE__HUD_X11_FAILED (x11_overlay.h) */
+  return message != NULL && strncmp(message, prefix, sizeof(prefix) - 1) == 0;
+}
+
 /* lagscope could not watch for a while: counted. 0, or 1 when the line is not one. */
 static int read_blind(lagscope__run_verdict *v, const cJSON *o) {
   double ms = number_member(o, "duration_ms");
@@ -170,6 +186,8 @@ static int read_line(lagscope__run_verdict *v, const char *line) {
     v->off = 1;
   else if (strcmp(type, "monitor_blind") == 0)
     rc = read_blind(v, o);
+  else if (strcmp(type, "error") == 0)
+    rc = read_error(v, o);
   cJSON_Delete(o);
   return rc;
 }
@@ -239,6 +257,7 @@ void lagscope__run_verdict_free(lagscope__run_verdict *v) {
   }
   free(v->hangs);
   free(v->not_started);
+  free(v->overlay_failed);
   memset(v, 0, sizeof(*v));
 }
 
@@ -307,6 +326,8 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
             "(its own work, or a CPU it waited for, under load): a stall in them may be missing "
             "above\n",
             program, v->blind_ms, v->blind_spells, v->blind_spells == 1 ? "" : "s");
+  if (v->overlay_failed != NULL)
+    fprintf(out, "lagscope-run: %s: %s\n", program, v->overlay_failed);
   if (v->bad_lines > 0)
     fprintf(out, "lagscope-run: %zu line%s of the preload's channel could not be read\n",
             v->bad_lines, v->bad_lines == 1 ? "" : "s");

@@ -54,6 +54,9 @@ typedef struct lagscope__run_verdict {
   size_t blind_spells;
   double blind_ms;
   char *not_started;  /* why lagscope did not start in the program (a run_error line); NULL */
+  /* The HUD overlay's last failure (an error event of the overlay's: "no HUD overlay on
+   * display …", as when the X server died under it); NULL when none. */
+  char *overlay_failed;
   int off;            /* it was told not to (LAGSCOPE_AUTOSTART=0: a run_off line) */
   /* The budget of hangs in the start-up (--budget-startup): -1 (as read) the budget's; 0 none
    * is over it. Only where there is a budget. */
@@ -66,6 +69,10 @@ typedef struct lagscope__run_verdict {
 int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
                                const lagscope__run_stops *stops, lagscope__run_verdict *out);
 void lagscope__run_verdict_free(lagscope__run_verdict *verdict);
+
+/* 1 when an error event's message is the HUD overlay's failure ("no HUD overlay on display
+ * …"): the preload passes those on to lagscope-run, which says the last in its summary. F */
+int lagscope__run_overlay_error(const char *message);
 
 /* Hangs longer than budget_ms (0: no budget; none is over it). */
 size_t lagscope__run_over_budget(const lagscope__run_verdict *verdict, uint32_t budget_ms);

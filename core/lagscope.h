@@ -271,7 +271,10 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
  *                   payload.stack_json, its heaviest stack
  *   MONITOR_BLIND   lagscope could not watch the main thread for a quarter of the threshold
  *                   or more, with no hang open (its own slow work under load, or waiting for
- *                   a CPU): a stall that began and ended then was not seen. No payload */
+ *                   a CPU): a stall that began and ended then was not seen. No payload
+ *   HANG_LOST       at start: a hang of an earlier run whose process died while its first
+ *                   report was being written, so that no whole report of it is left: what
+ *                   is known of it (as.hang_lost); payload.message says it in a sentence */
 #define LAGSCOPE_EVENT_TYPES(XX)              \
   XX(HANG_BEGAN, 1, "hang_began")             \
   XX(HANG_ENDED, 2, "hang_ended")             \
@@ -281,7 +284,8 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
   XX(HANG_SAMPLE, 6, "hang_sample")           \
   XX(SERVER_STARTED, 7, "server_started")     \
   XX(HITCH, 8, "hitch")                       \
-  XX(MONITOR_BLIND, 9, "monitor_blind")
+  XX(MONITOR_BLIND, 9, "monitor_blind")       \
+  XX(HANG_LOST, 10, "hang_lost")
 
 typedef enum lagscope_event_type {
 #define LAGSCOPE_EVENT_ENUM_(name, value, text) LAGSCOPE_EVENT_##name = value,
@@ -442,11 +446,25 @@ typedef struct lagscope_event {
       uint64_t duration_ns;   /* until it did */
       uint64_t busy_ns;       /* of which its own slow work; the rest it waited for a CPU */
     } monitor_blind;
+    struct {
+      uint64_t hang_id;       /* its number in its process (from its id); 0: not known */
+      int64_t pid;            /* its process (from its id); 0: not known */
+      int64_t start_wall_ms;  /* when it began, Unix time in ms; -1: not known */
+      uint64_t bytes;         /* how much of its report was written when the process died */
+      /* Its report's id and the temporary file it was found in; its first sample, {"t_ms",
+       * "state", "stack"} as a report's "first_sample" (docs/hang-report.md), or NULL when
+       * the process died before it was written whole. All three live in the payload's block:
+       * valid as long as payload.message is. */
+      const char *report_id;
+      const char *path;
+      const char *first_sample;
+    } hang_lost;
   } as;
   union {
     const lagscope_metrics *metrics; /* LAGSCOPE_EVENT_METRICS */
     const char *message;             /* ERROR: what failed, in a sentence; SERVER_STARTED: the
-                                        viewer's URL with its token */
+                                        viewer's URL with its token; HANG_LOST: what was lost,
+                                        in a sentence */
     const char *stack_json;          /* HANG_SAMPLE: the stack, innermost frame first, as a JSON
                                         array of frames (docs/hang-report.md, "A frame");
                                         HITCH: its heaviest stack, the same way ("[]": none) */

@@ -364,6 +364,8 @@ static void demo_print_human(const lagscope_event *e) {
   else if (e->type == LAGSCOPE_EVENT_HANG_RECOVERED)
     fprintf(stderr, DEMO_NAME ": a hang of an earlier run never ended (killed while hung): %s\n",
             lagscope_report_path(e->payload.report));
+  else if (e->type == LAGSCOPE_EVENT_HANG_LOST)
+    fprintf(stderr, DEMO_NAME ": %s\n", e->payload.message);
   else if (e->type == LAGSCOPE_EVENT_SERVER_STARTED)
     fprintf(stderr, DEMO_NAME ": open the viewer at %s\n", e->payload.message);
   else if (e->type == LAGSCOPE_EVENT_METRICS)

@@ -144,6 +144,23 @@ static void body_write(lagscope__json_writer *w, const lagscope_event *e) {
       lagscope__jw_measure(w, "duration_ms", (double)e->as.monitor_blind.duration_ns / 1e6);
       lagscope__jw_measure(w, "busy_ms", (double)e->as.monitor_blind.busy_ns / 1e6);
       break;
+    case LAGSCOPE_EVENT_HANG_LOST:
+      lagscope__jw_string(w, "report_id",
+                          e->as.hang_lost.report_id != NULL ? e->as.hang_lost.report_id : "");
+      lagscope__jw_u64(w, "hang_id", e->as.hang_lost.hang_id);
+      lagscope__jw_i64(w, "pid", e->as.hang_lost.pid);
+      if (e->as.hang_lost.start_wall_ms >= 0)
+        lagscope__jw_i64(w, "start_wall_ms", e->as.hang_lost.start_wall_ms);
+      else
+        lagscope__jw_null(w, "start_wall_ms");
+      if (e->as.hang_lost.first_sample != NULL)
+        lagscope__jw_raw(w, "first_sample", e->as.hang_lost.first_sample);
+      else
+        lagscope__jw_null(w, "first_sample");
+      lagscope__jw_u64(w, "bytes", e->as.hang_lost.bytes);
+      lagscope__jw_string(w, "path", e->as.hang_lost.path != NULL ? e->as.hang_lost.path : "");
+      lagscope__jw_string(w, "message", e->payload.message != NULL ? e->payload.message : "");
+      break;
     case LAGSCOPE_EVENT_SERVER_STARTED:
       lagscope__jw_string(w, "url", e->payload.message != NULL ? e->payload.message : "");
       lagscope__jw_u64(w, "port", e->as.server_started.port);

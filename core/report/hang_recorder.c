@@ -17,7 +17,13 @@
 /* A thread that blocks the signal, or gets no CPU, costs this. */
 #define THREAD_ANSWER_NS (20u * 1000u * 1000u)
 #define MAIN_ANSWER_NS (50u * 1000u * 1000u)
-#define RETRY_EVERY_NS (5000ull * 1000u * 1000u) /* a final report the disk had no room for */
+#define RETRY_EVERY_NS (5000ull * 1000u * 1000u) /* final reports the folder did not take */
+/* Final reports kept in memory while the folder does not take them (a full disk, a read-only
+ * spell), written again in order once it does: at most this many, and this many bytes (a
+ * report is tens of KiB, a few MiB for a thousand threads). Past either, a hang's report is
+ * not kept, and an error event says so (its hang_ended event carried it all the same). */
+#define UNSAVED_MAX 16
+#define UNSAVED_BYTES_MAX (8u * 1024u * 1024u)
 /* The symbol index (libdw's DWARF readers and lagscope's tables: megabytes in a large app)
  * and the unwinder's cache are let go this long after their last use: a burst of stalls
  * (hitches every second) keeps them, an app gone idle gets its memory back soon. The next
@@ -68,11 +74,17 @@ struct lagscope__hang_recorder {
   lagscope__usage *thread_info_before; /* the sampler's last, before it */
   char path[512];
 
-  /* The final report of the last hang whose end could not be written (a full disk): its file
-   * is marked ended meanwhile, and the write is tried again until the disk has room. */
-  char *unsaved;
-  char unsaved_id[64];
-  uint64_t unsaved_hang_id, unsaved_retry_ns;
+  /* The final reports of hangs whose end could not be written (a full disk, a read-only
+   * folder), oldest first: each file is marked ended meanwhile where it can be, and the writes
+   * are tried again, in order, until the folder takes them. */
+  struct unsaved_report {
+    char *json;
+    char id[64];
+    uint64_t hang_id;
+  } unsaved[UNSAVED_MAX];
+  uint32_t unsaved_count;
+  size_t unsaved_bytes;
+  uint64_t unsaved_retry_ns;
 };
 
 /* ---- set-up ---- */
@@ -165,8 +177,8 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   atomic_store_explicit(&h->recovery_stop, 1, memory_order_relaxed);
   lagscope__thread_join(h->recovery); /* done with the file it reads, if any */
   h->unsaved_retry_ns = 0;
-  lagscope__hang_recorder_retry(h); /* a last try: the file is marked ended either way */
-  lagscope__dealloc(h->unsaved);
+  lagscope__hang_recorder_retry(h); /* a last try: the files are marked ended either way */
+  for (uint32_t i = 0; i < h->unsaved_count; i++) lagscope__dealloc(h->unsaved[i].json);
   release_hang_buffers(h);
   lagscope__dealloc(h->early);
   lagscope__standin_free(h->standin);
@@ -194,8 +206,11 @@ static int resolve(void *ctx, uintptr_t address, int is_return, lagscope__stack_
 }
 
 /* The final write failed: the file (of the first write) is marked ended, which needs no room,
- * and the text is kept to be written once there is room again. */
-static void keep_unsaved(lagscope__hang_recorder *h, const char *json) {
+ * and the text is kept, after those already waiting, to be written once the folder takes it
+ * again. Returns 1 when kept; 0 past the bounds (UNSAVED_MAX, UNSAVED_BYTES_MAX) or without
+ * memory, and *why then says why. A */
+static int keep_unsaved(lagscope__hang_recorder *h, const char *json, char *why,
+                        size_t why_size) {
   int64_t now_ms = lagscope__wall_ms();
   int rc = lagscope__store_mark_ended(h->store, h->data.id, now_ms);
   if (rc != LAGSCOPE_OK && rc != LAGSCOPE_ENOENT) /* ENOENT: no first write either */
@@ -203,18 +218,29 @@ static void keep_unsaved(lagscope__hang_recorder *h, const char *json) {
                             "ended either: the next start will call it ended by termination",
                             (unsigned long long)h->data.hang_id);
   size_t size = strlen(json) + 1;
+  if (h->unsaved_count == UNSAVED_MAX || h->unsaved_bytes + size > UNSAVED_BYTES_MAX) {
+    lagscope__explain(why, why_size, "%u reports (%zu KiB) already wait for the folder, the "
+                      "most lagscope keeps (%d reports, %u MiB)", h->unsaved_count,
+                      h->unsaved_bytes / 1024, UNSAVED_MAX, UNSAVED_BYTES_MAX / (1024u * 1024u));
+    return 0;
+  }
   char *copy = lagscope__alloc(size);
-  if (copy == NULL) return;
+  if (copy == NULL) {
+    lagscope__explain(why, why_size, "no memory to keep it");
+    return 0;
+  }
   memcpy(copy, json, size);
-  lagscope__dealloc(h->unsaved); /* an older one stays marked ended on disk */
-  h->unsaved = copy;
-  snprintf(h->unsaved_id, sizeof(h->unsaved_id), "%s", h->data.id);
-  h->unsaved_hang_id = h->data.hang_id;
-  h->unsaved_retry_ns = lagscope__now_ns() + RETRY_EVERY_NS;
+  struct unsaved_report *u = &h->unsaved[h->unsaved_count++];
+  u->json = copy;
+  snprintf(u->id, sizeof(u->id), "%s", h->data.id);
+  u->hang_id = h->data.hang_id;
+  h->unsaved_bytes += size;
+  if (h->unsaved_count == 1) h->unsaved_retry_ns = lagscope__now_ns() + RETRY_EVERY_NS;
+  return 1;
 }
 
 int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h) {
-  return h != NULL && h->unsaved != NULL;
+  return h != NULL ? (int)h->unsaved_count : 0;
 }
 
 /* How long since then, 0 when then is later than now (a use after now was read). */
@@ -257,19 +283,23 @@ void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
 }
 
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h) {
-  if (h == NULL || h->unsaved == NULL || h->store == NULL) return;
+  if (h == NULL || h->unsaved_count == 0 || h->store == NULL) return;
   uint64_t now = lagscope__now_ns();
   if (now < h->unsaved_retry_ns) return;
   char why[512];
-  if (lagscope__store_write(h->store, h->unsaved_id, h->unsaved, NULL, 0, why, sizeof(why)) !=
-      LAGSCOPE_OK) {
-    h->unsaved_retry_ns = now + RETRY_EVERY_NS;
-    return;
+  uint32_t written = 0;
+  for (; written < h->unsaved_count; written++) { /* oldest first; the first failure waits */
+    struct unsaved_report *u = &h->unsaved[written];
+    if (lagscope__store_write(h->store, u->id, u->json, NULL, 0, why, sizeof(why)) != LAGSCOPE_OK)
+      break;
+    lagscope__log("hang %llu: its final report is stored now that the folder takes it",
+                  (unsigned long long)u->hang_id);
+    h->unsaved_bytes -= strlen(u->json) + 1;
+    lagscope__dealloc(u->json);
   }
-  lagscope__log("hang %llu: its final report is stored now that the disk has room",
-                (unsigned long long)h->unsaved_hang_id);
-  lagscope__dealloc(h->unsaved);
-  h->unsaved = NULL;
+  memmove(h->unsaved, h->unsaved + written, (h->unsaved_count - written) * sizeof(h->unsaved[0]));
+  h->unsaved_count -= written;
+  h->unsaved_retry_ns = now + RETRY_EVERY_NS;
 }
 
 /* Builds the report's JSON and writes it; returns the public report for events (or NULL). */
@@ -286,11 +316,18 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
       lagscope__store_write(h->store, h->data.id, json, h->path, sizeof(h->path), why,
                             sizeof(why)) != LAGSCOPE_OK) {
     h->path[0] = '\0';
-    int final = h->data.state == LAGSCOPE__REPORT_ENDED;
-    lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored: %s%s",
-                            (unsigned long long)h->data.hang_id, why,
-                            final ? "; it is kept and written again when the disk has room" : "");
-    if (final) keep_unsaved(h, json);
+    char kept_why[200] = "";
+    if (h->data.state != LAGSCOPE__REPORT_ENDED) /* the final write comes */
+      lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored: %s",
+                              (unsigned long long)h->data.hang_id, why);
+    else if (keep_unsaved(h, json, kept_why, sizeof(kept_why)))
+      lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored, kept and written "
+                              "again when the folder takes it (%u waiting): %s",
+                              (unsigned long long)h->data.hang_id, h->unsaved_count, why);
+    else /* said first: the sentence may be cut at its end */
+      lagscope__publish_error(LAGSCOPE_ESYS, "hang %llu: report not stored and not kept either "
+                              "(%s): only its hang_ended event carries it; %s",
+                              (unsigned long long)h->data.hang_id, kept_why, why);
   }
   uint32_t reopened = lagscope__store_reopened(h->store);
   if (reopened != h->store_reopened_said) { /* the app took the folder's descriptor */
@@ -338,6 +375,46 @@ void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]) {
   snprintf(out, LAGSCOPE__UTC_STAMP_SIZE, "%04d%02d%02dT%02d%02d%02d.%03dZ",
            (int)(year % 10000), month, day, (int)(in_day / 3600), (int)(in_day / 60 % 60),
            (int)(in_day % 60), (int)(wall_ms % 1000));
+}
+
+/* Days from 1970-01-01 to a civil date (the inverse of civil_from_days). F */
+static int64_t days_from_civil(int64_t year, int month, int day) {
+  year -= month <= 2;
+  int64_t era = (year >= 0 ? year : year - 399) / 400;
+  int64_t year_of_era = year - era * 400;                                     /* [0, 399] */
+  int64_t day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+  int64_t day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146097 + day_of_era - 719468;
+}
+
+/* n decimal digits at text into *out; 0 when they are not all digits. F */
+static int digits_at(const char *text, int n, int *out) {
+  int value = 0;
+  for (int i = 0; i < n; i++) {
+    if (text[i] < '0' || text[i] > '9') return 0;
+    value = value * 10 + (text[i] - '0');
+  }
+  *out = value;
+  return 1;
+}
+
+int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms) {
+  int year, month, day, hour, minute, second, ms = 0;
+  if (strlen(text) < 16 || !digits_at(text, 4, &year) || !digits_at(text + 4, 2, &month) ||
+      !digits_at(text + 6, 2, &day) || text[8] != 'T' || !digits_at(text + 9, 2, &hour) ||
+      !digits_at(text + 11, 2, &minute) || !digits_at(text + 13, 2, &second))
+    return 0;
+  const char *end = text + 15;
+  if (*end == '.') {
+    if (!digits_at(end + 1, 3, &ms)) return 0;
+    end += 4;
+  }
+  if (*end != 'Z' || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
+      minute > 59 || second > 60)
+    return 0;
+  int64_t seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+  *wall_ms = seconds * 1000 + ms;
+  return 1;
 }
 
 static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_id) {
@@ -736,9 +813,48 @@ static void publish_corrupt(void *ctx, const char *path, const char *why) {
   lagscope__publish_error(LAGSCOPE_EPARSE, "report store: skipped %s: %s", path, why);
 }
 
+/* A hang whose first report the process's death cut short: what is known, in one payload
+ * (the sentence, then the id, the path and the first sample, as.hang_lost pointing into it). */
+static void publish_lost(void *ctx, const lagscope__store_lost *l) {
+  (void)ctx;
+  char start[LAGSCOPE__UTC_STAMP_SIZE] = "an unknown time", sentence[512];
+  if (l->start_wall_ms >= 0) lagscope__utc_stamp(l->start_wall_ms, start);
+  lagscope__explain(sentence, sizeof(sentence),
+                    "hang %llu of process %lld (began %s) is lost: the process died while its "
+                    "first report was being written (%llu bytes of it were, in %s); its id%s "
+                    "are all that is known",
+                    (unsigned long long)l->hang_id, (long long)l->pid, start,
+                    (unsigned long long)l->bytes, l->path,
+                    l->first_sample != NULL ? ", its start and its first sample" : " and its start");
+  lagscope__log("%s", sentence);
+  const char *first = l->first_sample != NULL ? l->first_sample : "";
+  size_t sizes[4] = {strlen(sentence) + 1, strlen(l->id) + 1, strlen(l->path) + 1,
+                     strlen(first) + 1};
+  char *payload = lagscope__payload_new(sizes[0] + sizes[1] + sizes[2] + sizes[3], NULL);
+  if (payload == NULL) return;
+  char *at = payload;
+  const char *parts[4] = {sentence, l->id, l->path, first};
+  char *placed[4];
+  for (int i = 0; i < 4; i++) {
+    memcpy(at, parts[i], sizes[i]);
+    placed[i] = at;
+    at += sizes[i];
+  }
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_LOST};
+  e.as.hang_lost.hang_id = l->hang_id;
+  e.as.hang_lost.pid = l->pid;
+  e.as.hang_lost.start_wall_ms = l->start_wall_ms;
+  e.as.hang_lost.bytes = l->bytes;
+  e.as.hang_lost.report_id = placed[1];
+  e.as.hang_lost.path = placed[2];
+  e.as.hang_lost.first_sample = l->first_sample != NULL ? placed[3] : NULL;
+  e.payload.message = payload;
+  lagscope__publish(&e);
+}
+
 static void recovery_main(void *arg) {
   lagscope__hang_recorder *h = arg;
-  int rc = lagscope__store_recover(h->store, publish_recovered, publish_corrupt, h,
+  int rc = lagscope__store_recover(h->store, publish_recovered, publish_corrupt, publish_lost, h,
                                    &h->recovery_stop);
   /* A report that could not be marked (a full disk) is still published; it stays in progress
    * on disk and is published again at the next start. */

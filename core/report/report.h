@@ -170,8 +170,8 @@ static inline int lagscope__name_char(char c) {
          c == '.' || c == '_' || c == '-';
 }
 /* Opens (creating with its parents, 0700) the folder, refused unless it is ours and nobody else
- * can write it or a folder above it (see lagscope__folder_open); lists the reports it holds,
- * for recovery, and deletes the temporary files interrupted writes left. A */
+ * can write it or a folder above it (see lagscope__folder_open); lists the reports it holds
+ * and the temporary files interrupted writes left, for recovery. A */
 int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_bytes,
                          lagscope__store **out, char *why, size_t why_size);
 void lagscope__store_close(lagscope__store *s);
@@ -191,17 +191,43 @@ int lagscope__store_rewrite(const lagscope__store *s, const char *id, const char
  * store), and the folder's path. F */
 uint32_t lagscope__store_reopened(const lagscope__store *s);
 const char *lagscope__store_dir(const lagscope__store *s);
+/* What is known of a hang whose first report was cut short by the process's death (the
+ * temporary file of its first write, which does not hold a whole report): its id from the
+ * file's name, and what the head of the text holds (report_json.c writes the start and the
+ * first sample right after the id). */
+typedef struct lagscope__store_lost {
+  const char *id;          /* the report's id (the temporary file's name: .<id>.json.tmp) */
+  const char *path;        /* the temporary file */
+  uint64_t hang_id;        /* from the id: "<start>-<pid>-<hang id>"; 0 when it says none */
+  int64_t pid;             /* likewise; 0 */
+  int64_t start_wall_ms;   /* the head's start.wall_ms, else the id's stamp; -1: neither */
+  const char *first_sample; /* the head's first_sample, whole ({"t_ms", "state", "stack"}),
+                               NUL-terminated; NULL when it was not written whole */
+  uint64_t bytes;          /* how much of the report was written */
+} lagscope__store_lost;
 /* At start, over the files the folder held at open (never a report of this run), once per
  * open: each report still in progress is rewritten as ended by termination and handed to
  * found(); each unreadable, truncated, non-JSON or other-schema file to corrupt() with a
- * sentence, and left alone. Stops between two files once *stop is set (stop may be NULL).
- * Returns ESYS when a report could not be rewritten (handed over all the same), ENOMEM, or
- * the listing's error. May run on its own thread while another writes through s. A */
+ * sentence, and left alone. The temporary file of a write the process's death cut short is
+ * the hang's report when it holds a whole one (it replaces <id>.json and is recovered as
+ * above, and handed to found() even when final: its end was never told); else, when no
+ * <id>.json is there, it is handed to lost() with what it holds, then deleted (with lost
+ * NULL, kept). Stops between two files once *stop is set (stop may be NULL). Returns ESYS
+ * when a report could not be rewritten (handed over all the same), ENOMEM, or the listing's
+ * error. May run on its own thread while another writes through s. A */
 int lagscope__store_recover(lagscope__store *s,
                             void (*found)(void *ctx, const char *id, const char *path,
                                           const char *json),
                             void (*corrupt)(void *ctx, const char *path, const char *why),
+                            void (*lost)(void *ctx, const lagscope__store_lost *hang),
                             void *ctx, const _Atomic int *stop);
+/* Tests only (no app's build calls it): fn is called at each step of every write of a store,
+ * with the temporary file's name: "create" before the file is made (fd -1), "write" once made
+ * (its fd), "sync" once written, before fsync (its fd), "rename" once closed (fd -1). A
+ * non-zero return fails the step with that errno (EROFS: a read-only folder, which root's
+ * chmod cannot make); fn may also end the process there (a death mid-write). NULL: none. F */
+typedef int (*lagscope__store_hook_fn)(const char *step, const char *temp, int fd);
+void lagscope__store_test_hook(lagscope__store_hook_fn fn);
 
 /* A report whose final write failed (a full disk): marks <id>.json, without needing space, as
  * ended at ended_wall_ms, so that the next start does not call it ended by termination. F */
@@ -264,16 +290,19 @@ uint32_t lagscope__standin_stop(lagscope__standin *s, const lagscope__stack **sa
  * Arithmetic, where gmtime_r would read the zone file into malloc'ed memory. F */
 #define LAGSCOPE__UTC_STAMP_SIZE 24
 void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]);
+/* The other way: the stamp that text begins with ("20261126T170102.345Z", or without the
+ * milliseconds as older ids are) into *wall_ms; 0 when text begins with none. F */
+int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms);
 typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 /* Opens the report store (errors become error events) and prepares capture. A */
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h);
-/* Writes again a final report the disk had no room for, every few seconds at most. A */
+/* Writes again, in order, the final reports the folder refused, every few seconds at most. A */
 void lagscope__hang_recorder_retry(lagscope__hang_recorder *h);
 /* Lets the symbol index go when no report has needed it for 30 s (and no hang is on), so
  * that its memory goes back to the system; joins recovery's thread once it is done. A */
 void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns);
-/* 1 if a final report waits for room on the disk (the next retry writes). F */
+/* How many final reports wait for the folder to take them (the next retry writes them). F */
 int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
 /* Publishes hang_recovered for reports an earlier run left in progress (and an error event
  * for each file that is no report), from a thread of its own that ends when done; stopped

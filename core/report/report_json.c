@@ -305,6 +305,26 @@ static void signature_write(lagscope__json_writer *w, const char *kind, const ch
   lagscope__dealloc(s);
 }
 
+/* The hang's first sample, right after its start, where the head of a report cut short by the
+ * process's death while it was written still holds it: the next start tells it (hang_lost,
+ * store_recover.c). null when no sample was taken. */
+static int first_sample_write(lagscope__json_writer *w, lagscope__report_ctx *c,
+                              const lagscope__report_data *r) {
+  if (r->sample_count == 0) {
+    lagscope__jw_null(w, "first_sample");
+    return 0;
+  }
+  const lagscope__stack *s = &r->samples[0];
+  char buf[128];
+  lagscope__jw_begin_object(w, "first_sample");
+  lagscope__jw_measure(w, "t_ms",
+                       s->time_ns > r->start_ns ? (double)(s->time_ns - r->start_ns) / 1e6 : 0.0);
+  lagscope__jw_string(w, "state", lagscope__report_run_state(c, s, buf, sizeof(buf)));
+  int rc = lagscope__report_stack_write(w, "stack", c, s);
+  lagscope__jw_end_object(w);
+  return rc;
+}
+
 static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
                          const lagscope__call_tree *t, const lagscope__report_data *r,
                          const char *heaviest, const lagscope__verdict *v, int *rc) {
@@ -331,6 +351,7 @@ static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
   lagscope__jw_i64(w, "wall_ms", r->start_wall_ms);
   lagscope__jw_u64(w, "monotonic_ns", r->start_ns);
   lagscope__jw_end_object(w);
+  int first_rc = first_sample_write(w, c, r);
   lagscope__jw_measure(w, "duration_ms", (double)r->duration_ns / 1e6);
   lagscope__jw_u64(w, "duration_ns", r->duration_ns);
   lagscope__jw_u64(w, "threshold_ms", r->threshold_ms);
@@ -343,6 +364,7 @@ static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
   lagscope__jw_i64(w, "main_thread_tid", r->main_tid);
   lagscope__jw_u64(w, "thread_count", r->thread_count);
   *rc = threads_write(w, c, r);
+  if (*rc == 0) *rc = first_rc;
   metrics_write(w, r);
   lagscope__jw_end_object(w);
 }

@@ -84,7 +84,7 @@ int lagscope__store_open(const char *dir, uint32_t max_reports, uint64_t max_byt
     return rc;
   }
   /* What an earlier run left, listed before this start writes anything: the reports for
-   * recovery (never one of this run's), the temporary files of interrupted writes deleted. */
+   * recovery (never one of this run's), and the temporary files of writes cut short. */
   s->at_open_rc = lagscope__store_list_dir(s->dirfd, s->dir, &s->at_open, 1, 0, NULL, 0);
   if (s->at_open.len > 1)
     lagscope__sort(s->at_open.items, s->at_open.len, sizeof(lagscope__store_listed),
@@ -262,6 +262,19 @@ static int fsync_retry(int fd) {
   return r;
 }
 
+static _Atomic(lagscope__store_hook_fn) test_hook;
+
+void lagscope__store_test_hook(lagscope__store_hook_fn fn) { atomic_store(&test_hook, fn); }
+
+/* The test hook's word on a step: 0, or -1 with errno set to its. */
+static int hooked(const char *step, const char *temp, int fd) {
+  lagscope__store_hook_fn fn = atomic_load_explicit(&test_hook, memory_order_relaxed);
+  int err = fn != NULL ? fn(step, temp, fd) : 0;
+  if (err == 0) return 0;
+  errno = err;
+  return -1;
+}
+
 /* Writes json to the temporary file temp of the folder dirfd, syncs it and renames it to name:
  * 0, or -1 with errno and *step the call that failed ("create", "write", "sync", "close",
  * "rename"), the temporary file removed when it was made. O_EXCL and O_NOFOLLOW: a stale or
@@ -270,11 +283,12 @@ static int write_renamed(int dirfd, const char *temp, const char *name, const ch
                          const char **step) {
   *step = "create";
   int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-  int fd = openat(dirfd, temp, flags, 0600);
+  int fd = hooked("create", temp, -1) == 0 ? openat(dirfd, temp, flags, 0600) : -1;
   if (fd < 0 && errno == EEXIST && unlinkat(dirfd, temp, 0) == 0)
     fd = openat(dirfd, temp, flags, 0600);
   int failed = fd < 0;
-  if (!failed && fchmod(fd, 0600) != 0) { /* whatever the umask: 0400 is the ended mark */
+  if (!failed && (fchmod(fd, 0600) != 0 || hooked("write", temp, fd) != 0)) {
+    /* whatever the umask: 0400 is the ended mark */
     int err = errno;
     close(fd);
     errno = err;
@@ -282,12 +296,14 @@ static int write_renamed(int dirfd, const char *temp, const char *name, const ch
   } else if (!failed) {
     *step = "write";
     failed = write_all(fd, json, strlen(json)) != 0;
-    if (!failed) *step = "sync", failed = fsync_retry(fd) != 0;
+    if (!failed) *step = "sync", failed = hooked("sync", temp, fd) != 0 || fsync_retry(fd) != 0;
     int err = errno;
     if (close(fd) != 0 && !failed) *step = "close", failed = 1, err = errno;
     errno = err;
   }
-  if (!failed) *step = "rename", failed = renameat(dirfd, temp, dirfd, name) != 0;
+  if (!failed)
+    *step = "rename", failed = hooked("rename", temp, -1) != 0 ||
+                               renameat(dirfd, temp, dirfd, name) != 0;
   if (failed) {
     int err = errno;
     if (fd >= 0) unlinkat(dirfd, temp, 0);
@@ -316,7 +332,7 @@ static int write_report(const lagscope__store *s, const char *id, const char *js
   char final_path[LAGSCOPE__STORE_PATH_MAX], name[LAGSCOPE__STORE_MAX_ID + 8],
       temp[LAGSCOPE__STORE_MAX_ID + 16];
   lagscope__store_path_join(name, sizeof(name), "%s.json", id);
-  lagscope__store_path_join(temp, sizeof(temp), ".%s.tmp", name);
+  lagscope__store_temp_name(name, temp);
   /* open() checked the folder's length against the longest id. */
   lagscope__store_path_join(final_path, sizeof(final_path), "%s/%s", s->dir, name);
   if (path_out != NULL && strlen(final_path) >= path_size) {

@@ -35,6 +35,7 @@ typedef struct lagscope__store_listed {
   uint64_t inode; /* with size and mtime: the file as it is, for the bounds' memory (the store
                      writes by rename: a rewrite is a new inode) */
   int valid, state; /* the bounds': a whole, valid report, and its state */
+  int temp; /* recovery's: the temporary file of name (.<name>.tmp), left by a write cut short */
 } lagscope__store_listed;
 
 /* What the bounds learnt of a file: whether it holds a whole, valid report, and its state.
@@ -90,12 +91,15 @@ int lagscope__store_valid_id(const char *id);
 /* The id of a report's file name ("<id>.json", which the listing checked). F */
 void lagscope__store_report_stem(const char *name, char stem[LAGSCOPE__STORE_MAX_ID + 8]);
 /* The files with the store's name pattern in the folder: regular files (not followed), within
- * the size bound; with own_only, only those that begin as a report does. With remove_temps,
- * the store's stale temporary files are deleted on the way. Appends to l (free its items with
- * lagscope__dealloc, also on failure); 0, LAGSCOPE_ESYS or LAGSCOPE_ENOMEM with why. A */
+ * the size bound; with own_only, only those that begin as a report does. With temps, the
+ * store's temporary files too (regular ones: listed by their report's name, temp set).
+ * Appends to l (free its items with lagscope__dealloc, also on failure); 0, LAGSCOPE_ESYS or
+ * LAGSCOPE_ENOMEM with why. A */
 int lagscope__store_list_dir(int dirfd, const char *dir, lagscope__store_listing *l,
-                             int remove_temps, int own_only, char *why, size_t why_size);
-/* Listed files by name, for lagscope__sort. F */
+                             int temps, int own_only, char *why, size_t why_size);
+/* The temporary file's name of a report's ("<id>.json": ".<id>.json.tmp"). F */
+void lagscope__store_temp_name(const char *name, char temp[LAGSCOPE__STORE_MAX_ID + 16]);
+/* Listed files by name, a report's temporary file first, for lagscope__sort. F */
 int lagscope__store_by_name(const void *a, const void *b);
 
 /* ---- store_check.c ------------------------------------------------------------------------ */
@@ -103,5 +107,13 @@ int lagscope__store_by_name(const void *a, const void *b);
  * the id its file name gives. F */
 const char *lagscope__store_check_report(const char *text, size_t len, const char *stem,
                                          int *state, char *why, size_t why_size);
+
+/* ---- store_recover.c ---------------------------------------------------------------------- */
+/* What the head of a report cut short (text[0, len), anybody's bytes) says of the hang whose
+ * id is stem: l->start_wall_ms (left as it is when not written whole) and *first, its first
+ * sample's text (lagscope__dealloc; NULL when not written whole), when the head is stem's
+ * report's. Its members count once a ',' or '}' follows their value. A */
+void lagscope__store_read_head(const char *text, size_t len, const char *stem,
+                               lagscope__store_lost *l, char **first);
 
 #endif /* LAGSCOPE_STORE_H */

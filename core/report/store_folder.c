@@ -4,7 +4,8 @@
  * names, and the listing of the files that are the store's (lagscope__store_list_dir).
  *
  *   <dir>/<id>.json          a report (id: [A-Za-z0-9._-], not starting with '.')
- *   <dir>/.<id>.json.tmp     a report being written; left behind only by an interrupted write
+ *   <dir>/.<id>.json.tmp     a report being written; left behind only by a write the process's
+ *                            death cut short, for recovery (store_recover.c)
  *
  * Part of the store (store.h); no state of its own. */
 #define _POSIX_C_SOURCE 200809L
@@ -303,17 +304,22 @@ static int has_report_header(int dirfd, const char *name, int *uncounted) {
 
 /* A walk of the folder for lagscope__store_list_dir (store.h). */
 typedef struct list_walk {
-  int dirfd, remove_temps, own_only, rc;
+  int dirfd, temps, own_only, rc;
   lagscope__store_listing *l;
 } list_walk;
 
 static int note_name(const char *name, void *ctx) {
   list_walk *w = ctx;
   struct stat st;
-  if (w->remove_temps && is_temp_name(name)) {
-    if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-      unlinkat(w->dirfd, name, 0);
-    return 1;
+  if (w->temps && is_temp_name(name)) {
+    if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return 1;
+    lagscope__store_listed item = {.mtime = st.st_mtime, .size = (uint64_t)st.st_size,
+                                   .inode = (uint64_t)st.st_ino, .temp = 1};
+    size_t len = strlen(name) - strlen(".tmp") - 1; /* is_temp_name checked it fits */
+    memcpy(item.name, name + 1, len);
+    item.name[len] = '\0';
+    w->rc = listing_push(w->l, &item);
+    return w->rc == 0;
   }
   if (!is_report_name(name)) return 1;
   if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return 1;
@@ -330,8 +336,8 @@ static int note_name(const char *name, void *ctx) {
 }
 
 int lagscope__store_list_dir(int dirfd, const char *dir, lagscope__store_listing *l,
-                             int remove_temps, int own_only, char *why, size_t why_size) {
-  list_walk w = {dirfd, remove_temps, own_only, 0, l};
+                             int temps, int own_only, char *why, size_t why_size) {
+  list_walk w = {dirfd, temps, own_only, 0, l};
   int err = lagscope__folder_each_name(dirfd, note_name, &w);
   if (err != 0) {
     lagscope__explain(why, why_size, "cannot list the report folder %s: %s", dir, strerror(-err));
@@ -343,7 +349,12 @@ int lagscope__store_list_dir(int dirfd, const char *dir, lagscope__store_listing
 }
 
 int lagscope__store_by_name(const void *a, const void *b) {
-  return strcmp(((const lagscope__store_listed *)a)->name,
-                ((const lagscope__store_listed *)b)->name);
+  const lagscope__store_listed *x = a, *y = b;
+  int order = strcmp(x->name, y->name);
+  return order != 0 ? order : y->temp - x->temp;
+}
+
+void lagscope__store_temp_name(const char *name, char temp[LAGSCOPE__STORE_MAX_ID + 16]) {
+  snprintf(temp, LAGSCOPE__STORE_MAX_ID + 16, ".%s.tmp", name);
 }
 

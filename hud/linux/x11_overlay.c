@@ -493,9 +493,22 @@ static int connect_display(overlay *o) {
 static void say_failed(overlay *o, int code, const char *why) {
   pthread_mutex_lock(&o->lock);
   if (!o->stopping)
-    lagscope__publish_error(code, "no HUD overlay on display %s: %s",
+    lagscope__publish_error(code, LAGSCOPE__HUD_X11_FAILED " on display %s: %s",
                             o->display_name[0] != '\0' ? o->display_name : "$DISPLAY", why);
   pthread_mutex_unlock(&o->lock);
+}
+
+/* The connection broke (the X server died, or closed it): said once, and the thread ends, so
+ * that it neither spins on a dead socket nor leaves the HUD's absence unsaid. The app's own
+ * connection is the app's business; lagscope goes on without an overlay. */
+static void say_lost(overlay *o) {
+  int error = xcb_connection_has_error(o->c);
+  if (error == 0) return;
+  char why[200];
+  snprintf(why, sizeof(why), "the connection to the X server was lost (%s, XCB error %d): the "
+           "overlay is gone, lagscope goes on without it",
+           error == XCB_CONN_ERROR ? "the server died or closed it" : "a broken stream", error);
+  say_failed(o, LAGSCOPE_ESYS, why);
 }
 
 /* The window, made the first time the HUD is to be shown; 0 when the server cannot have it. */
@@ -558,6 +571,7 @@ static void *overlay_main(void *arg) {
       xcb_flush(o->c);
     } while (!wait_period(o, atomic_load(&o->draws) ? PERIOD_MS : REFRESH_MS) &&
              !xcb_connection_has_error(o->c));
+    say_lost(o);
   }
   int expected = TAKER_OVERLAY;
   atomic_compare_exchange_strong(&taker, &expected, TAKER_NONE);

@@ -14,6 +14,11 @@
 #ifndef LAGSCOPE_HUD_X11_OVERLAY_H
 #define LAGSCOPE_HUD_X11_OVERLAY_H
 
+/* How the overlay's error events begin ("no HUD overlay on display :0: …": it could not
+ * connect, or the X server died under it): the preload passes them on to lagscope-run, whose
+ * summary says the last (attach/verdict.c matches the same words). */
+#define LAGSCOPE__HUD_X11_FAILED "no HUD overlay"
+
 /* Where lagscope-run shows the HUD (--hud-mode). */
 typedef enum lagscope__hud_mode {
   LAGSCOPE__HUD_AUTO = 0,   /* in GL and SDL frames; the overlay for a program without them */

@@ -6,10 +6,12 @@
  *   - the reader serves a file exactly when the check accepts it, byte for byte;
  *   - the JSON check accepts nothing cJSON refuses;
  *   - recovery rewrites only a report in progress, and what it writes is a valid report that
- *     is final (so a second start leaves it alone), ended or ended by termination as marked.
+ *     is final (so a second start leaves it alone), ended or ended by termination as marked;
+ *   - read as the head of a report cut short, it gives a first sample only as a whole object.
  * Build and run: tests/fuzz/run-fuzz BUILD_DIR [SECONDS] store. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "report/store.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -28,6 +30,11 @@
 
 /* What the store needs of the rest of core, without the monitor (core/base/names.c is built in). */
 int64_t lagscope__wall_ms(void) { return 1700000000000; }
+void lagscope__log(const char *format, ...) { (void)format; }
+int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms) {
+  (void)text, (void)wall_ms;
+  return 0;
+}
 
 static char folder[64];
 
@@ -88,6 +95,20 @@ static void check_text(const char *text, size_t len, const char *id) {
   }
 }
 
+/* The text as the head of a report cut short (a temporary file recovery finds): what it says
+ * of the hang is a start of its own or none, and a first sample that is a whole JSON object. */
+static void check_head(const char *text, size_t len, const char *id) {
+  lagscope__store_lost l = {.start_wall_ms = -1};
+  char *first = NULL;
+  lagscope__store_read_head(text, len, id, &l, &first);
+  INVARIANT(l.start_wall_ms >= -1);
+  if (first == NULL) return;
+  cJSON *o = cJSON_Parse(first);
+  INVARIANT(cJSON_IsObject(o));
+  cJSON_Delete(o);
+  lagscope__dealloc(first);
+}
+
 static void check_file(const char *text, size_t len, const char *id) {
   char name[200], why[256];
   snprintf(name, sizeof(name), "%s/%s.json", folder, id);
@@ -124,6 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(text, data + skip, len);
   text[len] = '\0';
   check_text(text, len, id);
+  check_head(text, len, id);
   /* File names the store accepts: a valid id with no '/' (the reader refuses the others). */
   if (id[0] != '\0' && strchr(id, '/') == NULL && strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz._-") == strlen(id) && id[0] != '.' && strstr(id, "..") == NULL)
     check_file(text, len, id);

@@ -12,7 +12,10 @@
  *                 one at the bound served, and no GET of either harms the app (issue 31, 1)
  *   closed-fds    the app closes every descriptor and opens its own folders and files on the
  *                 numbers: lagscope writes nothing into them, closes none, the viewer listens
- *                 again and the store writes into its own folder (31, 2) */
+ *                 again and the store writes into its own folder (31, 2)
+ *   read-only     8 hangs while the folder takes no write (the store's test hook: EROFS), then
+ *                 it does: all 8 reports on disk (42, 8)
+ *   read-only-bound  18 hangs: the 16 kept land, the 2 past the bound are said */
 #define _GNU_SOURCE
 
 #include "check.h"
@@ -372,7 +375,7 @@ static int case_full_disk(void) {
   char why[512];
   CHECK_MSG(lagscope__store_open(reports, 10, 0, &s, why, sizeof(why)) == 0, "%s", why);
   found f = {0};
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, NULL, &f, NULL), 0);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, NULL, NULL, &f, NULL), 0);
   lagscope__store_close(s);
   CHECK_EQ_INT(f.count, 1);
   CHECK_MSG(strstr(f.json, "termination") == NULL, "recovered as terminated: %.300s", f.json);
@@ -385,6 +388,103 @@ static int case_full_disk(void) {
   CHECK(system(command) == 0);
   run_child(0);
   printf("full disk: ok\n");
+  return 0;
+}
+
+/* ---- read-only: a spell in which the folder takes no write (issue 42, item 8) ---- */
+
+static _Atomic int read_only;
+
+/* The store's test hook: while the spell lasts, every file's creation fails as on a read-only
+ * mount (root's chmod would not stop root, and the suite runs as root in CI). */
+static int refuse_writes(const char *step, const char *temp, int fd) {
+  (void)temp, (void)fd;
+  return atomic_load(&read_only) && strcmp(step, "create") == 0 ? EROFS : 0;
+}
+
+static _Atomic int hangs_ended, kept_said, not_kept_said;
+
+static void count_read_only(const lagscope_event *e, void *user) {
+  (void)user;
+  if (e->type == LAGSCOPE_EVENT_HANG_ENDED) atomic_fetch_add(&hangs_ended, 1);
+  if (e->type != LAGSCOPE_EVENT_ERROR || e->payload.message == NULL) return;
+  if (strstr(e->payload.message, "report not stored, kept") != NULL) atomic_fetch_add(&kept_said, 1);
+  if (strstr(e->payload.message, "not kept either") != NULL) {
+    atomic_fetch_add(&not_kept_said, 1);
+    printf("said: %s\n", e->payload.message);
+  }
+}
+
+static void beat_for(uint32_t ms) {
+  uint64_t until = now_ms() + ms;
+  while (now_ms() < until) {
+    lagscope_heartbeat();
+    struct timespec beat = {0, 10 * 1000 * 1000};
+    nanosleep(&beat, NULL);
+  }
+}
+
+/* The ended reports in the folder. */
+static int ended_reports(void) {
+  lagscope__store_entry *entries = NULL;
+  size_t count = 0;
+  int ended = 0;
+  if (lagscope__store_list(reports, &entries, &count) != 0) return 0;
+  for (size_t i = 0; i < count; i++) {
+    char *text = NULL;
+    size_t len = 0;
+    if (lagscope__store_read(reports, entries[i].id, &text, &len) != 0) continue;
+    ended += strstr(text, "\"state\":\"ended\"") != NULL;
+    lagscope__dealloc(text);
+  }
+  lagscope__dealloc(entries);
+  return ended;
+}
+
+/* hangs hangs while the folder takes no write; then it does again: every report kept (up to
+ * the bound, 16) lands once, in the next retry (5 s) and a margin; past the bound each is
+ * said. */
+static void read_only_spell(int hangs, int expect_kept) {
+  lagscope__store_test_hook(refuse_writes);
+  atomic_store(&read_only, 1);
+  lagscope_config c = lagscope_config_default();
+  c.on_event = count_read_only;
+  c.hang_threshold_ms = 100;
+  c.sample_interval_ms = 100;
+  start(&c);
+  beat_for(300);
+  for (int i = 0; i < hangs; i++) {
+    struct timespec stall = {0, 180 * 1000 * 1000}; /* no heartbeat: a hang */
+    nanosleep(&stall, NULL);
+    uint64_t until = now_ms() + 5000;
+    while (atomic_load(&hangs_ended) < i + 1 && now_ms() < until) beat_for(20);
+    CHECK_MSG(atomic_load(&hangs_ended) == i + 1, "hang %d did not end", i + 1);
+  }
+  beat_for(200);
+  CHECK_EQ_INT(ended_reports(), 0);
+  printf("%d hangs in the spell: %d said kept, %d said not kept\n", hangs,
+         atomic_load(&kept_said), atomic_load(&not_kept_said));
+  CHECK_EQ_INT(atomic_load(&kept_said), expect_kept);
+  CHECK_EQ_INT(atomic_load(&not_kept_said), hangs - expect_kept);
+  atomic_store(&read_only, 0);
+  uint64_t t0 = now_ms(), until = t0 + 15000;
+  while (ended_reports() < expect_kept && now_ms() < until) beat_for(100);
+  printf("on disk once the folder takes writes again: %d of %d, after %llu ms\n",
+         ended_reports(), hangs, (unsigned long long)(now_ms() - t0));
+  CHECK_EQ_INT(ended_reports(), expect_kept);
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  lagscope__store_test_hook(NULL);
+}
+
+static int case_read_only(void) {
+  read_only_spell(8, 8);
+  printf("read-only spell: ok\n");
+  return 0;
+}
+
+static int case_read_only_bound(void) {
+  read_only_spell(18, 16);
+  printf("read-only spell past the bound: ok\n");
   return 0;
 }
 
@@ -576,7 +676,8 @@ int main(int argc, char **argv) {
     int (*run)(void);
   } cases[] = {{"token-fifo", case_token_fifo}, {"api-special", case_api_special},
                {"stop-bound", case_stop_bound}, {"full-disk", case_full_disk},
-               {"deep", case_deep}, {"closed-fds", case_closed_fds}};
+               {"deep", case_deep}, {"closed-fds", case_closed_fds},
+               {"read-only", case_read_only}, {"read-only-bound", case_read_only_bound}};
   int rc = -1;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
     if (strcmp(argv[1], cases[i].name) == 0) rc = cases[i].run();

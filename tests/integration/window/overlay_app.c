@@ -4,6 +4,8 @@
  * viewer), lagscope_hud_overlay_x11(NULL: $DISPLAY, WINDOW), its result said on stdout; then
  * SIGUSR1 stops lagscope (how long lagscope_stop took, said on stdout) and SIGUSR2 ends the
  * program (exit 0). Its main thread waits idle meanwhile (lagscope_idle_begin): no hang.
+ * lagscope's error events go to stdout too, as lagscope_event_json lines (server_died reads
+ * them).
  * Usage: overlay_app WINDOW
  */
 #define _POSIX_C_SOURCE 200809L
@@ -19,6 +21,16 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void print_errors(const lagscope_event *e, void *user) {
+  (void)user;
+  if (e->type != LAGSCOPE_EVENT_ERROR) return;
+  char *json = lagscope_event_json(e);
+  if (json == NULL) return;
+  printf("%s\n", json);
+  fflush(stdout);
+  lagscope_free(json);
 }
 
 static void wait_for(const sigset_t *set, int wanted) {
@@ -40,6 +52,7 @@ int main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   lagscope_config c = lagscope_config_default();
   c.server = 0;
+  c.on_event = print_errors;
   int rc = lagscope_start(&c);
   if (rc != 0) {
     fprintf(stderr, "overlay_app: lagscope_start: %s\n", lagscope_strerror(rc));

@@ -13,6 +13,10 @@
  *                    said), the server resumes, the thread runs on without touching lagscope's
  *                    freed HUD (ASan would abort the program), and the program exits 0. Shot:
  *                    out/overlay_stuck_shown.png.
+ *   server_died      overlay_app shows the overlay, then the X server is killed (SIGKILL): an
+ *                    error event names the display lost, the program lives on (lagscope_stop
+ *                    and its exit as usual) and spends next to no CPU meanwhile: the overlay's
+ *                    thread ended, no spin on the dead socket (issue 42, item 8).
  *
  * Usage: window_overlay CASE (paths come from the build).
  */
@@ -234,9 +238,95 @@ static void test_stuck_server(void) {
   xvfb_stop(&xvfb);
 }
 
+/* The program's CPU time so far (utime + stime from /proc), in ms. */
+static double cpu_ms(pid_t pid) {
+  char path[64], text[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  CHECK_MSG(f != NULL, "no %s: the program is gone", path);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  const char *after = strrchr(text, ')'); /* the name may hold spaces */
+  CHECK(after != NULL);
+  char state;
+  unsigned long long utime, stime;
+  CHECK(sscanf(after + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &utime,
+               &stime) == 3);
+  CHECK_MSG(state != 'Z', "the program is a zombie: it died");
+  return (double)(utime + stime) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The next line of overlay_app's of the given type; its error events on the way are kept in
+ * errors. */
+static cJSON *read_type(spawn_proc *app, const char *type, char *errors, size_t size) {
+  for (;;) {
+    int result;
+    cJSON *json = spawn_read_json(app, WAIT_MS, &result, NULL, 0);
+    CHECK_MSG(json != NULL, "no %s line", type);
+    if (strcmp(spawn_json_type(json), type) == 0) return json;
+    if (strcmp(spawn_json_type(json), "error") == 0) {
+      cJSON *message = cJSON_GetObjectItemCaseSensitive(json, "message");
+      size_t used = strlen(errors);
+      snprintf(errors + used, size - used, "%s\n",
+               cJSON_IsString(message) ? message->valuestring : "?");
+    }
+    cJSON_Delete(json);
+  }
+}
+
+static void test_server_died(void) {
+  with_screen();
+  Display *d = screen_open(display, WAIT_MS);
+  CHECK_MSG(d != NULL, "cannot open display %s", display);
+  Window w = XCreateSimpleWindow(d, DefaultRootWindow(d), 60, 60, 400, 300, 0, 0, 0x808080);
+  XStoreName(d, w, "overlay_app");
+  XMapWindow(d, w);
+  XSync(d, False);
+  CHECK(screen_await_window(d, "overlay_app", WAIT_MS) == w);
+  char id[32], errors[8192] = "";
+  snprintf(id, sizeof id, "%lu", (unsigned long)w);
+  char *args[] = {WINDOW_OVERLAY_APP_PATH, id, NULL};
+  spawn_proc app;
+  CHECK(spawn_start(&app, WINDOW_OVERLAY_APP_PATH, args, SPAWN_CAPTURE_STDERR) == 0);
+  cJSON *json = read_type(&app, "overlay", errors, sizeof errors);
+  CHECK_EQ_INT(spawn_json_number(json, "rc", -1), 0);
+  cJSON_Delete(json);
+  overlay_await(d, w, 1, WAIT_MS);
+  XCloseDisplay(d); /* the test's own connection goes first: Xlib would exit on its loss */
+
+  /* The X server dies under the overlay. */
+  CHECK(kill(xvfb.pid, SIGKILL) == 0);
+  uint64_t died = spawn_now_ns();
+  xvfb_stop(&xvfb);
+  /* Said within a few periods of the overlay's (250 ms): awaited through the stop below,
+   * after a second and a half in which the program must stay alive and nearly idle. */
+  spawn_sleep_ms(500);
+  double before = cpu_ms(app.pid);
+  spawn_sleep_ms(1000);
+  double spent = cpu_ms(app.pid) - before;
+  printf("overlay_app's CPU in the second after the X server died: %.0f ms\n", spent);
+  CHECK_MSG(spent < 200, "overlay_app spent %.0f ms of CPU in a second: a spin", spent);
+  CHECK(spawn_signal(&app, SIGUSR1) == 0);
+  json = read_type(&app, "stopped", errors, sizeof errors);
+  CHECK_EQ_INT(spawn_json_number(json, "rc", -1), 0);
+  cJSON_Delete(json);
+  printf("error events from overlay_app (%.0f ms after the server died):\n%s",
+         (double)(spawn_now_ns() - died) / 1e6, errors);
+  char named[64];
+  snprintf(named, sizeof named, "no HUD overlay on display %s: ", display);
+  CHECK_MSG(strstr(errors, named) != NULL && strstr(errors, "X server was lost") != NULL,
+            "no error event said that display %s was lost", display);
+  CHECK(spawn_signal(&app, SIGUSR2) == 0);
+  int code = spawn_wait(&app, WAIT_MS);
+  CHECK_MSG(code == 0, "overlay_app exited with %d", code);
+  spawn_close(&app);
+}
+
 static const test_case cases[] = {
     TEST_CASE(demo_live_badge),
     TEST_CASE(stuck_server),
+    TEST_CASE(server_died),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

@@ -262,6 +262,25 @@ static void test_blind_spells_said(void) {
   remove_channel();
 }
 
+/* The overlay's failure (its X server died under it), passed on by the preload as an error
+ * event, is said in the summary; other error events are not the summary's. */
+static void test_overlay_failure_said(void) {
+  write_channel("{\"type\":\"error\",\"code\":\"ESYS\",\"message\":\"something else\"}\n"
+                "{\"type\":\"error\",\"code\":\"ESYS\",\"message\":\"no HUD overlay on display "
+                ":7: the connection to the X server was lost (the server died or closed it, XCB "
+                "error 1): the overlay is gone, lagscope goes on without it\"}\n"
+                "{\"type\":\"error\",\"code\":\"ESYS\"}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(v.bad_lines, 1);
+  const char *text = summary_of(&v, 0);
+  CHECK_MSG(strstr(text, "lagscope-run: app: no HUD overlay on display :7: the connection to the "
+                         "X server was lost") != NULL, "%s", text);
+  CHECK_MSG(strstr(text, "something else") == NULL, "%s", text);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
 /* No channel at all (the program never started lagscope): no hang. A program without a loop
  * the hooks know is told how to integrate by code. */
 static void test_no_channel_and_no_loop(void) {
@@ -400,6 +419,7 @@ static const test_case cases[] = {
     TEST_CASE(stopped_time_not_counted),
     TEST_CASE(bad_lines_skipped),
     TEST_CASE(blind_spells_said),
+    TEST_CASE(overlay_failure_said),
     TEST_CASE(no_channel_and_no_loop),
     TEST_CASE(junit_escapes),
     TEST_CASE(junit_any_bytes_parse),

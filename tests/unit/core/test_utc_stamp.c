@@ -19,6 +19,9 @@ static void expect_same(int64_t wall_ms) {
   snprintf(oracle, sizeof(oracle), "%s.%03dZ", when, (int)(wall_ms % 1000));
   CHECK_MSG(strcmp(ours, oracle) == 0, "%lld ms: %s, gmtime_r says %s", (long long)wall_ms, ours,
             oracle);
+  int64_t back = -1; /* and read back: a hang_lost's start from its id (store_recover.c) */
+  CHECK_MSG(lagscope__utc_stamp_read(ours, &back) && back == wall_ms, "%s read as %lld", ours,
+            (long long)back);
 }
 
 int main(void) {
@@ -31,6 +34,13 @@ int main(void) {
   char stamp[LAGSCOPE__UTC_STAMP_SIZE];
   lagscope__utc_stamp(1795712462345, stamp);
   CHECK_MSG(strcmp(stamp, "20261126T170102.345Z") == 0, "%s", stamp);
-  printf("ok: utc stamps of 157000 days as gmtime_r gives them\n");
+  int64_t read = -1; /* an older id's stamp, without ms; and what is no stamp */
+  CHECK(lagscope__utc_stamp_read("20240101T000000Z-7-2", &read) && read == 1704067200000);
+  CHECK(!lagscope__utc_stamp_read("20240101T000000", &read));
+  CHECK(!lagscope__utc_stamp_read("20241301T000000Z", &read));
+  CHECK(!lagscope__utc_stamp_read("2024010XT000000Z", &read));
+  CHECK(!lagscope__utc_stamp_read("20240101T000000.12Z", &read));
+  CHECK(!lagscope__utc_stamp_read("", &read));
+  printf("ok: utc stamps of 157000 days as gmtime_r gives them, and read back\n");
   return 0;
 }

@@ -340,7 +340,7 @@ static int case_marked_ended(void) {
 
   CHECK_MSG(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)) == 0, "%s", why);
   seen seen = {0};
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &seen, NULL), 0);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, NULL, &seen, NULL), 0);
   CHECK_EQ_INT(seen.found, 1);
   printf("recovered: %s\n", seen.json);
   CHECK(strstr(seen.json, "\"state\":\"ended\"") != NULL);
@@ -351,7 +351,7 @@ static int case_marked_ended(void) {
   lagscope__store_close(s);
   CHECK_MSG(lagscope__store_open(dir, 10, 0, &s, why, sizeof(why)) == 0, "%s", why);
   seen.found = 0;
-  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, &seen, NULL), 0);
+  CHECK_EQ_INT(lagscope__store_recover(s, on_found, on_corrupt, NULL, &seen, NULL), 0);
   CHECK_EQ_INT(seen.found, 0);
   lagscope__store_close(s);
   free(first);
