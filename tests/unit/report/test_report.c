@@ -1096,6 +1096,48 @@ static void test_cpu_phase_function(void) {
   cJSON_Delete(doc);
 }
 
+/* Samples whose clock cannot be trusted (backwards, before the hang's start, past its end),
+ * and samples dropped past the buffer: every phase within the hang, in order, none negative;
+ * with samples dropped, the last phase ends one interval after the last sample kept and the
+ * rest is said as time elsewhere, never counted in the last call. */
+static void test_phase_clock_crafted(void) {
+  uint32_t n = 0;
+  for (int i = 0; i < 40; i++) phase_sample(n++, SYS_read, i * 10.0);
+  for (int i = 0; i < 30; i++) phase_sample(n++, SYS_openat, i % 2 ? 300 - i * 10.0 : 5000 + i);
+  phase_samples[n - 1].time_ns = 0; /* long before the hang's start */
+  for (int i = 0; i < 30; i++) phase_sample(n++, SYS_read, 700 + i * 10.0);
+  cJSON *doc;
+  const cJSON *cause = phase_report(n, 1000, &doc);
+  double last_to = 0, sum = 0;
+  const cJSON *p;
+  cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(cause, "phases")) {
+    CHECK(number_of(p, "from_ms") >= last_to && number_of(p, "ms") >= 0 && number_of(p, "to_ms") <= 1000);
+    last_to = number_of(p, "to_ms");
+    sum += number_of(p, "ms");
+  }
+  CHECK_MSG(sum <= 1000, "%g ms of phases in a hang of 1000", sum);
+  cJSON_Delete(doc);
+  /* 100 samples kept of a 3000 ms hang, the rest dropped: the read runs 0 to 1000 ms. */
+  n = 0;
+  for (int i = 0; i < 100; i++) phase_sample(n++, SYS_read, i * 10.0);
+  lagscope__report_data r = make_record();
+  r.samples = phase_samples, r.sample_count = n, r.samples_dropped = 200;
+  r.duration_ns = 3000000000ull;
+  r.threads = NULL, r.thread_info = NULL, r.thread_count = 0;
+  r.sample_targets[0] = (lagscope__report_target){SYS_read, 7, "pipe:[8812]"};
+  r.sample_target_count = 1;
+  resolver res = {0};
+  char *json = NULL;
+  CHECK_EQ_INT(lagscope__report_json(&r, fake_resolve, &res, &json, NULL), 0);
+  doc = cJSON_Parse(json);
+  lagscope__dealloc(json);
+  cause = cJSON_GetObjectItemCaseSensitive(doc, "cause");
+  CHECK_MSG(strcmp(string_of(cause, "summary"),
+                   "Blocked 1000 ms in read() on pipe:[8812] (and 2000 ms elsewhere)") == 0, "%s",
+            string_of(cause, "summary"));
+  cJSON_Delete(doc);
+}
+
 static const test_case cases[] = {
     TEST_CASE(tree_and_heaviest),
     TEST_CASE(darwin_lock_chain),
@@ -1113,6 +1155,7 @@ static const test_case cases[] = {
     TEST_CASE(phase_time_by_clock),
     TEST_CASE(one_phase_time_elsewhere),
     TEST_CASE(cpu_phase_function),
+    TEST_CASE(phase_clock_crafted),
 };
 
 int main(int argc, char **argv) {
