@@ -401,21 +401,16 @@ static int same_phase(const lagscope__verdict_phase *p, lagscope__cause_kind kin
   return p->kind == (int)kind && p->syscall == call && p->arg == phase_arg(s, call);
 }
 
-/* The hang's time: from its start to its end, or, when samples were dropped past the buffer,
- * to its last sample's time and one interval (what came after was not seen: time elsewhere).
- * Never before the start, nor past the end (a sum that would wrap stops at the clock's end). */
-static uint64_t seen_end(const lagscope__report_data *r) {
-  uint64_t end = r->duration_ns > UINT64_MAX - r->start_ns ? UINT64_MAX : r->start_ns + r->duration_ns;
-  if (r->samples_dropped == 0 || r->sample_count == 0) return end;
-  uint64_t last = r->samples[r->sample_count - 1].time_ns;
-  uint64_t interval = (uint64_t)r->sample_interval_ms * 1000000u;
-  last = last > UINT64_MAX - interval ? UINT64_MAX : last + interval;
-  return last < r->start_ns ? r->start_ns : last < end ? last : end;
+/* The hang's end: its start and duration (a sum that would wrap stops at the clock's end).
+ * The last phase runs to it, samples dropped past the buffer included (the last one kept is
+ * taken to last, as a gap in the samples counts in the phase it fell in). F */
+static uint64_t hang_end(const lagscope__report_data *r) {
+  return r->duration_ns > UINT64_MAX - r->start_ns ? UINT64_MAX : r->start_ns + r->duration_ns;
 }
 
 /* The phase after p (p->count 0: the first), samples first to last, with its time: from p's end
  * to the next phase's first sample's time, kept within [p's end, end] whatever the samples'
- * clock says. 0 past the last sample. F */
+ * clock says. 0 past the last sample. A (c's cache may grow) */
 static int next_phase(lagscope__report_ctx *c, const lagscope__report_data *r, uint64_t end,
                       lagscope__verdict_phase *p) {
   uint32_t first = p->count == 0 ? 0 : p->last + 1;
@@ -445,7 +440,8 @@ static int same_call(const lagscope__verdict_phase *a, const lagscope__verdict_p
 
 /* A phase on the CPU is named by the function of the app's code (app_function's rule) that
  * most of its samples were in, among the first FUNCTIONS_COUNTED met; a tie goes to the one met
- * first. The label and the sentence of a CPU hang name its longest CPU phase's. F */
+ * first. The label and the sentence of a CPU hang name its longest CPU phase's. A (c's cache
+ * may grow) */
 #define FUNCTIONS_COUNTED 8
 static void phase_function(lagscope__report_ctx *c, const lagscope__report_data *r,
                            lagscope__verdict_phase *p) {
@@ -479,7 +475,7 @@ static void phase_function(lagscope__report_ctx *c, const lagscope__report_data 
  * short phases and none told: its sentence names its call alone. A (c's cache may grow) */
 static void make_phases(lagscope__report_ctx *c, const lagscope__report_data *r,
                         lagscope__verdict *v) {
-  uint64_t end = seen_end(r);
+  uint64_t end = hang_end(r);
   lagscope__verdict_phase p = {0};
   v->phase_count = 0;
   v->top.count = 0;
@@ -495,10 +491,11 @@ static void make_phases(lagscope__report_ctx *c, const lagscope__report_data *r,
 }
 
 /* The time of every phase in the same call on the same thing as `like` (or on the CPU): the
- * time a sentence of one phase tells, a call that came back counted with it. F */
+ * time a sentence of one phase tells, a call that came back counted with it. A (c's cache may
+ * grow) */
 static uint64_t call_ns(lagscope__report_ctx *c, const lagscope__report_data *r,
                         const lagscope__verdict_phase *like) {
-  uint64_t end = seen_end(r), ns = 0;
+  uint64_t end = hang_end(r), ns = 0;
   lagscope__verdict_phase p = {0};
   while (next_phase(c, r, end, &p))
     if (same_call(&p, like)) ns += phase_ns(&p);
@@ -529,8 +526,8 @@ static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r
   }
 }
 
-/* A sentence's end: the hang's time it did not tell (phases too short to tell, samples
- * dropped), " (and 300 ms elsewhere)", when a millisecond or more. */
+/* A sentence's end: the hang's time it did not tell (in phases too short to tell, or in other
+ * calls), " (and 300 ms elsewhere)", when a millisecond or more. */
 static void elsewhere(double ms, char *out, size_t size) {
   size_t len = strlen(out);
   if (ms >= 0.5) put(out + len, size - len, " (and %.0f ms elsewhere)", ms);

@@ -18,9 +18,8 @@ typedef struct lagscope__verdict_share {
  * thing (the call and the argument naming its target: an fd, a path, a mutex), or ran on the
  * CPU. Phases follow the time order: a call that comes back after another is a new phase. A
  * phase runs from its first sample's time (the first one from the hang's start) to the next
- * phase's first sample's time (the last one to the hang's end, or, samples dropped past the
- * buffer, to its last sample's time and one interval), so the phases' times add up to the
- * hang's. A hang that read a FIFO for 1.5 s and then waited 1.0 s to open it has two. */
+ * phase's first sample's time (the last one to the hang's end), so the phases' times add up
+ * to the hang's. A hang that read a FIFO for 1.5 s and then waited 1.0 s to open it has two. */
 #define LAGSCOPE__VERDICT_PHASES 8
 #define LAGSCOPE__VERDICT_FUNCTION_MAX 256
 typedef struct lagscope__verdict_phase {
