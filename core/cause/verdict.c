@@ -271,7 +271,7 @@ static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_dat
                              const lagscope__stack *main, const char *telling, char *out,
                              size_t size) {
   char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8], fn[FUNCTION_TEXT_MAX];
-  /* "in FUNCTION": the telling function, as the label and the hang list say it. */
+  /* "in FUNCTION": the function the label says (a CPU hang's: its longest CPU phase's). */
   const char *where = telling != NULL ? telling : app_function(c, main, fn, sizeof(fn));
   int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
   switch (kind) {
@@ -335,8 +335,9 @@ static void deadlock_sentence(lagscope__report_ctx *c, const lagscope__report_da
 static void label_text(lagscope__report_ctx *c, const lagscope__report_data *r, int main_index,
                        lagscope__cause_kind kind, const lagscope__stack *main,
                        const char *telling, char *out, size_t size) {
-  /* Where the time went: the heaviest stack's telling function (the list's "function"), else
-   * the one stack's innermost function outside the system's libraries. */
+  /* Where the time went: telling (a CPU hang's longest CPU phase's function, else the heaviest
+   * stack's telling function, the list's "function"), else the one stack's innermost function
+   * outside the system's libraries. */
   char fn[FUNCTION_TEXT_MAX];
   const char *where = telling != NULL   ? telling
                       : main != NULL    ? app_function(c, main, fn, sizeof(fn))
