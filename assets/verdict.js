@@ -29,7 +29,7 @@ export function verdictView(report, stackList) {
 /* ---- the phases strip ---- */
 
 const PHASE_KINDS = new Set(['io', 'cpu', 'lock', 'sleep', 'wait', 'idle', 'unknown']);
-export const PHASES_MAX = 12; // more is not a report's (a phase is a fifth of the samples or more)
+export const PHASES_MAX = 12; // more is not a report's (a phase told is a fifth of the hang's time or more)
 
 function finite(value) {
   return typeof value === 'number' && Number.isFinite(value);

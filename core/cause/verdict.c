@@ -271,7 +271,7 @@ static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_dat
                              const lagscope__stack *main, const char *telling, char *out,
                              size_t size) {
   char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8], fn[FUNCTION_TEXT_MAX];
-  /* "in FUNCTION": the telling function, as the label and the hang list say it. */
+  /* "in FUNCTION": the function the label says (a CPU hang's: its longest CPU phase's). */
   const char *where = telling != NULL ? telling : app_function(c, main, fn, sizeof(fn));
   int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
   switch (kind) {
@@ -335,8 +335,9 @@ static void deadlock_sentence(lagscope__report_ctx *c, const lagscope__report_da
 static void label_text(lagscope__report_ctx *c, const lagscope__report_data *r, int main_index,
                        lagscope__cause_kind kind, const lagscope__stack *main,
                        const char *telling, char *out, size_t size) {
-  /* Where the time went: the heaviest stack's telling function (the list's "function"), else
-   * the one stack's innermost function outside the system's libraries. */
+  /* Where the time went: telling (a CPU hang's longest CPU phase's function, else the heaviest
+   * stack's telling function, the list's "function"), else the one stack's innermost function
+   * outside the system's libraries. */
   char fn[FUNCTION_TEXT_MAX];
   const char *where = telling != NULL   ? telling
                       : main != NULL    ? app_function(c, main, fn, sizeof(fn))
@@ -401,47 +402,115 @@ static int same_phase(const lagscope__verdict_phase *p, lagscope__cause_kind kin
   return p->kind == (int)kind && p->syscall == call && p->arg == phase_arg(s, call);
 }
 
-/* Sample i, of kind, into its phase; a new phase while there is room. F */
-static void note_phase(lagscope__verdict *v, lagscope__cause_kind kind, const lagscope__stack *s,
-                       uint32_t i) {
-  for (int p = 0; p < v->phase_count; p++) {
-    if (!same_phase(&v->phases[p], kind, s)) continue;
-    v->phases[p].count++;
-    v->phases[p].last = i;
-    v->phases[p].stack = s;
-    return;
-  }
-  if (v->phase_count == LAGSCOPE__VERDICT_PHASES) return; /* counted in its kind alone */
-  int32_t call = phase_call(s);
-  v->phases[v->phase_count++] =
-      (lagscope__verdict_phase){kind, call, phase_arg(s, call), 1, i, i, s};
+/* The hang's end: its start and duration (a sum that would wrap stops at the clock's end).
+ * The last phase runs to it, samples dropped past the buffer included (the last one kept is
+ * taken to last, as a gap in the samples counts in the phase it fell in). F */
+static uint64_t hang_end(const lagscope__report_data *r) {
+  return r->duration_ns > UINT64_MAX - r->start_ns ? UINT64_MAX : r->start_ns + r->duration_ns;
 }
 
-/* The phases told (a fifth of the samples or more each: a hang that reads a file in small
- * reads between bits of work is one io phase, not a hundred), in time order: the order they
- * were met in. The dominant phase of the dominant kind; NULL when none. F */
-static const lagscope__verdict_phase *tell_phases(lagscope__verdict *v) {
-  const lagscope__verdict_phase *top = NULL;
-  v->told_count = 0;
-  for (int p = 0; p < v->phase_count; p++) {
-    const lagscope__verdict_phase *phase = &v->phases[p];
-    if ((uint64_t)phase->count * 5 >= v->total) v->told[v->told_count++] = p;
-    if (phase->kind == (int)v->kind && (top == NULL || phase->count > top->count)) top = phase;
+/* The phase after p (p->count 0: the first), samples first to last, with its time: from p's end
+ * to the next phase's first sample's time, kept within [p's end, end] whatever the samples'
+ * clock says. 0 past the last sample. A (c's cache may grow) */
+static int next_phase(lagscope__report_ctx *c, const lagscope__report_data *r, uint64_t end,
+                      lagscope__verdict_phase *p) {
+  uint32_t first = p->count == 0 ? 0 : p->last + 1;
+  uint64_t from = p->count == 0 ? r->start_ns : p->to_ns;
+  if (first >= r->sample_count) return 0;
+  const lagscope__stack *s = &r->samples[first];
+  lagscope__cause_kind kind = classify(c, s);
+  int32_t call = phase_call(s);
+  *p = (lagscope__verdict_phase){.kind = kind, .syscall = call, .arg = phase_arg(s, call),
+                                 .count = 1, .first = first, .last = first, .from_ns = from};
+  while (p->last + 1 < r->sample_count &&
+         same_phase(p, classify(c, &r->samples[p->last + 1]), &r->samples[p->last + 1])) {
+    p->last++;
+    p->count++;
   }
-  return top;
+  p->stack = &r->samples[p->last];
+  uint64_t to = p->last + 1 < r->sample_count ? r->samples[p->last + 1].time_ns : end;
+  p->to_ns = to < from ? from : to > end ? end : to;
+  return 1;
+}
+
+static uint64_t phase_ns(const lagscope__verdict_phase *p) { return p->to_ns - p->from_ns; }
+
+static int same_call(const lagscope__verdict_phase *a, const lagscope__verdict_phase *b) {
+  return a->kind == b->kind && a->syscall == b->syscall && a->arg == b->arg;
+}
+
+/* A phase on the CPU is named by the function of the app's code (app_function's rule) that
+ * most of its samples were in, among the first FUNCTIONS_COUNTED met; a tie goes to the one met
+ * first. The label and the sentence of a CPU hang name its longest CPU phase's. A (c's cache
+ * may grow) */
+#define FUNCTIONS_COUNTED 8
+static void phase_function(lagscope__report_ctx *c, const lagscope__report_data *r,
+                           lagscope__verdict_phase *p) {
+  struct {
+    char name[FUNCTION_TEXT_MAX];
+    uint32_t count;
+  } seen[FUNCTIONS_COUNTED];
+  int n = 0, best = 0;
+  p->function[0] = '\0';
+  if (p->kind != LAGSCOPE__CAUSE_CPU) return;
+  for (uint32_t i = p->first; i <= p->last && i < r->sample_count; i++) {
+    char buf[FUNCTION_TEXT_MAX];
+    const char *name = app_function(c, &r->samples[i], buf, sizeof(buf));
+    int k = 0;
+    while (k < n && strcmp(seen[k].name, name) != 0) k++;
+    if (k == n && n == FUNCTIONS_COUNTED) continue;
+    if (k == n) {
+      put(seen[k].name, sizeof(seen[k].name), "%s", name);
+      seen[n++].count = 0;
+    }
+    seen[k].count++;
+  }
+  for (int k = 1; k < n; k++)
+    if (seen[k].count > seen[best].count) best = k;
+  if (n > 0) put(p->function, sizeof(p->function), "%s", seen[best].name);
+}
+
+/* The phases, in one walk of the samples: those told (a fifth of the hang's time or more each:
+ * at most five, so never past the bound) in time order, and the longest of the dominant kind
+ * (ties: the first). A hang that reads a file in small reads between bits of work has many
+ * short phases and none told: its sentence names its call alone. A (c's cache may grow) */
+static void make_phases(lagscope__report_ctx *c, const lagscope__report_data *r,
+                        lagscope__verdict *v) {
+  uint64_t end = hang_end(r);
+  lagscope__verdict_phase p = {0};
+  v->phase_count = 0;
+  v->top.count = 0;
+  while (next_phase(c, r, end, &p)) {
+    uint64_t ns = phase_ns(&p);
+    if (p.kind == (int)v->kind && (v->top.count == 0 || ns > phase_ns(&v->top))) v->top = p;
+    if (ns == 0 || (double)ns * 5 < (double)r->duration_ns) continue;
+    if (v->phase_count == LAGSCOPE__VERDICT_PHASES) continue; /* time elsewhere */
+    v->phases[v->phase_count] = p;
+    phase_function(c, r, &v->phases[v->phase_count++]);
+  }
+  if (v->top.count > 0) phase_function(c, r, &v->top);
+}
+
+/* The time of every phase in the same call on the same thing as `like` (or on the CPU): the
+ * time a sentence of one phase tells, a call that came back counted with it. A (c's cache may
+ * grow) */
+static uint64_t call_ns(lagscope__report_ctx *c, const lagscope__report_data *r,
+                        const lagscope__verdict_phase *like) {
+  uint64_t end = hang_end(r), ns = 0;
+  lagscope__verdict_phase p = {0};
+  while (next_phase(c, r, end, &p))
+    if (same_call(&p, like)) ns += phase_ns(&p);
+  return ns;
 }
 
 /* One phase in a few words, for a hang told in phases. */
 static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
-                         const lagscope__verdict_phase *p, double ms, const char *telling,
-                         char *out, size_t size) {
-  char call[128], target[LAGSCOPE__TARGET_MAX], fn[FUNCTION_TEXT_MAX];
+                         const lagscope__verdict_phase *p, char *out, size_t size) {
+  char call[128], target[LAGSCOPE__TARGET_MAX];
   const char *name = lagscope__report_run_state(c, p->stack, call, sizeof(call));
+  double ms = (double)phase_ns(p) / 1e6;
   switch ((lagscope__cause_kind)p->kind) {
-    case LAGSCOPE__CAUSE_CPU:
-      put(out, size, "on the CPU for %.0f ms in %s", ms,
-          telling != NULL ? telling : app_function(c, p->stack, fn, sizeof(fn)));
-      break;
+    case LAGSCOPE__CAUSE_CPU: put(out, size, "on the CPU for %.0f ms in %s", ms, p->function); break;
     case LAGSCOPE__CAUSE_IO:
       wait_target(c, r, p->stack, target, sizeof(target));
       put(out, size, "blocked %.0f ms in %s()%s%s", ms, name, target[0] != '\0' ? " on " : "",
@@ -458,22 +527,29 @@ static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r
   }
 }
 
+/* A sentence's end: the hang's time it did not tell (in phases too short to tell, or in other
+ * calls), " (and 300 ms elsewhere)", when a millisecond or more. */
+static void elsewhere(double ms, char *out, size_t size) {
+  size_t len = strlen(out);
+  if (ms >= 0.5) put(out + len, size - len, " (and %.0f ms elsewhere)", ms);
+}
+
 /* A hang told in phases: "Blocked 1500 ms in read() on …, then blocked 1000 ms in openat() on
- * …", each phase's time its share of the hang's; the dominant one on the CPU is told by the
- * telling function. */
+ * …", each phase's time its span by the samples' clock. */
 static void phases_sentence(lagscope__report_ctx *c, const lagscope__report_data *r,
-                            const lagscope__verdict *v, const lagscope__verdict_phase *top,
-                            const char *telling, char *out, size_t size) {
+                            const lagscope__verdict *v, char *out, size_t size) {
   out[0] = '\0';
-  for (int i = 0; i < v->told_count; i++) {
-    const lagscope__verdict_phase *p = &v->phases[v->told[i]];
+  uint64_t told = 0;
+  for (int i = 0; i < v->phase_count; i++) {
     char one[PHRASE_MAX];
-    phase_phrase(c, r, p, (double)r->duration_ns / 1e6 * p->count / v->total,
-                 p == top ? telling : NULL, one, sizeof(one));
+    phase_phrase(c, r, &v->phases[i], one, sizeof(one));
+    told += phase_ns(&v->phases[i]);
     size_t len = strlen(out);
     put(out + len, size - len, "%s%s", i > 0 ? ", then " : "", one);
   }
   if (out[0] >= 'a' && out[0] <= 'z') out[0] = (char)(out[0] - 'a' + 'A');
+  elsewhere((double)(r->duration_ns - (told < r->duration_ns ? told : r->duration_ns)) / 1e6, out,
+            size);
 }
 
 static int by_share(const void *a, const void *b) {
@@ -499,16 +575,30 @@ static void unseen_sentence(const lagscope__report_data *r, const lagscope__verd
   }
 }
 
+/* A hang told by one phase: its sentence, its time that of its call (every phase in the same
+ * call on the same thing), the rest said as time elsewhere. */
+static void one_phase_sentence(lagscope__report_ctx *c, const lagscope__report_data *r,
+                               lagscope__verdict *v, const char *where) {
+  if (v->top.count == 0) { /* no sample of the kind: the capture at the start, its share */
+    summary_sentence(c, r, v->main_index, v->kind, (double)r->duration_ns / 1e6 * v->share,
+                     v->main, where, v->summary, sizeof(v->summary));
+    return;
+  }
+  uint64_t ns = call_ns(c, r, &v->top);
+  summary_sentence(c, r, v->main_index, v->kind, (double)ns / 1e6, v->main, where, v->summary,
+                   sizeof(v->summary));
+  elsewhere((double)(r->duration_ns - (ns < r->duration_ns ? ns : r->duration_ns)) / 1e6,
+            v->summary, sizeof(v->summary));
+}
+
 void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data *r,
                             const char *telling, lagscope__verdict *v) {
   uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
   const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
-  v->phase_count = 0;
   for (uint32_t i = 0; i < r->sample_count; i++) {
     lagscope__cause_kind k = classify(c, &r->samples[i]);
     counts[k]++;
     last_of[k] = &r->samples[i];
-    note_phase(v, k, &r->samples[i], i);
   }
   counts[LAGSCOPE__CAUSE_UNKNOWN] += r->samples_unseen; /* no stack: not known, never guessed */
   v->main_index = thread_index(r, r->main_tid);
@@ -524,11 +614,12 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
   lagscope__sort(v->shares, LAGSCOPE__CAUSE_COUNT, sizeof(v->shares[0]), by_share);
   v->kind = v->total > 0 ? (lagscope__cause_kind)v->shares[0].kind : LAGSCOPE__CAUSE_UNKNOWN;
   v->share = v->total > 0 ? (double)v->shares[0].count / v->total : 0.0;
+  make_phases(c, r, v);
   /* The details: from the capture at the start when it shows the same (the other threads are
-   * of that moment), else from the last sample of the dominant phase of the kind (a hang that
+   * of that moment), else from the last sample of the longest phase of the kind (a hang that
    * read for 1.5 s and then waited 382 s in openat is told by the openat, not by the read it
    * began with). */
-  const lagscope__verdict_phase *top = tell_phases(v);
+  const lagscope__verdict_phase *top = v->top.count > 0 ? &v->top : NULL;
   int start_same = at_start != NULL && classify(c, at_start) == v->kind &&
                    (top == NULL || same_phase(top, v->kind, at_start));
   v->main = start_same ? at_start : top != NULL ? top->stack : last_of[v->kind];
@@ -537,7 +628,6 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
   v->cycle_from = -1;
   if (v->kind == LAGSCOPE__CAUSE_LOCK && v->main_index >= 0)
     v->chain_len = lock_chain(c, r, v->main_index, v->chain, &v->cycle_from);
-  double ms = (double)r->duration_ns / 1e6 * v->share;
   if (v->cycle_from >= 0) {
     deadlock_sentence(c, r, v->chain, v->chain_len, v->cycle_from, v->summary,
                       sizeof(v->summary));
@@ -548,14 +638,18 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
     unseen_sentence(r, v, v->summary, sizeof(v->summary), v->label, sizeof(v->label));
     return;
   }
-  if (v->told_count >= 2)
-    phases_sentence(c, r, v, top, telling, v->summary, sizeof(v->summary));
+  /* A CPU hang is named by its longest CPU phase's function, in the label and the sentence
+   * as in its phase; other kinds by the heaviest stack's telling function. */
+  const char *where = v->kind == LAGSCOPE__CAUSE_CPU && top != NULL && top->function[0] != '\0'
+                          ? top->function
+                          : telling;
+  if (v->phase_count >= 2)
+    phases_sentence(c, r, v, v->summary, sizeof(v->summary));
   else if (v->main != NULL)
-    summary_sentence(c, r, v->main_index, v->kind, ms, v->main, telling, v->summary,
-                     sizeof(v->summary));
+    one_phase_sentence(c, r, v, where);
   else
     put(v->summary, sizeof(v->summary), "Not known why: no stack of the main thread says");
-  label_text(c, r, v->main_index, v->kind, v->main, telling, v->label, sizeof(v->label));
+  label_text(c, r, v->main_index, v->kind, v->main, where, v->label, sizeof(v->label));
 }
 
 const char *lagscope__verdict_kind(const lagscope__verdict *v) {
@@ -595,26 +689,28 @@ static void thread_cause_fields(lagscope__json_writer *w, lagscope__report_ctx *
   }
 }
 
-/* The phases told, in time order: kind, share, when (ms from the hang's start), the call and
- * what it waited on, or the function on the CPU. */
+/* The phases told, in time order: kind, share of the hang's time, when (from_ms, to_ms from the
+ * hang's start) and ms, the call and what it waited on, or the function on the CPU. */
 static void write_phases(lagscope__json_writer *w, lagscope__report_ctx *c,
                          const lagscope__report_data *r, const lagscope__verdict *v) {
   lagscope__jw_begin_array(w, "phases");
-  for (int i = 0; i < v->told_count; i++) {
-    const lagscope__verdict_phase *p = &v->phases[v->told[i]];
-    char call[128], target[LAGSCOPE__TARGET_MAX], fn[FUNCTION_TEXT_MAX];
+  for (int i = 0; i < v->phase_count; i++) {
+    const lagscope__verdict_phase *p = &v->phases[i];
+    char call[128], target[LAGSCOPE__TARGET_MAX];
     lagscope__jw_begin_object(w, NULL);
     lagscope__jw_string(w, "kind", lagscope__cause_kind_name((lagscope__cause_kind)p->kind));
-    lagscope__jw_measure(w, "share", (double)p->count / v->total);
-    lagscope__jw_measure(w, "from_ms", (double)(r->samples[p->first].time_ns - r->start_ns) / 1e6);
-    lagscope__jw_measure(w, "to_ms", (double)(r->samples[p->last].time_ns - r->start_ns) / 1e6);
+    lagscope__jw_measure(w, "share", r->duration_ns > 0 ? (double)phase_ns(p) / r->duration_ns : 0);
+    lagscope__jw_measure(w, "from_ms", (double)(p->from_ns - r->start_ns) / 1e6);
+    lagscope__jw_measure(w, "to_ms", (double)(p->to_ns - r->start_ns) / 1e6);
+    lagscope__jw_measure(w, "ms", (double)phase_ns(p) / 1e6);
+    lagscope__jw_u64(w, "samples", p->count);
     if (p->syscall >= 0) {
       lagscope__jw_string(w, "syscall",
                           lagscope__report_run_state(c, p->stack, call, sizeof(call)));
       wait_target(c, r, p->stack, target, sizeof(target));
       if (target[0] != '\0') lagscope__jw_string(w, "target", target);
     } else if (p->kind == LAGSCOPE__CAUSE_CPU) {
-      lagscope__jw_string(w, "function", app_function(c, p->stack, fn, sizeof(fn)));
+      lagscope__jw_string(w, "function", p->function);
     }
     lagscope__jw_end_object(w);
   }

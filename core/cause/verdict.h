@@ -14,17 +14,25 @@ typedef struct lagscope__verdict_share {
   uint32_t count;
 } lagscope__verdict_share;
 
-/* A phase of a hang: its samples that waited in the same call on the same thing (the call and
- * its first argument: an fd, a path, a mutex), or ran on the CPU. A hang that read a FIFO for
- * 1.5 s and then waited 1.0 s to open it has two. */
+/* A phase of a hang: a run of its consecutive samples that waited in the same call on the same
+ * thing (the call and the argument naming its target: an fd, a path, a mutex), or ran on the
+ * CPU. Phases follow the time order: a call that comes back after another is a new phase. A
+ * phase runs from its first sample's time (the first one from the hang's start) to the next
+ * phase's first sample's time (the last one to the hang's end), so the phases' times add up
+ * to the hang's. A hang that read a FIFO for 1.5 s and then waited 1.0 s to open it has two. */
 #define LAGSCOPE__VERDICT_PHASES 8
+#define LAGSCOPE__VERDICT_FUNCTION_MAX 256
 typedef struct lagscope__verdict_phase {
   int kind;                     /* lagscope__cause_kind */
   int32_t syscall;              /* -1: on the CPU, or in no call */
   uintptr_t arg;
   uint32_t count;               /* samples */
   uint32_t first, last;         /* its first and last sample's index */
+  uint64_t from_ns, to_ns;      /* its time, on the samples' clock */
   const lagscope__stack *stack; /* its last sample: the details */
+  /* On the CPU: the function of the app's code most of its samples were in (see
+   * phase_function in verdict.c); "" otherwise. */
+  char function[LAGSCOPE__VERDICT_FUNCTION_MAX];
 } lagscope__verdict_phase;
 
 /* The verdict: the main thread's samples by kind (its share of each), the dominant one with
@@ -39,10 +47,11 @@ typedef struct lagscope__verdict {
   int main_index;                      /* main's index in r->threads; -1: a sample */
   int chain[LAGSCOPE__VERDICT_CHAIN_MAX], chain_len; /* the lock owners */
   int cycle_from;                      /* >= 0: a deadlock, from chain[cycle_from] */
-  /* The phases, the first LAGSCOPE__VERDICT_PHASES met; told: those of a fifth of the samples
-   * or more, in time order (indexes into phases). */
+  /* The phases told, in time order: those of a fifth of the hang's time or more (five at most,
+   * so the bound is never reached; past it a phase would count as time elsewhere). */
   lagscope__verdict_phase phases[LAGSCOPE__VERDICT_PHASES];
-  int phase_count, told[LAGSCOPE__VERDICT_PHASES], told_count;
+  int phase_count;
+  lagscope__verdict_phase top; /* the longest phase of the dominant kind; count 0: none */
   char summary[1024], label[LAGSCOPE__LABEL_MAX];
 } lagscope__verdict;
 

@@ -1772,10 +1772,21 @@ static void check_l3afpad_hang(const cJSON *all, int n, const expected_phase *wa
     snprintf(tail, sizeof tail, " ms in %s() on %s", want[i].call, want[i].path);
     CHECK_MSG(strncmp(end, tail, strlen(tail)) == 0, "phase %d of \"%s\" is not \"N%s\"", i, summary, tail);
     at = end + strlen(tail);
-    /* The share of the samples in the call, times the hang: the test's own time, give or take
-     * the hang's late start (above), the time around the calls and a few samples of 10 ms. */
+    /* The phase's time by the samples' clock (the first from the hang's start, each to the
+     * next's first sample): the test's own time, give or take the hang's late start (above),
+     * the time around the calls and a sample of 10 ms. */
     CHECK_MSG(phase_ms >= want[i].seen_ms - 150 && phase_ms <= want[i].seen_ms + 300,
               "phase %d: %.0f ms in %s(), the test saw %.0f ms", i, phase_ms, want[i].call, want[i].seen_ms);
+  }
+  /* Then the hang's time no phase told (what l3afpad does around its calls), when any:
+   * " (and N ms elsewhere)", N within the hang's time the test did not see blocked. */
+  if (strncmp(at, " (and ", 6) == 0) {
+    char *end = NULL;
+    double rest = strtod(at + 6, &end);
+    CHECK_MSG(end != at + 6 && strcmp(end, " ms elsewhere)") == 0, "\"%s\" ends \"%s\"", summary, at);
+    CHECK_MSG(rest >= 1 && rest <= ms - seen + 150, "%.0f ms elsewhere in a hang of %.0f ms, %.0f seen blocked",
+              rest, ms, seen);
+    at = end + strlen(end);
   }
   CHECK_MSG(*at == '\0', "more phases than %d in \"%s\"", want_count, summary);
   /* The label is the dominant phase's. */
@@ -1804,9 +1815,13 @@ static void check_l3afpad_hang(const cJSON *all, int n, const expected_phase *wa
       CHECK_EQ_INT(strcmp(string_of(p, "kind"), "io"), 0);
       CHECK_EQ_INT(strcmp(string_of(p, "syscall"), want[i].call), 0);
       CHECK_EQ_INT(strcmp(string_of(p, "target"), want[i].path), 0);
-      double share_ms = spawn_json_number(p, "share", -1) * ms;
+      double share_ms = spawn_json_number(p, "share", -1) * ms, phase_ms = spawn_json_number(p, "ms", -1);
       CHECK_MSG(share_ms >= want[i].seen_ms - 150 && share_ms <= want[i].seen_ms + 300,
                 "phase %d's share: %.0f ms, the test saw %.0f ms", i, share_ms, want[i].seen_ms);
+      CHECK_MSG(phase_ms >= want[i].seen_ms - 150 && phase_ms <= want[i].seen_ms + 300 &&
+                    spawn_json_number(p, "to_ms", -1) - spawn_json_number(p, "from_ms", -1) - phase_ms < 0.01 &&
+                    spawn_json_number(p, "to_ms", -1) - spawn_json_number(p, "from_ms", -1) - phase_ms > -0.01,
+                "phase %d: %.0f ms, the test saw %.0f ms", i, phase_ms, want[i].seen_ms);
       double from = spawn_json_number(p, "from_ms", -1);
       CHECK_MSG(from > last_from, "phase %d begins at %.0f ms, not after %.0f", i, from, last_from);
       last_from = from;
