@@ -96,6 +96,13 @@ static const char *string_of(const cJSON *o, const char *name) {
   return cJSON_IsString(item) ? item->valuestring : NULL;
 }
 
+/* A run's id as the table shows it: printable ASCII only, cut to fit. */
+static void set_run_id(char out[64], const char *id) {
+  size_t n = 0;
+  for (; id[n] != '\0' && n < 63; n++) out[n] = id[n] > 0x20 && id[n] < 0x7f ? id[n] : '?';
+  out[n] = '\0';
+}
+
 /* A hang (an event or a report: both carry these members). 0 when added or not a hang, 1 when
  * skipped as bad, -1 without memory. */
 static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
@@ -106,9 +113,11 @@ static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
     return 1;
   if (signature == NULL) {
     c->unsigned_hangs[side]++;
+    c->hangs[side]++;
     return 0;
   }
   if (!is_signature(signature)) return 1;
+  c->hangs[side]++;
   lagscope__compare_group *g = group_for(c, signature);
   if (g == NULL) return -1;
   const cJSON *cause = cJSON_GetObjectItemCaseSensitive(o, "cause");
@@ -118,7 +127,32 @@ static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
   g->count[side]++;
   g->total_ms[side] += duration->valuedouble;
   if (duration->valuedouble > g->max_ms[side]) g->max_ms[side] = duration->valuedouble;
+  const char *state = string_of(o, "state");
+  if (state != NULL && strcmp(state, "in_progress") == 0) g->open[side]++; /* never ended */
   return 0;
+}
+
+int lagscope__compare_add_open(lagscope__compare *c, int side, const char *signature,
+                               const char *what, double duration_ms) {
+  if (!is_signature(signature)) {
+    c->unsigned_hangs[side]++;
+    return 0;
+  }
+  lagscope__compare_group *g = group_for(c, signature);
+  if (g == NULL) return -1;
+  if (g->what[0] == '\0' && what != NULL) set_what(g, what);
+  if (!(duration_ms >= 0 && duration_ms <= 1e9)) duration_ms = 0;
+  g->count[side]++;
+  g->open[side]++;
+  g->total_ms[side] += duration_ms;
+  if (duration_ms > g->max_ms[side]) g->max_ms[side] = duration_ms;
+  return 0;
+}
+
+/* A run_started line (lagscope-run's preload: the run's first line): its id kept. */
+static void add_run(lagscope__compare *c, int side, const cJSON *o) {
+  const char *id = string_of(o, "run_id");
+  if (c->runs[side]++ == 0 && id != NULL) set_run_id(c->run_id[side], id);
 }
 
 /* One line of an events file: hang_ended events count; other events are no hang. */
@@ -126,6 +160,9 @@ static int add_line(lagscope__compare *c, int side, const char *line) {
   cJSON *o = cJSON_Parse(line);
   const char *type = string_of(o, "type");
   int rc = type == NULL ? 1 : strcmp(type, "hang_ended") == 0 ? add_hang(c, side, o) : 0;
+  if (type != NULL && strcmp(type, "run_started") == 0) add_run(c, side, o);
+  if (type != NULL && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "seq")))
+    c->events[side]++; /* an event of lagscope's: a run, even one without run_started */
   cJSON_Delete(o);
   return rc;
 }
@@ -138,6 +175,7 @@ static int add_report(lagscope__compare *c, int side, const char *text) {
   int known = state != NULL && (strcmp(state, "ended") == 0 || strcmp(state, "in_progress") == 0 ||
                                 strcmp(state, "ended_by_termination") == 0);
   int rc = known ? add_hang(c, side, o) : 1;
+  c->reports[side] += (size_t)known;
   cJSON_Delete(o);
   return rc;
 }
@@ -225,9 +263,18 @@ int lagscope__compare_read(lagscope__compare *c, int side, const char *path, cha
     if (fd >= 0) close(fd);
     return -1;
   }
-  if (S_ISDIR(st.st_mode)) return read_folder(c, side, fd, path, why, why_size);
-  int rc = read_events(c, side, fd, path, why, why_size);
-  close(fd);
+  int folder = S_ISDIR(st.st_mode);
+  int rc = folder ? read_folder(c, side, fd, path, why, why_size)
+                  : read_events(c, side, fd, path, why, why_size);
+  if (!folder) close(fd);
+  if (rc == 0 && c->runs[side] == 0 && c->events[side] == 0 && c->reports[side] == 0 &&
+      c->hangs[side] == 0) {
+    snprintf(why, why_size, "%s holds no run of lagscope's: %s", path,
+             folder ? "no hang report in it (a clean run leaves none: compare its --events file)"
+                    : "no run_started line, no event, no hang (an empty file, or not lagscope's "
+                      "events: one JSON event a line)");
+    return LAGSCOPE_COMPARE_NO_RUN;
+  }
   return rc;
 }
 
@@ -270,7 +317,8 @@ size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_opt
                 : grew(g, o)       ? LAGSCOPE__COMPARE_REGRESSED
                                    : LAGSCOPE__COMPARE_UNCHANGED;
     int worse = g->status == LAGSCOPE__COMPARE_NEW || g->status == LAGSCOPE__COMPARE_REGRESSED;
-    g->failing = worse && (o->budget_ms == 0 || g->max_ms[1] > o->budget_ms);
+    /* A hang not ended lasted at least its time: over any budget. */
+    g->failing = worse && (o->budget_ms == 0 || g->max_ms[1] > o->budget_ms || g->open[1] > 0);
     failing += (size_t)g->failing;
   }
   if (c->count > 1) qsort(c->groups, c->count, sizeof(c->groups[0]), by_weight);
@@ -311,9 +359,14 @@ void lagscope__compare_table(FILE *out, const lagscope__compare *c,
              g->failing ? " FAIL" : "");
     snprintf(base, sizeof(base), "%u x %.0f ms", g->count[0], g->total_ms[0]);
     snprintf(now, sizeof(now), "%u x %.0f ms", g->count[1], g->total_ms[1]);
-    fprintf(out, "  %-15s %-16s %17s %17s  %s\n", status, g->signature, base, now,
+    fprintf(out, "  %-15s %-16s %17s %17s  %s", status, g->signature, base, now,
             g->what[0] != '\0' ? g->what : "?");
+    if (g->open[1] > 0) fprintf(out, " (%u not ended: over any budget)", g->open[1]);
+    fputc('\n', out);
   }
+  if (c->run_id[0][0] != '\0' || c->run_id[1][0] != '\0')
+    fprintf(out, "  (baseline: run %s; this run: run %s)\n",
+            c->run_id[0][0] ? c->run_id[0] : "?", c->run_id[1][0] ? c->run_id[1] : "?");
   for (int side = 0; side < 2; side++) {
     if (c->skipped[side] > 0)
       fprintf(out, "  (%s: %zu lines or files were not lagscope's hangs: skipped)\n",
@@ -329,6 +382,8 @@ static void failure_message(FILE *out, const lagscope__compare_group *g,
   fprintf(out, "%s: %u hang%s, %.0f ms in all (baseline: %u, %.0f ms), the longest %.0f ms",
           lagscope__compare_status_name(g->status), g->count[1], g->count[1] == 1 ? "" : "s",
           g->total_ms[1], g->count[0], g->total_ms[0], g->max_ms[1]);
+  if (g->open[1] > 0)
+    fprintf(out, "; %u not ended (the program ended during it: over any budget)", g->open[1]);
   if (o->budget_ms > 0) fprintf(out, " (budget %u ms)", o->budget_ms);
 }
 

@@ -2,7 +2,7 @@
  * signature: each of A and B an events file (lagscope-run --events, the demo's --events jsonl)
  * or a folder of hang reports. Prints the table; --junit and --summary-md write it for CI.
  * Exit: 0, 3 when a new or regressed signature is over the budget, 2 for a bad option or a
- * side that cannot be read. docs/guide.md, "Comparing two runs". */
+ * side that cannot be read or holds no run. docs/guide.md, "Comparing two runs". */
 #include "compare.h"
 
 #include <errno.h>
@@ -20,7 +20,8 @@ static void usage(FILE *out) {
         "  --junit FILE        write JUnit XML, one testcase per signature\n"
         "  --summary-md FILE   write a Markdown table (a CI job's summary)\n"
         "  --help              this text\n"
-        "Exit: 0; 3 when a new or regressed signature fails; 2 for bad usage or input.\n",
+        "Exit: 0; 3 when a new or regressed signature fails; 2 for bad usage or input, or a\n"
+        "side that holds no run (an empty file or folder, a file not lagscope's).\n",
         out);
 }
 
@@ -87,8 +88,9 @@ int main(int argc, char **argv) {
   lagscope__compare c = {0};
   char why[512];
   for (int side = 0; side < 2; side++)
-    if (lagscope__compare_read(&c, side, o.sides[side], why, sizeof(why)) != 0) {
-      fprintf(stderr, "lagscope-compare: cannot read %s\n", why);
+    if ((rc = lagscope__compare_read(&c, side, o.sides[side], why, sizeof(why))) != 0) {
+      fprintf(stderr, "lagscope-compare: %s%s (exit 2)\n",
+              rc == LAGSCOPE_COMPARE_NO_RUN ? "no run to compare: " : "cannot read ", why);
       lagscope__compare_free(&c);
       return 2;
     }

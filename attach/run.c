@@ -5,7 +5,9 @@
  * hangs come back through a channel file in a private temporary folder (channel.h). The exit
  * status is the program's (128 + N when signal N ended it), 3 with --budget-ms when a hang was
  * longer, 2 for a bad option or when lagscope could not watch the program (it did not start in
- * it: the reason is said), 4 when the channel failed (said), 127 when PROGRAM cannot be run. */
+ * it: the reason is said), 4 when the channel failed (said), 5 when the program exited 0 but
+ * lagscope saw none of the loops it hooks (said; --allow-unwatched: expected), 127 when
+ * PROGRAM cannot be run. */
 #define _GNU_SOURCE
 #include "channel.h"
 #include "compare.h"
@@ -43,6 +45,7 @@ typedef struct options {
   uint32_t budget_ms;
   int64_t budget_startup_ms; /* -1: as budget_ms */
   int no_server, quiet, no_hud, hud_expanded;
+  int allow_unwatched; /* a program with no loop lagscope hooks is expected: no exit 5 */
   const char *hud_corner; /* "0".."3", lagscope_hud_corner */
   const char *hud_mode;   /* "1" frame, "2" overlay (hud/linux/x11_overlay.h); NULL: auto */
   char **program; /* PROGRAM and its arguments, NULL-terminated */
@@ -73,6 +76,8 @@ static void usage(FILE *out) {
         "  --tolerance-ms N    with --baseline: a signature's total may grow by N ms (250)\n"
         "  --tolerance-pct P   and by P % of the baseline's (25) and stay unchanged\n"
         "  --summary-md FILE   with --baseline: the comparison as Markdown (a CI summary)\n"
+        "  --allow-unwatched   a program in which lagscope sees no GLib, SDL2, GL or Xlib\n"
+        "                      loop is expected: its status, not exit 5\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
         "  --no-hud            no HUD at all (neither in frames nor in an overlay window)\n"
         "  --hud-mode M        frame: the HUD in OpenGL and SDL frames only; overlay: in a\n"
@@ -132,6 +137,7 @@ static int parse_options(int argc, char **argv, options *o) {
     if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
     if (strcmp(a, "--no-hud") == 0) { o->no_hud = 1; continue; }
     if (strcmp(a, "--hud-expanded") == 0) { o->hud_expanded = 1; continue; }
+    if (strcmp(a, "--allow-unwatched") == 0) { o->allow_unwatched = 1; continue; }
     const char **slot = strcmp(a, "--events") == 0       ? &o->events
                         : strcmp(a, "--report-dir") == 0 ? &o->report_dir
                         : strcmp(a, "--port") == 0       ? &o->port
@@ -234,6 +240,12 @@ static int prepare_environment(const options *o, const char *preload, const chan
            (unsigned long long)ch->count_st.st_dev, (unsigned long long)ch->count_st.st_ino);
   snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)ch->file_st.st_dev,
            (unsigned long long)ch->file_st.st_ino);
+  char run_id[64];
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  snprintf(run_id, sizeof(run_id), "%lld.%09ld-%ld", (long long)now.tv_sec, now.tv_nsec,
+           (long)getpid());
+  rc |= set("LAGSCOPE_RUN_ID", run_id);
   rc |= set("LAGSCOPE_RUN_CHANNEL", ch->path);
   rc |= set("LAGSCOPE_RUN_CHANNEL_ID", id);
   rc |= set("LAGSCOPE_RUN_STATUS", status);
@@ -314,10 +326,28 @@ static int wait_program(pid_t pid, lagscope__run_stops *stops) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* This run's hangs not ended (killed or timed out during them), by the signature of their
+ * report's last rewrite: over any budget, never "fixed". A hang whose report was not found has
+ * no signature: counted apart, as the table says. 0, or -1 with why (no memory). */
+static int add_open_hangs(lagscope__compare *c, const lagscope__run_verdict *v, char *why,
+                          size_t why_size) {
+  for (size_t i = 0; i < v->count; i++) {
+    const lagscope__run_hang *h = &v->hangs[i];
+    if (h->ended) continue;
+    if (lagscope__compare_add_open(c, 1, h->signature, h->label[0] ? h->label : h->cause,
+                                   h->duration_ms) != 0) {
+      snprintf(why, why_size, "no memory");
+      return -1;
+    }
+  }
+  return 0;
+}
+
 /* With --baseline: this run's hangs (the channel's hang_ended lines) against the baseline's,
  * by signature; LAGSCOPE_COMPARE_FAILED when a new or regressed one fails, 2 when the baseline
  * cannot be read, else status. */
-static int compare_with_baseline(const options *o, const char *channel, int status) {
+static int compare_with_baseline(const options *o, const char *channel,
+                                 const lagscope__run_verdict *v, int status) {
   lagscope__compare_options judge = {
       .tolerance_ms = o->tolerance_ms ? strtod(o->tolerance_ms, NULL) : 250,
       .tolerance_pct = o->tolerance_pct ? strtod(o->tolerance_pct, NULL) : 25,
@@ -325,7 +355,8 @@ static int compare_with_baseline(const options *o, const char *channel, int stat
   lagscope__compare c = {0};
   char why[512];
   if (lagscope__compare_read(&c, 0, o->baseline, why, sizeof(why)) != 0 ||
-      lagscope__compare_read(&c, 1, channel, why, sizeof(why)) != 0) {
+      lagscope__compare_read(&c, 1, channel, why, sizeof(why)) != 0 ||
+      add_open_hangs(&c, v, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: cannot compare: %s\n", why);
     lagscope__compare_free(&c);
     return 2;
@@ -417,20 +448,27 @@ static int tell(const options *o, const channel *ch, const lagscope__run_stops *
     lagscope__run_verdict_free(&v);
     return LAGSCOPE_RUN_NOT_WATCHED;
   }
-  if (o->baseline != NULL) { /* the comparison is the gate: known hangs pass */
+  v.allow_unwatched = o->allow_unwatched;
+  /* No loop of those it hooks seen: nothing was watched, so no gate passes on it (exit 5 in
+   * place of the program's 0), unless the user said it is expected. No comparison either: every
+   * signature of the baseline would be "fixed". */
+  int unwatched = lagscope__run_unwatched(&v) && !o->allow_unwatched;
+  if (o->baseline != NULL && !unwatched) { /* the comparison is the gate: known hangs pass */
     if (!o->quiet) lagscope__run_summary(stderr, &v, program, 0);
+    status = compare_with_baseline(o, ch->path, &v, status);
     lagscope__run_verdict_free(&v);
-    return compare_with_baseline(o, ch->path, status);
+    return status;
   }
   size_t over = lagscope__run_over_budget(&v, o->budget_ms);
-  if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);
+  if (!o->quiet || over > 0 || unwatched) lagscope__run_summary(stderr, &v, program, o->budget_ms);
   if (o->junit != NULL &&
       lagscope__run_junit(o->junit, &v, program, o->budget_ms, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
   lagscope__run_verdict_free(&v);
-  return over > 0 ? LAGSCOPE_RUN_OVER_BUDGET : status;
+  if (over > 0) return LAGSCOPE_RUN_OVER_BUDGET;
+  return unwatched && status == 0 ? LAGSCOPE_RUN_UNWATCHED : status;
 }
 
 /* Why nobody but this user and root can rename or replace what is in path, or NULL when it is

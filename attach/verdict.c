@@ -3,6 +3,7 @@
 #include "verdict.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #define OWN_FRAMES_MAX 6
+#define REPORT_MAX (64u << 20) /* a report larger than this is not read (as lagscope-compare) */
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
@@ -109,6 +111,27 @@ static int read_loops(lagscope__run_verdict *v, const cJSON *o) {
   return 0;
 }
 
+/* What a hang_ended event and a hang report both carry: the cause, the own frames, the
+ * signature, the cause's label, the report's path (an event's "report_path"; a report's own is
+ * given by the caller). 0, or -1 without memory. Allocates. */
+static int take_report_fields(lagscope__run_hang *h, const cJSON *o) {
+  free(h->cause);
+  free(h->own_frames);
+  free(h->label);
+  free(h->report_path);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(o, "cause");
+  const char *label = string_member(cause, "label"), *path = string_member(o, "report_path");
+  const char *signature = string_member(o, "signature");
+  h->cause = cause_text(cause);
+  h->own_frames = own_frames(cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
+  h->label = strdup(label != NULL ? label : "");
+  h->report_path = strdup(path != NULL ? path : "");
+  h->signature[0] = '\0';
+  if (signature != NULL && strlen(signature) == 16 && strspn(signature, "0123456789abcdef") == 16)
+    memcpy(h->signature, signature, 17);
+  return h->cause && h->own_frames && h->label && h->report_path ? 0 : -1;
+}
+
 /* hang_began or hang_ended (ended: 1); 0, 1 when skipped, -1 without memory. Allocates. */
 static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
   double id = number_member(o, "hang_id");
@@ -123,17 +146,15 @@ static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
     size_t at = (size_t)(h - v->hangs);
     free(h->cause);
     free(h->own_frames);
+    free(h->label);
+    free(h->report_path);
     memmove(h, h + 1, (v->count - at - 1) * sizeof(*h));
     v->count--;
     return 0;
   }
   h->ended = 1;
   h->duration_ms = number_member(o, "duration_ms");
-  free(h->cause);
-  free(h->own_frames);
-  h->cause = cause_text(cJSON_GetObjectItemCaseSensitive(o, "cause"));
-  h->own_frames = own_frames(cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
-  return h->cause != NULL && h->own_frames != NULL ? 0 : -1;
+  return take_report_fields(h, o);
 }
 
 /* lagscope failed to start in the program: why. 0, or -1 without memory. Allocates. */
@@ -142,6 +163,19 @@ static int read_not_started(lagscope__run_verdict *v, const cJSON *o) {
   free(v->not_started);
   v->not_started = strdup(why != NULL ? why : "no reason given");
   return v->not_started != NULL ? 0 : -1;
+}
+
+/* The preload's first line: which run this is, the program's pid and its report folder. 0,
+ * 1 when the line is not one, -1 without memory. Allocates. */
+static int read_started(lagscope__run_verdict *v, const cJSON *o) {
+  const char *id = string_member(o, "run_id"), *dir = string_member(o, "report_dir");
+  double pid = number_member(o, "pid");
+  if (id == NULL || !(pid >= 1 && pid < 1e9)) return 1;
+  snprintf(v->run_id, sizeof(v->run_id), "%s", id);
+  v->pid = (long)pid;
+  free(v->report_dir);
+  v->report_dir = dir != NULL ? strdup(dir) : NULL;
+  return dir == NULL || v->report_dir != NULL ? 0 : -1;
 }
 
 /* lagscope could not watch for a while: counted. 0, or 1 when the line is not one. */
@@ -162,6 +196,8 @@ static int read_line(lagscope__run_verdict *v, const char *line) {
     rc = 1;
   else if (strcmp(type, "run_loops") == 0)
     rc = read_loops(v, o);
+  else if (strcmp(type, "run_started") == 0)
+    rc = read_started(v, o);
   else if (strcmp(type, "hang_began") == 0 || strcmp(type, "hang_ended") == 0)
     rc = read_hang(v, o, strcmp(type, "hang_ended") == 0);
   else if (strcmp(type, "run_error") == 0)
@@ -200,6 +236,71 @@ uint64_t lagscope__run_stopped_within(const lagscope__run_stops *s, uint64_t fro
   return total;
 }
 
+/* The report file fd as one NUL-terminated text (a regular file of at most REPORT_MAX), or
+ * NULL. Allocates. */
+static char *read_report(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)REPORT_MAX) return NULL;
+  char *text = malloc((size_t)st.st_size + 1);
+  size_t len = 0;
+  while (text != NULL && len < (size_t)st.st_size) {
+    ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  if (text != NULL) text[len] = '\0';
+  return text;
+}
+
+/* The report named name in dir_fd, when it is the report of hang h of the program (pid):
+ * its cause, frames, signature and label go to h. 1 when taken, 0 when not that hang's, -1
+ * without memory. Opened without following a link, without waiting (a FIFO). Allocates. */
+static int take_report(lagscope__run_hang *h, long pid, int dir_fd, const char *dir,
+                       const char *name) {
+  int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  char *text = fd >= 0 ? read_report(fd) : NULL;
+  if (fd >= 0) close(fd);
+  cJSON *o = text != NULL ? cJSON_Parse(text) : NULL;
+  free(text);
+  const cJSON *app = cJSON_GetObjectItemCaseSensitive(o, "app");
+  int rc = 0;
+  if (o != NULL && number_member(o, "hang_id") == (double)h->id &&
+      number_member(app, "pid") == (double)pid && cJSON_IsObject(cJSON_GetObjectItem(o, "cause"))) {
+    rc = take_report_fields(h, o) == 0 ? 1 : -1;
+    free(h->report_path);
+    if (rc == 1 && asprintf(&h->report_path, "%s/%s", dir, name) < 0) h->report_path = NULL;
+    if (h->report_path == NULL) rc = -1;
+    h->recovered = rc == 1;
+  }
+  cJSON_Delete(o);
+  return rc;
+}
+
+/* A hang not ended (the program was killed, or timed out, during it): its cause, phases and
+ * own frames from the report the hang recorder rewrote while it lasted, named
+ * "<time>-<pid>-<hang id>.json" in the run's report folder. 0 (found or not: h->recovered),
+ * -1 without memory. */
+static int recover_open_hang(lagscope__run_hang *h, const lagscope__run_verdict *v) {
+  if (v->report_dir == NULL || v->pid <= 0) return 0;
+  char suffix[64];
+  snprintf(suffix, sizeof(suffix), "-%ld-%llu.json", v->pid, (unsigned long long)h->id);
+  int dir_fd = open(v->report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *dir = dir_fd >= 0 ? fdopendir(dir_fd) : NULL;
+  if (dir == NULL) {
+    if (dir_fd >= 0) close(dir_fd);
+    return 0;
+  }
+  int rc = 0;
+  size_t n = strlen(suffix);
+  for (struct dirent *e; rc == 0 && (e = readdir(dir)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] != '.' && len > n && strcmp(e->d_name + len - n, suffix) == 0)
+      rc = take_report(h, v->pid, dir_fd, v->report_dir, e->d_name);
+  }
+  closedir(dir);
+  return rc < 0 ? -1 : 0;
+}
+
 int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
                                const lagscope__run_stops *stops, lagscope__run_verdict *out) {
   memset(out, 0, sizeof(*out));
@@ -224,9 +325,12 @@ int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
       h->stopped_ms = (double)stopped / 1e6;
       h->duration_ms = (double)(exit_ns - h->start_ns - stopped) / 1e6;
     }
+    if (!h->ended && rc == 0 && recover_open_hang(h, out) != 0) rc = -1;
     if (h->cause == NULL) h->cause = strdup("");
     if (h->own_frames == NULL) h->own_frames = strdup("");
-    if (h->cause == NULL || h->own_frames == NULL) rc = -1;
+    if (h->label == NULL) h->label = strdup("");
+    if (h->report_path == NULL) h->report_path = strdup("");
+    if (!h->cause || !h->own_frames || !h->label || !h->report_path) rc = -1;
   }
   if (rc < 0) errno = ENOMEM;
   return rc;
@@ -236,9 +340,12 @@ void lagscope__run_verdict_free(lagscope__run_verdict *v) {
   for (size_t i = 0; i < v->count; i++) {
     free(v->hangs[i].cause);
     free(v->hangs[i].own_frames);
+    free(v->hangs[i].label);
+    free(v->hangs[i].report_path);
   }
   free(v->hangs);
   free(v->not_started);
+  free(v->report_dir);
   memset(v, 0, sizeof(*v));
 }
 
@@ -255,6 +362,10 @@ static int is_over(const lagscope__run_verdict *v, const lagscope__run_hang *h,
   return h->duration_ms > budget;
 }
 
+int lagscope__run_unwatched(const lagscope__run_verdict *v) {
+  return v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11;
+}
+
 size_t lagscope__run_over_budget(const lagscope__run_verdict *v, uint32_t budget_ms) {
   size_t over = 0;
   for (size_t i = 0; i < v->count; i++) over += is_over(v, &v->hangs[i], budget_ms);
@@ -269,10 +380,24 @@ static void startup_budget_text(const lagscope__run_verdict *v, char *out, size_
     snprintf(out, size, ", %lld ms in the start-up", (long long)v->startup_budget_ms);
 }
 
+/* Where a hang not ended got its cause: the report's last rewrite, or why it has none. */
+static void put_open_source(FILE *out, const lagscope__run_verdict *v,
+                            const lagscope__run_hang *h) {
+  if (h->recovered)
+    fprintf(out, "    not ended: its cause and frames as of its report's last rewrite, %s\n",
+            h->report_path);
+  else if (v->report_dir != NULL)
+    fprintf(out, "    not ended: no report of it in %s (its cause is not known)\n", v->report_dir);
+  else
+    fprintf(out, "    not ended: its report's folder is not known (its cause is not known)\n");
+}
+
 void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char *program,
                            uint32_t budget_ms) {
   size_t over = lagscope__run_over_budget(v, budget_ms);
-  if (v->count == 0)
+  if (v->count == 0 && lagscope__run_unwatched(v))
+    fprintf(out, "lagscope-run: %s: not watched (no hang could be seen)\n", program);
+  else if (v->count == 0)
     fprintf(out, "lagscope-run: %s: no hang\n", program);
   else if (budget_ms > 0) {
     char startup[64];
@@ -294,13 +419,16 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
             h->startup ? " (start-up)" : "", ended, is_over(v, h, budget_ms) ? ", over budget" : "",
             h->cause[0] ? ", " : "", h->cause);
     if (h->own_frames[0]) fprintf(out, "    in %s\n", h->own_frames);
+    if (!h->ended) put_open_source(out, v, h);
   }
-  if (v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11)
+  if (lagscope__run_unwatched(v))
     fprintf(out,
             "lagscope-run: no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in %s: from "
             "outside, lagscope sees only hangs of such a loop. To watch another loop, start "
-            "lagscope in the program's code (docs/guide.md, \"Your own loop\").\n",
-            program);
+            "lagscope in the program's code (docs/guide.md, \"Your own loop\").%s\n",
+            program, v->allow_unwatched ? " Allowed (--allow-unwatched)."
+                                        : " Not watched: exit 5 (--allow-unwatched when that is "
+                                          "expected).");
   if (v->blind_spells > 0)
     fprintf(out,
             "lagscope-run: lagscope could not watch %s's main thread for %.0f ms in %zu spell%s "
@@ -401,7 +529,7 @@ static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagsc
     char message[4096];
     snprintf(message, sizeof(message), "a hang of %.0f ms%s%s%s%s%s%s%s", h->duration_ms,
              h->startup ? " in the start-up" : "", budget_ms ? ", over the budget" : "",
-             h->ended ? "" : " (the program ended during it)",
+             h->ended ? "" : " (not ended: the program ended during it)",
              h->cause[0] ? "; " : "", h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
     fputs("      <failure type=\"hang\" message=\"", out);
     lagscope__run_put_xml(out, message);
@@ -417,14 +545,26 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
   FILE *out = lagscope__output_open(path, why, why_size);
   if (out == NULL) return -1;
   size_t failures = budget_ms > 0 ? lagscope__run_over_budget(v, budget_ms) : v->count;
+  size_t errors = lagscope__run_unwatched(v) && !v->allow_unwatched;
   size_t tests = v->count + (failures == 0 ? 1 : 0);
   fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  fprintf(out, "<testsuites name=\"lagscope-run\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
+  char error_count[32] = ""; /* said only when there is one: the files of before, unchanged */
+  if (errors > 0) snprintf(error_count, sizeof(error_count), " errors=\"%zu\"", errors);
+  fprintf(out, "<testsuites name=\"lagscope-run\" tests=\"%zu\" failures=\"%zu\"%s>\n", tests,
+          failures, error_count);
   fputs("  <testsuite name=\"", out);
   lagscope__run_put_xml(out, program);
-  fprintf(out, "\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
+  fprintf(out, "\" tests=\"%zu\" failures=\"%zu\"%s>\n", tests, failures, error_count);
   for (size_t i = 0; i < v->count; i++) put_hang_case(out, v, &v->hangs[i], program, budget_ms);
-  if (failures == 0) {
+  if (errors) {
+    fputs("    <testcase classname=\"lagscope-run.", out);
+    lagscope__run_put_xml(out, program);
+    fputs("\" name=\"watched\">\n      <error type=\"unwatched\" message=\"lagscope saw no GLib, "
+          "SDL2, OpenGL (glX, EGL) or Xlib loop in ", out);
+    lagscope__run_put_xml(out, program);
+    fputs(": nothing was watched (exit 5; --allow-unwatched when that is expected)\"/>\n"
+          "    </testcase>\n", out);
+  } else if (failures == 0) {
     fputs("    <testcase classname=\"lagscope-run.", out);
     lagscope__run_put_xml(out, program);
     if (budget_ms > 0)

@@ -745,7 +745,7 @@ static void test_sdl_renderer_hud(void) {
   char *logical[] = {"--renderer", "opengl", "--logical", "320x240", NULL};
   char *software[] = {"--renderer", "software", NULL};
   char *corner[] = {"--hud-corner", "br", NULL};
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   compare_testsprite(NULL, logical, "testsprite_gl_logical_hud", top_left);
   compare_testsprite(NULL, software, "testsprite_software_hud", top_left);
   compare_testsprite(corner, software, "testsprite_software_br_hud", bottom_right);
@@ -1064,8 +1064,8 @@ static void test_never_harms_or_guesses(void) {
   snprintf(fifo, sizeof fifo, "%s/events.fifo", folder);
   CHECK(mkfifo(fifo, 0600) == 0);
   /* The viewer on loopback: its server_started event is one to write. */
-  char *fifo_argv[] = {LAGSCOPE_RUN_PATH, "--port", "0", "--bind", "127.0.0.1", "--events", fifo, "--",
-                       "true", NULL};
+  char *fifo_argv[] = {LAGSCOPE_RUN_PATH, "--port", "0", "--bind", "127.0.0.1", "--allow-unwatched",
+                       "--events", fifo, "--", "true", NULL};
   uint64_t t0 = spawn_now_ns();
   CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, fifo_argv, SPAWN_CAPTURE_STDERR) == 0);
   code = spawn_wait(&p, WAIT_MS);
@@ -1085,7 +1085,8 @@ static void test_never_harms_or_guesses(void) {
   char saved[512] = "";
   if (tmp_before != NULL) snprintf(saved, sizeof saved, "%s", tmp_before);
   setenv("TMPDIR", unsafe, 1);
-  code = run_to_end(NULL, program, err, sizeof err); /* the viewer's server_started: an event */
+  char *allowed[] = {"--allow-unwatched", NULL}; /* true has no loop: expected here */
+  code = run_to_end(allowed, program, err, sizeof err); /* the viewer's server_started: an event */
   if (saved[0] != '\0') setenv("TMPDIR", saved, 1);
   else unsetenv("TMPDIR");
   CHECK_MSG(code == 0 && strstr(err, "TMPDIR is not safe") != NULL, "exit %d: %s", code, err);
@@ -1307,7 +1308,7 @@ static void test_overlay_none_without_hud(void) {
   with_screen();
   char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "1500",
                      "--quit-after-ms", "1500", NULL};
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   spawn_proc p;
   CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(no_hud, program), SPAWN_CAPTURE_STDERR) == 0);
   Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
@@ -1361,11 +1362,12 @@ static void test_overlay_wayland_said(void) {
   setenv("WAYLAND_DISPLAY", "wayland-lagscope-test", 1);
   char *program[] = {"/bin/true", NULL};
   char err[16384];
-  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  char *allowed[] = {"--allow-unwatched", NULL}; /* true has no loop: expected here */
+  CHECK_EQ_INT(run_to_end(allowed, program, err, sizeof err), 0);
   const char *said = strstr(err, "Wayland without X");
   CHECK_MSG(said != NULL && strstr(said + 1, "Wayland without X") == NULL, "not said once: %s", err);
   CHECK(strstr(err, "the viewer shows it") != NULL);
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   CHECK_EQ_INT(run_to_end(no_hud, program, err, sizeof err), 0);
   CHECK(strstr(err, "Wayland without X") == NULL);
   unsetenv("WAYLAND_DISPLAY");
@@ -2065,7 +2067,7 @@ static void test_refresh_from_randr(void) {
   check_refresh(NULL, 60, 0);
   set_screen_to_75_hz();
   check_refresh(NULL, 75, 1);
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   check_refresh(no_hud, 75, 1);
   char *given[] = {"--refresh-hz", "50", NULL};
   check_refresh(given, 50, 0);

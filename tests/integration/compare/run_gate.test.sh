@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Issue 44's gate, items 1-3, on real programs:
+# 1. An unwatched program fails: own_loop (a loop of its own, a 900 ms stall) and Debian's
+#    `sleep` get exit 5, said, and a JUnit error; --allow-unwatched gives the program's 0.
+# 2. A hang the program's death cut short (SIGKILL to the program, as a CI job's timeout would)
+#    keeps its cause and own frames from its report's last rewrite, in the summary, the JUnit
+#    and, with --baseline, the comparison, where it is "regressed", failing, never "fixed".
+# 3. lagscope-compare refuses what holds no run (an empty events file, a JSON file that is not
+#    lagscope's, a text file, two empty folders): exit 2 and a sentence; a clean run's events
+#    file (its run_started line, no hang) is a run.
+# Usage: run_gate.test.sh LAGSCOPE-RUN LAGSCOPE-COMPARE GLIB_TWO_STALLS OWN_LOOP
+set -uo pipefail
+run=$1 compare=$2 glib=$3 own=$4
+dir=$(mktemp -d /tmp/lagscope-gate-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL $*"; exit 1; }
+quiet=(--no-server --no-hud)
+
+expect() {
+  local code=$1 name=$2
+  shift 2
+  "$@" >"$dir/$name.out" 2>&1
+  local got=$?
+  [ "$got" -eq "$code" ] || { cat "$dir/$name.out"; fail "$name: exit $got, not $code"; }
+}
+has() { grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 lacks: $2"; }; }
+lacks() { ! grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 has: $2"; }; }
+wellformed() { xmllint --noout "$dir/$1" || fail "$1 is not well-formed XML"; }
+
+# ---- 1. unwatched ------------------------------------------------------------------------
+expect 5 own "$run" "${quiet[@]}" --junit "$dir/own.xml" -- "$own"
+has own.out "own_loop: not watched"
+has own.out "Not watched: exit 5 (--allow-unwatched when that is expected)"
+lacks own.out "own_loop: no hang"
+wellformed own.xml
+has own.xml 'errors="1"'
+has own.xml '<error type="unwatched"'
+expect 0 own-allowed "$run" "${quiet[@]}" --allow-unwatched --junit "$dir/own-allowed.xml" -- "$own"
+has own-allowed.out "Allowed (--allow-unwatched)"
+lacks own-allowed.xml 'errors='
+lacks own-allowed.xml '<error'
+expect 5 sleep "$run" "${quiet[@]}" --quiet -- sleep 0.3
+has sleep.out "sleep: not watched"
+# The program's own failure stays its status; the run is still said to be unwatched.
+expect 7 sleep-fails "$run" "${quiet[@]}" -- sh -c 'exit 7'
+has sleep-fails.out "Not watched"
+echo "ok   unwatched: exit 5 and a JUnit error (own_loop, sleep); --allow-unwatched: exit 0"
+
+# ---- 2. a hang not ended -----------------------------------------------------------------
+expect 0 base "$run" "${quiet[@]}" --events "$dir/base.jsonl" -- "$glib" --stall-ms 700
+grep -q '"type":"hang_ended"' "$dir/base.jsonl" || fail "the baseline had no hang"
+
+# kill_in_hang NAME ARGS...: lagscope-run ARGS -- glib_two_stalls with a 20 s stall, its
+# program killed (SIGKILL) once the hang's report on disk is over 1 s old; the exit in NAME.code.
+kill_in_hang() {
+  local name=$1
+  shift
+  mkdir -p "$dir/$name-reports"
+  "$run" "${quiet[@]}" --report-dir "$dir/$name-reports" "$@" -- "$glib" --stall-ms 20000 \
+    >"$dir/$name.out" 2>&1 &
+  local pid=$! program="" report="" i
+  for ((i = 0; i < 300; i++)); do # 30 s at most, on a loaded machine
+    [ -z "$program" ] && program=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null | awk '{print $1}')
+    report=$(ls "$dir/$name-reports"/*.json 2>/dev/null | head -1)
+    if [ -n "$program" ] && [ -n "$report" ] &&
+      grep -qE '"duration_ms":(1[0-9]{3}|[2-9][0-9]{3})' "$report"; then break; fi
+    sleep 0.1
+  done
+  [ -n "$program" ] && [ -n "$report" ] || { kill "$pid"; cat "$dir/$name.out"; fail "$name: no report of the hang"; }
+  kill -KILL "$program"
+  wait "$pid"
+  echo $? >"$dir/$name.code"
+}
+
+kill_in_hang killed --junit "$dir/killed.xml" --events "$dir/killed.jsonl"
+[ "$(cat "$dir/killed.code")" -eq 137 ] || { cat "$dir/killed.out"; fail "killed: exit $(cat "$dir/killed.code"), not 137"; }
+has killed.out "(the program ended during it), sleep: Slept "
+has killed.out "in compare_known_stall (glib_two_stalls.c"
+has killed.out "not ended: its cause and frames as of its report's last rewrite, $dir/killed-reports/"
+wellformed killed.xml
+has killed.xml "(not ended: the program ended during it); sleep: Slept "
+has killed.xml "in compare_known_stall (glib_two_stalls.c"
+echo "ok   killed in a hang: its cause and frames in the summary and the JUnit, not ended"
+
+kill_in_hang against --baseline "$dir/base.jsonl" --junit "$dir/against.xml"
+[ "$(cat "$dir/against.code")" -eq 3 ] || { cat "$dir/against.out"; fail "against: exit $(cat "$dir/against.code"), not 3"; }
+has against.out "0 new, 1 regressed, 0 fixed, 0 unchanged"
+grep '^  regressed FAIL' "$dir/against.out" | grep -qF "compare_known_stall (1 not ended: over any budget)" ||
+  { cat "$dir/against.out"; fail "the hang not ended is not a failing regression"; }
+wellformed against.xml
+has against.xml 'failures="1"'
+has against.xml "1 not ended"
+# Over any budget: a budget longer than the hang so far does not pass it.
+kill_in_hang budget --baseline "$dir/base.jsonl" --budget-ms 3000000
+[ "$(cat "$dir/budget.code")" -eq 3 ] || { cat "$dir/budget.out"; fail "budget: exit $(cat "$dir/budget.code"), not 3"; }
+echo "ok   --baseline: the hang not ended is regressed and fails (over any budget), not fixed"
+
+# ---- 3. no data is no run ----------------------------------------------------------------
+: >"$dir/empty.jsonl"
+echo '{"name": "not lagscope", "version": 1}' >"$dir/other.json"
+echo 'just some text' >"$dir/text.txt"
+mkdir "$dir/empty-a" "$dir/empty-b"
+for input in empty.jsonl other.json text.txt; do
+  expect 2 "cmp-$input" "$compare" "$dir/base.jsonl" "$dir/$input"
+  has "cmp-$input.out" "lagscope-compare: no run to compare: $dir/$input holds no run of lagscope's"
+  lacks "cmp-$input.out" "fixed"
+done
+expect 2 cmp-folders "$compare" "$dir/empty-a" "$dir/empty-b"
+has cmp-folders.out "$dir/empty-a holds no run of lagscope's: no hang report in it"
+expect 2 run-empty-baseline "$run" "${quiet[@]}" --baseline "$dir/empty.jsonl" -- "$glib" --stall-ms 100
+has run-empty-baseline.out "cannot compare: $dir/empty.jsonl holds no run of lagscope's"
+# A clean run (no hang over the 250 ms threshold) is a run: its run_started line says which.
+expect 0 clean "$run" "${quiet[@]}" --events "$dir/clean.jsonl" -- "$glib" --stall-ms 100
+grep -q '"type":"run_started","run_id":"' "$dir/clean.jsonl" || fail "no run_started line"
+expect 0 cmp-clean "$compare" "$dir/base.jsonl" "$dir/clean.jsonl"
+has cmp-clean.out "0 new, 0 regressed, 1 fixed, 0 unchanged"
+has cmp-clean.out "this run: run "
+echo "ok   lagscope-compare: no run refused (exit 2); a clean run compared"
+echo "run_gate: every check passed"
