@@ -401,11 +401,18 @@ int lagscope__compare_junit(const char *path, const lagscope__compare *c,
     fprintf(out, "    <testcase classname=\"lagscope.signatures\" name=\"%s ", g->signature);
     lagscope__run_put_xml(out, g->what);
     fprintf(out, "\" time=\"%.3f\">\n", g->total_ms[1] / 1000.0);
+
     if (g->failing) {
       fprintf(out, "      <failure message=\"");
       failure_message(out, g, o);
       fprintf(out, "\"/>\n");
     }
+    /* After the failure: the lines of before keep their order (a script may read the line
+     * before <failure> as its testcase's). */
+    fprintf(out, "      <properties>\n        <property name=\"signature\" value=\"%s\"/>\n"
+            "        <property name=\"status\" value=\"%s\"/>\n"
+            "        <property name=\"not_ended\" value=\"%u\"/>\n      </properties>\n",
+            g->signature, lagscope__compare_status_name(g->status), g->open[1]);
     fprintf(out, "      <system-out>%s: baseline %u × %.0f ms, this run %u × %.0f ms</system-out>\n",
             lagscope__compare_status_name(g->status), g->count[0], g->total_ms[0], g->count[1],
             g->total_ms[1]);
@@ -456,5 +463,48 @@ int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
     fprintf(out, " | %u × %.0f ms | %u × %.0f ms | %+.0f ms |\n", g->count[0], g->total_ms[0],
             g->count[1], g->total_ms[1], g->total_ms[1] - g->total_ms[0]);
   }
+  return lagscope__output_close(out, why, why_size);
+}
+
+static void put_side(FILE *out, const lagscope__compare_group *g, int side) {
+  fprintf(out, "{\"count\":%u,\"total_ms\":%.3f,\"max_ms\":%.3f,\"not_ended\":%u}", g->count[side],
+          g->total_ms[side], g->max_ms[side], g->open[side]);
+}
+
+void lagscope__compare_json_object(FILE *out, const lagscope__compare *c,
+                                   const lagscope__compare_options *o) {
+  size_t failing = 0;
+  for (size_t i = 0; i < c->count; i++) failing += (size_t)c->groups[i].failing;
+  fprintf(out, "{\"tolerance_ms\":%g,\"tolerance_pct\":%g,\"budget_ms\":%u,\"runs\":{\"baseline\":",
+          o->tolerance_ms, o->tolerance_pct, o->budget_ms);
+  lagscope__put_json_string(out, c->run_id[0]);
+  fputs(",\"this_run\":", out);
+  lagscope__put_json_string(out, c->run_id[1]);
+  fprintf(out, "},\"failing\":%zu,\"new\":%zu,\"regressed\":%zu,\"fixed\":%zu,\"unchanged\":%zu,"
+          "\"skipped\":[%zu,%zu],\"unsigned_hangs\":[%zu,%zu],\"signatures\":[",
+          failing, with_status(c, LAGSCOPE__COMPARE_NEW), with_status(c, LAGSCOPE__COMPARE_REGRESSED),
+          with_status(c, LAGSCOPE__COMPARE_FIXED), with_status(c, LAGSCOPE__COMPARE_UNCHANGED),
+          c->skipped[0], c->skipped[1], c->unsigned_hangs[0], c->unsigned_hangs[1]);
+  for (size_t i = 0; i < c->count; i++) {
+    const lagscope__compare_group *g = &c->groups[i];
+    fprintf(out, "%s{\"signature\":\"%s\",\"status\":\"%s\",\"failing\":%s,\"what\":", i ? "," : "",
+            g->signature, lagscope__compare_status_name(g->status), g->failing ? "true" : "false");
+    lagscope__put_json_string(out, g->what);
+    fputs(",\"baseline\":", out);
+    put_side(out, g, 0);
+    fputs(",\"this_run\":", out);
+    put_side(out, g, 1);
+    fputc('}', out);
+  }
+  fputs("]}", out);
+}
+
+int lagscope__compare_json(const char *path, const lagscope__compare *c,
+                           const lagscope__compare_options *o, char *why, size_t why_size) {
+  FILE *out = lagscope__output_open(path, why, why_size);
+  if (out == NULL) return -1;
+  fputs("{\"tool\":\"lagscope-compare\",\"comparison\":", out);
+  lagscope__compare_json_object(out, c, o);
+  fputs("}\n", out);
   return lagscope__output_close(out, why, why_size);
 }

@@ -76,6 +76,14 @@ int lagscope__compare_junit(const char *path, const lagscope__compare *c,
  * HTML; 0 or -1 with a sentence in why. */
 int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
                                const lagscope__compare_options *o, char *why, size_t why_size);
+/* The comparison as one JSON object (lagscope-compare --json, and lagscope-run --json's
+ * "comparison"): the options, both runs' ids, the counts, and per signature its status, whether
+ * it fails, its label and each side's count, total, longest and hangs not ended. */
+void lagscope__compare_json_object(FILE *out, const lagscope__compare *c,
+                                   const lagscope__compare_options *o);
+/* That object, alone, to the file at path; 0 or -1 with a sentence in why. */
+int lagscope__compare_json(const char *path, const lagscope__compare *c,
+                           const lagscope__compare_options *o, char *why, size_t why_size);
 void lagscope__compare_free(lagscope__compare *c);
 
 /* The status's word: "unchanged", "new", "regressed", "fixed". */

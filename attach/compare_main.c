@@ -19,6 +19,7 @@ static void usage(FILE *out) {
         "                      this run is longer than N ms (default 0: every one fails)\n"
         "  --junit FILE        write JUnit XML, one testcase per signature\n"
         "  --summary-md FILE   write a Markdown table (a CI job's summary)\n"
+        "  --json FILE         write the comparison as JSON (for scripts)\n"
         "  --help              this text\n"
         "Exit: 0; 3 when a new or regressed signature fails; 2 for bad usage or input, or a\n"
         "side that holds no run (an empty file or folder, a file not lagscope's).\n",
@@ -46,7 +47,7 @@ static int number(const char *name, const char *text, double max, double *out) {
 
 typedef struct compare_options {
   lagscope__compare_options judge;
-  const char *junit, *summary_md, *sides[2];
+  const char *junit, *summary_md, *json, *sides[2];
 } compare_options;
 
 static int parse(int argc, char **argv, compare_options *o) {
@@ -67,6 +68,7 @@ static int parse(int argc, char **argv, compare_options *o) {
     double n;
     if (strcmp(a, "--junit") == 0) o->junit = v;
     else if (strcmp(a, "--summary-md") == 0) o->summary_md = v;
+    else if (strcmp(a, "--json") == 0) o->json = v;
     else if (strcmp(a, "--tolerance-ms") == 0) {
       if (number(a, v, 3600000, &o->judge.tolerance_ms)) return 2;
     } else if (strcmp(a, "--tolerance-pct") == 0) {
@@ -106,6 +108,10 @@ int main(int argc, char **argv) {
   if (o.summary_md != NULL &&
       lagscope__compare_markdown(o.summary_md, &c, &o.judge, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-compare: cannot write --summary-md %s: %s\n", o.summary_md, why);
+    rc = 2;
+  }
+  if (o.json != NULL && lagscope__compare_json(o.json, &c, &o.judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-compare: cannot write --json %s: %s\n", o.json, why);
     rc = 2;
   }
   lagscope__compare_free(&c);

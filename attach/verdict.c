@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #define OWN_FRAMES_MAX 6
+#define NAME_FRAMES 3 /* own frames in a hang's stable name */
 #define REPORT_MAX (64u << 20) /* a report larger than this is not read (as lagscope-compare) */
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -70,8 +71,9 @@ static void put_frame(FILE *out, const cJSON *frame) {
   }
 }
 
-/* "f (file.c:12) <- g" for the stack's frames of the program's own code. Allocates. */
-static char *own_frames(const cJSON *stack) {
+/* "f (file.c:12) <- g" for the stack's first max frames of the program's own code; names only:
+ * "f <- g". Allocates. */
+static char *own_frames_as(const cJSON *stack, int max, int names_only) {
   const cJSON *frame;
   char *text = NULL;
   size_t size = 0;
@@ -79,11 +81,12 @@ static char *own_frames(const cJSON *stack) {
   if (out == NULL) return NULL;
   int written = 0;
   cJSON_ArrayForEach(frame, stack) {
-    if (written == OWN_FRAMES_MAX || string_member(frame, "module") == NULL ||
-        !is_own_frame(frame))
+    if (written == max || string_member(frame, "module") == NULL || !is_own_frame(frame))
       continue;
     fputs(written ? " <- " : "", out);
-    put_frame(out, frame);
+    const char *function = string_member(frame, "function");
+    if (names_only && function != NULL) fputs(function, out);
+    else put_frame(out, frame);
     written++;
   }
   if (fclose(out) != 0) {
@@ -91,6 +94,22 @@ static char *own_frames(const cJSON *stack) {
     return NULL;
   }
   return text;
+}
+
+/* "f (file.c:12) <- g" for the stack's frames of the program's own code. Allocates. */
+static char *own_frames(const cJSON *stack) { return own_frames_as(stack, OWN_FRAMES_MAX, 0); }
+
+/* The stable name of a hang (lagscope__run_hang.name): "kind in f <- g <- h", the top
+ * NAME_FRAMES own frames' functions (no file or line: those move with any edit). Allocates. */
+static char *stable_name(const cJSON *cause, const cJSON *stack) {
+  const char *kind = string_member(cause, "kind");
+  char *frames = own_frames_as(stack, NAME_FRAMES, 1), *name = NULL;
+  if (frames == NULL) return NULL;
+  if (kind == NULL && frames[0] == '\0') name = strdup(""); /* nothing known: named later */
+  else if (asprintf(&name, "%s%s%s", kind ? kind : "hang", frames[0] ? " in " : "", frames) < 0)
+    name = NULL;
+  free(frames);
+  return name;
 }
 
 static char *cause_text(const cJSON *cause) {
@@ -125,11 +144,13 @@ static int take_report_fields(lagscope__run_hang *h, const cJSON *o) {
   h->cause = cause_text(cause);
   h->own_frames = own_frames(cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
   h->label = strdup(label != NULL ? label : "");
+  free(h->name);
+  h->name = stable_name(cause, cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
   h->report_path = strdup(path != NULL ? path : "");
   h->signature[0] = '\0';
   if (signature != NULL && strlen(signature) == 16 && strspn(signature, "0123456789abcdef") == 16)
     memcpy(h->signature, signature, 17);
-  return h->cause && h->own_frames && h->label && h->report_path ? 0 : -1;
+  return h->cause && h->own_frames && h->label && h->report_path && h->name ? 0 : -1;
 }
 
 /* hang_began or hang_ended (ended: 1); 0, 1 when skipped, -1 without memory. Allocates. */
@@ -148,6 +169,7 @@ static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
     free(h->own_frames);
     free(h->label);
     free(h->report_path);
+    free(h->name);
     memmove(h, h + 1, (v->count - at - 1) * sizeof(*h));
     v->count--;
     return 0;
@@ -330,7 +352,11 @@ int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
     if (h->own_frames == NULL) h->own_frames = strdup("");
     if (h->label == NULL) h->label = strdup("");
     if (h->report_path == NULL) h->report_path = strdup("");
-    if (!h->cause || !h->own_frames || !h->label || !h->report_path) rc = -1;
+    if (h->name == NULL || h->name[0] == '\0') { /* no report: the best there is */
+      free(h->name);
+      h->name = strdup(h->ended ? "hang (no report)" : "hang not ended (no report)");
+    }
+    if (!h->cause || !h->own_frames || !h->label || !h->report_path || !h->name) rc = -1;
   }
   if (rc < 0) errno = ENOMEM;
   return rc;
@@ -342,6 +368,7 @@ void lagscope__run_verdict_free(lagscope__run_verdict *v) {
     free(v->hangs[i].own_frames);
     free(v->hangs[i].label);
     free(v->hangs[i].report_path);
+    free(v->hangs[i].name);
   }
   free(v->hangs);
   free(v->not_started);
@@ -519,34 +546,116 @@ int lagscope__output_close(FILE *out, char *why, size_t why_size) {
   return failed ? -1 : 0;
 }
 
-static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
-                          const char *program, uint32_t budget_ms) {
+/* Whether hangs a and b go in one testcase: the same signature, or the same hang. */
+static int same_case(const lagscope__run_hang *a, const lagscope__run_hang *b) {
+  return a == b || (a->signature[0] != '\0' && strcmp(a->signature, b->signature) == 0);
+}
+
+/* Whether hang i is the first of its testcase (its signature's first hang). */
+static int first_of_case(const lagscope__run_verdict *v, size_t i) {
+  for (size_t j = 0; j < i; j++)
+    if (same_case(&v->hangs[j], &v->hangs[i])) return 0;
+  return 1;
+}
+
+static int case_fails(const lagscope__run_verdict *v, size_t first, uint32_t budget_ms) {
+  for (size_t i = first; i < v->count; i++)
+    if (same_case(&v->hangs[first], &v->hangs[i]) && (budget_ms == 0 || is_over(v, &v->hangs[i], budget_ms)))
+      return 1;
+  return 0;
+}
+
+/* Testcases (one per signature), and of them failing. */
+static size_t count_cases(const lagscope__run_verdict *v, uint32_t budget_ms, size_t *failing) {
+  size_t cases = 0;
+  *failing = 0;
+  for (size_t i = 0; i < v->count; i++)
+    if (first_of_case(v, i)) {
+      cases++;
+      *failing += (size_t)case_fails(v, i, budget_ms);
+    }
+  return cases;
+}
+
+/* One hang as the failure and the body tell it. */
+static void hang_message(char *out, size_t size, const lagscope__run_hang *h, uint32_t budget_ms,
+                         int over) {
+  snprintf(out, size, "hang %llu: a hang of %.0f ms%s%s%s%s%s%s%s", (unsigned long long)h->id,
+           h->duration_ms, h->startup ? " in the start-up" : "",
+           budget_ms && over ? ", over the budget" : "",
+           h->ended ? "" : " (not ended: the program ended during it)", h->cause[0] ? "; " : "",
+           h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
+}
+
+static void put_property(FILE *out, const char *name, const char *value) {
+  fprintf(out, "        <property name=\"%s\" value=\"", name);
+  lagscope__run_put_xml(out, value);
+  fputs("\"/>\n", out);
+}
+
+/* The testcase of the signature of hang first: named by its kind and top own frames (the same
+ * from run to run: a CI history follows it; " [signature]" added when an earlier testcase has
+ * that name), its time the hangs' total, the signature and the reports' paths in properties,
+ * each hang in the body, a failure when one is over the budget (every one without). */
+static void put_signature_case(FILE *out, const lagscope__run_verdict *v, size_t first,
+                               const char *program, uint32_t budget_ms) {
+  const lagscope__run_hang *h0 = &v->hangs[first];
+  double total = 0;
+  size_t hangs = 0, not_ended = 0;
+  for (size_t i = first; i < v->count; i++)
+    if (same_case(h0, &v->hangs[i]))
+      total += v->hangs[i].duration_ms, hangs++, not_ended += !v->hangs[i].ended;
+  int clash = 0;
+  for (size_t j = 0; j < first; j++)
+    clash |= first_of_case(v, j) && strcmp(v->hangs[j].name, h0->name) == 0;
   fputs("    <testcase classname=\"lagscope-run.", out);
   lagscope__run_put_xml(out, program);
-  fprintf(out, "\" name=\"hang %llu: %.0f ms\" time=\"%.3f\">\n", (unsigned long long)h->id,
-          h->duration_ms, h->duration_ms / 1000);
-  if (budget_ms == 0 || is_over(v, h, budget_ms)) {
-    char message[4096];
-    snprintf(message, sizeof(message), "a hang of %.0f ms%s%s%s%s%s%s%s", h->duration_ms,
-             h->startup ? " in the start-up" : "", budget_ms ? ", over the budget" : "",
-             h->ended ? "" : " (not ended: the program ended during it)",
-             h->cause[0] ? "; " : "", h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
+  fputs("\" name=\"", out);
+  lagscope__run_put_xml(out, h0->name);
+  if (clash) fprintf(out, " [%s]", h0->signature[0] ? h0->signature : "unsigned");
+  fprintf(out, "\" time=\"%.3f\">\n      <properties>\n", total / 1000);
+  put_property(out, "signature", h0->signature);
+  char number[32];
+  snprintf(number, sizeof(number), "%zu", hangs);
+  put_property(out, "hangs", number);
+  snprintf(number, sizeof(number), "%zu", not_ended);
+  put_property(out, "not_ended", number);
+  for (size_t i = first; i < v->count; i++)
+    if (same_case(h0, &v->hangs[i]) && v->hangs[i].report_path[0] != '\0')
+      put_property(out, "report", v->hangs[i].report_path);
+  fputs("      </properties>\n", out);
+  char message[4096];
+  for (size_t i = first; i < v->count; i++) {
+    const lagscope__run_hang *h = &v->hangs[i];
+    int over = budget_ms == 0 || is_over(v, h, budget_ms);
+    if (!same_case(h0, h) || !over) continue;
+    hang_message(message, sizeof(message), h, budget_ms, 1);
     fputs("      <failure type=\"hang\" message=\"", out);
     lagscope__run_put_xml(out, message);
     fputs("\">", out);
     lagscope__run_put_xml(out, message);
     fputs("</failure>\n", out);
+    break; /* one failure a testcase; every hang is in the body */
   }
-  fputs("    </testcase>\n", out);
+  fputs("      <system-out>", out);
+  for (size_t i = first; i < v->count; i++) {
+    const lagscope__run_hang *h = &v->hangs[i];
+    if (!same_case(h0, h)) continue;
+    hang_message(message, sizeof(message), h, budget_ms, is_over(v, h, budget_ms));
+    lagscope__run_put_xml(out, message);
+    fputs("\n", out);
+  }
+  fputs("</system-out>\n    </testcase>\n", out);
 }
 
 int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const char *program,
                         uint32_t budget_ms, char *why, size_t why_size) {
   FILE *out = lagscope__output_open(path, why, why_size);
   if (out == NULL) return -1;
-  size_t failures = budget_ms > 0 ? lagscope__run_over_budget(v, budget_ms) : v->count;
+  size_t failures;
+  size_t cases = count_cases(v, budget_ms, &failures);
   size_t errors = lagscope__run_unwatched(v) && !v->allow_unwatched;
-  size_t tests = v->count + (failures == 0 ? 1 : 0);
+  size_t tests = cases + (failures == 0 ? 1 : 0);
   fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   char error_count[32] = ""; /* said only when there is one: the files of before, unchanged */
   if (errors > 0) snprintf(error_count, sizeof(error_count), " errors=\"%zu\"", errors);
@@ -555,7 +664,8 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
   fputs("  <testsuite name=\"", out);
   lagscope__run_put_xml(out, program);
   fprintf(out, "\" tests=\"%zu\" failures=\"%zu\"%s>\n", tests, failures, error_count);
-  for (size_t i = 0; i < v->count; i++) put_hang_case(out, v, &v->hangs[i], program, budget_ms);
+  for (size_t i = 0; i < v->count; i++)
+    if (first_of_case(v, i)) put_signature_case(out, v, i, program, budget_ms);
   if (errors) {
     fputs("    <testcase classname=\"lagscope-run.", out);
     lagscope__run_put_xml(out, program);
@@ -573,5 +683,66 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
       fputs("\" name=\"no hang\"/>\n", out);
   }
   fputs("  </testsuite>\n</testsuites>\n", out);
+  return lagscope__output_close(out, why, why_size);
+}
+
+void lagscope__put_json_string(FILE *out, const char *text) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p;) {
+    uint32_t cp = 0;
+    size_t n = lagscope__utf8_next(p, &cp);
+    if (n == 0) {
+      fputs("\xef\xbf\xbd", out); /* U+FFFD */
+      p++;
+      continue;
+    }
+    if (cp == '"' || cp == '\\') fprintf(out, "\\%c", (int)cp);
+    else if (cp < 0x20 || cp == 0x7f) fprintf(out, "\\u%04x", (unsigned)cp);
+    else fwrite(p, 1, n, out);
+    p += n;
+  }
+  fputc('"', out);
+}
+
+static void put_json_hang(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
+                          uint32_t budget_ms) {
+  fprintf(out, "{\"id\":%llu,\"name\":", (unsigned long long)h->id);
+  lagscope__put_json_string(out, h->name);
+  fputs(",\"signature\":", out);
+  lagscope__put_json_string(out, h->signature);
+  fputs(",\"cause\":", out);
+  lagscope__put_json_string(out, h->cause);
+  fputs(",\"own_frames\":", out);
+  lagscope__put_json_string(out, h->own_frames);
+  fprintf(out, ",\"duration_ms\":%.3f,\"ended\":%s,\"startup\":%s,\"over_budget\":%s,"
+          "\"report_path\":", h->duration_ms, h->ended ? "true" : "false",
+          h->startup ? "true" : "false", is_over(v, h, budget_ms) ? "true" : "false");
+  lagscope__put_json_string(out, h->report_path);
+  fputc('}', out);
+}
+
+int lagscope__run_json(const char *path, const lagscope__run_verdict *v, const char *program,
+                       uint32_t budget_ms, int status, const char *error, const char *comparison,
+                       char *why, size_t why_size) {
+  FILE *out = lagscope__output_open(path, why, why_size);
+  if (out == NULL) return -1;
+  fputs("{\"tool\":\"lagscope-run\",\"program\":", out);
+  lagscope__put_json_string(out, program);
+  fputs(",\"run_id\":", out);
+  lagscope__put_json_string(out, v->run_id);
+  fprintf(out, ",\"exit\":%d,\"watched\":%s,\"allow_unwatched\":%s,\"budget_ms\":%u,\"error\":",
+          status, v->loops_known && !lagscope__run_unwatched(v) ? "true" : "false",
+          v->allow_unwatched ? "true" : "false", budget_ms);
+  if (error != NULL) lagscope__put_json_string(out, error);
+  else fputs("null", out);
+  fprintf(out, ",\"over_budget\":%zu,\"hangs\":[", lagscope__run_over_budget(v, budget_ms));
+  for (size_t i = 0; i < v->count; i++) {
+    if (i > 0) fputc(',', out);
+    put_json_hang(out, v, &v->hangs[i], budget_ms);
+  }
+  fprintf(out, "],\"blind_spells\":%zu,\"blind_ms\":%.3f,\"bad_lines\":%zu", v->blind_spells,
+          v->blind_ms, v->bad_lines);
+  if (comparison != NULL) fprintf(out, ",\"comparison\":%s", comparison);
+  fputs("}\n", out);
   return lagscope__output_close(out, why, why_size);
 }

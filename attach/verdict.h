@@ -26,6 +26,8 @@ typedef struct lagscope__run_hang {
   char *own_frames;   /* the heaviest stack's frames of the program's own code, innermost
                          first, "f (file.c:12) <- g (file.c:40)"; "" when none */
   char signature[17]; /* its signature (hang_ended, or the report of a hang not ended); "" */
+  char *name;         /* a name that stays from run to run, for a CI history: the cause's kind
+                         and the top own frames' functions, "sleep in f <- g <- main"; "" */
   char *label;        /* the cause's label ("sleep · f"), or "" */
   char *report_path;  /* the report on disk, or "" */
   int recovered;      /* not ended: cause, frames and signature read from its report's last
@@ -97,6 +99,19 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *verdict, cons
  * error. 0, or -1 with a sentence in why. */
 int lagscope__run_junit(const char *path, const lagscope__run_verdict *verdict,
                         const char *program, uint32_t budget_ms, char *why, size_t why_size);
+
+/* text as a JSON string, quoted: '"', '\\' and control characters escaped, what is not UTF-8
+ * as U+FFFD, so that any input gives valid JSON. */
+void lagscope__put_json_string(FILE *out, const char *text);
+
+/* lagscope-run --json: the run as one JSON object for scripts (docs/guide.md, "In CI"): the
+ * program, the run's id, the exit status, whether it was watched, error (NULL, or why there is
+ * no verdict), each hang (its stable name, signature, cause, own frames, duration, ended,
+ * start-up, over the budget, report), and, when comparison is not NULL, that object's text as
+ * the "comparison" member. 0, or -1 with a sentence in why. */
+int lagscope__run_json(const char *path, const lagscope__run_verdict *verdict, const char *program,
+                       uint32_t budget_ms, int status, const char *error, const char *comparison,
+                       char *why, size_t why_size);
 
 /* text as XML's character data or attribute value (the JUnit files of lagscope-run and
  * lagscope-compare): its five special characters escaped, control characters dropped, and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 44's gate, items 1-3, on real programs:
+# Issue 44's gate, items 1-4, on real programs:
 # 1. An unwatched program fails: own_loop (a loop of its own, a 900 ms stall) and Debian's
 #    `sleep` get exit 5, said, and a JUnit error; --allow-unwatched gives the program's 0.
 # 2. A hang the program's death cut short (SIGKILL to the program, as a CI job's timeout would)
@@ -8,6 +8,8 @@
 # 3. lagscope-compare refuses what holds no run (an empty events file, a JSON file that is not
 #    lagscope's, a text file, two empty folders): exit 2 and a sentence; a clean run's events
 #    file (its run_started line, no hang) is a run.
+# 4. JUnit testcases named the same in two runs (kind and top own frames), the signature and
+#    the report in properties; --json of lagscope-run and lagscope-compare.
 # Usage: run_gate.test.sh LAGSCOPE-RUN LAGSCOPE-COMPARE GLIB_TWO_STALLS OWN_LOOP
 set -uo pipefail
 run=$1 compare=$2 glib=$3 own=$4
@@ -116,4 +118,41 @@ expect 0 cmp-clean "$compare" "$dir/base.jsonl" "$dir/clean.jsonl"
 has cmp-clean.out "0 new, 0 regressed, 1 fixed, 0 unchanged"
 has cmp-clean.out "this run: run "
 echo "ok   lagscope-compare: no run refused (exit 2); a clean run compared"
+# ---- 4. output a CI history can track ------------------------------------------------------
+# The same program twice: the JUnit testcases' names are the same in both runs (the kind and the
+# top own frames, no duration), the signature and the report in properties; --json of both
+# tools parses and says the exit, the signatures and their status.
+for n in 1 2; do
+  expect 0 "track$n" "$run" "${quiet[@]}" --junit "$dir/track$n.xml" --json "$dir/track$n.json" \
+    --events "$dir/track$n.jsonl" -- "$glib" --new-stall
+  wellformed "track$n.xml"
+  grep -o '<testcase [^>]* name="[^"]*"' "$dir/track$n.xml" | sed 's/.* name=//' | sort >"$dir/names$n"
+done
+cmp -s "$dir/names1" "$dir/names2" || { cat "$dir/names1" "$dir/names2"; fail "testcase names differ between runs"; }
+grep -qx '"sleep in compare_known_stall &lt;- known &lt;- main"' "$dir/names1" || { cat "$dir/names1"; fail "no stable name"; }
+grep -qx '"cpu in compare_new_stall &lt;- added &lt;- main"' "$dir/names1" || { cat "$dir/names1"; fail "no stable name"; }
+! grep -q ' ms' "$dir/names1" || fail "a testcase name holds a duration"
+sig=$(grep -o '"signature":"[0-9a-f]\{16\}"' "$dir/track1.jsonl" | head -1 | cut -d'"' -f4)
+has track1.xml "<property name=\"signature\" value=\"$sig\"/>"
+has track1.xml '<property name="report" value="'
+node -e '
+  const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const ok = d.tool === "lagscope-run" && d.exit === 0 && d.watched === true && d.hangs.length === 2 &&
+    d.hangs.every(h => /^[0-9a-f]{16}$/.test(h.signature) && h.ended && h.report_path && h.name) &&
+    d.run_id.length > 0;
+  if (!ok) { console.log(JSON.stringify(d)); process.exit(1); }' "$dir/track1.json" || fail "lagscope-run --json"
+expect 3 track-cmp "$compare" --json "$dir/track-cmp.json" "$dir/base.jsonl" "$dir/track1.jsonl"
+node -e '
+  const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).comparison;
+  const by = Object.fromEntries(d.signatures.map(s => [s.what, s]));
+  const ok = d.failing === 1 && by["cpu · compare_new_stall"].status === "new" &&
+    by["cpu · compare_new_stall"].failing && by["sleep · compare_known_stall"].status !== "fixed" &&
+    d.runs.baseline.length > 0 && d.runs.this_run.length > 0;
+  if (!ok) { console.log(JSON.stringify(d)); process.exit(1); }' "$dir/track-cmp.json" || fail "lagscope-compare --json"
+expect 3 track-run-cmp "$run" "${quiet[@]}" --baseline "$dir/base.jsonl" --json "$dir/track-run-cmp.json" -- "$glib" --new-stall
+node -e '
+  const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  if (!(d.exit === 3 && d.comparison.failing === 1)) { console.log(JSON.stringify(d)); process.exit(1); }' \
+  "$dir/track-run-cmp.json" || fail "lagscope-run --baseline --json"
+echo "ok   JUnit names stable across runs, signature and report in properties; --json of both tools"
 echo "run_gate: every check passed"

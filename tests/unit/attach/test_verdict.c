@@ -371,6 +371,38 @@ static void test_unwatched_said(void) {
   remove_channel();
 }
 
+/* JUnit for a CI history: one testcase per signature, named by the kind and the top own
+ * frames' functions (no duration, no line), its time the hangs' total, the signature and the
+ * reports in properties, each hang in the body; a name two signatures share gets the
+ * signature. */
+static void test_junit_one_case_per_signature(void) {
+#define HANG(id, ms, sig)                                                                        \
+  "{\"type\":\"hang_ended\",\"hang_id\":" #id ",\"duration_ms\":" #ms ",\"signature\":\"" sig "\","  \
+  "\"report_path\":\"/r/" #id ".json\",\"cause\":{\"kind\":\"sleep\",\"summary\":\"Slept\"},"         \
+  "\"heaviest_stack\":" STACK "}\n"
+  write_channel(HANG(1, 400, "8e3ab586346780c3") HANG(2, 500, "8e3ab586346780c3")
+                HANG(3, 300, "0000000000000003"));
+  lagscope__run_verdict v;
+  char why[256];
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 450, why, sizeof why), 0);
+  const char *xml = read_text(xml_path);
+  CHECK_MSG(strstr(xml, "tests=\"2\" failures=\"1\"") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "name=\"sleep in load_level &lt;- main\" time=\"0.900\">") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "name=\"sleep in load_level &lt;- main [0000000000000003]\" time=\"0.300\">") != NULL,
+            "%s", xml);
+  CHECK(strstr(xml, "<property name=\"signature\" value=\"8e3ab586346780c3\"/>") != NULL);
+  CHECK(strstr(xml, "<property name=\"hangs\" value=\"2\"/>") != NULL);
+  CHECK(strstr(xml, "<property name=\"report\" value=\"/r/1.json\"/>") != NULL);
+  CHECK(strstr(xml, "<property name=\"report\" value=\"/r/2.json\"/>") != NULL);
+  CHECK_MSG(strstr(xml, "hang 1: a hang of 400 ms; sleep: Slept; in load_level (level.c:88)") != NULL, "%s", xml);
+  CHECK(strstr(xml, "message=\"hang 2: a hang of 500 ms, over the budget; sleep: Slept") != NULL);
+  CHECK(strstr(xml, "ms\"") == NULL || strstr(xml, "name=\"hang 1:") == NULL);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+#undef HANG
+}
+
 /* What the XML quotes is escaped: a function named like markup stays text. */
 static void test_junit_escapes(void) {
   write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700,"
@@ -388,7 +420,9 @@ static void test_junit_escapes(void) {
   CHECK_MSG(strstr(xml, "&lt;/failure&gt;&lt;x&gt; &lt;- main") != NULL, "%s", xml);
   CHECK(strstr(xml, "<x>") == NULL);
   /* Within the budget: a passing testcase, no failure element. */
-  CHECK(strstr(xml, "name=\"hang 2: 260 ms\" time=\"0.260\">\n    </testcase>") != NULL);
+  const char *passing = strstr(xml, "name=\"hang (no report)\" time=\"0.260\">");
+  CHECK_MSG(passing != NULL, "%s", xml);
+  CHECK(strstr(passing, "<failure") == NULL);
   /* Without a budget every hang fails. */
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
   CHECK(strstr(read_text(xml_path), "tests=\"2\" failures=\"2\"") != NULL);
@@ -501,6 +535,7 @@ static const test_case cases[] = {
     TEST_CASE(output_refuses_what_blocks),
     TEST_CASE(open_hang_from_its_report),
     TEST_CASE(unwatched_said),
+    TEST_CASE(junit_one_case_per_signature),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
