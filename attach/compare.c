@@ -156,11 +156,76 @@ static void add_run(lagscope__compare *c, int side, const cJSON *o) {
 }
 
 /* One line of an events file: hang_ended events count; other events are no hang. */
-static int add_line(lagscope__compare *c, int side, const char *line) {
+/* The hangs of an events file's current run that began and have not ended, and where that
+ * run's reports are (its run_started line): at the run's end (the next run_started, or the
+ * file's end) each is looked for in its report, as lagscope-run does for a hang not ended. */
+#define OPEN_LOOKUPS_MAX 256 /* reports looked for per side: a run has at most one open hang */
+typedef struct open_hangs {
+  long pid;
+  char *report_dir;
+  uint64_t ids[16];
+  size_t count, looked_up;
+} open_hangs;
+
+/* Each open hang by its report: under its signature, not ended; else counted apart. 0, or -1
+ * without memory. */
+static int flush_open(lagscope__compare *c, int side, open_hangs *run) {
+  int rc = 0;
+  for (size_t i = 0; i < run->count && rc == 0; i++) {
+    lagscope__run_hang h = {.id = run->ids[i]};
+    if (run->report_dir != NULL && run->looked_up++ < OPEN_LOOKUPS_MAX &&
+        lagscope__run_find_report(&h, run->report_dir, run->pid) != 0)
+      rc = -1;
+    else if (h.recovered && h.signature[0] != '\0')
+      rc = lagscope__compare_add_open(c, side, h.signature, h.label[0] ? h.label : h.cause,
+                                      h.report_ms);
+    else
+      c->open_unknown[side]++, c->hangs[side]++;
+    lagscope__run_hang_clear(&h);
+  }
+  run->count = 0;
+  return rc;
+}
+
+/* hang_began, hang_ended and run_started as they open and close hangs. 0, or -1 without
+ * memory. */
+static int track_open(lagscope__compare *c, int side, open_hangs *run, const char *type,
+                      const cJSON *o) {
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "hang_id");
+  uint64_t hang = cJSON_IsNumber(id) && id->valuedouble >= 1 && id->valuedouble < 1e15
+                      ? (uint64_t)id->valuedouble : 0;
+  if (strcmp(type, "run_started") == 0) {
+    if (flush_open(c, side, run) != 0) return -1;
+    const char *dir = string_of(o, "report_dir");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
+    free(run->report_dir);
+    run->report_dir = dir != NULL ? strdup(dir) : NULL;
+    run->pid = cJSON_IsNumber(pid) && pid->valuedouble >= 1 && pid->valuedouble < 1e9
+                   ? (long)pid->valuedouble : 0;
+    if (dir != NULL && run->report_dir == NULL) return -1;
+  } else if (strcmp(type, "hang_began") == 0 && hang != 0) {
+    if (run->count == sizeof(run->ids) / sizeof(run->ids[0])) { /* not one run's: the oldest */
+      memmove(run->ids, run->ids + 1, --run->count * sizeof(run->ids[0]));
+      c->open_unknown[side]++, c->hangs[side]++;
+    }
+    run->ids[run->count++] = hang;
+  } else if (strcmp(type, "hang_ended") == 0 && hang != 0) {
+    for (size_t i = 0; i < run->count; i++)
+      if (run->ids[i] == hang) {
+        memmove(run->ids + i, run->ids + i + 1, (run->count - i - 1) * sizeof(run->ids[0]));
+        run->count--;
+        break;
+      }
+  }
+  return 0;
+}
+
+static int add_line(lagscope__compare *c, int side, open_hangs *run, const char *line) {
   cJSON *o = cJSON_Parse(line);
   const char *type = string_of(o, "type");
   int rc = type == NULL ? 1 : strcmp(type, "hang_ended") == 0 ? add_hang(c, side, o) : 0;
   if (type != NULL && strcmp(type, "run_started") == 0) add_run(c, side, o);
+  if (type != NULL && rc >= 0 && track_open(c, side, run, type, o) != 0) rc = -1;
   if (type != NULL && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "seq")))
     c->events[side]++; /* an event of lagscope's: a run, even one without run_started */
   cJSON_Delete(o);
@@ -203,20 +268,20 @@ static int read_events(lagscope__compare *c, int side, int fd, const char *path,
                        size_t why_size) {
   char *text = read_all(fd, path, why, why_size);
   if (text == NULL) return -1;
-  for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
+  open_hangs run = {0};
+  int rc = 0;
+  for (char *line = text, *next; rc >= 0 && line != NULL && *line != '\0'; line = next) {
     next = strchr(line, '\n');
     if (next != NULL) *next++ = '\0';
     if (line[0] == '\0') continue;
-    int rc = strlen(line) > LINE_MAX_BYTES ? 1 : add_line(c, side, line);
-    if (rc < 0) {
-      free(text);
-      snprintf(why, why_size, "%s: no memory", path);
-      return -1;
-    }
-    c->skipped[side] += (size_t)rc;
+    rc = strlen(line) > LINE_MAX_BYTES ? 1 : add_line(c, side, &run, line);
+    if (rc > 0) c->skipped[side] += (size_t)rc;
   }
+  if (rc >= 0) rc = flush_open(c, side, &run);
+  free(run.report_dir);
   free(text);
-  return 0;
+  if (rc < 0) snprintf(why, why_size, "%s: no memory", path);
+  return rc < 0 ? -1 : 0;
 }
 
 static int has_suffix(const char *name, const char *suffix) {
@@ -371,6 +436,9 @@ void lagscope__compare_table(FILE *out, const lagscope__compare *c,
     if (c->skipped[side] > 0)
       fprintf(out, "  (%s: %zu lines or files were not lagscope's hangs: skipped)\n",
               side == 0 ? "baseline" : "this run", c->skipped[side]);
+    if (c->open_unknown[side] > 0)
+      fprintf(out, "  (%s: %zu hangs not ended whose report was not found: not compared)\n",
+              side == 0 ? "baseline" : "this run", c->open_unknown[side]);
     if (c->unsigned_hangs[side] > 0)
       fprintf(out, "  (%s: %zu hangs without a signature, from an older lagscope: not compared)\n",
               side == 0 ? "baseline" : "this run", c->unsigned_hangs[side]);

@@ -40,6 +40,7 @@ typedef struct lagscope__compare {
    * id), lines that are events of lagscope's, hang reports, hangs. A side with none holds no
    * run. */
   size_t runs[2], events[2], reports[2], hangs[2];
+  size_t open_unknown[2]; /* hangs not ended (hang_began alone) whose report was not found */
   char run_id[2][64];  /* the first run_started's id, or "" */
 } lagscope__compare;
 

@@ -331,28 +331,11 @@ static int wait_program(pid_t pid, lagscope__run_stops *stops) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* This run's hangs not ended (killed or timed out during them), by the signature of their
- * report's last rewrite: over any budget, never "fixed". A hang whose report was not found has
- * no signature: counted apart, as the table says. 0, or -1 with why (no memory). */
-static int add_open_hangs(lagscope__compare *c, const lagscope__run_verdict *v, char *why,
-                          size_t why_size) {
-  for (size_t i = 0; i < v->count; i++) {
-    const lagscope__run_hang *h = &v->hangs[i];
-    if (h->ended) continue;
-    if (lagscope__compare_add_open(c, 1, h->signature, h->label[0] ? h->label : h->cause,
-                                   h->duration_ms) != 0) {
-      snprintf(why, why_size, "no memory");
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* With --baseline: this run's hangs (the channel's hang_ended lines) against the baseline's,
- * by signature; LAGSCOPE_COMPARE_FAILED when a new or regressed one fails, 2 when the baseline
+/* With --baseline: this run's hangs (the channel's hang_ended lines, and a hang not ended by
+ * its report's last rewrite: compare.c) against the baseline's, by signature; LAGSCOPE_COMPARE_FAILED when a new or regressed one fails, 2 when the baseline
  * cannot be read, else status. With --json, the comparison's JSON in *json (allocated). */
-static int compare_with_baseline(const options *o, const char *channel,
-                                 const lagscope__run_verdict *v, int status, char **json) {
+static int compare_with_baseline(const options *o, const char *channel, int status,
+                                 char **json) {
   lagscope__compare_options judge = {
       .tolerance_ms = o->tolerance_ms ? strtod(o->tolerance_ms, NULL) : 250,
       .tolerance_pct = o->tolerance_pct ? strtod(o->tolerance_pct, NULL) : 25,
@@ -360,8 +343,7 @@ static int compare_with_baseline(const options *o, const char *channel,
   lagscope__compare c = {0};
   char why[512];
   if (lagscope__compare_read(&c, 0, o->baseline, why, sizeof(why)) != 0 ||
-      lagscope__compare_read(&c, 1, channel, why, sizeof(why)) != 0 ||
-      add_open_hangs(&c, v, why, sizeof(why)) != 0) {
+      lagscope__compare_read(&c, 1, channel, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: cannot compare: %s\n", why);
     lagscope__compare_free(&c);
     return 2;
@@ -484,7 +466,7 @@ static int tell(const options *o, const channel *ch, const lagscope__run_stops *
   if (o->baseline != NULL && !unwatched) { /* the comparison is the gate: known hangs pass */
     if (!o->quiet) lagscope__run_summary(stderr, &v, program, 0);
     char *comparison = NULL;
-    status = compare_with_baseline(o, ch->path, &v, status, &comparison);
+    status = compare_with_baseline(o, ch->path, status, &comparison);
     status = finish(o, &v, program, status, NULL, comparison);
     free(comparison);
     return status;

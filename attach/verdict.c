@@ -289,6 +289,7 @@ static int take_report(lagscope__run_hang *h, long pid, int dir_fd, const char *
   if (o != NULL && number_member(o, "hang_id") == (double)h->id &&
       number_member(app, "pid") == (double)pid && cJSON_IsObject(cJSON_GetObjectItem(o, "cause"))) {
     rc = take_report_fields(h, o) == 0 ? 1 : -1;
+    h->report_ms = number_member(o, "duration_ms");
     free(h->report_path);
     if (rc == 1 && asprintf(&h->report_path, "%s/%s", dir, name) < 0) h->report_path = NULL;
     if (h->report_path == NULL) rc = -1;
@@ -321,6 +322,20 @@ static int recover_open_hang(lagscope__run_hang *h, const lagscope__run_verdict 
   }
   closedir(dir);
   return rc < 0 ? -1 : 0;
+}
+
+int lagscope__run_find_report(lagscope__run_hang *h, const char *report_dir, long pid) {
+  lagscope__run_verdict v = {.report_dir = (char *)report_dir, .pid = pid};
+  return recover_open_hang(h, &v);
+}
+
+void lagscope__run_hang_clear(lagscope__run_hang *h) {
+  free(h->cause);
+  free(h->own_frames);
+  free(h->label);
+  free(h->report_path);
+  free(h->name);
+  memset(h, 0, sizeof(*h));
 }
 
 int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,

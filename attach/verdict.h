@@ -32,6 +32,7 @@ typedef struct lagscope__run_hang {
   char *report_path;  /* the report on disk, or "" */
   int recovered;      /* not ended: cause, frames and signature read from its report's last
                          rewrite (the hang recorder rewrites it while the hang lasts) */
+  double report_ms;   /* recovered: the duration its report's last rewrite says */
 } lagscope__run_hang;
 
 /* When the program was stopped (SIGSTOP, SIGTSTP: lagscope-run, its parent, sees it stop and
@@ -82,6 +83,12 @@ typedef struct lagscope__run_verdict {
 int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
                                const lagscope__run_stops *stops, lagscope__run_verdict *out);
 void lagscope__run_verdict_free(lagscope__run_verdict *verdict);
+
+/* The report of hang h->id of the program pid in report_dir (as lagscope-run finds a hang not
+ * ended's): its cause, frames, signature, label and last duration (report_ms) into h, and
+ * h->recovered. 0 (found or not), -1 without memory. Allocates: lagscope__run_hang_clear. */
+int lagscope__run_find_report(lagscope__run_hang *h, const char *report_dir, long pid);
+void lagscope__run_hang_clear(lagscope__run_hang *h);
 
 /* Whether lagscope saw none of the loops it hooks in the program (a run_loops line said so):
  * nothing of it was watched. */

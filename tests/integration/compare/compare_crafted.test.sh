@@ -9,6 +9,7 @@
 #    under `timeout`: a timeout fails the test); --junit /dev/stdout into a pipe works.
 # 4. A side that holds no run (an empty file, a JSON or text file not lagscope's, two empty
 #    folders) is exit 2 with the reason (issue 44, item 3; before: exit 0, all "fixed").
+# 5. A hang not ended in an events file counts by its report (issue 44, item 2).
 # Usage: compare_crafted.test.sh LAGSCOPE-COMPARE BOUND-SECONDS
 set -uo pipefail
 compare=$1 bound=$2
@@ -100,4 +101,19 @@ printf '{"type":"run_started"}\n' >"$dir/bare.jsonl"
 expect 0 bare-run "$compare" "$dir/crafted.jsonl" "$dir/bare.jsonl"
 has bare-run.out "0 new, 0 regressed, 1 fixed"
 echo "ok   no run (an empty file, JSON or text not lagscope's, empty folders): exit 2, said"
+# 5. A hang not ended (hang_began alone: the program killed during it) counts by its report in
+# the run's report_dir (run_started), checked inside (pid, hang id): not ended, over any budget,
+# failing. 100 000 hangs begun that never end, their folder /: bounded, counted, not compared.
+mkdir "$dir/reports"
+printf '{"hang_id":1,"state":"in_progress","app":{"pid":77},"duration_ms":1500,"heaviest_stack":[],"cause":{"kind":"sleep","summary":"Slept 1400 ms","label":"sleep · f"},"signature":"00000000000000bb"}' \
+  >"$dir/reports/20261128T000000.000Z-77-1.json"
+printf '{"type":"run_started","run_id":"killed","pid":77,"report_dir":"%s"}\n{"type":"hang_began","seq":1,"hang_id":1}\n' \
+  "$dir/reports" >"$dir/killed.jsonl"
+expect 3 killed "$compare" --budget-ms 100000 "$dir/clean.jsonl" "$dir/killed.jsonl"
+has killed.out "new FAIL        00000000000000bb          0 x 0 ms       1 x 1500 ms  sleep · f (1 not ended: over any budget)"
+awk 'BEGIN { print "{\"type\":\"run_started\",\"run_id\":\"many\",\"pid\":1,\"report_dir\":\"/\"}";
+  for (i = 1; i <= 100000; i++) print "{\"type\":\"hang_began\",\"hang_id\":" i "}" }' >"$dir/open.jsonl"
+expect 0 open-many timeout "$bound" "$compare" "$dir/clean.jsonl" "$dir/open.jsonl"
+has open-many.out "(this run: 100000 hangs not ended whose report was not found: not compared)"
+echo "ok   a hang not ended by its report (over any budget); 100 000 without one: bounded, counted"
 echo "compare_crafted: every check passed"

@@ -82,7 +82,11 @@ has killed.out "not ended: its cause and frames as of its report's last rewrite,
 wellformed killed.xml
 has killed.xml "(not ended: the program ended during it); sleep: Slept "
 has killed.xml "in compare_known_stall (glib_two_stalls.c"
-echo "ok   killed in a hang: its cause and frames in the summary and the JUnit, not ended"
+# lagscope-compare on that run's --events file: the hang (hang_began alone) by its report.
+expect 3 cmp-killed "$compare" "$dir/base.jsonl" "$dir/killed.jsonl"
+grep '^  regressed FAIL' "$dir/cmp-killed.out" | grep -qF "compare_known_stall (1 not ended: over any budget)" ||
+  { cat "$dir/cmp-killed.out"; fail "lagscope-compare: the hang not ended is not a failing regression"; }
+echo "ok   killed in a hang: its cause and frames in the summary, the JUnit and lagscope-compare, not ended"
 
 kill_in_hang against --baseline "$dir/base.jsonl" --junit "$dir/against.xml"
 [ "$(cat "$dir/against.code")" -eq 3 ] || { cat "$dir/against.out"; fail "against: exit $(cat "$dir/against.code"), not 3"; }
