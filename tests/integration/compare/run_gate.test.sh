@@ -2,7 +2,8 @@
 # Issue 44's gate, items 1-4, on real programs:
 # 1. An unwatched program fails: own_loop (a loop of its own, a 900 ms stall) and Debian's
 #    `sleep` get exit 5, said, and a JUnit error; --allow-unwatched gives the program's 0.
-# 2. A hang the program's death cut short (SIGKILL to the program, as a CI job's timeout would)
+# 2. A hang the program's death cut short (SIGKILL to the program; `timeout`'s SIGTERM, as a CI
+#    job's timeout sends)
 #    keeps its cause and own frames from its report's last rewrite, in the summary, the JUnit
 #    and, with --baseline, the comparison, where it is "regressed", failing, never "fixed".
 # 3. lagscope-compare refuses what holds no run (an empty events file, a JSON file that is not
@@ -82,6 +83,14 @@ has killed.out "not ended: its cause and frames as of its report's last rewrite,
 wellformed killed.xml
 has killed.xml "(not ended: the program ended during it); sleep: Slept "
 has killed.xml "in compare_known_stall (glib_two_stalls.c"
+# A CI job's timeout: `timeout` sends SIGTERM to lagscope-run, which passes it on; the program
+# dies of it during its 60 s stall, and the summary still has the cause.
+timeout 10 "$run" "${quiet[@]}" --report-dir "$dir/timeout-reports" -- "$glib" --stall-ms 60000 \
+  >"$dir/timeout.out" 2>&1
+code=$?
+[ "$code" -eq 124 ] || { cat "$dir/timeout.out"; fail "timeout: exit $code, not 124"; }
+has timeout.out "(the program ended during it), sleep: Slept "
+has timeout.out "in compare_known_stall (glib_two_stalls.c"
 # lagscope-compare on that run's --events file: the hang (hang_began alone) by its report.
 expect 3 cmp-killed "$compare" "$dir/base.jsonl" "$dir/killed.jsonl"
 grep '^  regressed FAIL' "$dir/cmp-killed.out" | grep -qF "compare_known_stall (1 not ended: over any budget)" ||
