@@ -33,6 +33,7 @@
 #endif
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -1984,6 +1985,78 @@ static void test_l3afpad_fifo_phases(void) {
   remove_folder();
 }
 
+/* Waits (bounded) until a report in folder, rewritten while its hang lasts, holds text and also. */
+static void await_report_holding(const char *dir, const char *text, const char *also) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  for (;;) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d != NULL && !found && (e = readdir(d)) != NULL) {
+      char path[700];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      size_t n = strlen(e->d_name);
+      found = e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0 &&
+              strstr(read_file(path), text) != NULL && strstr(read_file(path), also) != NULL;
+    }
+    if (d != NULL) closedir(d);
+    if (found) return;
+    CHECK_MSG(spawn_now_ns() < deadline, "no report in %s holds %s after %d ms", dir, text, WAIT_MS);
+    spawn_sleep_ms(50);
+  }
+}
+
+/* A Debian program killed during a hang (issue 44, item 2; a CI job's timeout does this): l3afpad
+ * blocked in read() on a FIFO, SIGKILL once its report on disk says so. lagscope-run's summary
+ * and JUnit still tell the cause and l3afpad's own frames, from the report's last rewrite, and
+ * say it did not end (before: "hang N: 2300 ms (the program ended during it)" alone). */
+static void test_l3afpad_killed_in_hang(void) {
+  skip_without(LAGSCOPE_L3AFPAD_PATH);
+  skip_without(LAGSCOPE_XDOTOOL_PATH);
+  make_folder();
+  with_screen();
+  setenv("XDG_CONFIG_HOME", folder, 1);
+  setenv("XDG_DATA_HOME", folder, 1);
+  setenv("XDG_CACHE_HOME", folder, 1);
+  setenv("GSETTINGS_BACKEND", "memory", 1);
+  char fifo[400], reports[320];
+  snprintf(fifo, sizeof fifo, "%s/fifo_killed.txt", folder);
+  snprintf(reports, sizeof reports, "%s/reports", folder);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  char *extra[] = {"--budget-ms", "500", "--junit", junit, "--report-dir", reports, "--no-hud", NULL};
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window win = await_window(d, "(Untitled)");
+  await_drawn_and_answering();
+  pid_t app = child_of(p.pid);
+  CHECK_MSG(app > 0, "lagscope-run %d has no child", (int)p.pid);
+  int writer = open(fifo, O_RDWR | O_CLOEXEC); /* a writer: l3afpad's open does not wait */
+  CHECK(writer >= 0);
+  l3afpad_open(d, win, fifo);
+  uint64_t in_read = await_blocked_on(app, 1, fifo);
+  sleep_until(in_read + 1500 * 1000000ull); /* a hang over the 500 ms budget */
+  /* The cause, in a rewrite while it lasts: its report in progress names the FIFO. */
+  await_report_holding(reports, "\"state\":\"in_progress\"", "fifo_killed.txt");
+  CHECK(kill(app, SIGKILL) == 0);
+  char err[16384];
+  int code = wait_run(&p, err, sizeof err);
+  printf("killed in its hang: exit %d\n%s", code, err);
+  CHECK_EQ_INT(code, 3); /* over the budget, not ended */
+  CHECK_MSG(strstr(err, "(the program ended during it), over budget, io: Blocked") != NULL, "%s", err);
+  CHECK_MSG(strstr(err, "\n    in l3afpad") != NULL, "no own frames of l3afpad: %s", err);
+  CHECK_MSG(strstr(err, "not ended: its cause and frames as of its report's last rewrite, ") != NULL, "%s", err);
+  const char *xml = read_file(junit);
+  CHECK_MSG(strstr(xml, "(not ended: the program ended during it); io: Blocked") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "<property name=\"not_ended\" value=\"1\"/>") != NULL, "%s", xml);
+  close(writer);
+  XCloseDisplay(d);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 /* ---- the display's rate: read from RandR ------------------------------------------------------- */
 
 #if LAGSCOPE_ATTACH_RANDR
@@ -2105,6 +2178,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_wayland_said),
     TEST_CASE(overlay_stacked_with_its_window),
     TEST_CASE(l3afpad_fifo_phases),
+    TEST_CASE(l3afpad_killed_in_hang),
     TEST_CASE(refresh_from_randr),
 };
 
