@@ -89,7 +89,11 @@ static void usage(FILE *out) {
         "                      (default: frames where the program draws them, else overlay)\n"
         "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
         "  --hud-expanded      the expanded HUD (its graph, stats and last hang)\n"
-        "  --help              this text\n",
+        "  --help              this text\n"
+        "Exit: PROGRAM's status; 3 a hang over the budget (or a failing signature); 2 bad\n"
+        "usage, or lagscope did not start in PROGRAM; 4 the channel failed; 5 PROGRAM exited 0\n"
+        "but no loop lagscope hooks was seen (not watched); 1 a result file not written;\n"
+        "127 PROGRAM cannot be run. docs/guide.md, \"In CI\".\n",
         out);
 }
 
