@@ -96,6 +96,13 @@ static const char *string_of(const cJSON *o, const char *name) {
   return cJSON_IsString(item) ? item->valuestring : NULL;
 }
 
+/* A run's id as the table shows it: printable ASCII only, cut to fit. */
+static void set_run_id(char out[64], const char *id) {
+  size_t n = 0;
+  for (; id[n] != '\0' && n < 63; n++) out[n] = id[n] > 0x20 && id[n] < 0x7f ? id[n] : '?';
+  out[n] = '\0';
+}
+
 /* A hang (an event or a report: both carry these members). 0 when added or not a hang, 1 when
  * skipped as bad, -1 without memory. */
 static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
@@ -106,9 +113,11 @@ static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
     return 1;
   if (signature == NULL) {
     c->unsigned_hangs[side]++;
+    c->hangs[side]++;
     return 0;
   }
   if (!is_signature(signature)) return 1;
+  c->hangs[side]++;
   lagscope__compare_group *g = group_for(c, signature);
   if (g == NULL) return -1;
   const cJSON *cause = cJSON_GetObjectItemCaseSensitive(o, "cause");
@@ -118,14 +127,107 @@ static int add_hang(lagscope__compare *c, int side, const cJSON *o) {
   g->count[side]++;
   g->total_ms[side] += duration->valuedouble;
   if (duration->valuedouble > g->max_ms[side]) g->max_ms[side] = duration->valuedouble;
+  const char *state = string_of(o, "state");
+  if (state != NULL && strcmp(state, "in_progress") == 0) g->open[side]++; /* never ended */
   return 0;
 }
 
+int lagscope__compare_add_open(lagscope__compare *c, int side, const char *signature,
+                               const char *what, double duration_ms) {
+  if (!is_signature(signature)) {
+    c->unsigned_hangs[side]++;
+    return 0;
+  }
+  lagscope__compare_group *g = group_for(c, signature);
+  if (g == NULL) return -1;
+  if (g->what[0] == '\0' && what != NULL) set_what(g, what);
+  if (!(duration_ms >= 0 && duration_ms <= 1e9)) duration_ms = 0;
+  g->count[side]++;
+  g->open[side]++;
+  g->total_ms[side] += duration_ms;
+  if (duration_ms > g->max_ms[side]) g->max_ms[side] = duration_ms;
+  return 0;
+}
+
+/* A run_started line (lagscope-run's preload: the run's first line): its id kept. */
+static void add_run(lagscope__compare *c, int side, const cJSON *o) {
+  const char *id = string_of(o, "run_id");
+  if (c->runs[side]++ == 0 && id != NULL) set_run_id(c->run_id[side], id);
+}
+
 /* One line of an events file: hang_ended events count; other events are no hang. */
-static int add_line(lagscope__compare *c, int side, const char *line) {
+/* The hangs of an events file's current run that began and have not ended, and where that
+ * run's reports are (its run_started line): at the run's end (the next run_started, or the
+ * file's end) each is looked for in its report, as lagscope-run does for a hang not ended. */
+#define OPEN_LOOKUPS_MAX 256 /* reports looked for per side: a run has at most one open hang */
+typedef struct open_hangs {
+  long pid;
+  char *report_dir;
+  uint64_t ids[16];
+  size_t count, looked_up;
+} open_hangs;
+
+/* Each open hang by its report: under its signature, not ended; else counted apart. 0, or -1
+ * without memory. */
+static int flush_open(lagscope__compare *c, int side, open_hangs *run) {
+  int rc = 0;
+  for (size_t i = 0; i < run->count && rc == 0; i++) {
+    lagscope__run_hang h = {.id = run->ids[i]};
+    if (run->report_dir != NULL && run->looked_up++ < OPEN_LOOKUPS_MAX &&
+        lagscope__run_find_report(&h, run->report_dir, run->pid) != 0)
+      rc = -1;
+    else if (h.recovered && h.signature[0] != '\0')
+      rc = lagscope__compare_add_open(c, side, h.signature, h.label[0] ? h.label : h.cause,
+                                      h.report_ms);
+    else
+      c->open_unknown[side]++, c->hangs[side]++;
+    lagscope__run_hang_clear(&h);
+  }
+  run->count = 0;
+  return rc;
+}
+
+/* hang_began, hang_ended and run_started as they open and close hangs. 0, or -1 without
+ * memory. */
+static int track_open(lagscope__compare *c, int side, open_hangs *run, const char *type,
+                      const cJSON *o) {
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "hang_id");
+  uint64_t hang = cJSON_IsNumber(id) && id->valuedouble >= 1 && id->valuedouble < 1e15
+                      ? (uint64_t)id->valuedouble : 0;
+  if (strcmp(type, "run_started") == 0) {
+    if (flush_open(c, side, run) != 0) return -1;
+    const char *dir = string_of(o, "report_dir");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
+    free(run->report_dir);
+    run->report_dir = dir != NULL ? strdup(dir) : NULL;
+    run->pid = cJSON_IsNumber(pid) && pid->valuedouble >= 1 && pid->valuedouble < 1e9
+                   ? (long)pid->valuedouble : 0;
+    if (dir != NULL && run->report_dir == NULL) return -1;
+  } else if (strcmp(type, "hang_began") == 0 && hang != 0) {
+    if (run->count == sizeof(run->ids) / sizeof(run->ids[0])) { /* not one run's: the oldest */
+      memmove(run->ids, run->ids + 1, --run->count * sizeof(run->ids[0]));
+      c->open_unknown[side]++, c->hangs[side]++;
+    }
+    run->ids[run->count++] = hang;
+  } else if (strcmp(type, "hang_ended") == 0 && hang != 0) {
+    for (size_t i = 0; i < run->count; i++)
+      if (run->ids[i] == hang) {
+        memmove(run->ids + i, run->ids + i + 1, (run->count - i - 1) * sizeof(run->ids[0]));
+        run->count--;
+        break;
+      }
+  }
+  return 0;
+}
+
+static int add_line(lagscope__compare *c, int side, open_hangs *run, const char *line) {
   cJSON *o = cJSON_Parse(line);
   const char *type = string_of(o, "type");
   int rc = type == NULL ? 1 : strcmp(type, "hang_ended") == 0 ? add_hang(c, side, o) : 0;
+  if (type != NULL && strcmp(type, "run_started") == 0) add_run(c, side, o);
+  if (type != NULL && rc >= 0 && track_open(c, side, run, type, o) != 0) rc = -1;
+  if (type != NULL && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "seq")))
+    c->events[side]++; /* an event of lagscope's: a run, even one without run_started */
   cJSON_Delete(o);
   return rc;
 }
@@ -138,6 +240,7 @@ static int add_report(lagscope__compare *c, int side, const char *text) {
   int known = state != NULL && (strcmp(state, "ended") == 0 || strcmp(state, "in_progress") == 0 ||
                                 strcmp(state, "ended_by_termination") == 0);
   int rc = known ? add_hang(c, side, o) : 1;
+  c->reports[side] += (size_t)known;
   cJSON_Delete(o);
   return rc;
 }
@@ -165,20 +268,20 @@ static int read_events(lagscope__compare *c, int side, int fd, const char *path,
                        size_t why_size) {
   char *text = read_all(fd, path, why, why_size);
   if (text == NULL) return -1;
-  for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
+  open_hangs run = {0};
+  int rc = 0;
+  for (char *line = text, *next; rc >= 0 && line != NULL && *line != '\0'; line = next) {
     next = strchr(line, '\n');
     if (next != NULL) *next++ = '\0';
     if (line[0] == '\0') continue;
-    int rc = strlen(line) > LINE_MAX_BYTES ? 1 : add_line(c, side, line);
-    if (rc < 0) {
-      free(text);
-      snprintf(why, why_size, "%s: no memory", path);
-      return -1;
-    }
-    c->skipped[side] += (size_t)rc;
+    rc = strlen(line) > LINE_MAX_BYTES ? 1 : add_line(c, side, &run, line);
+    if (rc > 0) c->skipped[side] += (size_t)rc;
   }
+  if (rc >= 0) rc = flush_open(c, side, &run);
+  free(run.report_dir);
   free(text);
-  return 0;
+  if (rc < 0) snprintf(why, why_size, "%s: no memory", path);
+  return rc < 0 ? -1 : 0;
 }
 
 static int has_suffix(const char *name, const char *suffix) {
@@ -225,9 +328,18 @@ int lagscope__compare_read(lagscope__compare *c, int side, const char *path, cha
     if (fd >= 0) close(fd);
     return -1;
   }
-  if (S_ISDIR(st.st_mode)) return read_folder(c, side, fd, path, why, why_size);
-  int rc = read_events(c, side, fd, path, why, why_size);
-  close(fd);
+  int folder = S_ISDIR(st.st_mode);
+  int rc = folder ? read_folder(c, side, fd, path, why, why_size)
+                  : read_events(c, side, fd, path, why, why_size);
+  if (!folder) close(fd);
+  if (rc == 0 && c->runs[side] == 0 && c->events[side] == 0 && c->reports[side] == 0 &&
+      c->hangs[side] == 0) {
+    snprintf(why, why_size, "%s holds no run of lagscope's: %s", path,
+             folder ? "no hang report in it (a clean run leaves none: compare its --events file)"
+                    : "no run_started line, no event, no hang (an empty file, or not lagscope's "
+                      "events: one JSON event a line)");
+    return LAGSCOPE_COMPARE_NO_RUN;
+  }
   return rc;
 }
 
@@ -270,7 +382,8 @@ size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_opt
                 : grew(g, o)       ? LAGSCOPE__COMPARE_REGRESSED
                                    : LAGSCOPE__COMPARE_UNCHANGED;
     int worse = g->status == LAGSCOPE__COMPARE_NEW || g->status == LAGSCOPE__COMPARE_REGRESSED;
-    g->failing = worse && (o->budget_ms == 0 || g->max_ms[1] > o->budget_ms);
+    /* A hang not ended lasted at least its time: over any budget. */
+    g->failing = worse && (o->budget_ms == 0 || g->max_ms[1] > o->budget_ms || g->open[1] > 0);
     failing += (size_t)g->failing;
   }
   if (c->count > 1) qsort(c->groups, c->count, sizeof(c->groups[0]), by_weight);
@@ -311,13 +424,21 @@ void lagscope__compare_table(FILE *out, const lagscope__compare *c,
              g->failing ? " FAIL" : "");
     snprintf(base, sizeof(base), "%u x %.0f ms", g->count[0], g->total_ms[0]);
     snprintf(now, sizeof(now), "%u x %.0f ms", g->count[1], g->total_ms[1]);
-    fprintf(out, "  %-15s %-16s %17s %17s  %s\n", status, g->signature, base, now,
+    fprintf(out, "  %-15s %-16s %17s %17s  %s", status, g->signature, base, now,
             g->what[0] != '\0' ? g->what : "?");
+    if (g->open[1] > 0) fprintf(out, " (%u not ended: over any budget)", g->open[1]);
+    fputc('\n', out);
   }
+  if (c->run_id[0][0] != '\0' || c->run_id[1][0] != '\0')
+    fprintf(out, "  (baseline: run %s; this run: run %s)\n",
+            c->run_id[0][0] ? c->run_id[0] : "?", c->run_id[1][0] ? c->run_id[1] : "?");
   for (int side = 0; side < 2; side++) {
     if (c->skipped[side] > 0)
       fprintf(out, "  (%s: %zu lines or files were not lagscope's hangs: skipped)\n",
               side == 0 ? "baseline" : "this run", c->skipped[side]);
+    if (c->open_unknown[side] > 0)
+      fprintf(out, "  (%s: %zu hangs not ended whose report was not found: not compared)\n",
+              side == 0 ? "baseline" : "this run", c->open_unknown[side]);
     if (c->unsigned_hangs[side] > 0)
       fprintf(out, "  (%s: %zu hangs without a signature, from an older lagscope: not compared)\n",
               side == 0 ? "baseline" : "this run", c->unsigned_hangs[side]);
@@ -329,6 +450,8 @@ static void failure_message(FILE *out, const lagscope__compare_group *g,
   fprintf(out, "%s: %u hang%s, %.0f ms in all (baseline: %u, %.0f ms), the longest %.0f ms",
           lagscope__compare_status_name(g->status), g->count[1], g->count[1] == 1 ? "" : "s",
           g->total_ms[1], g->count[0], g->total_ms[0], g->max_ms[1]);
+  if (g->open[1] > 0)
+    fprintf(out, "; %u not ended (the program ended during it: over any budget)", g->open[1]);
   if (o->budget_ms > 0) fprintf(out, " (budget %u ms)", o->budget_ms);
 }
 
@@ -346,11 +469,18 @@ int lagscope__compare_junit(const char *path, const lagscope__compare *c,
     fprintf(out, "    <testcase classname=\"lagscope.signatures\" name=\"%s ", g->signature);
     lagscope__run_put_xml(out, g->what);
     fprintf(out, "\" time=\"%.3f\">\n", g->total_ms[1] / 1000.0);
+
     if (g->failing) {
       fprintf(out, "      <failure message=\"");
       failure_message(out, g, o);
       fprintf(out, "\"/>\n");
     }
+    /* After the failure: the lines of before keep their order (a script may read the line
+     * before <failure> as its testcase's). */
+    fprintf(out, "      <properties>\n        <property name=\"signature\" value=\"%s\"/>\n"
+            "        <property name=\"status\" value=\"%s\"/>\n"
+            "        <property name=\"not_ended\" value=\"%u\"/>\n      </properties>\n",
+            g->signature, lagscope__compare_status_name(g->status), g->open[1]);
     fprintf(out, "      <system-out>%s: baseline %u × %.0f ms, this run %u × %.0f ms</system-out>\n",
             lagscope__compare_status_name(g->status), g->count[0], g->total_ms[0], g->count[1],
             g->total_ms[1]);
@@ -401,5 +531,48 @@ int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
     fprintf(out, " | %u × %.0f ms | %u × %.0f ms | %+.0f ms |\n", g->count[0], g->total_ms[0],
             g->count[1], g->total_ms[1], g->total_ms[1] - g->total_ms[0]);
   }
+  return lagscope__output_close(out, why, why_size);
+}
+
+static void put_side(FILE *out, const lagscope__compare_group *g, int side) {
+  fprintf(out, "{\"count\":%u,\"total_ms\":%.3f,\"max_ms\":%.3f,\"not_ended\":%u}", g->count[side],
+          g->total_ms[side], g->max_ms[side], g->open[side]);
+}
+
+void lagscope__compare_json_object(FILE *out, const lagscope__compare *c,
+                                   const lagscope__compare_options *o) {
+  size_t failing = 0;
+  for (size_t i = 0; i < c->count; i++) failing += (size_t)c->groups[i].failing;
+  fprintf(out, "{\"tolerance_ms\":%g,\"tolerance_pct\":%g,\"budget_ms\":%u,\"runs\":{\"baseline\":",
+          o->tolerance_ms, o->tolerance_pct, o->budget_ms);
+  lagscope__put_json_string(out, c->run_id[0]);
+  fputs(",\"this_run\":", out);
+  lagscope__put_json_string(out, c->run_id[1]);
+  fprintf(out, "},\"failing\":%zu,\"new\":%zu,\"regressed\":%zu,\"fixed\":%zu,\"unchanged\":%zu,"
+          "\"skipped\":[%zu,%zu],\"unsigned_hangs\":[%zu,%zu],\"signatures\":[",
+          failing, with_status(c, LAGSCOPE__COMPARE_NEW), with_status(c, LAGSCOPE__COMPARE_REGRESSED),
+          with_status(c, LAGSCOPE__COMPARE_FIXED), with_status(c, LAGSCOPE__COMPARE_UNCHANGED),
+          c->skipped[0], c->skipped[1], c->unsigned_hangs[0], c->unsigned_hangs[1]);
+  for (size_t i = 0; i < c->count; i++) {
+    const lagscope__compare_group *g = &c->groups[i];
+    fprintf(out, "%s{\"signature\":\"%s\",\"status\":\"%s\",\"failing\":%s,\"what\":", i ? "," : "",
+            g->signature, lagscope__compare_status_name(g->status), g->failing ? "true" : "false");
+    lagscope__put_json_string(out, g->what);
+    fputs(",\"baseline\":", out);
+    put_side(out, g, 0);
+    fputs(",\"this_run\":", out);
+    put_side(out, g, 1);
+    fputc('}', out);
+  }
+  fputs("]}", out);
+}
+
+int lagscope__compare_json(const char *path, const lagscope__compare *c,
+                           const lagscope__compare_options *o, char *why, size_t why_size) {
+  FILE *out = lagscope__output_open(path, why, why_size);
+  if (out == NULL) return -1;
+  fputs("{\"tool\":\"lagscope-compare\",\"comparison\":", out);
+  lagscope__compare_json_object(out, c, o);
+  fputs("}\n", out);
   return lagscope__output_close(out, why, why_size);
 }

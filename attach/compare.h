@@ -24,6 +24,8 @@ typedef struct lagscope__compare_group {
   char what[160];      /* the cause's label ("sleep · demo_stall_sleep"), else its kind */
   uint32_t count[2];   /* hangs of it in the baseline [0] and this run [1] */
   double total_ms[2], max_ms[2];
+  uint32_t open[2];    /* of them, hangs not ended (the program killed or timed out during
+                          them; a report left in_progress): over any budget, never fixed */
   lagscope__compare_status status;
   int failing;         /* new or regressed, and over the budget */
 } lagscope__compare_group;
@@ -34,6 +36,12 @@ typedef struct lagscope__compare {
   size_t *index, index_size; /* groups by signature (compare.c); NULL after the sort */
   size_t skipped[2];   /* lines or files that were not a hang of lagscope's, skipped */
   size_t unsigned_hangs[2]; /* hangs without a signature (written before lagscope had them) */
+  /* What says each side holds a run: its run_started lines (lagscope-run's, with the run's
+   * id), lines that are events of lagscope's, hang reports, hangs. A side with none holds no
+   * run. */
+  size_t runs[2], events[2], reports[2], hangs[2];
+  size_t open_unknown[2]; /* hangs not ended (hang_began alone) whose report was not found */
+  char run_id[2][64];  /* the first run_started's id, or "" */
 } lagscope__compare;
 
 typedef struct lagscope__compare_options {
@@ -44,10 +52,18 @@ typedef struct lagscope__compare_options {
 } lagscope__compare_options;
 
 /* Adds the hangs at path (an events file or a report folder; side 0 the baseline, 1 this run).
- * Counted hangs only (an idle one is not), ended or ended by the program's end. 0, or -1 with
- * a sentence in why (unreadable, not a file or folder, no memory); what was read stays. */
+ * Counted hangs only (an idle one is not), ended or ended by the program's end. 0; -1 with a
+ * sentence in why (unreadable, not a file or folder, no memory); LAGSCOPE_COMPARE_NO_RUN with
+ * one when path holds no run (an empty file or folder, a file not lagscope's: "no data" is
+ * not a clean run). What was read stays. */
+#define LAGSCOPE_COMPARE_NO_RUN (-2)
 int lagscope__compare_read(lagscope__compare *c, int side, const char *path, char *why,
                            size_t why_size);
+/* Adds a hang not ended of side's run (lagscope-run: the program killed during it), by the
+ * signature of its report's last rewrite ("" or not one: counted without a signature). 0, or
+ * -1 without memory. Allocates. */
+int lagscope__compare_add_open(lagscope__compare *c, int side, const char *signature,
+                               const char *what, double duration_ms);
 /* Marks each group and whether it fails; returns how many fail. */
 size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_options *o);
 /* The table, one line per signature, the failing and changed ones first. */
@@ -61,6 +77,14 @@ int lagscope__compare_junit(const char *path, const lagscope__compare *c,
  * HTML; 0 or -1 with a sentence in why. */
 int lagscope__compare_markdown(const char *path, const lagscope__compare *c,
                                const lagscope__compare_options *o, char *why, size_t why_size);
+/* The comparison as one JSON object (lagscope-compare --json, and lagscope-run --json's
+ * "comparison"): the options, both runs' ids, the counts, and per signature its status, whether
+ * it fails, its label and each side's count, total, longest and hangs not ended. */
+void lagscope__compare_json_object(FILE *out, const lagscope__compare *c,
+                                   const lagscope__compare_options *o);
+/* That object, alone, to the file at path; 0 or -1 with a sentence in why. */
+int lagscope__compare_json(const char *path, const lagscope__compare *c,
+                           const lagscope__compare_options *o, char *why, size_t why_size);
 void lagscope__compare_free(lagscope__compare *c);
 
 /* The status's word: "unchanged", "new", "regressed", "fixed". */

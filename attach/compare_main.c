@@ -2,7 +2,7 @@
  * signature: each of A and B an events file (lagscope-run --events, the demo's --events jsonl)
  * or a folder of hang reports. Prints the table; --junit and --summary-md write it for CI.
  * Exit: 0, 3 when a new or regressed signature is over the budget, 2 for a bad option or a
- * side that cannot be read. docs/guide.md, "Comparing two runs". */
+ * side that cannot be read or holds no run. docs/guide.md, "Comparing two runs". */
 #include "compare.h"
 
 #include <errno.h>
@@ -19,8 +19,10 @@ static void usage(FILE *out) {
         "                      this run is longer than N ms (default 0: every one fails)\n"
         "  --junit FILE        write JUnit XML, one testcase per signature\n"
         "  --summary-md FILE   write a Markdown table (a CI job's summary)\n"
+        "  --json FILE         write the comparison as JSON (for scripts)\n"
         "  --help              this text\n"
-        "Exit: 0; 3 when a new or regressed signature fails; 2 for bad usage or input.\n",
+        "Exit: 0; 3 when a new or regressed signature fails; 2 for bad usage or input, or a\n"
+        "side that holds no run (an empty file or folder, a file not lagscope's).\n",
         out);
 }
 
@@ -45,7 +47,7 @@ static int number(const char *name, const char *text, double max, double *out) {
 
 typedef struct compare_options {
   lagscope__compare_options judge;
-  const char *junit, *summary_md, *sides[2];
+  const char *junit, *summary_md, *json, *sides[2];
 } compare_options;
 
 static int parse(int argc, char **argv, compare_options *o) {
@@ -66,6 +68,7 @@ static int parse(int argc, char **argv, compare_options *o) {
     double n;
     if (strcmp(a, "--junit") == 0) o->junit = v;
     else if (strcmp(a, "--summary-md") == 0) o->summary_md = v;
+    else if (strcmp(a, "--json") == 0) o->json = v;
     else if (strcmp(a, "--tolerance-ms") == 0) {
       if (number(a, v, 3600000, &o->judge.tolerance_ms)) return 2;
     } else if (strcmp(a, "--tolerance-pct") == 0) {
@@ -87,8 +90,9 @@ int main(int argc, char **argv) {
   lagscope__compare c = {0};
   char why[512];
   for (int side = 0; side < 2; side++)
-    if (lagscope__compare_read(&c, side, o.sides[side], why, sizeof(why)) != 0) {
-      fprintf(stderr, "lagscope-compare: cannot read %s\n", why);
+    if ((rc = lagscope__compare_read(&c, side, o.sides[side], why, sizeof(why))) != 0) {
+      fprintf(stderr, "lagscope-compare: %s%s (exit 2)\n",
+              rc == LAGSCOPE_COMPARE_NO_RUN ? "no run to compare: " : "cannot read ", why);
       lagscope__compare_free(&c);
       return 2;
     }
@@ -104,6 +108,10 @@ int main(int argc, char **argv) {
   if (o.summary_md != NULL &&
       lagscope__compare_markdown(o.summary_md, &c, &o.judge, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-compare: cannot write --summary-md %s: %s\n", o.summary_md, why);
+    rc = 2;
+  }
+  if (o.json != NULL && lagscope__compare_json(o.json, &c, &o.judge, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-compare: cannot write --json %s: %s\n", o.json, why);
     rc = 2;
   }
   lagscope__compare_free(&c);

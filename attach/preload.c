@@ -283,6 +283,35 @@ static void write_not_started(const char *type, const char *why) {
   lagscope__dealloc(text);
 }
 
+/* The run's first line, to the channel and --events: {"type":"run_started"} with lagscope-run's
+ * id of the run, this process's pid, its name and the folder its hang reports go to (made
+ * absolute), so that a file of a run that had no hang still says which run it is, and
+ * lagscope-run finds the report of a hang the program's end cut short. Main thread, before
+ * main(). */
+static void write_started(const lagscope_config *config, const char *run_id) {
+  if (channel_path[0] == '\0' && events_path[0] == '\0') return;
+  char name[64], dir[SETTING_MAX], cwd[PATH_MAX], absolute[SETTING_MAX + PATH_MAX + 2];
+  lagscope__app_name(config, name, sizeof(name));
+  lagscope__report_dir(config, name, dir, sizeof(dir));
+  if (dir[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
+    snprintf(absolute, sizeof(absolute), "%s/%s", cwd, dir);
+  else
+    snprintf(absolute, sizeof(absolute), "%s", dir);
+  lagscope__json_writer w = {0};
+  lagscope__jw_begin_object(&w, NULL);
+  lagscope__jw_string(&w, "type", "run_started");
+  lagscope__jw_string(&w, "run_id", run_id);
+  lagscope__jw_i64(&w, "pid", (int64_t)getpid());
+  lagscope__jw_string(&w, "name", name);
+  lagscope__jw_string(&w, "report_dir", absolute);
+  lagscope__jw_end_object(&w);
+  char *text = lagscope__jw_finish(&w);
+  if (text == NULL) return;
+  if (events_path[0] != '\0') append_event(events_path, text);
+  if (channel_path[0] != '\0') append_channel(text);
+  lagscope__dealloc(text);
+}
+
 /* At exit, before any library's destructor: the events published so far are delivered. The
  * overlay stops with lagscope, first (it is the library's consumer), waiting at most a second
  * for an X server that does not answer. */
@@ -333,6 +362,8 @@ __attribute__((constructor)) static void preload_start(void) {
   /* The auto-start's rule, as on Apple: LAGSCOPE_AUTOSTART=0 keeps lagscope out of this run. */
   take_setting("LAGSCOPE_RUN_EVENTS", events_path, sizeof(events_path));
   take_setting("LAGSCOPE_RUN_CHANNEL", channel_path, sizeof(channel_path));
+  char run_id[64] = "";
+  take_setting("LAGSCOPE_RUN_ID", run_id, sizeof(run_id));
   char why[200];
   if (attach_channel(why, sizeof(why)) != 0) /* lagscope-run then fails the run, saying why */
     fprintf(stderr, "lagscope-preload: lagscope-run's channel: %s\n", why);
@@ -375,6 +406,7 @@ __attribute__((constructor)) static void preload_start(void) {
   config.log = log_line;
 
   pthread_atfork(NULL, NULL, forget_in_child);
+  write_started(&config, run_id);
   /* None seen yet, said now: a program that ends with _exit (a shell's exit does) before the
    * first event still tells lagscope-run that it showed no loop. */
   write_loops();

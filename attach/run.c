@@ -5,7 +5,9 @@
  * hangs come back through a channel file in a private temporary folder (channel.h). The exit
  * status is the program's (128 + N when signal N ended it), 3 with --budget-ms when a hang was
  * longer, 2 for a bad option or when lagscope could not watch the program (it did not start in
- * it: the reason is said), 4 when the channel failed (said), 127 when PROGRAM cannot be run. */
+ * it: the reason is said), 4 when the channel failed (said), 5 when the program exited 0 but
+ * lagscope saw none of the loops it hooks (said; --allow-unwatched: expected), 127 when
+ * PROGRAM cannot be run. */
 #define _GNU_SOURCE
 #include "channel.h"
 #include "compare.h"
@@ -39,10 +41,12 @@ typedef struct options {
   const char *junit;
   const char *baseline;   /* --baseline: compare this run's hangs with it by signature */
   const char *summary_md; /* with --baseline: the comparison as Markdown */
+  const char *json;       /* --json: the run (and comparison) as JSON for scripts */
   const char *tolerance_ms, *tolerance_pct;
   uint32_t budget_ms;
   int64_t budget_startup_ms; /* -1: as budget_ms */
   int no_server, quiet, no_hud, hud_expanded;
+  int allow_unwatched; /* a program with no loop lagscope hooks is expected: no exit 5 */
   const char *hud_corner; /* "0".."3", lagscope_hud_corner */
   const char *hud_mode;   /* "1" frame, "2" overlay (hud/linux/x11_overlay.h); NULL: auto */
   char **program; /* PROGRAM and its arguments, NULL-terminated */
@@ -73,6 +77,11 @@ static void usage(FILE *out) {
         "  --tolerance-ms N    with --baseline: a signature's total may grow by N ms (250)\n"
         "  --tolerance-pct P   and by P % of the baseline's (25) and stay unchanged\n"
         "  --summary-md FILE   with --baseline: the comparison as Markdown (a CI summary)\n"
+        "  --json FILE         write the run as JSON to FILE: exit status, each hang's\n"
+        "                      name, signature, cause, frames, report (with --baseline:\n"
+        "                      the comparison too)\n"
+        "  --allow-unwatched   a program in which lagscope sees no GLib, SDL2, GL or Xlib\n"
+        "                      loop is expected: its status, not exit 5\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
         "  --no-hud            no HUD at all (neither in frames nor in an overlay window)\n"
         "  --hud-mode M        frame: the HUD in OpenGL and SDL frames only; overlay: in a\n"
@@ -80,7 +89,11 @@ static void usage(FILE *out) {
         "                      (default: frames where the program draws them, else overlay)\n"
         "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
         "  --hud-expanded      the expanded HUD (its graph, stats and last hang)\n"
-        "  --help              this text\n",
+        "  --help              this text\n"
+        "Exit: PROGRAM's status; 3 a hang over the budget (or a failing signature); 2 bad\n"
+        "usage, or lagscope did not start in PROGRAM; 4 the channel failed; 5 PROGRAM exited 0\n"
+        "but no loop lagscope hooks was seen (not watched); 1 a result file not written;\n"
+        "127 PROGRAM cannot be run. docs/guide.md, \"In CI\".\n",
         out);
 }
 
@@ -132,6 +145,7 @@ static int parse_options(int argc, char **argv, options *o) {
     if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
     if (strcmp(a, "--no-hud") == 0) { o->no_hud = 1; continue; }
     if (strcmp(a, "--hud-expanded") == 0) { o->hud_expanded = 1; continue; }
+    if (strcmp(a, "--allow-unwatched") == 0) { o->allow_unwatched = 1; continue; }
     const char **slot = strcmp(a, "--events") == 0       ? &o->events
                         : strcmp(a, "--report-dir") == 0 ? &o->report_dir
                         : strcmp(a, "--port") == 0       ? &o->port
@@ -141,6 +155,7 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--junit") == 0      ? &o->junit
                         : strcmp(a, "--baseline") == 0   ? &o->baseline
                         : strcmp(a, "--summary-md") == 0 ? &o->summary_md
+                        : strcmp(a, "--json") == 0       ? &o->json
                         : strcmp(a, "--tolerance-ms") == 0 ? &o->tolerance_ms
                         : strcmp(a, "--tolerance-pct") == 0 ? &o->tolerance_pct
                                                          : NULL;
@@ -234,6 +249,12 @@ static int prepare_environment(const options *o, const char *preload, const chan
            (unsigned long long)ch->count_st.st_dev, (unsigned long long)ch->count_st.st_ino);
   snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)ch->file_st.st_dev,
            (unsigned long long)ch->file_st.st_ino);
+  char run_id[64];
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  snprintf(run_id, sizeof(run_id), "%lld.%09ld-%ld", (long long)now.tv_sec, now.tv_nsec,
+           (long)getpid());
+  rc |= set("LAGSCOPE_RUN_ID", run_id);
   rc |= set("LAGSCOPE_RUN_CHANNEL", ch->path);
   rc |= set("LAGSCOPE_RUN_CHANNEL_ID", id);
   rc |= set("LAGSCOPE_RUN_STATUS", status);
@@ -314,10 +335,11 @@ static int wait_program(pid_t pid, lagscope__run_stops *stops) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* With --baseline: this run's hangs (the channel's hang_ended lines) against the baseline's,
- * by signature; LAGSCOPE_COMPARE_FAILED when a new or regressed one fails, 2 when the baseline
- * cannot be read, else status. */
-static int compare_with_baseline(const options *o, const char *channel, int status) {
+/* With --baseline: this run's hangs (the channel's hang_ended lines, and a hang not ended by
+ * its report's last rewrite: compare.c) against the baseline's, by signature; LAGSCOPE_COMPARE_FAILED when a new or regressed one fails, 2 when the baseline
+ * cannot be read, else status. With --json, the comparison's JSON in *json (allocated). */
+static int compare_with_baseline(const options *o, const char *channel, int status,
+                                 char **json) {
   lagscope__compare_options judge = {
       .tolerance_ms = o->tolerance_ms ? strtod(o->tolerance_ms, NULL) : 250,
       .tolerance_pct = o->tolerance_pct ? strtod(o->tolerance_pct, NULL) : 25,
@@ -332,6 +354,15 @@ static int compare_with_baseline(const options *o, const char *channel, int stat
   }
   size_t failing = lagscope__compare_judge(&c, &judge);
   lagscope__compare_table(stderr, &c, &judge);
+  size_t json_size;
+  FILE *json_out = o->json != NULL ? open_memstream(json, &json_size) : NULL;
+  if (json_out != NULL) {
+    lagscope__compare_json_object(json_out, &c, &judge);
+    if (fclose(json_out) != 0) {
+      free(*json);
+      *json = NULL;
+    }
+  }
   if (o->junit != NULL && lagscope__compare_junit(o->junit, &c, &judge, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
@@ -380,6 +411,21 @@ static const char *channel_failure(const channel *ch, const lagscope__run_verdic
   return why;
 }
 
+/* The end of tell: --json written (the run, error: why there is no verdict, comparison: the
+ * comparison's JSON), the verdict freed; the exit status (1 when the file could not be
+ * written and nothing else failed). */
+static int finish(const options *o, lagscope__run_verdict *v, const char *program, int status,
+                  const char *error, const char *comparison) {
+  char why[512];
+  if (o->json != NULL && lagscope__run_json(o->json, v, program, o->budget_ms, status, error,
+                                            comparison, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-run: cannot write --json %s: %s\n", o->json, why);
+    if (status == 0) status = 1;
+  }
+  lagscope__run_verdict_free(v);
+  return status;
+}
+
 /* Tells what the channel holds; the exit status. */
 static int tell(const options *o, const channel *ch, const lagscope__run_stops *stops,
                 int status) {
@@ -390,47 +436,57 @@ static int tell(const options *o, const channel *ch, const lagscope__run_stops *
   if (lagscope__run_verdict_read(ch->path, monotonic_ns(), stops, &v) != 0)
     fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
   v.startup_budget_ms = o->budget_startup_ms;
-  /* A run whose hangs did not all come back passes no gate: its "no hang" would be a lie. */
-  char why[PATH_MAX + 256];
-  if (channel_failure(ch, &v, program, why, sizeof(why)) != NULL) {
-    fprintf(stderr, "lagscope-run: the channel from lagscope in %s failed: %s; no verdict (exit "
-            "%d)\n", program, why, LAGSCOPE_RUN_CHANNEL_FAILED);
-    lagscope__run_verdict_free(&v);
-    return LAGSCOPE_RUN_CHANNEL_FAILED;
-  }
   /* The result files may be pipes whose reader left: an error to say, not a signal to die of. */
   struct sigaction ignore = {.sa_handler = SIG_IGN};
   sigaction(SIGPIPE, &ignore, NULL);
+  /* A run whose hangs did not all come back passes no gate: its "no hang" would be a lie. */
+  char why[PATH_MAX + 256], error[PATH_MAX + 512];
+  if (channel_failure(ch, &v, program, why, sizeof(why)) != NULL) {
+    fprintf(stderr, "lagscope-run: the channel from lagscope in %s failed: %s; no verdict (exit "
+            "%d)\n", program, why, LAGSCOPE_RUN_CHANNEL_FAILED);
+    snprintf(error, sizeof(error), "the channel failed: %s", why);
+    return finish(o, &v, program, LAGSCOPE_RUN_CHANNEL_FAILED, error, NULL);
+  }
   if (v.off) { /* told not to watch: the program's status, and no verdict */
     fprintf(stderr, "lagscope-run: lagscope was off in %s (LAGSCOPE_AUTOSTART): nothing watched\n",
             program);
-    lagscope__run_verdict_free(&v);
-    return status;
+    return finish(o, &v, program, status, "lagscope was off (LAGSCOPE_AUTOSTART)", NULL);
   }
   /* A run that lagscope did not watch passes no gate: its "no hang" would be a guess. */
   if (v.not_started != NULL || !v.loops_known) {
     if (v.not_started != NULL)
-      fprintf(stderr, "lagscope-run: lagscope did not start in %s: %s\n", program, v.not_started);
+      snprintf(error, sizeof(error), "lagscope did not start in %s: %s", program, v.not_started);
     else
-      fprintf(stderr, "lagscope-run: lagscope was not loaded into %s (a static or setuid "
-              "program, or one that ended before its constructors ran)\n", program);
-    lagscope__run_verdict_free(&v);
-    return LAGSCOPE_RUN_NOT_WATCHED;
+      snprintf(error, sizeof(error), "lagscope was not loaded into %s (a static or setuid "
+               "program, or one that ended before its constructors ran)", program);
+    fprintf(stderr, "lagscope-run: %s\n", error);
+    return finish(o, &v, program, LAGSCOPE_RUN_NOT_WATCHED, error, NULL);
   }
-  if (o->baseline != NULL) { /* the comparison is the gate: known hangs pass */
+  v.allow_unwatched = o->allow_unwatched;
+  /* No loop of those it hooks seen: nothing was watched, so no gate passes on it (exit 5 in
+   * place of the program's 0), unless the user said it is expected. No comparison either: every
+   * signature of the baseline would be "fixed". */
+  int unwatched = lagscope__run_unwatched(&v) && !o->allow_unwatched;
+  if (o->baseline != NULL && !unwatched) { /* the comparison is the gate: known hangs pass */
     if (!o->quiet) lagscope__run_summary(stderr, &v, program, 0);
-    lagscope__run_verdict_free(&v);
-    return compare_with_baseline(o, ch->path, status);
+    char *comparison = NULL;
+    status = compare_with_baseline(o, ch->path, status, &comparison);
+    status = finish(o, &v, program, status, NULL, comparison);
+    free(comparison);
+    return status;
   }
   size_t over = lagscope__run_over_budget(&v, o->budget_ms);
-  if (!o->quiet || over > 0) lagscope__run_summary(stderr, &v, program, o->budget_ms);
+  if (!o->quiet || over > 0 || unwatched) lagscope__run_summary(stderr, &v, program, o->budget_ms);
   if (o->junit != NULL &&
       lagscope__run_junit(o->junit, &v, program, o->budget_ms, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
     if (status == 0) status = 1;
   }
-  lagscope__run_verdict_free(&v);
-  return over > 0 ? LAGSCOPE_RUN_OVER_BUDGET : status;
+  if (over > 0) status = LAGSCOPE_RUN_OVER_BUDGET;
+  else if (unwatched && status == 0) status = LAGSCOPE_RUN_UNWATCHED;
+  return finish(o, &v, program, status,
+                unwatched ? "not watched: no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen"
+                          : NULL, NULL);
 }
 
 /* Why nobody but this user and root can rename or replace what is in path, or NULL when it is

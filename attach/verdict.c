@@ -3,6 +3,7 @@
 #include "verdict.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #define OWN_FRAMES_MAX 6
+#define NAME_FRAMES 3 /* own frames in a hang's stable name */
+#define REPORT_MAX (64u << 20) /* a report larger than this is not read (as lagscope-compare) */
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
@@ -68,8 +71,9 @@ static void put_frame(FILE *out, const cJSON *frame) {
   }
 }
 
-/* "f (file.c:12) <- g" for the stack's frames of the program's own code. Allocates. */
-static char *own_frames(const cJSON *stack) {
+/* "f (file.c:12) <- g" for the stack's first max frames of the program's own code; names only:
+ * "f <- g". Allocates. */
+static char *own_frames_as(const cJSON *stack, int max, int names_only) {
   const cJSON *frame;
   char *text = NULL;
   size_t size = 0;
@@ -77,11 +81,12 @@ static char *own_frames(const cJSON *stack) {
   if (out == NULL) return NULL;
   int written = 0;
   cJSON_ArrayForEach(frame, stack) {
-    if (written == OWN_FRAMES_MAX || string_member(frame, "module") == NULL ||
-        !is_own_frame(frame))
+    if (written == max || string_member(frame, "module") == NULL || !is_own_frame(frame))
       continue;
     fputs(written ? " <- " : "", out);
-    put_frame(out, frame);
+    const char *function = string_member(frame, "function");
+    if (names_only && function != NULL) fputs(function, out);
+    else put_frame(out, frame);
     written++;
   }
   if (fclose(out) != 0) {
@@ -89,6 +94,22 @@ static char *own_frames(const cJSON *stack) {
     return NULL;
   }
   return text;
+}
+
+/* "f (file.c:12) <- g" for the stack's frames of the program's own code. Allocates. */
+static char *own_frames(const cJSON *stack) { return own_frames_as(stack, OWN_FRAMES_MAX, 0); }
+
+/* The stable name of a hang (lagscope__run_hang.name): "kind in f <- g <- h", the top
+ * NAME_FRAMES own frames' functions (no file or line: those move with any edit). Allocates. */
+static char *stable_name(const cJSON *cause, const cJSON *stack) {
+  const char *kind = string_member(cause, "kind");
+  char *frames = own_frames_as(stack, NAME_FRAMES, 1), *name = NULL;
+  if (frames == NULL) return NULL;
+  if (kind == NULL && frames[0] == '\0') name = strdup(""); /* nothing known: named later */
+  else if (asprintf(&name, "%s%s%s", kind ? kind : "hang", frames[0] ? " in " : "", frames) < 0)
+    name = NULL;
+  free(frames);
+  return name;
 }
 
 static char *cause_text(const cJSON *cause) {
@@ -109,6 +130,29 @@ static int read_loops(lagscope__run_verdict *v, const cJSON *o) {
   return 0;
 }
 
+/* What a hang_ended event and a hang report both carry: the cause, the own frames, the
+ * signature, the cause's label, the report's path (an event's "report_path"; a report's own is
+ * given by the caller). 0, or -1 without memory. Allocates. */
+static int take_report_fields(lagscope__run_hang *h, const cJSON *o) {
+  free(h->cause);
+  free(h->own_frames);
+  free(h->label);
+  free(h->report_path);
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(o, "cause");
+  const char *label = string_member(cause, "label"), *path = string_member(o, "report_path");
+  const char *signature = string_member(o, "signature");
+  h->cause = cause_text(cause);
+  h->own_frames = own_frames(cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
+  h->label = strdup(label != NULL ? label : "");
+  free(h->name);
+  h->name = stable_name(cause, cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
+  h->report_path = strdup(path != NULL ? path : "");
+  h->signature[0] = '\0';
+  if (signature != NULL && strlen(signature) == 16 && strspn(signature, "0123456789abcdef") == 16)
+    memcpy(h->signature, signature, 17);
+  return h->cause && h->own_frames && h->label && h->report_path && h->name ? 0 : -1;
+}
+
 /* hang_began or hang_ended (ended: 1); 0, 1 when skipped, -1 without memory. Allocates. */
 static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
   double id = number_member(o, "hang_id");
@@ -123,17 +167,16 @@ static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
     size_t at = (size_t)(h - v->hangs);
     free(h->cause);
     free(h->own_frames);
+    free(h->label);
+    free(h->report_path);
+    free(h->name);
     memmove(h, h + 1, (v->count - at - 1) * sizeof(*h));
     v->count--;
     return 0;
   }
   h->ended = 1;
   h->duration_ms = number_member(o, "duration_ms");
-  free(h->cause);
-  free(h->own_frames);
-  h->cause = cause_text(cJSON_GetObjectItemCaseSensitive(o, "cause"));
-  h->own_frames = own_frames(cJSON_GetObjectItemCaseSensitive(o, "heaviest_stack"));
-  return h->cause != NULL && h->own_frames != NULL ? 0 : -1;
+  return take_report_fields(h, o);
 }
 
 /* lagscope failed to start in the program: why. 0, or -1 without memory. Allocates. */
@@ -160,6 +203,19 @@ int lagscope__run_overlay_error(const char *message) {
   return message != NULL && strncmp(message, prefix, sizeof(prefix) - 1) == 0;
 }
 
+/* The preload's first line: which run this is, the program's pid and its report folder. 0,
+ * 1 when the line is not one, -1 without memory. Allocates. */
+static int read_started(lagscope__run_verdict *v, const cJSON *o) {
+  const char *id = string_member(o, "run_id"), *dir = string_member(o, "report_dir");
+  double pid = number_member(o, "pid");
+  if (id == NULL || !(pid >= 1 && pid < 1e9)) return 1;
+  snprintf(v->run_id, sizeof(v->run_id), "%s", id);
+  v->pid = (long)pid;
+  free(v->report_dir);
+  v->report_dir = dir != NULL ? strdup(dir) : NULL;
+  return dir == NULL || v->report_dir != NULL ? 0 : -1;
+}
+
 /* lagscope could not watch for a while: counted. 0, or 1 when the line is not one. */
 static int read_blind(lagscope__run_verdict *v, const cJSON *o) {
   double ms = number_member(o, "duration_ms");
@@ -178,6 +234,8 @@ static int read_line(lagscope__run_verdict *v, const char *line) {
     rc = 1;
   else if (strcmp(type, "run_loops") == 0)
     rc = read_loops(v, o);
+  else if (strcmp(type, "run_started") == 0)
+    rc = read_started(v, o);
   else if (strcmp(type, "hang_began") == 0 || strcmp(type, "hang_ended") == 0)
     rc = read_hang(v, o, strcmp(type, "hang_ended") == 0);
   else if (strcmp(type, "run_error") == 0)
@@ -218,6 +276,86 @@ uint64_t lagscope__run_stopped_within(const lagscope__run_stops *s, uint64_t fro
   return total;
 }
 
+/* The report file fd as one NUL-terminated text (a regular file of at most REPORT_MAX), or
+ * NULL. Allocates. */
+static char *read_report(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)REPORT_MAX) return NULL;
+  char *text = malloc((size_t)st.st_size + 1);
+  size_t len = 0;
+  while (text != NULL && len < (size_t)st.st_size) {
+    ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  if (text != NULL) text[len] = '\0';
+  return text;
+}
+
+/* The report named name in dir_fd, when it is the report of hang h of the program (pid):
+ * its cause, frames, signature and label go to h. 1 when taken, 0 when not that hang's, -1
+ * without memory. Opened without following a link, without waiting (a FIFO). Allocates. */
+static int take_report(lagscope__run_hang *h, long pid, int dir_fd, const char *dir,
+                       const char *name) {
+  int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  char *text = fd >= 0 ? read_report(fd) : NULL;
+  if (fd >= 0) close(fd);
+  cJSON *o = text != NULL ? cJSON_Parse(text) : NULL;
+  free(text);
+  const cJSON *app = cJSON_GetObjectItemCaseSensitive(o, "app");
+  int rc = 0;
+  if (o != NULL && number_member(o, "hang_id") == (double)h->id &&
+      number_member(app, "pid") == (double)pid && cJSON_IsObject(cJSON_GetObjectItem(o, "cause"))) {
+    rc = take_report_fields(h, o) == 0 ? 1 : -1;
+    h->report_ms = number_member(o, "duration_ms");
+    free(h->report_path);
+    if (rc == 1 && asprintf(&h->report_path, "%s/%s", dir, name) < 0) h->report_path = NULL;
+    if (h->report_path == NULL) rc = -1;
+    h->recovered = rc == 1;
+  }
+  cJSON_Delete(o);
+  return rc;
+}
+
+/* A hang not ended (the program was killed, or timed out, during it): its cause, phases and
+ * own frames from the report the hang recorder rewrote while it lasted, named
+ * "<time>-<pid>-<hang id>.json" in the run's report folder. 0 (found or not: h->recovered),
+ * -1 without memory. */
+static int recover_open_hang(lagscope__run_hang *h, const lagscope__run_verdict *v) {
+  if (v->report_dir == NULL || v->pid <= 0) return 0;
+  char suffix[64];
+  snprintf(suffix, sizeof(suffix), "-%ld-%llu.json", v->pid, (unsigned long long)h->id);
+  int dir_fd = open(v->report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *dir = dir_fd >= 0 ? fdopendir(dir_fd) : NULL;
+  if (dir == NULL) {
+    if (dir_fd >= 0) close(dir_fd);
+    return 0;
+  }
+  int rc = 0;
+  size_t n = strlen(suffix);
+  for (struct dirent *e; rc == 0 && (e = readdir(dir)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] != '.' && len > n && strcmp(e->d_name + len - n, suffix) == 0)
+      rc = take_report(h, v->pid, dir_fd, v->report_dir, e->d_name);
+  }
+  closedir(dir);
+  return rc < 0 ? -1 : 0;
+}
+
+int lagscope__run_find_report(lagscope__run_hang *h, const char *report_dir, long pid) {
+  lagscope__run_verdict v = {.report_dir = (char *)report_dir, .pid = pid};
+  return recover_open_hang(h, &v);
+}
+
+void lagscope__run_hang_clear(lagscope__run_hang *h) {
+  free(h->cause);
+  free(h->own_frames);
+  free(h->label);
+  free(h->report_path);
+  free(h->name);
+  memset(h, 0, sizeof(*h));
+}
+
 int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
                                const lagscope__run_stops *stops, lagscope__run_verdict *out) {
   memset(out, 0, sizeof(*out));
@@ -242,9 +380,16 @@ int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
       h->stopped_ms = (double)stopped / 1e6;
       h->duration_ms = (double)(exit_ns - h->start_ns - stopped) / 1e6;
     }
+    if (!h->ended && rc == 0 && recover_open_hang(h, out) != 0) rc = -1;
     if (h->cause == NULL) h->cause = strdup("");
     if (h->own_frames == NULL) h->own_frames = strdup("");
-    if (h->cause == NULL || h->own_frames == NULL) rc = -1;
+    if (h->label == NULL) h->label = strdup("");
+    if (h->report_path == NULL) h->report_path = strdup("");
+    if (h->name == NULL || h->name[0] == '\0') { /* no report: the best there is */
+      free(h->name);
+      h->name = strdup(h->ended ? "hang (no report)" : "hang not ended (no report)");
+    }
+    if (!h->cause || !h->own_frames || !h->label || !h->report_path || !h->name) rc = -1;
   }
   if (rc < 0) errno = ENOMEM;
   return rc;
@@ -254,10 +399,14 @@ void lagscope__run_verdict_free(lagscope__run_verdict *v) {
   for (size_t i = 0; i < v->count; i++) {
     free(v->hangs[i].cause);
     free(v->hangs[i].own_frames);
+    free(v->hangs[i].label);
+    free(v->hangs[i].report_path);
+    free(v->hangs[i].name);
   }
   free(v->hangs);
   free(v->not_started);
   free(v->overlay_failed);
+  free(v->report_dir);
   memset(v, 0, sizeof(*v));
 }
 
@@ -274,6 +423,10 @@ static int is_over(const lagscope__run_verdict *v, const lagscope__run_hang *h,
   return h->duration_ms > budget;
 }
 
+int lagscope__run_unwatched(const lagscope__run_verdict *v) {
+  return v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11;
+}
+
 size_t lagscope__run_over_budget(const lagscope__run_verdict *v, uint32_t budget_ms) {
   size_t over = 0;
   for (size_t i = 0; i < v->count; i++) over += is_over(v, &v->hangs[i], budget_ms);
@@ -288,10 +441,24 @@ static void startup_budget_text(const lagscope__run_verdict *v, char *out, size_
     snprintf(out, size, ", %lld ms in the start-up", (long long)v->startup_budget_ms);
 }
 
+/* Where a hang not ended got its cause: the report's last rewrite, or why it has none. */
+static void put_open_source(FILE *out, const lagscope__run_verdict *v,
+                            const lagscope__run_hang *h) {
+  if (h->recovered)
+    fprintf(out, "    not ended: its cause and frames as of its report's last rewrite, %s\n",
+            h->report_path);
+  else if (v->report_dir != NULL)
+    fprintf(out, "    not ended: no report of it in %s (its cause is not known)\n", v->report_dir);
+  else
+    fprintf(out, "    not ended: its report's folder is not known (its cause is not known)\n");
+}
+
 void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char *program,
                            uint32_t budget_ms) {
   size_t over = lagscope__run_over_budget(v, budget_ms);
-  if (v->count == 0)
+  if (v->count == 0 && lagscope__run_unwatched(v))
+    fprintf(out, "lagscope-run: %s: not watched (no hang could be seen)\n", program);
+  else if (v->count == 0)
     fprintf(out, "lagscope-run: %s: no hang\n", program);
   else if (budget_ms > 0) {
     char startup[64];
@@ -313,13 +480,16 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
             h->startup ? " (start-up)" : "", ended, is_over(v, h, budget_ms) ? ", over budget" : "",
             h->cause[0] ? ", " : "", h->cause);
     if (h->own_frames[0]) fprintf(out, "    in %s\n", h->own_frames);
+    if (!h->ended) put_open_source(out, v, h);
   }
-  if (v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11)
+  if (lagscope__run_unwatched(v))
     fprintf(out,
             "lagscope-run: no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in %s: from "
             "outside, lagscope sees only hangs of such a loop. To watch another loop, start "
-            "lagscope in the program's code (docs/guide.md, \"Your own loop\").\n",
-            program);
+            "lagscope in the program's code (docs/guide.md, \"Your own loop\").%s\n",
+            program, v->allow_unwatched ? " Allowed (--allow-unwatched)."
+                                        : " Not watched: exit 5 (--allow-unwatched when that is "
+                                          "expected).");
   if (v->blind_spells > 0)
     fprintf(out,
             "lagscope-run: lagscope could not watch %s's main thread for %.0f ms in %zu spell%s "
@@ -412,40 +582,135 @@ int lagscope__output_close(FILE *out, char *why, size_t why_size) {
   return failed ? -1 : 0;
 }
 
-static void put_hang_case(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
-                          const char *program, uint32_t budget_ms) {
+/* Whether hangs a and b go in one testcase: the same signature, or the same hang. */
+static int same_case(const lagscope__run_hang *a, const lagscope__run_hang *b) {
+  return a == b || (a->signature[0] != '\0' && strcmp(a->signature, b->signature) == 0);
+}
+
+/* Whether hang i is the first of its testcase (its signature's first hang). */
+static int first_of_case(const lagscope__run_verdict *v, size_t i) {
+  for (size_t j = 0; j < i; j++)
+    if (same_case(&v->hangs[j], &v->hangs[i])) return 0;
+  return 1;
+}
+
+static int case_fails(const lagscope__run_verdict *v, size_t first, uint32_t budget_ms) {
+  for (size_t i = first; i < v->count; i++)
+    if (same_case(&v->hangs[first], &v->hangs[i]) && (budget_ms == 0 || is_over(v, &v->hangs[i], budget_ms)))
+      return 1;
+  return 0;
+}
+
+/* Testcases (one per signature), and of them failing. */
+static size_t count_cases(const lagscope__run_verdict *v, uint32_t budget_ms, size_t *failing) {
+  size_t cases = 0;
+  *failing = 0;
+  for (size_t i = 0; i < v->count; i++)
+    if (first_of_case(v, i)) {
+      cases++;
+      *failing += (size_t)case_fails(v, i, budget_ms);
+    }
+  return cases;
+}
+
+/* One hang as the failure and the body tell it. */
+static void hang_message(char *out, size_t size, const lagscope__run_hang *h, uint32_t budget_ms,
+                         int over) {
+  snprintf(out, size, "hang %llu: a hang of %.0f ms%s%s%s%s%s%s%s", (unsigned long long)h->id,
+           h->duration_ms, h->startup ? " in the start-up" : "",
+           budget_ms && over ? ", over the budget" : "",
+           h->ended ? "" : " (not ended: the program ended during it)", h->cause[0] ? "; " : "",
+           h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
+}
+
+static void put_property(FILE *out, const char *name, const char *value) {
+  fprintf(out, "        <property name=\"%s\" value=\"", name);
+  lagscope__run_put_xml(out, value);
+  fputs("\"/>\n", out);
+}
+
+/* The testcase of the signature of hang first: named by its kind and top own frames (the same
+ * from run to run: a CI history follows it; " [signature]" added when an earlier testcase has
+ * that name), its time the hangs' total, the signature and the reports' paths in properties,
+ * each hang in the body, a failure when one is over the budget (every one without). */
+static void put_signature_case(FILE *out, const lagscope__run_verdict *v, size_t first,
+                               const char *program, uint32_t budget_ms) {
+  const lagscope__run_hang *h0 = &v->hangs[first];
+  double total = 0;
+  size_t hangs = 0, not_ended = 0;
+  for (size_t i = first; i < v->count; i++)
+    if (same_case(h0, &v->hangs[i]))
+      total += v->hangs[i].duration_ms, hangs++, not_ended += !v->hangs[i].ended;
+  int clash = 0;
+  for (size_t j = 0; j < first; j++)
+    clash |= first_of_case(v, j) && strcmp(v->hangs[j].name, h0->name) == 0;
   fputs("    <testcase classname=\"lagscope-run.", out);
   lagscope__run_put_xml(out, program);
-  fprintf(out, "\" name=\"hang %llu: %.0f ms\" time=\"%.3f\">\n", (unsigned long long)h->id,
-          h->duration_ms, h->duration_ms / 1000);
-  if (budget_ms == 0 || is_over(v, h, budget_ms)) {
-    char message[4096];
-    snprintf(message, sizeof(message), "a hang of %.0f ms%s%s%s%s%s%s%s", h->duration_ms,
-             h->startup ? " in the start-up" : "", budget_ms ? ", over the budget" : "",
-             h->ended ? "" : " (the program ended during it)",
-             h->cause[0] ? "; " : "", h->cause, h->own_frames[0] ? "; in " : "", h->own_frames);
+  fputs("\" name=\"", out);
+  lagscope__run_put_xml(out, h0->name);
+  if (clash) fprintf(out, " [%s]", h0->signature[0] ? h0->signature : "unsigned");
+  fprintf(out, "\" time=\"%.3f\">\n      <properties>\n", total / 1000);
+  put_property(out, "signature", h0->signature);
+  char number[32];
+  snprintf(number, sizeof(number), "%zu", hangs);
+  put_property(out, "hangs", number);
+  snprintf(number, sizeof(number), "%zu", not_ended);
+  put_property(out, "not_ended", number);
+  for (size_t i = first; i < v->count; i++)
+    if (same_case(h0, &v->hangs[i]) && v->hangs[i].report_path[0] != '\0')
+      put_property(out, "report", v->hangs[i].report_path);
+  fputs("      </properties>\n", out);
+  char message[4096];
+  for (size_t i = first; i < v->count; i++) {
+    const lagscope__run_hang *h = &v->hangs[i];
+    int over = budget_ms == 0 || is_over(v, h, budget_ms);
+    if (!same_case(h0, h) || !over) continue;
+    hang_message(message, sizeof(message), h, budget_ms, 1);
     fputs("      <failure type=\"hang\" message=\"", out);
     lagscope__run_put_xml(out, message);
     fputs("\">", out);
     lagscope__run_put_xml(out, message);
     fputs("</failure>\n", out);
+    break; /* one failure a testcase; every hang is in the body */
   }
-  fputs("    </testcase>\n", out);
+  fputs("      <system-out>", out);
+  for (size_t i = first; i < v->count; i++) {
+    const lagscope__run_hang *h = &v->hangs[i];
+    if (!same_case(h0, h)) continue;
+    hang_message(message, sizeof(message), h, budget_ms, is_over(v, h, budget_ms));
+    lagscope__run_put_xml(out, message);
+    fputs("\n", out);
+  }
+  fputs("</system-out>\n    </testcase>\n", out);
 }
 
 int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const char *program,
                         uint32_t budget_ms, char *why, size_t why_size) {
   FILE *out = lagscope__output_open(path, why, why_size);
   if (out == NULL) return -1;
-  size_t failures = budget_ms > 0 ? lagscope__run_over_budget(v, budget_ms) : v->count;
-  size_t tests = v->count + (failures == 0 ? 1 : 0);
+  size_t failures;
+  size_t cases = count_cases(v, budget_ms, &failures);
+  size_t errors = lagscope__run_unwatched(v) && !v->allow_unwatched;
+  size_t tests = cases + (failures == 0 ? 1 : 0);
   fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  fprintf(out, "<testsuites name=\"lagscope-run\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
+  char error_count[32] = ""; /* said only when there is one: the files of before, unchanged */
+  if (errors > 0) snprintf(error_count, sizeof(error_count), " errors=\"%zu\"", errors);
+  fprintf(out, "<testsuites name=\"lagscope-run\" tests=\"%zu\" failures=\"%zu\"%s>\n", tests,
+          failures, error_count);
   fputs("  <testsuite name=\"", out);
   lagscope__run_put_xml(out, program);
-  fprintf(out, "\" tests=\"%zu\" failures=\"%zu\">\n", tests, failures);
-  for (size_t i = 0; i < v->count; i++) put_hang_case(out, v, &v->hangs[i], program, budget_ms);
-  if (failures == 0) {
+  fprintf(out, "\" tests=\"%zu\" failures=\"%zu\"%s>\n", tests, failures, error_count);
+  for (size_t i = 0; i < v->count; i++)
+    if (first_of_case(v, i)) put_signature_case(out, v, i, program, budget_ms);
+  if (errors) {
+    fputs("    <testcase classname=\"lagscope-run.", out);
+    lagscope__run_put_xml(out, program);
+    fputs("\" name=\"watched\">\n      <error type=\"unwatched\" message=\"lagscope saw no GLib, "
+          "SDL2, OpenGL (glX, EGL) or Xlib loop in ", out);
+    lagscope__run_put_xml(out, program);
+    fputs(": nothing was watched (exit 5; --allow-unwatched when that is expected)\"/>\n"
+          "    </testcase>\n", out);
+  } else if (failures == 0) {
     fputs("    <testcase classname=\"lagscope-run.", out);
     lagscope__run_put_xml(out, program);
     if (budget_ms > 0)
@@ -454,5 +719,66 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
       fputs("\" name=\"no hang\"/>\n", out);
   }
   fputs("  </testsuite>\n</testsuites>\n", out);
+  return lagscope__output_close(out, why, why_size);
+}
+
+void lagscope__put_json_string(FILE *out, const char *text) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p;) {
+    uint32_t cp = 0;
+    size_t n = lagscope__utf8_next(p, &cp);
+    if (n == 0) {
+      fputs("\xef\xbf\xbd", out); /* U+FFFD */
+      p++;
+      continue;
+    }
+    if (cp == '"' || cp == '\\') fprintf(out, "\\%c", (int)cp);
+    else if (cp < 0x20 || cp == 0x7f) fprintf(out, "\\u%04x", (unsigned)cp);
+    else fwrite(p, 1, n, out);
+    p += n;
+  }
+  fputc('"', out);
+}
+
+static void put_json_hang(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
+                          uint32_t budget_ms) {
+  fprintf(out, "{\"id\":%llu,\"name\":", (unsigned long long)h->id);
+  lagscope__put_json_string(out, h->name);
+  fputs(",\"signature\":", out);
+  lagscope__put_json_string(out, h->signature);
+  fputs(",\"cause\":", out);
+  lagscope__put_json_string(out, h->cause);
+  fputs(",\"own_frames\":", out);
+  lagscope__put_json_string(out, h->own_frames);
+  fprintf(out, ",\"duration_ms\":%.3f,\"ended\":%s,\"startup\":%s,\"over_budget\":%s,"
+          "\"report_path\":", h->duration_ms, h->ended ? "true" : "false",
+          h->startup ? "true" : "false", is_over(v, h, budget_ms) ? "true" : "false");
+  lagscope__put_json_string(out, h->report_path);
+  fputc('}', out);
+}
+
+int lagscope__run_json(const char *path, const lagscope__run_verdict *v, const char *program,
+                       uint32_t budget_ms, int status, const char *error, const char *comparison,
+                       char *why, size_t why_size) {
+  FILE *out = lagscope__output_open(path, why, why_size);
+  if (out == NULL) return -1;
+  fputs("{\"tool\":\"lagscope-run\",\"program\":", out);
+  lagscope__put_json_string(out, program);
+  fputs(",\"run_id\":", out);
+  lagscope__put_json_string(out, v->run_id);
+  fprintf(out, ",\"exit\":%d,\"watched\":%s,\"allow_unwatched\":%s,\"budget_ms\":%u,\"error\":",
+          status, v->loops_known && !lagscope__run_unwatched(v) ? "true" : "false",
+          v->allow_unwatched ? "true" : "false", budget_ms);
+  if (error != NULL) lagscope__put_json_string(out, error);
+  else fputs("null", out);
+  fprintf(out, ",\"over_budget\":%zu,\"hangs\":[", lagscope__run_over_budget(v, budget_ms));
+  for (size_t i = 0; i < v->count; i++) {
+    if (i > 0) fputc(',', out);
+    put_json_hang(out, v, &v->hangs[i], budget_ms);
+  }
+  fprintf(out, "],\"blind_spells\":%zu,\"blind_ms\":%.3f,\"bad_lines\":%zu", v->blind_spells,
+          v->blind_ms, v->bad_lines);
+  if (comparison != NULL) fprintf(out, ",\"comparison\":%s", comparison);
+  fputs("}\n", out);
   return lagscope__output_close(out, why, why_size);
 }

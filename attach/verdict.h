@@ -10,6 +10,9 @@
 /* The exit status when a hang was longer than --budget-ms. */
 #define LAGSCOPE_RUN_OVER_BUDGET 3
 #define LAGSCOPE_RUN_NOT_WATCHED 2 /* lagscope did not start in the program: no verdict */
+/* The program exited 0, but lagscope saw none of the loops it hooks (GLib, SDL2, GL, Xlib):
+ * nothing was watched, so "no hang" would be a guess (--allow-unwatched: expected, exit 0). */
+#define LAGSCOPE_RUN_UNWATCHED 5
 
 typedef struct lagscope__run_hang {
   uint64_t id;
@@ -22,6 +25,14 @@ typedef struct lagscope__run_hang {
   char *cause;        /* "cpu: On the CPU for 703 ms in f", or "" */
   char *own_frames;   /* the heaviest stack's frames of the program's own code, innermost
                          first, "f (file.c:12) <- g (file.c:40)"; "" when none */
+  char signature[17]; /* its signature (hang_ended, or the report of a hang not ended); "" */
+  char *name;         /* a name that stays from run to run, for a CI history: the cause's kind
+                         and the top own frames' functions, "sleep in f <- g <- main"; "" */
+  char *label;        /* the cause's label ("sleep · f"), or "" */
+  char *report_path;  /* the report on disk, or "" */
+  int recovered;      /* not ended: cause, frames and signature read from its report's last
+                         rewrite (the hang recorder rewrites it while the hang lasts) */
+  double report_ms;   /* recovered: the duration its report's last rewrite says */
 } lagscope__run_hang;
 
 /* When the program was stopped (SIGSTOP, SIGTSTP: lagscope-run, its parent, sees it stop and
@@ -61,6 +72,12 @@ typedef struct lagscope__run_verdict {
   /* The budget of hangs in the start-up (--budget-startup): -1 (as read) the budget's; 0 none
    * is over it. Only where there is a budget. */
   int64_t startup_budget_ms;
+  int allow_unwatched; /* --allow-unwatched: a run with no loop seen is expected, no error */
+  /* The run_started line of the preload: the run's id, the program's pid, its report folder
+   * (where a hang not ended is looked for). "" and 0 when none was read. */
+  char run_id[64];
+  long pid;
+  char *report_dir;
 } lagscope__run_verdict;
 
 /* Reads the channel file at path (a missing file is no hang). A hang still open at the
@@ -74,6 +91,16 @@ void lagscope__run_verdict_free(lagscope__run_verdict *verdict);
  * …"): the preload passes those on to lagscope-run, which says the last in its summary. F */
 int lagscope__run_overlay_error(const char *message);
 
+/* The report of hang h->id of the program pid in report_dir (as lagscope-run finds a hang not
+ * ended's): its cause, frames, signature, label and last duration (report_ms) into h, and
+ * h->recovered. 0 (found or not), -1 without memory. Allocates: lagscope__run_hang_clear. */
+int lagscope__run_find_report(lagscope__run_hang *h, const char *report_dir, long pid);
+void lagscope__run_hang_clear(lagscope__run_hang *h);
+
+/* Whether lagscope saw none of the loops it hooks in the program (a run_loops line said so):
+ * nothing of it was watched. */
+int lagscope__run_unwatched(const lagscope__run_verdict *verdict);
+
 /* Hangs longer than budget_ms (0: no budget; none is over it). */
 size_t lagscope__run_over_budget(const lagscope__run_verdict *verdict, uint32_t budget_ms);
 
@@ -82,9 +109,23 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *verdict, cons
                            uint32_t budget_ms);
 
 /* JUnit XML: one testcase per hang, failing when over the budget (every hang without one),
- * one passing testcase when none fails. 0, or -1 with a sentence in why. */
+ * one passing testcase when none fails; an unwatched run (not allowed) is one testcase with an
+ * error. 0, or -1 with a sentence in why. */
 int lagscope__run_junit(const char *path, const lagscope__run_verdict *verdict,
                         const char *program, uint32_t budget_ms, char *why, size_t why_size);
+
+/* text as a JSON string, quoted: '"', '\\' and control characters escaped, what is not UTF-8
+ * as U+FFFD, so that any input gives valid JSON. */
+void lagscope__put_json_string(FILE *out, const char *text);
+
+/* lagscope-run --json: the run as one JSON object for scripts (docs/guide.md, "In CI"): the
+ * program, the run's id, the exit status, whether it was watched, error (NULL, or why there is
+ * no verdict), each hang (its stable name, signature, cause, own frames, duration, ended,
+ * start-up, over the budget, report), and, when comparison is not NULL, that object's text as
+ * the "comparison" member. 0, or -1 with a sentence in why. */
+int lagscope__run_json(const char *path, const lagscope__run_verdict *verdict, const char *program,
+                       uint32_t budget_ms, int status, const char *error, const char *comparison,
+                       char *why, size_t why_size);
 
 /* text as XML's character data or attribute value (the JUnit files of lagscope-run and
  * lagscope-compare): its five special characters escaped, control characters dropped, and

@@ -33,6 +33,7 @@
 #endif
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -745,7 +746,7 @@ static void test_sdl_renderer_hud(void) {
   char *logical[] = {"--renderer", "opengl", "--logical", "320x240", NULL};
   char *software[] = {"--renderer", "software", NULL};
   char *corner[] = {"--hud-corner", "br", NULL};
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   compare_testsprite(NULL, logical, "testsprite_gl_logical_hud", top_left);
   compare_testsprite(NULL, software, "testsprite_software_hud", top_left);
   compare_testsprite(corner, software, "testsprite_software_br_hud", bottom_right);
@@ -1064,8 +1065,8 @@ static void test_never_harms_or_guesses(void) {
   snprintf(fifo, sizeof fifo, "%s/events.fifo", folder);
   CHECK(mkfifo(fifo, 0600) == 0);
   /* The viewer on loopback: its server_started event is one to write. */
-  char *fifo_argv[] = {LAGSCOPE_RUN_PATH, "--port", "0", "--bind", "127.0.0.1", "--events", fifo, "--",
-                       "true", NULL};
+  char *fifo_argv[] = {LAGSCOPE_RUN_PATH, "--port", "0", "--bind", "127.0.0.1", "--allow-unwatched",
+                       "--events", fifo, "--", "true", NULL};
   uint64_t t0 = spawn_now_ns();
   CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, fifo_argv, SPAWN_CAPTURE_STDERR) == 0);
   code = spawn_wait(&p, WAIT_MS);
@@ -1085,7 +1086,8 @@ static void test_never_harms_or_guesses(void) {
   char saved[512] = "";
   if (tmp_before != NULL) snprintf(saved, sizeof saved, "%s", tmp_before);
   setenv("TMPDIR", unsafe, 1);
-  code = run_to_end(NULL, program, err, sizeof err); /* the viewer's server_started: an event */
+  char *allowed[] = {"--allow-unwatched", NULL}; /* true has no loop: expected here */
+  code = run_to_end(allowed, program, err, sizeof err); /* the viewer's server_started: an event */
   if (saved[0] != '\0') setenv("TMPDIR", saved, 1);
   else unsetenv("TMPDIR");
   CHECK_MSG(code == 0 && strstr(err, "TMPDIR is not safe") != NULL, "exit %d: %s", code, err);
@@ -1307,7 +1309,7 @@ static void test_overlay_none_without_hud(void) {
   with_screen();
   char *program[] = {LAGSCOPE_GTK_STALL_PATH, "--stall-ms", "0", "--stall-after-ms", "1500",
                      "--quit-after-ms", "1500", NULL};
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   spawn_proc p;
   CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(no_hud, program), SPAWN_CAPTURE_STDERR) == 0);
   Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
@@ -1361,11 +1363,12 @@ static void test_overlay_wayland_said(void) {
   setenv("WAYLAND_DISPLAY", "wayland-lagscope-test", 1);
   char *program[] = {"/bin/true", NULL};
   char err[16384];
-  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  char *allowed[] = {"--allow-unwatched", NULL}; /* true has no loop: expected here */
+  CHECK_EQ_INT(run_to_end(allowed, program, err, sizeof err), 0);
   const char *said = strstr(err, "Wayland without X");
   CHECK_MSG(said != NULL && strstr(said + 1, "Wayland without X") == NULL, "not said once: %s", err);
   CHECK(strstr(err, "the viewer shows it") != NULL);
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   CHECK_EQ_INT(run_to_end(no_hud, program, err, sizeof err), 0);
   CHECK(strstr(err, "Wayland without X") == NULL);
   unsetenv("WAYLAND_DISPLAY");
@@ -1997,6 +2000,78 @@ static void test_l3afpad_fifo_phases(void) {
   remove_folder();
 }
 
+/* Waits (bounded) until a report in folder, rewritten while its hang lasts, holds text and also. */
+static void await_report_holding(const char *dir, const char *text, const char *also) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  for (;;) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d != NULL && !found && (e = readdir(d)) != NULL) {
+      char path[700];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      size_t n = strlen(e->d_name);
+      found = e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0 &&
+              strstr(read_file(path), text) != NULL && strstr(read_file(path), also) != NULL;
+    }
+    if (d != NULL) closedir(d);
+    if (found) return;
+    CHECK_MSG(spawn_now_ns() < deadline, "no report in %s holds %s after %d ms", dir, text, WAIT_MS);
+    spawn_sleep_ms(50);
+  }
+}
+
+/* A Debian program killed during a hang (issue 44, item 2; a CI job's timeout does this): l3afpad
+ * blocked in read() on a FIFO, SIGKILL once its report on disk says so. lagscope-run's summary
+ * and JUnit still tell the cause and l3afpad's own frames, from the report's last rewrite, and
+ * say it did not end (before: "hang N: 2300 ms (the program ended during it)" alone). */
+static void test_l3afpad_killed_in_hang(void) {
+  skip_without(LAGSCOPE_L3AFPAD_PATH);
+  skip_without(LAGSCOPE_XDOTOOL_PATH);
+  make_folder();
+  with_screen();
+  setenv("XDG_CONFIG_HOME", folder, 1);
+  setenv("XDG_DATA_HOME", folder, 1);
+  setenv("XDG_CACHE_HOME", folder, 1);
+  setenv("GSETTINGS_BACKEND", "memory", 1);
+  char fifo[400], reports[320];
+  snprintf(fifo, sizeof fifo, "%s/fifo_killed.txt", folder);
+  snprintf(reports, sizeof reports, "%s/reports", folder);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  char *extra[] = {"--budget-ms", "500", "--junit", junit, "--report-dir", reports, "--no-hud", NULL};
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window win = await_window(d, "(Untitled)");
+  await_drawn_and_answering();
+  pid_t app = child_of(p.pid);
+  CHECK_MSG(app > 0, "lagscope-run %d has no child", (int)p.pid);
+  int writer = open(fifo, O_RDWR | O_CLOEXEC); /* a writer: l3afpad's open does not wait */
+  CHECK(writer >= 0);
+  l3afpad_open(d, win, fifo);
+  uint64_t in_read = await_blocked_on(app, 1, fifo);
+  sleep_until(in_read + 1500 * 1000000ull); /* a hang over the 500 ms budget */
+  /* The cause, in a rewrite while it lasts: its report in progress names the FIFO. */
+  await_report_holding(reports, "\"state\":\"in_progress\"", "fifo_killed.txt");
+  CHECK(kill(app, SIGKILL) == 0);
+  char err[16384];
+  int code = wait_run(&p, err, sizeof err);
+  printf("killed in its hang: exit %d\n%s", code, err);
+  CHECK_EQ_INT(code, 3); /* over the budget, not ended */
+  CHECK_MSG(strstr(err, "(the program ended during it), over budget, io: Blocked") != NULL, "%s", err);
+  CHECK_MSG(strstr(err, "\n    in l3afpad") != NULL, "no own frames of l3afpad: %s", err);
+  CHECK_MSG(strstr(err, "not ended: its cause and frames as of its report's last rewrite, ") != NULL, "%s", err);
+  const char *xml = read_file(junit);
+  CHECK_MSG(strstr(xml, "(not ended: the program ended during it); io: Blocked") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "<property name=\"not_ended\" value=\"1\"/>") != NULL, "%s", xml);
+  close(writer);
+  XCloseDisplay(d);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 /* ---- the display's rate: read from RandR ------------------------------------------------------- */
 
 #if LAGSCOPE_ATTACH_RANDR
@@ -2080,7 +2155,7 @@ static void test_refresh_from_randr(void) {
   check_refresh(NULL, 60, 0);
   set_screen_to_75_hz();
   check_refresh(NULL, 75, 1);
-  char *no_hud[] = {"--no-hud", NULL};
+  char *no_hud[] = {"--no-hud", "--allow-unwatched", NULL};
   check_refresh(no_hud, 75, 1);
   char *given[] = {"--refresh-hz", "50", NULL};
   check_refresh(given, 50, 0);
@@ -2118,6 +2193,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_wayland_said),
     TEST_CASE(overlay_stacked_with_its_window),
     TEST_CASE(l3afpad_fifo_phases),
+    TEST_CASE(l3afpad_killed_in_hang),
     TEST_CASE(refresh_from_randr),
 };
 

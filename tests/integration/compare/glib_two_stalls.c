@@ -2,7 +2,8 @@
  * and lagscope-run's channel test (run_channel.test.sh): its main loop stalls once in
  * compare_known_stall (a 400 ms sleep) at 0.5 s (--stall-at MS: then) and, with --new-stall,
  * once more in compare_new_stall (400 ms on the CPU) 0.8 s later, and quits 0.9 s after that.
- * --file-limit BYTES: no file of this process grows past BYTES (RLIMIT_FSIZE, SIGXFSZ ignored:
+ * --stall-ms MS: the known stall lasts MS (400 by default; run_gate.test.sh kills it during
+ * a long one, as a CI job's timeout would). --file-limit BYTES: no file of this process grows past BYTES (RLIMIT_FSIZE, SIGXFSZ ignored:
  * the write fails with EFBIG), as on a full disk, from main() on. */
 #include <glib.h>
 #include <signal.h>
@@ -12,9 +13,10 @@
 #include <sys/resource.h>
 
 static int new_stall;
+static unsigned stall_ms = 400;
 
 /* Not inlined, so that each stall's stack names it. */
-__attribute__((noinline)) static void compare_known_stall(void) { g_usleep(400 * 1000); }
+__attribute__((noinline)) static void compare_known_stall(void) { g_usleep((gulong)stall_ms * 1000); }
 
 __attribute__((noinline)) static void compare_new_stall(void) {
   gint64 end = g_get_monotonic_time() + 400 * 1000;
@@ -47,6 +49,8 @@ int main(int argc, char **argv) {
       new_stall = 1;
     } else if (strcmp(argv[i], "--stall-at") == 0 && i + 1 < argc) {
       stall_at = (unsigned)strtoul(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--stall-ms") == 0 && i + 1 < argc) {
+      stall_ms = (unsigned)strtoul(argv[++i], NULL, 10);
     } else if (strcmp(argv[i], "--file-limit") == 0 && i + 1 < argc) {
       struct rlimit limit;
       limit.rlim_cur = limit.rlim_max = strtoul(argv[++i], NULL, 10);

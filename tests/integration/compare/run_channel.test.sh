@@ -85,7 +85,7 @@ echo "ok   the channel replaced during the run: exit 4, said"
 # 4. --events files that would leak the viewer's token.
 viewer=(--port 0 --bind 127.0.0.1)
 printf '' >"$dir/ev.jsonl" && chmod 0644 "$dir/ev.jsonl"
-expect 0 ev "$run" "${viewer[@]}" --events "$dir/ev.jsonl" -- true
+expect 0 ev "$run" "${viewer[@]}" --allow-unwatched --events "$dir/ev.jsonl" -- true
 has ev.out "lagscope-run: --events $dir/ev.jsonl was mode 644: made 0600, as it will hold the viewer's token"
 [ "$(stat -c %a "$dir/ev.jsonl")" = 600 ] || fail "the events file is mode $(stat -c %a "$dir/ev.jsonl")"
 grep -q '"type":"server_started"' "$dir/ev.jsonl" || fail "no server_started line in the events file"
@@ -107,9 +107,9 @@ fi
 mkfifo "$dir/fifo"
 expect 1 junit-fifo "$run" --no-server --junit "$dir/fifo" -- true
 has junit-fifo.out "lagscope-run: cannot write --junit $dir/fifo: a FIFO that no one reads"
-expect 1 md-fifo "$run" --no-server --baseline "$dir/ev.jsonl" --summary-md "$dir/fifo" -- true
+expect 1 md-fifo "$run" --no-server --allow-unwatched --baseline "$dir/ev.jsonl" --summary-md "$dir/fifo" -- true
 has md-fifo.out "lagscope-run: cannot write --summary-md $dir/fifo: a FIFO that no one reads"
-timeout "$bound" "$run" --no-server --junit /dev/stdout -- true 2>/dev/null | xmllint --noout - ||
+timeout "$bound" "$run" --no-server --allow-unwatched --junit /dev/stdout -- true 2>/dev/null | xmllint --noout - ||
   fail "--junit /dev/stdout into a pipe: not XML"
 echo "ok   --junit, --summary-md: a FIFO no one reads refused at once; /dev/stdout into a pipe written"
 echo "run_channel: every check passed"

@@ -295,6 +295,133 @@ static void test_no_channel_and_no_loop(void) {
   remove_channel();
 }
 
+static void write_file(const char *path, const char *text) {
+  FILE *out = fopen(path, "w");
+  CHECK(out != NULL);
+  fputs(text, out);
+  CHECK(fclose(out) == 0);
+}
+
+/* A hang not ended (the program killed during it) takes its cause, own frames and signature
+ * from its report's last rewrite in the run's report folder (run_started's report_dir), by the
+ * name "<time>-<pid>-<hang id>.json", checked inside (pid, hang id); a link, a FIFO and
+ * another pid's or hang's report are not taken. Said in the summary and the JUnit. */
+static void test_open_hang_from_its_report(void) {
+  write_channel("");
+  char reports[400], path[600], line[1024];
+  snprintf(reports, sizeof reports, "%s/reports", folder);
+  CHECK(mkdir(reports, 0700) == 0);
+  const char *report_fmt =
+      "{\"hang_id\":%d,\"state\":\"in_progress\",\"app\":{\"pid\":%d},\"duration_ms\":1800,"
+      "\"heaviest_stack\":" STACK ",\"cause\":{\"kind\":\"sleep\",\"summary\":\"Slept %s\","
+      "\"label\":\"sleep \u00b7 load_level\"},\"signature\":\"8e3ab586346780c3\"}";
+  char text[4096];
+  snprintf(text, sizeof text, report_fmt, 1, 4242, "1700 ms");
+  snprintf(path, sizeof path, "%s/20261128T000000.000Z-4242-1.json", reports);
+  write_file(path, text);
+  snprintf(text, sizeof text, report_fmt, 2, 4242, "wrong hang");
+  snprintf(path, sizeof path, "%s/20261128T000001.000Z-4242-12.json", reports);
+  write_file(path, text); /* hang 12's: its name does not end in -4242-2 */
+  snprintf(path, sizeof path, "%s/20261128T000002.000Z-4242-2.json", reports);
+  CHECK(symlink("/etc/passwd", path) == 0);
+  snprintf(path, sizeof path, "%s/20261128T000003.000Z-4242-3.json", reports);
+  CHECK(mkfifo(path, 0600) == 0);
+  snprintf(text, sizeof text, report_fmt, 4, 999, "another pid");
+  snprintf(path, sizeof path, "%s/20261128T000004.000Z-4242-4.json", reports);
+  write_file(path, text);
+  FILE *out = fopen(channel, "w");
+  CHECK(out != NULL);
+  snprintf(line, sizeof line, "{\"type\":\"run_started\",\"run_id\":\"r1\",\"pid\":4242,"
+           "\"report_dir\":\"%s\"}\n", reports);
+  fputs(line, out);
+  fputs("{\"type\":\"run_loops\",\"glib\":true,\"sdl\":false,\"gl\":false,\"x11\":false}\n", out);
+  for (int id = 1; id <= 4; id++)
+    fprintf(out, "{\"type\":\"hang_began\",\"hang_id\":%d,\"start_ns\":2000000000}\n", id);
+  CHECK(fclose(out) == 0);
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4000000000ull, NULL, &v), 0);
+  CHECK_EQ_INT(v.count, 4);
+  CHECK(strcmp(v.run_id, "r1") == 0 && v.pid == 4242);
+  CHECK(v.hangs[0].recovered && !v.hangs[0].ended);
+  CHECK(strcmp(v.hangs[0].signature, "8e3ab586346780c3") == 0);
+  CHECK(strcmp(v.hangs[0].cause, "sleep: Slept 1700 ms") == 0);
+  CHECK(strstr(v.hangs[0].own_frames, "load_level (level.c:88)") != NULL);
+  CHECK_NEAR(v.hangs[0].duration_ms, 2000, 0.01); /* to the exit, not the report's 1800 */
+  for (int i = 1; i < 4; i++)
+    CHECK_MSG(!v.hangs[i].recovered && v.hangs[i].cause[0] == '\0' && v.hangs[i].signature[0] == '\0',
+              "hang %d took %s", i + 1, v.hangs[i].cause);
+  const char *said = summary_of(&v, 0);
+  CHECK_MSG(strstr(said, "hang 1: 2000 ms (the program ended during it), sleep: Slept 1700 ms\n"
+                         "    in load_level (level.c:88) <- main (main.c:12)\n"
+                         "    not ended: its cause and frames as of its report's last rewrite, ") != NULL,
+            "%s", said);
+  CHECK_MSG(strstr(said, "hang 2: 2000 ms (the program ended during it)\n    not ended: no report of it in ") != NULL,
+            "%s", said);
+  char why[256];
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
+  const char *xml = read_text(xml_path);
+  CHECK_MSG(strstr(xml, "(not ended: the program ended during it); sleep: Slept 1700 ms; in load_level") != NULL,
+            "%s", xml);
+  lagscope__run_verdict_free(&v);
+  char rm[700];
+  snprintf(rm, sizeof rm, "rm -rf -- '%s'", reports);
+  CHECK(system(rm) == 0);
+  remove_channel();
+}
+
+/* A run in which lagscope saw no loop it hooks was not watched: said, and unless allowed a
+ * JUnit error. */
+static void test_unwatched_said(void) {
+  write_channel("{\"type\":\"run_loops\",\"glib\":false,\"sdl\":false,\"gl\":false,\"x11\":false}\n");
+  lagscope__run_verdict v;
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK(lagscope__run_unwatched(&v));
+  CHECK(strstr(summary_of(&v, 0), "app: not watched (no hang could be seen)\n") != NULL);
+  CHECK(strstr(summary_of(&v, 0), "Not watched: exit 5") != NULL);
+  char why[256];
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
+  CHECK(strstr(read_text(xml_path), "errors=\"1\"") != NULL);
+  CHECK(strstr(read_text(xml_path), "<error type=\"unwatched\"") != NULL);
+  v.allow_unwatched = 1;
+  CHECK(strstr(summary_of(&v, 0), "Allowed (--allow-unwatched).") != NULL);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
+  CHECK(strstr(read_text(xml_path), "<error") == NULL);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+}
+
+/* JUnit for a CI history: one testcase per signature, named by the kind and the top own
+ * frames' functions (no duration, no line), its time the hangs' total, the signature and the
+ * reports in properties, each hang in the body; a name two signatures share gets the
+ * signature. */
+static void test_junit_one_case_per_signature(void) {
+#define HANG(id, ms, sig)                                                                        \
+  "{\"type\":\"hang_ended\",\"hang_id\":" #id ",\"duration_ms\":" #ms ",\"signature\":\"" sig "\","  \
+  "\"report_path\":\"/r/" #id ".json\",\"cause\":{\"kind\":\"sleep\",\"summary\":\"Slept\"},"         \
+  "\"heaviest_stack\":" STACK "}\n"
+  write_channel(HANG(1, 400, "8e3ab586346780c3") HANG(2, 500, "8e3ab586346780c3")
+                HANG(3, 300, "0000000000000003"));
+  lagscope__run_verdict v;
+  char why[256];
+  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 450, why, sizeof why), 0);
+  const char *xml = read_text(xml_path);
+  CHECK_MSG(strstr(xml, "tests=\"2\" failures=\"1\"") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "name=\"sleep in load_level &lt;- main\" time=\"0.900\">") != NULL, "%s", xml);
+  CHECK_MSG(strstr(xml, "name=\"sleep in load_level &lt;- main [0000000000000003]\" time=\"0.300\">") != NULL,
+            "%s", xml);
+  CHECK(strstr(xml, "<property name=\"signature\" value=\"8e3ab586346780c3\"/>") != NULL);
+  CHECK(strstr(xml, "<property name=\"hangs\" value=\"2\"/>") != NULL);
+  CHECK(strstr(xml, "<property name=\"report\" value=\"/r/1.json\"/>") != NULL);
+  CHECK(strstr(xml, "<property name=\"report\" value=\"/r/2.json\"/>") != NULL);
+  CHECK_MSG(strstr(xml, "hang 1: a hang of 400 ms; sleep: Slept; in load_level (level.c:88)") != NULL, "%s", xml);
+  CHECK(strstr(xml, "message=\"hang 2: a hang of 500 ms, over the budget; sleep: Slept") != NULL);
+  CHECK(strstr(xml, "ms\"") == NULL || strstr(xml, "name=\"hang 1:") == NULL);
+  lagscope__run_verdict_free(&v);
+  remove_channel();
+#undef HANG
+}
+
 /* What the XML quotes is escaped: a function named like markup stays text. */
 static void test_junit_escapes(void) {
   write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700,"
@@ -312,7 +439,9 @@ static void test_junit_escapes(void) {
   CHECK_MSG(strstr(xml, "&lt;/failure&gt;&lt;x&gt; &lt;- main") != NULL, "%s", xml);
   CHECK(strstr(xml, "<x>") == NULL);
   /* Within the budget: a passing testcase, no failure element. */
-  CHECK(strstr(xml, "name=\"hang 2: 260 ms\" time=\"0.260\">\n    </testcase>") != NULL);
+  const char *passing = strstr(xml, "name=\"hang (no report)\" time=\"0.260\">");
+  CHECK_MSG(passing != NULL, "%s", xml);
+  CHECK(strstr(passing, "<failure") == NULL);
   /* Without a budget every hang fails. */
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
   CHECK(strstr(read_text(xml_path), "tests=\"2\" failures=\"2\"") != NULL);
@@ -424,6 +553,9 @@ static const test_case cases[] = {
     TEST_CASE(junit_escapes),
     TEST_CASE(junit_any_bytes_parse),
     TEST_CASE(output_refuses_what_blocks),
+    TEST_CASE(open_hang_from_its_report),
+    TEST_CASE(unwatched_said),
+    TEST_CASE(junit_one_case_per_signature),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
