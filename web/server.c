@@ -683,22 +683,19 @@ static int await_first_client(lagscope__web *web) {
 /* From the first client on, this thread and civetweb's, which it starts, hold their
  * descriptors in a table of their own (Linux): the app may close or reuse any number of its
  * own table, lagscope's among them (a daemon, a test harness), and never reach the viewer's
- * socket, its connections or its pipe, nor they the app's. The new table holds the socket and
- * the wake pipe's reading end, both checked again there (the app may have taken a number in
- * the moment before). 1 when apart; 0 when sharing the app's table (Darwin, said in the
+ * socket or its connections, nor they the app's. The new table holds the socket alone,
+ * checked again there (the app may have taken its number in the moment before). 1 when apart; 0 when sharing the app's table (Darwin, said in the
  * guide; a kernel that refuses, said here), the checks before each use then all there is.
  * -1, said in why, when the socket was lost in that moment. F */
-static int keep_apart(lagscope__owned_fd *listener, lagscope__owned_fd *wake, char *why,
-                      size_t why_size) {
-  int keep[2] = {listener->fd, wake->fd};
-  int rc = lagscope__thread_private_fds(keep, 2);
+static int keep_apart(lagscope__owned_fd *listener, char *why, size_t why_size) {
+  int keep[1] = {listener->fd};
+  int rc = lagscope__thread_private_fds(keep, 1);
   if (rc == LAGSCOPE_ENOTSUP) return 0;
   if (rc != LAGSCOPE_OK) {
     lagscope__publish_error(rc, "viewer: no descriptor table of its own (%s): an app that closes "
                             "descriptors it did not open can cut the viewer off", strerror(errno));
     return 0;
   }
-  if (!lagscope__owned_fd_is_ours(wake)) wake->fd = -1; /* the flag still stops it */
   if (lagscope__owned_fd_is_ours(listener)) return 1;
   listener->fd = -1;
   lagscope__explain(why, why_size, "the app closed or reused the viewer's socket as its first "
@@ -706,19 +703,12 @@ static int keep_apart(lagscope__owned_fd *listener, lagscope__owned_fd *wake, ch
   return -1;
 }
 
-/* civetweb serving until the viewer is told to stop (a byte on the wake pipe, or the flag
- * within a second), then stopped from here: in the table its threads share, where the stop's
- * poke finds their connections. */
-static void serve_until_stopped(lagscope__web *web, const lagscope__owned_fd *wake) {
-  int fd = lagscope__owned_fd_get(wake);
-  while (!atomic_load(&web->waiter_stop)) {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    int n = poll(&p, fd >= 0 ? 1 : 0, 1000);
-    if (n < 0 && errno != EINTR) break;
-    /* Every writing end closed (the app closed its table's, which was the last): the pipe says
-     * so at every poll, and would spin this thread; the flag alone is looked at from then on. */
-    if (n > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL))) fd = -1;
-  }
+/* civetweb serving until the viewer is told to stop (posted: no descriptor, which the app
+ * could have closed in its table; the flag too), then stopped from here: in the table its
+ * threads share, where the stop's poke finds their connections. */
+static void serve_until_stopped(lagscope__web *web) {
+  while (!atomic_load(&web->waiter_stop))
+    lagscope__wakeup_wait_until(web->serving_stop, lagscope__now_ns() + 1000000000ull);
   stop_civetweb(web);
 }
 
@@ -729,14 +719,14 @@ static void serve_until_stopped(lagscope__web *web, const lagscope__owned_fd *wa
 static void wait_for_first_client(void *arg) {
   lagscope__web *web = arg;
   if (!await_first_client(web)) return;
-  /* Copies: in a table of its own they name this thread's descriptors, while web->listener and
-   * web->wake_read stay the app table's, closed (checked) at stop. */
-  lagscope__owned_fd listener = web->listener, wake = web->wake_read;
+  /* A copy: in a table of its own it names this thread's descriptor, while web->listener stays
+   * the app table's, closed (checked) at stop, as the wake pipe is. */
+  lagscope__owned_fd listener = web->listener;
   char why[256] = "";
-  int apart = keep_apart(&listener, &wake, why, sizeof(why));
+  int apart = keep_apart(&listener, why, sizeof(why));
   int rc = apart < 0 ? LAGSCOPE_ESYS : start_civetweb(web, &listener, why, sizeof(why));
   if (rc == LAGSCOPE_OK) {
-    serve_until_stopped(web, &wake);
+    serve_until_stopped(web);
     return; /* a table of its own goes with its last thread */
   }
   /* Refused at once, not left in the backlog: shut down, since the app's table holds the socket
@@ -759,6 +749,7 @@ static int start_waiting(lagscope__web *web, char *why, size_t why_size) {
 static void stop_waiting(lagscope__web *web) {
   if (web->waiter == NULL) return;
   atomic_store(&web->waiter_stop, 1);
+  lagscope__wakeup_post(web->serving_stop);
   char byte = 1;
   int wake = lagscope__owned_fd_get(&web->wake_write); /* never the app's file */
   ssize_t written = wake >= 0 ? write(wake, &byte, 1) : -1;
@@ -783,6 +774,7 @@ static void web_free(lagscope__web *web) {
   lagscope__owned_fd_close(&web->wake_read);
   lagscope__owned_fd_close(&web->wake_write);
   lagscope__wakeup_free(web->listener_go);
+  lagscope__wakeup_free(web->serving_stop);
   lagscope__dealloc(web);
 }
 
@@ -826,7 +818,9 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   web->stream = lagscope__web_stream_new(host->config->server_max_stream_clients);
   web->hitches = lagscope__alloc(sizeof(char *) * web->config.hitch_keep);
   web->listener_go = lagscope__wakeup_new();
-  int rc = web->stream != NULL && web->hitches != NULL && web->listener_go != NULL
+  web->serving_stop = lagscope__wakeup_new();
+  int rc = web->stream != NULL && web->hitches != NULL && web->listener_go != NULL &&
+               web->serving_stop != NULL
                ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
   if (rc == LAGSCOPE_OK && open_wake_pipe(web) != 0) {
     lagscope__explain(why, why_size, "no pipe for the viewer: %s", strerror(errno));

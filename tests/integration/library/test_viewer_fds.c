@@ -259,7 +259,9 @@ static int case_after_client(void) {
 
   /* The viewer answers on its port, or said why not. */
   int status = get("/api/v1/status", NULL, 0);
+  pthread_mutex_lock(&errors_lock);
   printf("the viewer after the app's close: %d; errors: %s\n", status, errors);
+  pthread_mutex_unlock(&errors_lock);
   CHECK_MSG(status == 200 || errors_name("viewer"),
             "the viewer no longer answers (%d) and no error event said so", status);
 
