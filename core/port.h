@@ -37,6 +37,14 @@ void lagscope__thread_name_self(const char *name);
  * pthread_getattr_np (which mallocs its CPU set: only on a thread that already has an arena,
  * the monitor's); Darwin: nothing. A */
 void lagscope__thread_release_stack(void);
+/* The calling thread, and every thread it starts from then on, get a descriptor table of
+ * their own, apart from the app's: the app's close or reuse of a number never reaches what
+ * they hold, nor theirs the app's. The new table holds only keep[0..n) (each at its number;
+ * the app's other descriptors are closed in it at once, none held open) and, on 0, 1 and 2,
+ * /dev/null (2 stays the app's stderr while it is a terminal or a file, which no reader waits
+ * to end, and in a sanitizer build, whose reports go there). LAGSCOPE_OK; LAGSCOPE_ENOTSUP
+ * where the OS has no such table (Darwin: the thread goes on sharing the app's); ESYS. F */
+int lagscope__thread_private_fds(const int *keep, size_t n);
 
 /* ---- the platform's part of the lifecycle (core/linux/platform.c, core/darwin/platform.c)
  * What Darwin does for the app that a Linux host does itself: the main dispatch queue answers

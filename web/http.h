@@ -96,6 +96,7 @@ struct lagscope__web {
   _Atomic int waiter_stop;  /* set before the byte: the waiter also looks each second */
   lagscope__thread *waiter; /* waits for the first client, starts civetweb, returns */
   lagscope__wakeup *listener_go; /* civetweb's listening thread may start (server.c) */
+  lagscope__wakeup *serving_stop; /* posted at stop: the viewer's thread stops civetweb */
   lagscope_config config; /* server_bind points into bind */
   char bind[64];
   char report_dir[512];

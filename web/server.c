@@ -211,10 +211,9 @@ static int dispatch(lagscope__web_request *req, const char *path) {
   return lagscope__web_reply_error(req, 404, "not_found", "no such route");
 }
 
-/* No route takes a body: it is read and dropped, so that the connection can be kept. 0 when
- * it was read; 413 when it is over BODY_MAX (sent chunked, with no length to refuse it by);
- * 400 when civetweb could not read it: a chunk size that is not hex digits ("-1", "0x5",
- * "zz"), or a body cut short. */
+/* No route takes a body: one with a Content-Length is read and dropped, so that the
+ * connection can be kept. 0 when it was read; 400 when civetweb could not read it (cut
+ * short). */
 static int drain_body(struct mg_connection *conn) {
   char buf[1024];
   size_t total = 0;
@@ -270,6 +269,33 @@ static void close_after(const struct mg_request_info *info) {
   }
 }
 
+/* The request's connection stops reading (its answer is sent): after the handler civetweb
+ * reads and drops what is left of the body, and for a chunk size of 7fffffffffffffff it would
+ * wait the whole request timeout for bytes that never come, its worker held. civetweb hands
+ * out no socket: it is found among the viewer's connections (as the port finds them: Linux
+ * only; elsewhere the worker waits) by the client's address and port, and shut down for
+ * reading through a duplicate checked again, as in shut_peers_past. A */
+static void stop_reading(lagscope__web *web, const struct mg_request_info *info) {
+  struct in_addr client;
+  if (inet_pton(AF_INET, info->remote_addr, &client) != 1) return;
+  lagscope__peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
+  size_t n = found != NULL ? lagscope__net_peer_sockets(web->port, found, PEER_SCAN_MAX) : 0;
+  for (size_t i = 0; i < n; i++) {
+    if (memcmp(found[i].address, &client, sizeof(found[i].address)) != 0) continue;
+    int own = fcntl(found[i].fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) continue;
+    struct sockaddr_in peer;
+    socklen_t len = sizeof(peer);
+    lagscope__peer_socket again;
+    if (lagscope__net_peer_socket(own, web->port, &again) &&
+        getpeername(own, (struct sockaddr *)&peer, &len) == 0 && peer.sin_family == AF_INET &&
+        peer.sin_addr.s_addr == client.s_addr && ntohs(peer.sin_port) == info->remote_port)
+      shutdown(own, SHUT_RD);
+    close(own);
+  }
+  lagscope__dealloc(found);
+}
+
 static int handle_request(struct mg_connection *conn, void *data) {
   lagscope__web *web = data;
   const struct mg_request_info *info = mg_get_request_info(conn);
@@ -303,6 +329,19 @@ static int handle_request(struct mg_connection *conn, void *data) {
   if (req.route.status != 0)
     return lagscope__web_reply_error(&req, req.route.status,
                                      lagscope__web_reply_kind(req.route.status), req.route.error);
+  /* A chunked body's size is known only as civetweb reads it, inside mg_read, which then waits
+   * the whole request timeout for the bytes a chunk size promised (7fffffffffffffff: a worker
+   * held 10 s): it is refused unread, and the connection closed (what follows is the body). */
+  if (mg_get_header(conn, "Transfer-Encoding") != NULL) {
+    req.close = 1;
+    close_after(info);
+    int rc = lagscope__web_reply_error(&req, 413, "too_large",
+                                       "a chunked request body is not read: no route takes a "
+                                       "body (one of at most 4 KiB with a Content-Length is "
+                                       "dropped)");
+    stop_reading(web, info);
+    return rc;
+  }
   int body = req.content_length > BODY_MAX ? 413 : drain_body(conn);
   if (body == 413)
     return lagscope__web_reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
@@ -389,6 +428,9 @@ static void connection_closing(const struct mg_connection *conn) {
 static int civetweb_error(struct mg_connection *conn, int status, const char *message) {
   (void)message; /* civetweb's text may quote the client's bytes: ours only */
   lagscope__web_request req = {.conn = conn, .web = web_of(conn)};
+  /* civetweb answers 411 to a Content-Length it cannot read as a number (-1, "abc"): a
+   * request read no one way, 400 as every other (docs/viewer-api.md, "Request checks"). */
+  if (status == 411) status = 400, req.close = 1;
   const char *kind = status == 400 ? "bad_request" : status == 408 ? "timeout"
                    : status == 413 || status == 431 ? "too_large"
                    : lagscope__web_reply_kind(status);
@@ -489,20 +531,21 @@ static int open_listener(lagscope__web *web, char *why, size_t why_size) {
 /* The fd number civetweb's listening thread polls becomes a second descriptor of the viewer's
  * socket (civetweb 1.15 takes no socket it did not open): its accepts then take from the
  * viewer's port, and whoever connected before civetweb was up is served. 0 or -1. F */
-static int hand_over_listener(lagscope__web *web) {
+static int hand_over_listener(lagscope__web *web, lagscope__owned_fd *listener) {
   struct mg_server_port own;
   uint32_t loopback = htonl(INADDR_LOOPBACK); /* civetweb's own: CIVETWEB_OWN_PORT */
   int fd = mg_get_server_ports(web->ctx, 1, &own) == 1
                ? lagscope__net_listening_fd(loopback, htons((uint16_t)own.port)) : -1;
-  int ours = lagscope__owned_fd_get(&web->listener);
+  int ours = lagscope__owned_fd_get(listener);
   if (fd < 0 || ours < 0 || fd == ours || lagscope__net_dup_onto(ours, fd) != 0) return -1;
-  lagscope__owned_fd_close(&web->listener); /* the socket is civetweb's now */
+  lagscope__owned_fd_close(listener); /* the socket is civetweb's now */
   return 0;
 }
 
 /* civetweb, listening on a loopback port of its own until its listening thread, held at its
- * start, is given the viewer's socket in that port's place. F */
-static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
+ * start, is given the viewer's socket (listener) in that port's place. F */
+static int start_civetweb(lagscope__web *web, lagscope__owned_fd *listener, char *why,
+                          size_t why_size) {
   char threads[16];
   snprintf(threads, sizeof(threads), "%u", web->config.server_max_clients + SPARE_THREADS);
   const char *options[] = {
@@ -550,7 +593,7 @@ static int start_civetweb(lagscope__web *web, char *why, size_t why_size) {
   /* The handler's registration (under civetweb's lock) publishes what is above to the worker
    * threads; before it civetweb would answer 404 by itself. */
   mg_set_request_handler(web->ctx, "/", handle_request, web);
-  int handed = hand_over_listener(web);
+  int handed = hand_over_listener(web, listener);
   lagscope__wakeup_post(web->listener_go); /* whether or not: mg_stop needs it going */
   if (handed == 0) return LAGSCOPE_OK;
   lagscope__explain(why, why_size, "civetweb could not be given the viewer's socket on port %u",
@@ -614,32 +657,83 @@ static int waiter_renew(lagscope__web *web) {
   return rc == LAGSCOPE_OK ? 0 : -1;
 }
 
-/* The viewer's own thread until its first client: civetweb starts when a client has sent
- * something (with TCP_DEFER_ACCEPT, not merely connected), not with lagscope, because its
- * workers are made all at once (server_max_clients + 2 threads, a stack and a malloc arena
- * each: ~0.5 MiB) and an app nobody is viewing should not pay them. Returns at once when told
- * to stop (a byte on the wake pipe), and within a second if the byte could not be written. */
-static void wait_for_first_client(void *arg) {
-  lagscope__web *web = arg;
+static void stop_civetweb(lagscope__web *web);
+
+/* Until a client has sent something (with TCP_DEFER_ACCEPT, not merely connected): 1 then, 0
+ * when told to stop (a byte on the wake pipe, or the flag within a second) or when the
+ * socket is lost for good. */
+static int await_first_client(lagscope__web *web) {
   for (;;) {
     struct pollfd fds[2] = {{.fd = web->listener.fd, .events = POLLIN},
                             {.fd = web->wake_read.fd, .events = POLLIN}};
     int n = poll(fds, 2, 1000);
-    if (atomic_load(&web->waiter_stop)) return;
+    if (atomic_load(&web->waiter_stop)) return 0;
     if (n < 0 && errno == EINTR) continue;
     if (!lagscope__owned_fd_is_ours(&web->listener) || !lagscope__owned_fd_is_ours(&web->wake_read) ||
         !lagscope__owned_fd_is_ours(&web->wake_write)) {
-      if (waiter_renew(web) != 0) return;
+      if (waiter_renew(web) != 0) return 0;
       continue;
     }
-    if (n < 0 || fds[1].revents != 0) return;
-    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return; /* closed under us (iOS) */
-    if (fds[0].revents & POLLIN) break;
+    if (n < 0 || fds[1].revents != 0) return 0;
+    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return 0; /* closed under us (iOS) */
+    if (fds[0].revents & POLLIN) return 1;
   }
+}
+
+/* From the first client on, this thread and civetweb's, which it starts, hold their
+ * descriptors in a table of their own (Linux): the app may close or reuse any number of its
+ * own table, lagscope's among them (a daemon, a test harness), and never reach the viewer's
+ * socket or its connections, nor they the app's. The new table holds the socket alone,
+ * checked again there (the app may have taken its number in the moment before). 1 when apart; 0 when sharing the app's table (Darwin, said in the
+ * guide; a kernel that refuses, said here), the checks before each use then all there is.
+ * -1, said in why, when the socket was lost in that moment. F */
+static int keep_apart(lagscope__owned_fd *listener, char *why, size_t why_size) {
+  int keep[1] = {listener->fd};
+  int rc = lagscope__thread_private_fds(keep, 1);
+  if (rc == LAGSCOPE_ENOTSUP) return 0;
+  if (rc != LAGSCOPE_OK) {
+    lagscope__publish_error(rc, "viewer: no descriptor table of its own (%s): an app that closes "
+                            "descriptors it did not open can cut the viewer off", strerror(errno));
+    return 0;
+  }
+  if (lagscope__owned_fd_is_ours(listener)) return 1;
+  listener->fd = -1;
+  lagscope__explain(why, why_size, "the app closed or reused the viewer's socket as its first "
+                    "client came");
+  return -1;
+}
+
+/* civetweb serving until the viewer is told to stop (posted: no descriptor, which the app
+ * could have closed in its table; the flag too), then stopped from here: in the table its
+ * threads share, where the stop's poke finds their connections. */
+static void serve_until_stopped(lagscope__web *web) {
+  while (!atomic_load(&web->waiter_stop))
+    lagscope__wakeup_wait_until(web->serving_stop, lagscope__now_ns() + 1000000000ull);
+  stop_civetweb(web);
+}
+
+/* The viewer's own thread: waits for the first client, then starts civetweb and stays until
+ * the viewer stops. civetweb starts at the first client, not with lagscope, because its
+ * workers are made all at once (server_max_clients + 2 threads, a stack and a malloc arena
+ * each: ~0.5 MiB) and an app nobody is viewing should not pay them. */
+static void wait_for_first_client(void *arg) {
+  lagscope__web *web = arg;
+  if (!await_first_client(web)) return;
+  /* A copy: in a table of its own it names this thread's descriptor, while web->listener stays
+   * the app table's, closed (checked) at stop, as the wake pipe is. */
+  lagscope__owned_fd listener = web->listener;
   char why[256] = "";
-  int rc = start_civetweb(web, why, sizeof(why));
-  if (rc == LAGSCOPE_OK) return;
-  lagscope__owned_fd_close(&web->listener); /* refused at once, not left in the backlog */
+  int apart = keep_apart(&listener, why, sizeof(why));
+  int rc = apart < 0 ? LAGSCOPE_ESYS : start_civetweb(web, &listener, why, sizeof(why));
+  if (rc == LAGSCOPE_OK) {
+    serve_until_stopped(web);
+    return; /* a table of its own goes with its last thread */
+  }
+  /* Refused at once, not left in the backlog: shut down, since the app's table holds the socket
+   * too when this thread has its own. */
+  int fd = lagscope__owned_fd_get(&listener);
+  if (fd >= 0) shutdown(fd, SHUT_RDWR);
+  if (!apart) lagscope__owned_fd_close(&listener);
   lagscope__publish_error(rc, "viewer not started: %s", why);
 }
 
@@ -655,6 +749,7 @@ static int start_waiting(lagscope__web *web, char *why, size_t why_size) {
 static void stop_waiting(lagscope__web *web) {
   if (web->waiter == NULL) return;
   atomic_store(&web->waiter_stop, 1);
+  lagscope__wakeup_post(web->serving_stop);
   char byte = 1;
   int wake = lagscope__owned_fd_get(&web->wake_write); /* never the app's file */
   ssize_t written = wake >= 0 ? write(wake, &byte, 1) : -1;
@@ -679,6 +774,7 @@ static void web_free(lagscope__web *web) {
   lagscope__owned_fd_close(&web->wake_read);
   lagscope__owned_fd_close(&web->wake_write);
   lagscope__wakeup_free(web->listener_go);
+  lagscope__wakeup_free(web->serving_stop);
   lagscope__dealloc(web);
 }
 
@@ -688,6 +784,17 @@ static void make_url(lagscope__web *web) {
   lagscope__web_lan_address_pick(web->bind, address, sizeof(address));
   snprintf(web->url, sizeof(web->url), "http://%s:%u/?token=%s", address, (unsigned)web->port,
            web->token);
+}
+
+/* The name goes as it is into JSON (the status, the stream's hello) and into a metrics label,
+ * which must be UTF-8: control bytes, quotes, backslashes and bytes that are not UTF-8 (a
+ * name that is not, a character cut at the bound of web->app_name) become '?'. F */
+static void clean_app_name(char *name) {
+  for (unsigned char *p = (unsigned char *)name; *p != '\0';) {
+    size_t n = lagscope__utf8_sequence(p);
+    if (n == 0 || *p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\') *p = '?', n = 1;
+    p += n;
+  }
 }
 
 int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, char *why,
@@ -704,15 +811,16 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   web->config.server_bind = web->bind;
   snprintf(web->report_dir, sizeof(web->report_dir), "%s", host->report_dir);
   snprintf(web->app_name, sizeof(web->app_name), "%s", host->app_name);
-  for (char *p = web->app_name; *p != '\0'; p++) /* it goes into JSON as is */
-    if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\') *p = '?';
+  clean_app_name(web->app_name);
   web->capture_now = host->capture_now;
   web->launch_wall_ms = lagscope__wall_ms();
   web->launch_ns = lagscope__now_ns();
   web->stream = lagscope__web_stream_new(host->config->server_max_stream_clients);
   web->hitches = lagscope__alloc(sizeof(char *) * web->config.hitch_keep);
   web->listener_go = lagscope__wakeup_new();
-  int rc = web->stream != NULL && web->hitches != NULL && web->listener_go != NULL
+  web->serving_stop = lagscope__wakeup_new();
+  int rc = web->stream != NULL && web->hitches != NULL && web->listener_go != NULL &&
+               web->serving_stop != NULL
                ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
   if (rc == LAGSCOPE_OK && open_wake_pipe(web) != 0) {
     lagscope__explain(why, why_size, "no pipe for the viewer: %s", strerror(errno));

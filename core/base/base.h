@@ -247,6 +247,9 @@ void lagscope__jw_begin_object(lagscope__json_writer *w, const char *key);
 void lagscope__jw_end_object(lagscope__json_writer *w);
 void lagscope__jw_begin_array(lagscope__json_writer *w, const char *key);
 void lagscope__jw_end_array(lagscope__json_writer *w);
+/* Length of the valid UTF-8 sequence at s (1-4: no overlong form, surrogate or point past
+ * U+10FFFF), or 0 when the bytes there are not one (a sequence cut by the NUL too). F */
+size_t lagscope__utf8_sequence(const unsigned char *s);
 /* A string; null when text is NULL; bytes that are not UTF-8 become U+FFFD. */
 void lagscope__jw_string(lagscope__json_writer *w, const char *key, const char *text);
 /* An address as the string "0x..." (lowercase hex). */

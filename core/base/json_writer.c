@@ -49,8 +49,7 @@ static void put_text(lagscope__json_writer *w, const char *text) {
   put_bytes(w, text, strlen(text));
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when the bytes there are not one. F */
-static size_t utf8_sequence(const unsigned char *s) {
+size_t lagscope__utf8_sequence(const unsigned char *s) {
   if (s[0] < 0x80) return 1;
   size_t n;
   uint32_t min;
@@ -124,7 +123,7 @@ static void put_string(lagscope__json_writer *w, const char *text) {
   static const char hex[] = "0123456789abcdef";
   put_bytes(w, "\"", 1);
   for (const unsigned char *p = (const unsigned char *)text; *p != '\0';) {
-    size_t n = utf8_sequence(p);
+    size_t n = lagscope__utf8_sequence(p);
     if (n == 0) {
       put_bytes(w, "\xEF\xBF\xBD", 3);
       p++;

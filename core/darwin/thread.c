@@ -75,3 +75,11 @@ void lagscope__thread_name_self(const char *name) { pthread_setname_np(name); }
 
 /* Not yet: a Darwin app's monitor stack stays as deep as its deepest stall. */
 void lagscope__thread_release_stack(void) {}
+
+/* Darwin has no per-thread descriptor table (no unshare): the viewer's threads share the app's
+ * and check what they hold before each use where they can (docs/guide.md says what holds). */
+int lagscope__thread_private_fds(const int *keep, size_t n) {
+  (void)keep;
+  (void)n;
+  return LAGSCOPE_ENOTSUP;
+}

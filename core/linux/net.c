@@ -3,7 +3,7 @@
  * live connections accepted on the viewer's port (for its bound per client address), civetweb's
  * listening socket (given the viewer's in its place), and the kernel holding silent
  * connections back. civetweb hands out no socket, so the process's own are looked at through
- * /proc/self/fd.
+ * /proc/thread-self/fd: the calling thread's table, which for the viewer's threads is their own.
  */
 #define _GNU_SOURCE
 #include "../internal.h"
@@ -78,7 +78,8 @@ static int note_fd(const char *name, int dir_fd, void *ctx) {
 
 static void each_own_fd(int (*visit)(int fd, void *ctx), void *ctx) {
   fd_visit v = {visit, ctx};
-  lagscope__linux_each_name("/proc/self/fd", note_fd, &v);
+  /* The calling thread's table (the viewer's threads have one of their own: thread.c). */
+  lagscope__linux_each_name("/proc/thread-self/fd", note_fd, &v);
 }
 
 typedef struct peer_search {

@@ -550,6 +550,13 @@ static void *overlay_main(void *arg) {
    * signal blocked since it was made (a capture's signal would cut its waits short). */
   lagscope__thread_adopt();
   lagscope__thread_name_self("lagscope-x11");
+  /* Its X connection in a descriptor table of its own (it uses no other descriptor): an app
+   * that closes every descriptor and opens its own on the numbers (a daemon, a test harness)
+   * never gets X protocol written into its file, nor its bytes read as X events. */
+  if (lagscope__thread_private_fds(NULL, 0) != LAGSCOPE_OK)
+    lagscope__publish_error(LAGSCOPE_ESYS, "the HUD overlay's X connection shares the app's "
+                            "descriptors (no table of its own: %s): an app that closes "
+                            "descriptors it did not open can cut it off", strerror(errno));
   if (!connect_display(o)) {
     say_failed(o, LAGSCOPE_ESYS, "cannot connect");
   } else {

@@ -17,6 +17,10 @@
  *                    error event names the display lost, the program lives on (lagscope_stop
  *                    and its exit as usual) and spends next to no CPU meanwhile: the overlay's
  *                    thread ended, no spin on the dead socket (issue 42, item 8).
+ *   closed_fds       overlay_app shows the overlay, then closes every descriptor from 3 up (its
+ *                    X connection's among them) and opens files of its own on those numbers:
+ *                    over the overlay's next passes (6 at least) lagscope writes nothing into
+ *                    them and closes none, and the overlay is still shown (issue 42, item 2).
  *
  * Usage: window_overlay CASE (paths come from the build).
  */
@@ -323,10 +327,68 @@ static void test_server_died(void) {
   spawn_close(&app);
 }
 
+static void test_closed_fds(void) {
+  with_screen();
+  Display *d = screen_open(display, WAIT_MS);
+  CHECK_MSG(d != NULL, "cannot open display %s", display);
+  Window w = XCreateSimpleWindow(d, DefaultRootWindow(d), 60, 60, 400, 300, 0, 0, 0x808080);
+  XStoreName(d, w, "overlay_app");
+  XMapWindow(d, w);
+  XSync(d, False);
+  CHECK(screen_await_window(d, "overlay_app", WAIT_MS) == w);
+  char folder[] = "/tmp/lagscope-overlay-fds-XXXXXX";
+  CHECK(mkdtemp(folder) != NULL);
+  char id[32];
+  snprintf(id, sizeof id, "%lu", (unsigned long)w);
+  char *args[] = {WINDOW_OVERLAY_APP_PATH, id, folder, NULL};
+  spawn_proc app;
+  CHECK(spawn_start(&app, WINDOW_OVERLAY_APP_PATH, args, SPAWN_CAPTURE_STDERR) == 0);
+  int result;
+  cJSON *json = spawn_read_json(&app, WAIT_MS, &result, NULL, 0);
+  CHECK_MSG(json != NULL && strcmp(spawn_json_type(json), "overlay") == 0, "no overlay line");
+  CHECK_EQ_INT(spawn_json_number(json, "rc", -1), 0);
+  cJSON_Delete(json);
+  overlay_await(d, w, 1, WAIT_MS);
+
+  CHECK(spawn_signal(&app, SIGUSR1) == 0);
+  json = spawn_read_json(&app, WAIT_MS, &result, NULL, 0);
+  CHECK_MSG(json != NULL && strcmp(spawn_json_type(json), "closed") == 0, "no closed line");
+  cJSON_Delete(json);
+  /* Nothing to await: what is checked is that nothing happens to the app's files while the
+   * overlay makes its passes (every 250 ms, each a request at least). */
+  spawn_sleep_ms(1500);
+  overlay_await(d, w, 1, WAIT_MS);
+  CHECK(spawn_signal(&app, SIGUSR1) == 0);
+  json = spawn_read_json(&app, WAIT_MS, &result, NULL, 0);
+  CHECK_MSG(json != NULL && strcmp(spawn_json_type(json), "stopped") == 0, "no stopped line");
+  CHECK_EQ_INT(spawn_json_number(json, "rc", -1), 0);
+  cJSON_Delete(json);
+  json = spawn_read_json(&app, WAIT_MS, &result, NULL, 0);
+  CHECK_MSG(json != NULL && strcmp(spawn_json_type(json), "files") == 0, "no files line");
+  double written = spawn_json_number(json, "written", -1), closed = spawn_json_number(json, "closed", -1);
+  cJSON_Delete(json);
+  printf("lagscope wrote %.0f bytes into the app's files and closed %.0f of them\n", written, closed);
+  CHECK(spawn_signal(&app, SIGUSR2) == 0);
+  int code = spawn_wait(&app, WAIT_MS);
+  char err[16384];
+  spawn_stderr(&app, err, sizeof err);
+  printf("overlay_app's stderr:\n%s", err);
+  CHECK_MSG(written == 0, "lagscope wrote %.0f bytes into the app's files", written);
+  CHECK_MSG(closed == 0, "lagscope closed %.0f of the app's files", closed);
+  CHECK_MSG(code == 0, "overlay_app exited with %d", code);
+  spawn_close(&app);
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", folder);
+  CHECK(system(command) == 0);
+  XCloseDisplay(d);
+  xvfb_stop(&xvfb);
+}
+
 static const test_case cases[] = {
     TEST_CASE(demo_live_badge),
     TEST_CASE(stuck_server),
     TEST_CASE(server_died),
+    TEST_CASE(closed_fds),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
