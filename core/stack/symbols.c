@@ -16,37 +16,16 @@ struct lagscope__symbols {
   int own_looked;
 };
 
-/* Folders of the system's libraries: not the app's code. */
-static int in_system_folder(const char *module) {
-  static const char *const prefixes[] = {"/lib/",         "/lib64/",    "/usr/lib/",
-                                         "/usr/lib64/",   "/usr/libexec/", "/System/",
-                                         "linux-vdso",    "[vdso]"};
-  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-    if (strncmp(module, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  return 0;
-}
-
-/* A library in a folder named as the program, as a distribution ships a program's private
- * libraries (/usr/lib/x86_64-linux-gnu/mousepad/libmousepad.so.0 for /usr/bin/mousepad). */
-static int in_programs_folder(const char *module, const char *program) {
-  const char *slash = strrchr(program, '/');
-  const char *name = slash != NULL ? slash + 1 : program;
-  size_t n = strlen(name);
-  if (n == 0) return 0;
-  for (const char *p = strstr(module, name); p != NULL; p = strstr(p + 1, name))
-    if (p > module && p[-1] == '/' && p[n] == '/') return 1;
-  return 0;
-}
-
+/* The platform's objects (platform_libraries.c) are the system's; everything else the program
+ * loaded is its own, wherever it was installed. */
 lagscope__code lagscope__code_of(const lagscope__stack_frame *f, const char *program,
                                  const char *own) {
   if (f->function != NULL && strncmp(f->function, "lagscope_", 9) == 0) return LAGSCOPE__CODE_LAGSCOPE;
   if (f->module == NULL || f->module[0] == '\0') return LAGSCOPE__CODE_SYSTEM;
   int is_program = program != NULL && strcmp(f->module, program) == 0;
   if (own != NULL && !is_program && strcmp(f->module, own) == 0) return LAGSCOPE__CODE_LAGSCOPE;
-  if (is_program || !in_system_folder(f->module)) return LAGSCOPE__CODE_APP;
-  return program != NULL && in_programs_folder(f->module, program) ? LAGSCOPE__CODE_APP
-                                                                   : LAGSCOPE__CODE_SYSTEM;
+  if (is_program || !lagscope__platform_object(f->module)) return LAGSCOPE__CODE_APP;
+  return LAGSCOPE__CODE_SYSTEM;
 }
 
 /* lagscope's own object: the one this very function is in, as the index names it, not indexed
