@@ -1536,7 +1536,7 @@ static uint64_t await_blocked_on(pid_t pid, int want_read, const char *path) {
       if (target[0] != '\0' && strcmp(target, path) == 0) return spawn_now_ns();
     }
     if (spawn_now_ns() >= deadline) save_screen("l3afpad-not-blocked.png");
-    CHECK_MSG(spawn_now_ns() < deadline, "l3afpad never blocked in %s() on %s in %d ms (last: call %ld on '%s')",
+    CHECK_MSG(spawn_now_ns() < deadline, "the program never blocked in %s() on %s in %d ms (last: call %ld on '%s')",
               want_read ? "read" : "openat", path, WAIT_MS, nr, target);
     spawn_sleep_ms(2);
   }
@@ -1907,6 +1907,71 @@ static void check_l3afpad_hang(const cJSON *all, int n, const expected_phase *wa
   cJSON_Delete(report);
 }
 
+/* Debian's mousepad, whose code is all in its private library
+ * /usr/lib/<triplet>/libmousepad.so.0 and whose main only calls into it (issue 45, item 1):
+ * given a FIFO on its command line, it blocks opening it on its main thread, in
+ * mousepad_file_open, until the test opens the FIFO's other end. The hang names
+ * mousepad_file_open, the library's frames are the app's, and the signature holds them. */
+static void test_mousepad_own_code(void) {
+  skip_without(LAGSCOPE_MOUSEPAD_PATH);
+  make_folder();
+  with_screen();
+  /* Its settings and recent files in the case's folder (no dconf: no D-Bus session here). */
+  setenv("XDG_CONFIG_HOME", folder, 1);
+  setenv("XDG_DATA_HOME", folder, 1);
+  setenv("XDG_CACHE_HOME", folder, 1);
+  setenv("GSETTINGS_BACKEND", "memory", 1);
+  char fifo[400];
+  snprintf(fifo, sizeof fifo, "%s/fifo.txt", folder);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  char *program[] = {LAGSCOPE_MOUSEPAD_PATH, "--disable-server", fifo, NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  pid_t app = -1;
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  while ((app = child_of(p.pid)) <= 0) {
+    CHECK_MSG(spawn_now_ns() < deadline, "lagscope-run %d has no child", (int)p.pid);
+    spawn_sleep_ms(10);
+  }
+  /* 2.5 s blocked: the hang may have begun in its start-up's drawing, on the CPU (430 ms
+   * here, more under load); the wait must outweigh it in the heaviest stack. */
+  uint64_t in_open = await_blocked_on(app, 0, fifo);
+  sleep_until(in_open + 2500 * 1000000ull);
+  uint64_t opening = spawn_now_ns();
+  int writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC); /* its reader waits: this passes */
+  CHECK(writer >= 0);
+  static const char text[] = "written into the FIFO by the test\n";
+  CHECK(write(writer, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+  CHECK(close(writer) == 0);
+  int id = await_hang_over(opening);
+  spawn_signal(&p, SIGTERM); /* passed on: mousepad ends */
+  char err[32768];
+  wait_run(&p, err, sizeof err);
+  cJSON *all = read_events();
+  const cJSON *ended = hang_ended_of(all, id);
+  CHECK(ended != NULL);
+  const cJSON *stack = cJSON_GetObjectItemCaseSensitive(ended, "heaviest_stack");
+  int in_library = 0;
+  const cJSON *frame;
+  cJSON_ArrayForEach(frame, stack) {
+    if (!in_module(frame, "/libmousepad.so.0")) continue;
+    in_library++;
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(frame, "code");
+    CHECK_MSG(cJSON_IsString(code) && strcmp(code->valuestring, "app") == 0, "not the app's: %s",
+              cJSON_PrintUnformatted(frame));
+  }
+  printf("%d frames in libmousepad.so.0: %s\n", in_library, cJSON_PrintUnformatted(stack));
+  CHECK_MSG(in_library >= 2, "%d frames in libmousepad.so.0", in_library);
+  const cJSON *frames = cJSON_GetObjectItemCaseSensitive(ended, "signature_frames");
+  const cJSON *first = cJSON_GetArrayItem(frames, 0);
+  CHECK_MSG(cJSON_IsString(first) && strcmp(first->valuestring, "mousepad_file_open") == 0,
+            "signature_frames %s", cJSON_PrintUnformatted(frames));
+  CHECK_MSG(strstr(err, "    in mousepad_file_open <- ") != NULL, "%s", err);
+  cJSON_Delete(all);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 /* Debian's l3afpad (GTK 3, stripped), unchanged, opens FIFOs through File > Open as a user
  * would. Opening one, it reads it on the main thread, then opens it again for writing (fopen
  * "a": can the file be saved?); either call blocks while the other end is not there:
@@ -2138,6 +2203,7 @@ static const test_case cases[] = {
     TEST_CASE(gtk_clean_within_budget),
     TEST_CASE(gtk_stall_minidebuginfo),
     TEST_CASE(private_library_own_code),
+    TEST_CASE(mousepad_own_code),
     TEST_CASE(glxgears_frames_and_hud),
     TEST_CASE(es2gears_egl_hud),
     TEST_CASE(sdl_testgl2_hud),
