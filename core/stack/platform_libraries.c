@@ -15,16 +15,16 @@
 #include <string.h>
 
 /* Names of the platform's libraries, matched against the object's file name: "name" matches
- * name followed by its version or suffix (".so.6", "-3.so.0", "_mesa.so.0", "2.so"), so that
+ * name followed by its version or suffix (".so.6", "-2.31.so", "62.so"), so that
  * "libc" is libc.so.6 and not libcairo; "name*" matches every name that begins so (a family:
  * libX11, libXext, libXrandr for "libX*"). */
 static const char *const platform_names[] = {
     /* The C and C++ runtimes, the loader, the compilers' and sanitizers' runtimes. */
     "ld-linux*", "ld-musl*", "libc", "libm", "libdl", "librt", "libpthread", "libresolv",
-    "libutil", "libanl", "libnsl", "libcrypt", "libmvec", "libnss_*", "libthread_db",
-    "libc_malloc_debug", "libBrokenLocale", "libgcc_s", "libstdc++", "libc++*", "libatomic",
-    "libgomp", "libquadmath", "libgfortran", "libasan", "libubsan", "libtsan", "liblsan",
-    "libhwasan", "libunwind*", "libobjc*", "libdispatch", "libSystem*",
+    "libanl", "libnsl", "libcrypt", "libmvec", "libnss_*", "libthread_db", "libgcc_s",
+    "libstdc++", "libc++*", "libatomic", "libgomp", "libquadmath", "libgfortran", "libasan",
+    "libubsan", "libtsan", "liblsan", "libhwasan", "libunwind*", "libobjc*", "libdispatch",
+    "libSystem*",
     /* The kernel's vDSO. */
     "linux-vdso*", "linux-gate*", "[vdso]",
     /* GLib, GTK and their stack; Xfce's and GNOME's shared libraries. */
@@ -71,8 +71,9 @@ static const char *const platform_names[] = {
     "libboost*", "libabsl*", "libprotobuf*", "libgrpc*",
 };
 
-/* Folders of the platform's plugins, matched as "/name/" anywhere in the object's path:
- * GTK's input methods and print backends, GIO's modules, Mesa's DRI drivers, Qt's plugins. */
+/* Folders of the platform's plugins, matched as "/name/" below a library folder ("/lib/",
+ * "/lib64/", "/lib32/": a developer's ~/src/security/ is no PAM module's): GTK's input methods
+ * and print backends, GIO's modules, Mesa's DRI drivers, Qt's plugins. */
 static const char *const platform_folders[] = {
     "gtk-2.0", "gtk-3.0", "gtk-4.0", "gdk-pixbuf-2.0", "gio/modules", "gvfs", "qt5/plugins",
     "qt6/plugins", "dri", "vdpau", "gbm", "gstreamer-1.0", "gconv", "pkcs11", "alsa-lib",
@@ -80,9 +81,10 @@ static const char *const platform_folders[] = {
     "engines-3", "ossl-modules",
 };
 
-/* What may follow a name without '*': a version or suffix, never another letter. */
+/* What may follow a name without '*': its version or suffix, never another word of a name
+ * (a letter, '_': libaudit_app is not libaudit). */
 static int ends_name(char c) {
-  return c == '\0' || c == '.' || c == '-' || c == '_' || (c >= '0' && c <= '9');
+  return c == '\0' || c == '.' || c == '-' || (c >= '0' && c <= '9');
 }
 
 static int name_matches(const char *file, const char *name) {
@@ -91,11 +93,23 @@ static int name_matches(const char *file, const char *name) {
   return strncmp(file, name, n) == 0 && ends_name(file[n]);
 }
 
-/* "/folder/" within path. */
-static int in_folder(const char *path, const char *folder) {
+/* The end of path's first library folder ("/lib/", "/lib64/", "/lib32/"), or NULL. */
+static const char *below_library_folder(const char *path) {
+  static const char *const folders[] = {"/lib/", "/lib64/", "/lib32/"};
+  const char *first = NULL;
+  for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++) {
+    const char *p = strstr(path, folders[i]);
+    if (p != NULL && (first == NULL || p + strlen(folders[i]) < first))
+      first = p + strlen(folders[i]) - 1; /* at its closing '/' */
+  }
+  return first;
+}
+
+/* "/folder/" within path, from start (a '/') on. */
+static int in_folder(const char *start, const char *folder) {
   size_t n = strlen(folder);
-  for (const char *p = strstr(path, folder); p != NULL; p = strstr(p + 1, folder))
-    if (p > path && p[-1] == '/' && p[n] == '/') return 1;
+  for (const char *p = strstr(start, folder); p != NULL; p = strstr(p + 1, folder))
+    if (p > start && p[-1] == '/' && p[n] == '/') return 1;
   return 0;
 }
 
@@ -106,7 +120,9 @@ int lagscope__platform_object(const char *module) {
   const char *file = slash != NULL ? slash + 1 : module;
   for (size_t i = 0; i < sizeof(platform_names) / sizeof(platform_names[0]); i++)
     if (name_matches(file, platform_names[i])) return 1;
-  for (size_t i = 0; i < sizeof(platform_folders) / sizeof(platform_folders[0]); i++)
-    if (in_folder(module, platform_folders[i])) return 1;
+  const char *libraries = below_library_folder(module);
+  size_t folders = libraries != NULL ? sizeof(platform_folders) / sizeof(platform_folders[0]) : 0;
+  for (size_t i = 0; i < folders; i++)
+    if (in_folder(libraries, platform_folders[i])) return 1;
   return 0;
 }

@@ -79,6 +79,15 @@ int main(void) {
                LAGSCOPE__CODE_APP); /* libz + "oo": not zlib */
   CHECK_EQ_INT(code("f", "/usr/lib/x86_64-linux-gnu/gtk-3.0-extras/libx.so", mousepad, preload),
                LAGSCOPE__CODE_APP); /* a folder that only begins as GTK's */
+  CHECK_EQ_INT(code("f", "/usr/lib/x86_64-linux-gnu/security/pam_unix.so", mousepad, preload),
+               LAGSCOPE__CODE_SYSTEM);
+  CHECK_EQ_INT(code("f", "/home/u/security/build/libaudit_app.so", "/home/u/security/build/app",
+                    NULL),
+               LAGSCOPE__CODE_APP); /* a plugin folder's name, but not below a library folder */
+  CHECK_EQ_INT(code("f", "/home/u/dri/libdri_tool.so", "/home/u/dri/tool", NULL),
+               LAGSCOPE__CODE_APP);
+  CHECK_EQ_INT(code("f", "/opt/app/lib/libutil.so", "/opt/app/bin/app", NULL),
+               LAGSCOPE__CODE_APP); /* a private library of a common name */
   CHECK_EQ_INT(code("clock_gettime", "linux-vdso.so.1", mousepad, preload), LAGSCOPE__CODE_SYSTEM);
   CHECK_EQ_INT(code(NULL, NULL, mousepad, preload), LAGSCOPE__CODE_SYSTEM);
   CHECK_EQ_INT(code("f", "", mousepad, preload), LAGSCOPE__CODE_SYSTEM);
