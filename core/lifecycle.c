@@ -65,7 +65,7 @@ static void log_started(const lagscope_config *c) {
   char line[256];
   snprintf(line, sizeof(line),
            "started (version " LAGSCOPE_VERSION_STRING "): %s mode, hang threshold %u ms, "
-           "display %u Hz",
+           "display %u Hz until measured",
            c->post_main != NULL ? "post_main" : "heartbeat", c->hang_threshold_ms, c->refresh_hz);
   lagscope__log_line(c, line);
 }

@@ -73,6 +73,7 @@ struct lagscope__monitor {
   lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
   int have_last_metrics;
   int wrong_thread_reported; /* ETHREAD said once per start */
+  int refresh_said;          /* the first measured display rate logged */
   uint64_t next_hang_sample_event_ns;
   uint64_t next_report_save_ns; /* the hang's report is written again from then on */
   int hang_startup;             /* the hang began before the main thread's first sign of life */
@@ -307,6 +308,17 @@ static int sample_process(lagscope__monitor *in, lagscope__usage *out,
   return rc;
 }
 
+/* The start-up's log line said the configured rate; the first one measured is logged once (a
+ * later change, as ProMotion's, shows in the metrics only: a line at each would flood). */
+static void say_measured_refresh(lagscope__monitor *in, uint32_t hz) {
+  if (hz == 0 || in->refresh_said) return;
+  in->refresh_said = 1;
+  char line[128];
+  snprintf(line, sizeof(line), "display %u Hz, measured (%u Hz was the configured rate)", hz,
+           in->config->refresh_hz);
+  lagscope__log_line(in->config, line);
+}
+
 static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   lagscope_metrics *m = lagscope__payload_new(sizeof(*m), NULL);
   if (m == NULL) return;
@@ -315,7 +327,9 @@ static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   /* The real rate where the platform measures it (Darwin's display link, 10 to 120 Hz under
    * ProMotion; Linux, the RandR mode read by the X11 overlay's thread): frames are judged
    * against it, not against config.refresh_hz (0: not measured). */
-  lagscope__frame_meter_set_refresh_hz(&in->frames, lagscope__platform_refresh_hz());
+  uint32_t measured_hz = lagscope__platform_refresh_hz();
+  lagscope__frame_meter_set_refresh_hz(&in->frames, measured_hz);
+  say_measured_refresh(in, measured_hz);
   lagscope__frame_meter_drain(&in->frames, lagscope__frame_ring_shared());
   lagscope__frame_meter_report(&in->frames, now, &m->frames);
 

@@ -318,6 +318,11 @@ const char *lagscope__symbol_index_program(lagscope__symbol_index *index);
 /* The file of the object address is in, as its frames name it, without indexing the object;
  * NULL when in none. Valid while the index lives. F */
 const char *lagscope__symbol_index_module(lagscope__symbol_index *index, uintptr_t address);
+/* 1 when module's path is in a folder that only the OS installs into, so that every object
+ * there is the platform's (Darwin: /System/ and /usr/lib/, sealed by System Integrity
+ * Protection). Linux: none, since distributions install programs' private libraries in
+ * /usr/lib too (core/stack/platform_libraries.c tells the platform's by name there). F */
+int lagscope__os_folder(const char *module);
 
 /* ---- network (core/linux/net.c, core/darwin/net.c): what the viewer needs of the OS ---- */
 /* The interface whose address the viewer's URL names (Linux: the default route's; Darwin:

@@ -281,6 +281,13 @@ const char *lagscope__symbol_index_module(lagscope__symbol_index *s, uintptr_t a
   return slot >= 0 ? image_slots[slot].path : NULL;
 }
 
+/* Apple's folders, sealed by System Integrity Protection (and read-only on iOS): only the OS
+ * installs there, so everything in them is the platform's (an app's own frameworks and dylibs
+ * are in its bundle). */
+int lagscope__os_folder(const char *module) {
+  return strncmp(module, "/System/", 8) == 0 || strncmp(module, "/usr/lib/", 9) == 0;
+}
+
 const char *lagscope__symbol_index_program(lagscope__symbol_index *s) {
   (void)s;
   return executable_path[0] != '\0' ? executable_path : NULL;

@@ -188,6 +188,13 @@ const char *lagscope__symbol_index_module(lagscope__symbol_index *s, uintptr_t a
   return o != NULL ? o->path : NULL;
 }
 
+/* No folder of Linux holds the OS's objects alone: Debian installs mousepad's private
+ * libmousepad.so.0 in /usr/lib/x86_64-linux-gnu beside GTK. The platform's are told by name. */
+int lagscope__os_folder(const char *module) {
+  (void)module;
+  return 0;
+}
+
 const char *lagscope__symbol_index_program(lagscope__symbol_index *s) {
   for (size_t i = 0; i < s->objects_len; i++)
     if (s->objects[i]->is_main) return s->objects[i]->path;

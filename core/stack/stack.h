@@ -92,9 +92,15 @@ int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_re
 size_t lagscope__symbols_memory(const lagscope__symbols *s); /* bytes held by the indexes */
 /* Whose code f is (port.h's lagscope__code): lagscope's when its function is lagscope's or it
  * is in own (lagscope's object, unless that is the program); the app's when it is in program
- * (the program's file), in no system folder, or in a system folder named as the program; else
- * the system's. F */
+ * (the program's file) or in any object not the platform's (lagscope__platform_object), as a
+ * private library in /usr/lib/x86_64-linux-gnu; else the system's. F */
 lagscope__code lagscope__code_of(const lagscope__stack_frame *f, const char *program,
                                  const char *own);
+/* 1 when module (a loaded object's path) is the platform's: one of the libraries every program
+ * shares (the C library, GLib/GTK, Qt, SDL, X11, Wayland, Mesa, ...: the list in
+ * core/stack/platform_libraries.c, by file name, wherever loaded), a plugin in one of their
+ * folders, the vDSO, or in a folder only the OS writes (lagscope__os_folder). 0 for anything a
+ * program brought. F */
+int lagscope__platform_object(const char *module);
 
 #endif /* LAGSCOPE_STACK_H */

@@ -8,45 +8,55 @@
 #include <pthread.h>
 #include <string.h>
 
+/* Whether an object is the platform's, remembered by its path: the list's look-up takes a
+ * couple of microseconds per frame where the index resolves one in a few hundred nanoseconds.
+ * Keyed by a copy of the path, not by its pointer: a Darwin image's path lies in the image,
+ * which an unload can unmap and a later load reuse. */
+#define PLATFORM_MEMO_SLOTS 16
+#define PLATFORM_MEMO_PATH 224
+typedef struct platform_memo {
+  char path[PLATFORM_MEMO_PATH]; /* "" when empty */
+  int platform;
+} platform_memo;
+
 struct lagscope__symbols {
   pthread_mutex_t lock;
   lagscope__symbol_index *index;
   const char *own;   /* lagscope's own object (its library, the preload; the program when linked
                         statically); NULL until found */
   int own_looked;
+  platform_memo memo[PLATFORM_MEMO_SLOTS];
 };
 
-/* Folders of the system's libraries: not the app's code. */
-static int in_system_folder(const char *module) {
-  static const char *const prefixes[] = {"/lib/",         "/lib64/",    "/usr/lib/",
-                                         "/usr/lib64/",   "/usr/libexec/", "/System/",
-                                         "linux-vdso",    "[vdso]"};
-  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-    if (strncmp(module, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  return 0;
-}
-
-/* A library in a folder named as the program, as a distribution ships a program's private
- * libraries (/usr/lib/x86_64-linux-gnu/mousepad/libmousepad.so.0 for /usr/bin/mousepad). */
-static int in_programs_folder(const char *module, const char *program) {
-  const char *slash = strrchr(program, '/');
-  const char *name = slash != NULL ? slash + 1 : program;
-  size_t n = strlen(name);
-  if (n == 0) return 0;
-  for (const char *p = strstr(module, name); p != NULL; p = strstr(p + 1, name))
-    if (p > module && p[-1] == '/' && p[n] == '/') return 1;
-  return 0;
-}
-
-lagscope__code lagscope__code_of(const lagscope__stack_frame *f, const char *program,
-                                 const char *own) {
+/* The platform's objects (platform_libraries.c) are the system's; everything else the program
+ * loaded is its own, wherever it was installed. platform: lagscope__platform_object(f->module). */
+static lagscope__code code_by(const lagscope__stack_frame *f, const char *program,
+                              const char *own, int platform) {
   if (f->function != NULL && strncmp(f->function, "lagscope_", 9) == 0) return LAGSCOPE__CODE_LAGSCOPE;
   if (f->module == NULL || f->module[0] == '\0') return LAGSCOPE__CODE_SYSTEM;
   int is_program = program != NULL && strcmp(f->module, program) == 0;
   if (own != NULL && !is_program && strcmp(f->module, own) == 0) return LAGSCOPE__CODE_LAGSCOPE;
-  if (is_program || !in_system_folder(f->module)) return LAGSCOPE__CODE_APP;
-  return program != NULL && in_programs_folder(f->module, program) ? LAGSCOPE__CODE_APP
-                                                                   : LAGSCOPE__CODE_SYSTEM;
+  return is_program || !platform ? LAGSCOPE__CODE_APP : LAGSCOPE__CODE_SYSTEM;
+}
+
+lagscope__code lagscope__code_of(const lagscope__stack_frame *f, const char *program,
+                                 const char *own) {
+  return code_by(f, program, own, lagscope__platform_object(f->module));
+}
+
+/* lagscope__platform_object(module), through the memo. Lock held. */
+static int platform_remembered(lagscope__symbols *s, const char *module) {
+  if (module == NULL) return 0;
+  size_t n = strlen(module);
+  if (n == 0 || n >= PLATFORM_MEMO_PATH) return lagscope__platform_object(module);
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)module[i]) * 16777619u;
+  platform_memo *m = &s->memo[h % PLATFORM_MEMO_SLOTS];
+  if (strcmp(m->path, module) != 0) {
+    memcpy(m->path, module, n + 1);
+    m->platform = lagscope__platform_object(module);
+  }
+  return m->platform;
 }
 
 /* lagscope's own object: the one this very function is in, as the index names it, not indexed
@@ -89,7 +99,8 @@ int lagscope__symbols_resolve(lagscope__symbols *s, uintptr_t address, int is_re
   pthread_mutex_lock(&s->lock);
   int rc = lagscope__symbol_index_resolve(s->index, address, lookup, out);
   const char *own = own_object(s);
-  out->code = (uint8_t)lagscope__code_of(out, lagscope__symbol_index_program(s->index), own);
+  out->code = (uint8_t)code_by(out, lagscope__symbol_index_program(s->index), own,
+                               platform_remembered(s, out->module));
   pthread_mutex_unlock(&s->lock);
   return rc;
 }
