@@ -392,6 +392,11 @@ LAGSCOPE_EXTERN const char *lagscope_report_id(const lagscope_hang_report *repor
 LAGSCOPE_EXTERN const char *lagscope_report_path(const lagscope_hang_report *report);
 /* The whole report as JSON (docs/hang-report.md). */
 LAGSCOPE_EXTERN const char *lagscope_report_json(const lagscope_hang_report *report);
+/* Its cause as JSON, {"kind", "summary", "label"} (docs/hang-report.md, "The cause"), and its
+ * heaviest main-thread stack, a JSON array of frames innermost first; "" when it has none.
+ * A hang_recovered's report too: both read from its file. No allocation. */
+LAGSCOPE_EXTERN const char *lagscope_report_cause(const lagscope_hang_report *report);
+LAGSCOPE_EXTERN const char *lagscope_report_heaviest_stack(const lagscope_hang_report *report);
 
 typedef struct lagscope_event {
   lagscope_event_type type;
