@@ -260,7 +260,8 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
 /* Every event type, once: XX(NAME, value, "name in JSON"). In order:
  *   HANG_BEGAN      the main thread has not answered for hang_threshold_ms
  *   HANG_ENDED      the main thread answered
- *   METRICS         every sample_interval_ms: payload.metrics
+ *   METRICS         every sample_interval_ms, and once more at stop (the frames since the
+ *                   last sample counted): payload.metrics
  *   ERROR           something failed and was survived: payload.message
  *   HANG_RECOVERED  at start: a hang of an earlier run that never ended (the app was killed
  *                   while hung): payload.report
