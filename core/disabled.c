@@ -44,6 +44,11 @@ void lagscope_free(void *p) { (void)p; }
 const char *lagscope_report_id(const lagscope_hang_report *report) { (void)report; return ""; }
 const char *lagscope_report_path(const lagscope_hang_report *report) { (void)report; return ""; }
 const char *lagscope_report_json(const lagscope_hang_report *report) { (void)report; return ""; }
+const char *lagscope_report_cause(const lagscope_hang_report *report) { (void)report; return ""; }
+const char *lagscope_report_heaviest_stack(const lagscope_hang_report *report) {
+  (void)report;
+  return "";
+}
 
 int lagscope_hud_take(lagscope_hud_image *out) { (void)out; return LAGSCOPE_DISABLED; }
 int lagscope_hud_set_expanded(int expanded) { (void)expanded; return LAGSCOPE_DISABLED; }

@@ -260,7 +260,8 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
 /* Every event type, once: XX(NAME, value, "name in JSON"). In order:
  *   HANG_BEGAN      the main thread has not answered for hang_threshold_ms
  *   HANG_ENDED      the main thread answered
- *   METRICS         every sample_interval_ms: payload.metrics
+ *   METRICS         every sample_interval_ms, and once more at stop (the frames since the
+ *                   last sample counted): payload.metrics
  *   ERROR           something failed and was survived: payload.message
  *   HANG_RECOVERED  at start: a hang of an earlier run that never ended (the app was killed
  *                   while hung): payload.report
@@ -392,6 +393,11 @@ LAGSCOPE_EXTERN const char *lagscope_report_id(const lagscope_hang_report *repor
 LAGSCOPE_EXTERN const char *lagscope_report_path(const lagscope_hang_report *report);
 /* The whole report as JSON (docs/hang-report.md). */
 LAGSCOPE_EXTERN const char *lagscope_report_json(const lagscope_hang_report *report);
+/* Its cause as JSON, {"kind", "summary", "label"} (docs/hang-report.md, "The cause"), and its
+ * heaviest main-thread stack, a JSON array of frames innermost first; "" when it has none.
+ * A hang_recovered's report too: both read from its file. No allocation. */
+LAGSCOPE_EXTERN const char *lagscope_report_cause(const lagscope_hang_report *report);
+LAGSCOPE_EXTERN const char *lagscope_report_heaviest_stack(const lagscope_hang_report *report);
 
 typedef struct lagscope_event {
   lagscope_event_type type;

@@ -522,6 +522,9 @@ static void monitor_main(void *arg) {
   uint64_t stop_ns = lagscope__now_ns();
   if (in->watchdog.hang_active)
     publish_hang_ended(in, lagscope__watchdog_hang_duration(&in->watchdog, stop_ns), stop_ns);
+  /* A last sample, so that the frames since the last one are told: a run that ends between
+   * two (a timed benchmark's last frames, then exit) still leaves its true total_frames. */
+  publish_metrics(in, stop_ns);
   lagscope__hang_recorder_free(in->hang_recorder);
   in->hang_recorder = NULL;
   last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */

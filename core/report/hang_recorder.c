@@ -803,6 +803,7 @@ static void publish_recovered(void *ctx, const char *id, const char *path, const
   if (copy == NULL) return;
   lagscope_hang_report *report = lagscope__hang_report_new(id, 0, path, copy, NULL);
   if (report == NULL) return;
+  lagscope__hang_report_read_parts(report); /* its stack and cause, as hang_ended tells them */
   lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_RECOVERED};
   e.payload.report = report;
   lagscope__publish(&e);

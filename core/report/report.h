@@ -154,6 +154,10 @@ lagscope_hang_report *lagscope__hang_report_new(const char *id, uint64_t hang_id
 const char *lagscope__hang_report_heaviest_stack(const lagscope_hang_report *report);
 /* Gives the report its verdict (lagscope__report_cause_json's; taken) and keeps its label. A */
 void lagscope__hang_report_set_cause(lagscope_hang_report *report, char *cause_json);
+/* A report read back from disk (a hang of an earlier run, for hang_recovered): its heaviest
+ * stack and its cause ({kind, summary, label}, as a hang_ended's) taken from its JSON text,
+ * each left out when the text has none of its type. A */
+void lagscope__hang_report_read_parts(lagscope_hang_report *report);
 /* {"kind", "summary", "label"}; NULL when none. F */
 const char *lagscope__hang_report_cause(const lagscope_hang_report *report);
 /* The cause's label ("lock · keeper"); "" when none. F */

@@ -7,8 +7,10 @@
  * over the viewport; the target set again with its clip, and the present. The frame is the
  * same every time (a still picture), until SDL_QUIT (SIGTERM).
  *
- * Usage: sdl_state [software] (the software renderer; else SDL's default). */
+ * Usage: sdl_state [software] [frames N] (the software renderer; else SDL's default; with
+ * frames, N frames presented, then it returns from main at once, as a timed benchmark ends). */
 #include <SDL.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const SDL_Rect target_clip = {40, 30, 80, 60};
@@ -39,6 +41,9 @@ static void draw_frame(SDL_Renderer *r, SDL_Texture *target) {
 
 int main(int argc, char **argv) {
   int software = argc > 1 && strcmp(argv[1], "software") == 0;
+  long frames = -1; /* until SDL_QUIT */
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "frames") == 0) frames = strtol(argv[i + 1], NULL, 10);
   if (SDL_Init(SDL_INIT_VIDEO) != 0) return 2;
   SDL_Window *window = SDL_CreateWindow("sdl_state", 0, 0, 400, 300, 0);
   Uint32 flags = software ? SDL_RENDERER_SOFTWARE : 0;
@@ -61,7 +66,9 @@ int main(int argc, char **argv) {
   for (int done = 0; !done;) {
     SDL_Event e;
     while (SDL_PollEvent(&e)) done |= e.type == SDL_QUIT;
+    if (frames == 0) break;
     draw_frame(r, target);
+    if (frames > 0) frames--;
     SDL_Delay(10);
   }
   SDL_DestroyRenderer(r);

@@ -660,6 +660,25 @@ static void test_sdl_testsprite_frames(void) {
   remove_folder();
 }
 
+/* A program that presents its last frame and exits at once (a timedemo's end) between two
+ * samples: lagscope's stop at exit publishes a last metrics line, whose total_frames is every
+ * frame it presented (issue 45, item 9). */
+static void test_sdl_frames_then_exit(void) {
+  make_folder();
+  with_screen();
+  enum { FRAMES = 45 };
+  char *program[] = {LAGSCOPE_SDL_STATE_PATH, "software", "frames", "45", NULL};
+  char err[16384];
+  CHECK_EQ_INT(run_to_end(NULL, program, err, sizeof err), 0);
+  cJSON *all = read_events();
+  double total = frames_counted(all);
+  printf("the last metrics line counted %.0f frames of %d\n", total, FRAMES);
+  CHECK_MSG(total == FRAMES, "the last metrics line counted %.0f frames of %d", total, FRAMES);
+  cJSON_Delete(all);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
 /* ---- SDL_Renderer: the HUD through the renderer, the program's frame otherwise its own ---- */
 
 /* Waits (bounded) until the window titled shot_title shows the same pixels twice 100 ms
@@ -2300,6 +2319,7 @@ static const test_case cases[] = {
     TEST_CASE(widget_factory_idle),
     TEST_CASE(gtk3_demo_modal_and_hidden),
     TEST_CASE(sdl_testsprite_frames),
+    TEST_CASE(sdl_frames_then_exit),
     TEST_CASE(sdl_renderer_hud),
     TEST_CASE(sdl_renderer_state_kept),
     TEST_CASE(sdl_vulkan_no_hud_said),

@@ -104,6 +104,7 @@ static void run_child(void) {
 /* What the next start tells: the lines of hang_lost and hang_recovered events. */
 static pthread_mutex_t told_lock = PTHREAD_MUTEX_INITIALIZER;
 static char told[1 << 16], told_report[1 << 20];
+static char told_cause[4096], told_stack[1 << 16]; /* the C accessors' */
 static _Atomic int lost_count, recovered_count;
 
 static void keep_told(const lagscope_event *e, void *user) {
@@ -114,8 +115,12 @@ static void keep_told(const lagscope_event *e, void *user) {
   pthread_mutex_lock(&told_lock);
   size_t used = strlen(told);
   snprintf(told + used, sizeof(told) - used, "%s\n", json);
-  if (e->type == LAGSCOPE_EVENT_HANG_RECOVERED) /* its report, with the stack and the cause */
+  if (e->type == LAGSCOPE_EVENT_HANG_RECOVERED) { /* its report, with the stack and the cause */
     snprintf(told_report, sizeof(told_report), "%s", lagscope_report_json(e->payload.report));
+    snprintf(told_cause, sizeof(told_cause), "%s", lagscope_report_cause(e->payload.report));
+    snprintf(told_stack, sizeof(told_stack), "%s",
+             lagscope_report_heaviest_stack(e->payload.report));
+  }
   pthread_mutex_unlock(&told_lock);
   lagscope_free(json);
   if (e->type == LAGSCOPE_EVENT_HANG_LOST) atomic_fetch_add(&lost_count, 1);
@@ -134,12 +139,9 @@ static void find_temp(char *name, size_t size) {
   CHECK_MSG(name[0] != '\0', "the child left no temporary file in %s", reports);
 }
 
-/* The next start on the folder: the one event it tells, parsed; the temporary file gone. */
-static cJSON *next_start(lagscope_event_type expected, char *id, size_t id_size) {
-  char temp[256], path[600];
-  find_temp(temp, sizeof(temp));
-  snprintf(id, id_size, "%.*s", (int)(strlen(temp) - strlen(".json.tmp") - 1), temp + 1);
-  test_path_in(path, sizeof(path), reports, temp);
+/* A start on the folder, stopped once it told a hang of an earlier run (10 s at most): the
+ * one event it told, parsed, of the type expected (what is for the messages). */
+static cJSON *listen_once(lagscope_event_type expected, const char *what) {
   lagscope_config c = lagscope_config_default();
   c.report_dir = reports;
   c.hud = 0;
@@ -156,13 +158,23 @@ static cJSON *next_start(lagscope_event_type expected, char *id, size_t id_size)
   printf("told: %s", told);
   CHECK_MSG(atomic_load(&lost_count) + atomic_load(&recovered_count) == 1,
             "the next start told %d hang_lost and %d hang_recovered for %s (expected one %s)",
-            atomic_load(&lost_count), atomic_load(&recovered_count), temp,
+            atomic_load(&lost_count), atomic_load(&recovered_count), what,
             lagscope_event_type_name((int)expected));
   cJSON *e = cJSON_Parse(told);
   CHECK(e != NULL);
   CHECK_MSG(strcmp(cJSON_GetObjectItem(e, "type")->valuestring,
                    lagscope_event_type_name((int)expected)) == 0,
             "told %s", told);
+  return e;
+}
+
+/* The next start on the folder: the one event it tells, parsed; the temporary file gone. */
+static cJSON *next_start(lagscope_event_type expected, char *id, size_t id_size) {
+  char temp[256], path[600];
+  find_temp(temp, sizeof(temp));
+  snprintf(id, id_size, "%.*s", (int)(strlen(temp) - strlen(".json.tmp") - 1), temp + 1);
+  test_path_in(path, sizeof(path), reports, temp);
+  cJSON *e = listen_once(expected, temp);
   CHECK_MSG(access(path, F_OK) != 0, "%s is still there once told", path);
   return e;
 }
@@ -225,6 +237,30 @@ static void test_cut_body(void) {
   cJSON_Delete(e);
 }
 
+/* A hang_recovered event's own fields (not only its report's): the cause as a hang_ended's
+ * (kind, summary, label) and the heaviest stack, with the function the main thread was in. */
+static void check_event_cause(cJSON *e) {
+  cJSON *cause = cJSON_GetObjectItem(e, "cause");
+  CHECK_MSG(cJSON_IsObject(cause), "the event has no cause: %.400s", told);
+  cJSON *summary = cJSON_GetObjectItem(cause, "summary");
+  CHECK_MSG(cJSON_IsString(summary) && summary->valuestring[0] != '\0', "cause: %.400s", told);
+  CHECK(strcmp(cJSON_GetObjectItem(cause, "kind")->valuestring, "cpu") == 0);
+  CHECK(cJSON_IsString(cJSON_GetObjectItem(cause, "label")));
+  cJSON *stack = cJSON_GetObjectItem(e, "heaviest_stack");
+  CHECK_MSG(cJSON_IsArray(stack), "the event has no heaviest_stack: %.400s", told);
+  char *text = cJSON_PrintUnformatted(stack);
+  CHECK_MSG(strstr(text, "killed_writer_stall") != NULL, "the event's stack: %.400s", text);
+  free(text);
+  CHECK(cJSON_IsString(cJSON_GetObjectItem(e, "signature")));
+  /* and to the app's callback, as lagscope_report_cause and lagscope_report_heaviest_stack */
+  cJSON *c = cJSON_Parse(told_cause);
+  CHECK_MSG(cJSON_IsObject(c) && cJSON_IsString(cJSON_GetObjectItem(c, "summary")),
+            "lagscope_report_cause: \"%.300s\"", told_cause);
+  cJSON_Delete(c);
+  CHECK_MSG(told_stack[0] == '[' && strstr(told_stack, "killed_writer_stall") != NULL,
+            "lagscope_report_heaviest_stack: \"%.300s\"", told_stack);
+}
+
 /* A whole report in the temporary file: the hang, recovered as any killed while hung. */
 static void check_recovered(void) {
   char id[200];
@@ -241,6 +277,7 @@ static void check_recovered(void) {
                                             "cpu") == 0, "cause: %.300s", told_report);
   printf("recovered: %s\n", cJSON_GetObjectItem(cause, "summary")->valuestring);
   cJSON_Delete(report);
+  check_event_cause(e);
   char name[256], path[600];
   snprintf(name, sizeof(name), "%s.json", id);
   test_path_in(path, sizeof(path), reports, name);
@@ -267,12 +304,47 @@ static void test_synced(void) {
   check_recovered();
 }
 
+/* Killed while hung, its report written and in progress: the next start's hang_recovered
+ * tells the stack and the cause, in the event itself (issue 45, item 6). */
+static void test_killed_hung(void) {
+  kill_at = "none"; /* the hook lets every write through */
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) child();
+  char name[256] = "";
+  uint64_t until = test_now_ns() + 20ull * 1000000000u;
+  while (name[0] == '\0' && test_now_ns() < until) { /* the hang's report, in progress */
+    DIR *d = opendir(reports);
+    struct dirent *f;
+    while (d != NULL && (f = readdir(d)) != NULL) {
+      size_t n = strlen(f->d_name);
+      if (n > 5 && f->d_name[0] != '.' && strcmp(f->d_name + n - 5, ".json") == 0)
+        snprintf(name, sizeof(name), "%s", f->d_name);
+    }
+    if (d != NULL) closedir(d);
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  CHECK(kill(pid, SIGKILL) == 0);
+  int status;
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK_MSG(name[0] != '\0', "the child wrote no report in %s", reports);
+  CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+            "the child was not killed while hung (status %d)", status);
+  cJSON *e = listen_once(LAGSCOPE_EVENT_HANG_RECOVERED, name);
+  check_event_cause(e);
+  printf("recovered: %s\n",
+         cJSON_GetObjectItem(cJSON_GetObjectItem(e, "cause"), "summary")->valuestring);
+  cJSON_Delete(e);
+}
+
 static const test_case cases[] = {
     TEST_CASE(created),
     TEST_CASE(cut_head),
     TEST_CASE(cut_body),
     TEST_CASE(written),
     TEST_CASE(synced),
+    TEST_CASE(killed_hung),
 };
 
 int main(int argc, char **argv) {

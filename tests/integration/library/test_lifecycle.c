@@ -180,7 +180,37 @@ static void test_metrics_cadence(void) {
   recorder_destroy(&rec);
 }
 
+/* A run that ends between two samples (a timedemo's last frames, then exit) leaves its final
+ * frame count: stop publishes a last metrics event whose total_frames counts every frame. The
+ * interval is a minute, so that no sample falls inside the run. */
+static void test_last_metrics_at_stop(void) {
+  enum { FRAMES = 37 };
+  recorder rec;
+  recorder_init(&rec);
+  lagscope_config c = lagscope_config_default();
+  c.server = 0;
+  c.hud = 0;
+  c.sample_interval_ms = 60000;
+  c.on_event = recorder_on_event, c.on_event_user = &rec;
+  CHECK_EQ_INT(lagscope_start(&c), 0);
+  for (int i = 0; i < FRAMES; i++) {
+    struct timespec frame = {0, 4 * 1000 * 1000};
+    nanosleep(&frame, NULL);
+    lagscope_frame();
+  }
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  int metrics = recorder_count(&rec, LAGSCOPE_EVENT_METRICS);
+  pthread_mutex_lock(&rec.lock);
+  unsigned long long total = (unsigned long long)rec.last_metrics.frames.total_frames;
+  pthread_mutex_unlock(&rec.lock);
+  printf("%d metrics events, the last with total_frames %llu of %d\n", metrics, total, FRAMES);
+  CHECK_MSG(metrics == 1, "%d metrics events in a run shorter than its interval", metrics);
+  CHECK_MSG(total == FRAMES, "the last metrics say %llu frames of %d", total, FRAMES);
+  recorder_destroy(&rec);
+}
+
 static const test_case cases[] = {
+    TEST_CASE(last_metrics_at_stop),
     TEST_CASE(metrics_cadence),
     TEST_CASE(metrics_before_start),
     TEST_CASE(hundred_cycles),

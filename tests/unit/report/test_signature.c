@@ -136,6 +136,48 @@ static void test_written_as_json(void) {
   lagscope__dealloc(text);
 }
 
+/* A recovered report's heaviest stack and cause, read from a file anyone could have planted
+ * (lagscope__hang_report_read_parts): members of the wrong type are left out, strings
+ * written again, and the hang_recovered event's text stays one valid JSON object. */
+static void test_recovered_parts_from_hostile_files(void) {
+  static const char *const files[] = {
+      "{\"heaviest_stack\":5,\"cause\":\"cpu\"}",
+      "{\"heaviest_stack\":{\"a\":1},\"cause\":[1,2]}",
+      "{\"heaviest_stack\":[1,\"x\",null,{\"function\":7,\"code\":\"app\"}],"
+      "\"cause\":{\"kind\":3,\"summary\":\"a\\u0000b\\\"c\",\"label\":{}}}",
+      "{\"cause\":{\"kind\":\"cpu\",\"summary\":\"On the CPU\",\"label\":\"cpu · f\","
+      "\"phases\":[{\"kind\":\"io\"}]},\"heaviest_stack\":[" APP("f", "0x10", "1") "]}",
+      "[]",
+      "",
+  };
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+    char *json = lagscope__strdup(files[i]);
+    CHECK(json != NULL);
+    lagscope_hang_report *r = lagscope__hang_report_new("20261128T000000.000Z-1-1", 0, "", json,
+                                                        NULL);
+    CHECK(r != NULL);
+    lagscope__hang_report_read_parts(r);
+    const char *stack = lagscope_report_heaviest_stack(r), *cause = lagscope_report_cause(r);
+    CHECK_MSG(stack[0] == '\0' || stack[0] == '[', "file %zu: stack %s", i, stack);
+    CHECK_MSG(cause[0] == '\0' || cause[0] == '{', "file %zu: cause %s", i, cause);
+    lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_RECOVERED};
+    e.payload.report = r;
+    char *text = lagscope__event_text(&e);
+    CHECK(text != NULL);
+    size_t end = 0;
+    CHECK_MSG(lagscope__json_check(text, strlen(text), &end) && end == strlen(text),
+              "file %zu: event %s", i, text);
+    printf("file %zu: %s\n", i, text);
+    if (i == 3)
+      CHECK_MSG(strstr(text, "\"cause\":{\"kind\":\"cpu\",\"summary\":\"On the CPU\","
+                             "\"label\":\"cpu · f\"}") != NULL &&
+                    strstr(text, "\"function\":\"f\"") != NULL,
+                "file 3: event %s", text);
+    lagscope__dealloc(text);
+    lagscope_release(r);
+  }
+}
+
 static const test_case cases[] = {
     TEST_CASE(same_names_same_id),
     TEST_CASE(kind_and_frames_tell_apart),
@@ -146,6 +188,7 @@ static const test_case cases[] = {
     TEST_CASE(at_most_eight_frames),
     TEST_CASE(hostile_stacks),
     TEST_CASE(written_as_json),
+    TEST_CASE(recovered_parts_from_hostile_files),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
