@@ -13,7 +13,8 @@
  * (no owner of _NET_WM_CM_Sn), its bounding shape is the image's opaque pixels. Every 250 ms,
  * and when a hang begins or ends, it finds the window to follow (the app's, or the program's
  * main window: _NET_WM_PID, on the root's _NET_CLIENT_LIST or its children), follows its
- * position, size and mapping, stacks itself just above it (never above other windows) and puts
+ * position, size and mapping, stacks itself just above it, or above the program's own window
+ * highest over its corner (a dialog: stack_sibling), never over another program's window, and puts
  * the HUD image, when it changed. Every 2 s it also reads the display's refresh rate from RandR
  * (x11_refresh.c) for the core, which judges frames against it; where no HUD is shown
  * (lagscope-run's --hud-mode frame or --no-hud) that is all it does, and it makes no window.
@@ -385,7 +386,77 @@ static void put(overlay *o, const lagscope_hud_image *image) {
   }
 }
 
-/* Over the followed window's corner, just above its top-level window in the stack. */
+/* 1 when w, a child of the root, is the program's: its _NET_WM_PID, or that of a child of it (a
+ * window manager's frame holds the client window). */
+static int is_own(overlay *o, xcb_window_t w, uint32_t self) {
+  if (window_pid(o, w) == self) return 1;
+  xcb_query_tree_reply_t *t = xcb_query_tree_reply(o->c, xcb_query_tree(o->c, w), NULL);
+  if (t == NULL) return 0;
+  xcb_window_t *children = xcb_query_tree_children(t);
+  int n = xcb_query_tree_children_length(t), own = 0;
+  for (int i = 0; i < n && i < 8 && !own; i++) own = window_pid(o, children[i]) == self;
+  free(t);
+  return own;
+}
+
+/* 1 when w, a child of the root whose attributes came in a (NULL: none), is viewable
+ * (override-redirect too: the program's menus) and meets the rectangle at x, y (the root's
+ * coordinates). Frees a. */
+static int covers(overlay *o, xcb_window_t w, xcb_get_window_attributes_reply_t *a, int x, int y,
+                  int width, int height) {
+  int shown = a != NULL && a->map_state == XCB_MAP_STATE_VIEWABLE;
+  free(a);
+  if (!shown) return 0;
+  xcb_get_geometry_reply_t *g = xcb_get_geometry_reply(o->c, xcb_get_geometry(o->c, w), NULL);
+  if (g == NULL) return 0;
+  int right = g->x + g->width + 2 * g->border_width, bottom = g->y + g->height + 2 * g->border_width;
+  int meets = g->x < x + width && x < right && g->y < y + height && y < bottom;
+  free(g);
+  return meets;
+}
+
+/* The window to stack the overlay just above: the followed window's top-level one, or the
+ * program's own window highest above it that meets the overlay's rectangle (its dialog over the
+ * main window, stuck with it: issue 45). The walk up the stack stops at the first window of
+ * another program's over that rectangle: that one hides the HUD, as it hides the program. The
+ * windows' attributes are asked all at once (one round trip, not one each). Allocates. */
+static xcb_window_t stack_sibling(overlay *o, int x, int y, int width, int height) {
+  xcb_query_tree_reply_t *t =
+      xcb_query_tree_reply(o->c, xcb_query_tree(o->c, o->screen->root), NULL);
+  if (t == NULL) return o->app_top;
+  xcb_window_t *children = xcb_query_tree_children(t); /* bottom to top */
+  int n = xcb_query_tree_children_length(t), first = 0;
+  while (first < n && children[first] != o->app_top) first++;
+  first++;
+  xcb_window_t sibling = o->app_top;
+  xcb_get_window_attributes_cookie_t *asked =
+      n > first ? lagscope__alloc((size_t)(n - first) * sizeof(*asked)) : NULL;
+  if (asked != NULL) {
+    for (int i = first; i < n; i++) asked[i - first] = xcb_get_window_attributes(o->c, children[i]);
+    uint32_t self = (uint32_t)getpid();
+    int i = first, stop = 0;
+    for (; i < n && !stop; i++) {
+      xcb_get_window_attributes_reply_t *a =
+          xcb_get_window_attributes_reply(o->c, asked[i - first], NULL);
+      if (children[i] == o->window) {
+        free(a);
+        continue;
+      }
+      if (!covers(o, children[i], a, x, y, width, height)) continue;
+      if (is_own(o, children[i], self))
+        sibling = children[i];
+      else
+        stop = 1;
+    }
+    for (; i < n; i++) xcb_discard_reply(o->c, asked[i - first].sequence); /* not read */
+    lagscope__dealloc(asked);
+  }
+  free(t);
+  return sibling;
+}
+
+/* Over the followed window's corner, just above its top-level window in the stack, or above
+ * the program's own window that covers that corner (stack_sibling). */
 static void place(overlay *o, const lagscope_hud_image *image, int app_width, int app_height) {
   xcb_translate_coordinates_reply_t *t = xcb_translate_coordinates_reply(
       o->c, xcb_translate_coordinates(o->c, o->app, o->screen->root, 0, 0), NULL);
@@ -397,7 +468,8 @@ static void place(overlay *o, const lagscope_hud_image *image, int app_width, in
   int y = t->dst_y + (bottom ? app_height - margin - image->height : margin);
   free(t);
   uint32_t values[6] = {(uint32_t)x, (uint32_t)y, (uint32_t)image->width,
-                        (uint32_t)image->height, o->app_top, XCB_STACK_MODE_ABOVE};
+                        (uint32_t)image->height,
+                        stack_sibling(o, x, y, image->width, image->height), XCB_STACK_MODE_ABOVE};
   xcb_configure_window(o->c, o->window,
                        XCB_CONFIG_WINDOW_X | XCB_CONFIG_WINDOW_Y | XCB_CONFIG_WINDOW_WIDTH |
                            XCB_CONFIG_WINDOW_HEIGHT | XCB_CONFIG_WINDOW_SIBLING |

@@ -1243,15 +1243,29 @@ static void await_shot(Display *d, Window app, int (*pred)(const shot *, const s
                      LAGSCOPE_ATTACH_OUT "/overlay-gtk-not-as-awaited.png");
 }
 
-/* During a hang of the program's: two shots of the overlay's badge with two different counts,
- * both before the hang ended, saved as overlay-NAME-hang-1.png and -2.png. */
-static void await_live_badge(Display *d, Window app, const char *name) {
+/* Waits (bounded) until there are more than n events of type. */
+static void await_more(const char *type, int n) {
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  for (;;) {
+    cJSON *all = read_events();
+    int got = count_type(all, type);
+    cJSON_Delete(all);
+    if (got > n) return;
+    CHECK_MSG(spawn_now_ns() < deadline, "no new %s in %d ms", type, WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+}
+
+/* During a hang of the program's, after `ended` hangs ended: two shots of the overlay's badge
+ * with two different counts, both before that hang ended, saved as overlay-NAME-hang-1.png
+ * and -2.png. */
+static void await_live_badge_after(Display *d, Window app, const char *name, int ended) {
   shot during1, during2;
-  await_type("hang_began");
+  await_more("hang_began", ended);
   await_shot(d, app, overlay_badge_shown, NULL, &during1, "the hang badge");
   await_shot(d, app, overlay_badge_counted_on, &during1, &during2, "the badge counting on");
   cJSON *all = read_events();
-  CHECK_MSG(count_type(all, "hang_ended") == 0, "the second shot came after the hang");
+  CHECK_MSG(count_type(all, "hang_ended") == ended, "the second shot came after the hang");
   cJSON_Delete(all);
   char file[64];
   snprintf(file, sizeof file, "overlay-%s-hang-1.png", name);
@@ -1260,6 +1274,10 @@ static void await_live_badge(Display *d, Window app, const char *name) {
   save_artifact(&during2, file);
   shot_free(&during1);
   shot_free(&during2);
+}
+
+static void await_live_badge(Display *d, Window app, const char *name) {
+  await_live_badge_after(d, app, name, 0);
 }
 
 /* The expanded HUD's "LAST HANG" row (hud/layout.c: baseline 164, 8 from the corner). */
@@ -2009,6 +2027,98 @@ static void test_mousepad_own_code(void) {
   remove_folder();
 }
 
+/* l3afpad's and GTK's settings, recent files and caches in the case's folder (no dconf: no
+ * D-Bus session here), not the user's. */
+static void l3afpad_settings(void) {
+  setenv("XDG_CONFIG_HOME", folder, 1);
+  setenv("XDG_DATA_HOME", folder, 1);
+  setenv("XDG_CACHE_HOME", folder, 1);
+  setenv("GSETTINGS_BACKEND", "memory", 1);
+}
+
+/* Issue 45, item 7: l3afpad stuck while its Open dialog (900 x 700 at the screen's corner, a
+ * transient window mapped above the main window) covers the HUD's corner. The stall: GTK reads
+ * its bookmarks file again on the main thread when it changes (the dialog's side pane shows
+ * them); the test puts a FIFO there with no writer, and GTK's open() waits for one. The badge is
+ * seen over the dialog, counting, while the dialog is viewable over that corner. */
+static void test_overlay_l3afpad_over_its_dialog(void) {
+  skip_without(LAGSCOPE_L3AFPAD_PATH);
+  skip_without(LAGSCOPE_XDOTOOL_PATH);
+  make_folder();
+  with_screen();
+  l3afpad_settings();
+  char gtk_dir[320], bookmarks[340], fifo[340];
+  snprintf(gtk_dir, sizeof gtk_dir, "%s/gtk-3.0", folder);
+  snprintf(bookmarks, sizeof bookmarks, "%s/bookmarks", gtk_dir);
+  snprintf(fifo, sizeof fifo, "%s/fifo", folder);
+  char fifo_link[340], plain[340];
+  snprintf(fifo_link, sizeof fifo_link, "%s/fifo-link", folder);
+  snprintf(plain, sizeof plain, "%s/plain", folder);
+  CHECK(mkdir(gtk_dir, 0700) == 0 && mkfifo(fifo, 0600) == 0 && link(fifo, fifo_link) == 0);
+  FILE *empty = fopen(plain, "w");
+  CHECK(empty != NULL && fclose(empty) == 0);
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window win = await_window(d, "(Untitled)");
+  await_drawn_and_answering();
+  await_overlay(d, win, 1);
+  pid_t app = child_of(p.pid);
+  CHECK_MSG(app > 0, "lagscope-run %d has no child", (int)p.pid);
+  char id[32];
+  snprintf(id, sizeof id, "%lu", (unsigned long)win);
+  char *open_dialog[] = {LAGSCOPE_XDOTOOL_PATH, "windowfocus", "--sync", id, "key", "ctrl+o", NULL};
+  xdotool(open_dialog);
+  Window dialog = await_window(d, "Open");
+  char dialog_id[32];
+  snprintf(dialog_id, sizeof dialog_id, "%lu", (unsigned long)dialog);
+  char *fit[] = {LAGSCOPE_XDOTOOL_PATH, "windowsize", "--sync", dialog_id, "900", "700",
+                 "windowmove", "--sync", dialog_id, "0", "0", NULL};
+  xdotool(fit);
+  await_drawn_and_answering();
+  /* The program's hangs until now (building the dialog, on a loaded machine), awaited until
+   * all ended: the next one is the stall's. */
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  int began, ended;
+  for (;;) {
+    cJSON *all = read_events();
+    began = count_type(all, "hang_began"), ended = count_type(all, "hang_ended");
+    cJSON_Delete(all);
+    if (began == ended) break;
+    CHECK_MSG(spawn_now_ns() < deadline, "%d hangs began, %d ended, after %d ms", began, ended, WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+  CHECK(rename(fifo, bookmarks) == 0);
+  await_blocked_on(app, 0, bookmarks);
+  /* The dialog covers the HUD's corner of the main window, viewable, above it. */
+  int dx = -1, dy = -1, wx = -1, wy = -1;
+  XWindowAttributes a;
+  CHECK(screen_window_origin(d, dialog, &dx, &dy) && XGetWindowAttributes(d, dialog, &a));
+  CHECK(screen_window_origin(d, win, &wx, &wy));
+  CHECK_MSG(a.map_state == IsViewable && dx <= wx + overlay_hud_area.x0 && dy <= wy + overlay_hud_area.y0 &&
+                dx + a.width >= wx + overlay_hud_area.x1 && dy + a.height >= wy + overlay_hud_area.y1,
+            "the dialog (%dx%d at %d,%d) does not cover the HUD's corner of the window at %d,%d",
+            a.width, a.height, dx, dy, wx, wy);
+  printf("the Open dialog, %dx%d at %d,%d, covers the window's corner at %d,%d\n", a.width, a.height, dx,
+         dy, wx, wy);
+  await_live_badge_after(d, win, "l3afpad-dialog", ended);
+  /* An empty file in its place (GTK may read it again, on the monitor's next event), then a
+   * writer for the FIFO it waits on: its open passes, its read finds the end. */
+  CHECK(rename(plain, bookmarks) == 0);
+  int writer = open(fifo_link, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  CHECK(writer >= 0);
+  close(writer);
+  await_more("hang_ended", ended);
+  char *quit[] = {LAGSCOPE_XDOTOOL_PATH, "key", "Escape", "windowfocus", "--sync", id, "key", "ctrl+q", NULL};
+  xdotool(quit);
+  XCloseDisplay(d);
+  char err[32768];
+  CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0); /* l3afpad's own: no budget given */
+  remove_folder();
+}
+
 /* Debian's l3afpad (GTK 3, stripped), unchanged, opens FIFOs through File > Open as a user
  * would. Opening one, it reads it on the main thread, then opens it again for writing (fopen
  * "a": can the file be saved?); either call blocks while the other end is not there:
@@ -2029,12 +2139,7 @@ static void test_l3afpad_fifo_phases(void) {
   skip_without(LAGSCOPE_XDOTOOL_PATH);
   make_folder();
   with_screen();
-  /* l3afpad's and GTK's settings, recent files and caches in the case's folder (no dconf:
-   * no D-Bus session here), not the user's. */
-  setenv("XDG_CONFIG_HOME", folder, 1);
-  setenv("XDG_DATA_HOME", folder, 1);
-  setenv("XDG_CACHE_HOME", folder, 1);
-  setenv("GSETTINGS_BACKEND", "memory", 1);
+  l3afpad_settings();
   char fifo_read[400], fifo_open[400], reports[320];
   snprintf(fifo_read, sizeof fifo_read, "%s/fifo_read.txt", folder);
   snprintf(fifo_open, sizeof fifo_open, "%s/fifo_open.txt", folder);
@@ -2339,6 +2444,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_stacked_with_its_window),
     TEST_CASE(l3afpad_fifo_phases),
     TEST_CASE(l3afpad_killed_in_hang),
+    TEST_CASE(overlay_l3afpad_over_its_dialog),
     TEST_CASE(refresh_from_randr),
 };
 
