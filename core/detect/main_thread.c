@@ -46,8 +46,10 @@ static int on_watched_thread(void) {
 static void note_alive(uint64_t now) {
   uint64_t before = atomic_load_explicit(&main_signals.alive_ns, memory_order_relaxed);
   uint64_t gap = atomic_load_explicit(&main_signals.gap_ns, memory_order_relaxed);
-  if (gap != 0 && now > before && now - before >= gap)
+  if (gap != 0 && now > before && now - before >= gap) { /* where it began, then ended */
+    atomic_store_explicit(&main_signals.resumed_from_ns, before, memory_order_relaxed);
     atomic_store_explicit(&main_signals.resumed_ns, now, memory_order_release);
+  }
   atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
 }
 
