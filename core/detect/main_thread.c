@@ -72,10 +72,15 @@ void lagscope_heartbeat(void) {
 }
 
 /* Idle: alive at begin (which ends a hang), owing nothing until end, alive again at end so
- * that the threshold counts from there. */
+ * that the threshold counts from there. The idle spell is no gap: the watchdog would take a
+ * gap it did not see for a stall. */
 static void set_idle(int idle) {
   if (!on_watched_thread()) return;
-  note_alive(lagscope__now_ns());
+  uint64_t now = lagscope__now_ns();
+  if (idle)
+    note_alive(now);
+  else
+    atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
   atomic_store_explicit(&main_signals.idle, idle, memory_order_release);
 }
 

@@ -613,7 +613,22 @@ static void test_a_stall_counts_from_the_last_sign_of_life(void) {
   CHECK(!s.hang_began && !s.hang_ended && !s.late_ended);
 }
 
+/* The main thread records its gaps, and the watchdog takes one it did not see for a stall: an
+ * idle spell (lagscope_idle_begin to _end) is none. */
+static void test_an_idle_spell_is_no_gap(void) {
+  lagscope__main_signals *m = lagscope__main_signals_shared();
+  atomic_store(&m->gap_ns, 1); /* any gap */
+  lagscope_idle_begin();
+  uint64_t began = atomic_load(&m->alive_ns), resumed = atomic_load(&m->resumed_ns);
+  while (lagscope__now_ns() <= began) {} /* the clock moves on */
+  lagscope_idle_end();
+  CHECK(atomic_load(&m->alive_ns) > began);
+  CHECK_EQ_INT(atomic_load(&m->resumed_ns), resumed);
+  atomic_store(&m->gap_ns, 0);
+}
+
 static const test_case cases[] = {
+    TEST_CASE(an_idle_spell_is_no_gap),
     TEST_CASE(a_stall_counts_from_the_last_sign_of_life),
     TEST_CASE(a_blind_monitor_says_so),
     TEST_CASE(frames_spare_pings),
