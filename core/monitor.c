@@ -496,8 +496,11 @@ static void monitor_main(void *arg) {
       slow_ns += lagscope__now_ns() - t0;
     }
     t0 = lagscope__now_ns();
+    /* A hang that ended before the monitor looked begins and ends in this step, in order. */
+    int unseen = step.hang_began && step.hang_ended && !in->watchdog.hang_active;
+    if (unseen) publish_hang_began(in);
     if (step.hang_ended) publish_hang_ended(in, step.duration_ns, step.end_ns);
-    if (step.hang_began) publish_hang_began(in);
+    if (step.hang_began && !unseen) publish_hang_began(in);
     serve_capture_request(in);
     slow_ns += lagscope__now_ns() - t0;
     report_hook_problems(in, &step);

@@ -105,7 +105,9 @@ typedef struct lagscope__watchdog {
   uint64_t hang_tick_ns;    /* how often the monitor runs while a hang lasts */
   uint64_t late_ns;         /* owing an answer this long, the main thread is late: two frames */
   int late;                 /* it was late at the last step, not hung */
-  uint64_t late_since_ns;   /* since when it owed the answer then */
+  uint64_t late_since_ns;   /* its last sign of life before it was late */
+  uint64_t owed_since_ns;   /* at the last step: its last sign of life while it owed (0: none) */
+  uint64_t owed_due_ns;     /* and since when it owed the answer (a ping's post) */
   int heartbeat_mode;
   uint64_t ping_seq;        /* last ping posted (0: none yet) */
   uint64_t ping_posted_ns;  /* when it was posted */
@@ -157,6 +159,7 @@ typedef struct lagscope__main_signals {
    * the monitor looks (its report's build can take longer than the stall). The watchdog sets
    * gap_ns (its "late", two frame budgets); 0: not recorded. */
   _Atomic uint64_t resumed_ns;
+  _Atomic uint64_t resumed_from_ns; /* the last sign of life before it: where that gap began */
   _Atomic uint64_t gap_ns;
   _Atomic int idle;              /* between lagscope_idle_begin and _end: owes no answer */
 } lagscope__main_signals;
@@ -165,7 +168,8 @@ typedef struct lagscope__main_signals {
 typedef struct lagscope__watchdog_step {
   int post_ping;           /* post ping number ping_seq now */
   int hang_began;          /* publish hang_began (hang_id, hang_start_ns) */
-  int hang_ended;          /* publish hang_ended (hang_id, start, duration_ns) */
+  int hang_ended;          /* publish hang_ended (hang_id, start, duration_ns); with hang_began
+                              and no hang open: a hang that ended before the monitor looked */
   uint64_t duration_ns;
   uint64_t end_ns;         /* the main thread's answer (or first sign of life) that ended it */
   int resumed;             /* the monitor woke a whole threshold late: the process was stopped */

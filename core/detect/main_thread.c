@@ -46,8 +46,10 @@ static int on_watched_thread(void) {
 static void note_alive(uint64_t now) {
   uint64_t before = atomic_load_explicit(&main_signals.alive_ns, memory_order_relaxed);
   uint64_t gap = atomic_load_explicit(&main_signals.gap_ns, memory_order_relaxed);
-  if (gap != 0 && now > before && now - before >= gap)
+  if (gap != 0 && now > before && now - before >= gap) { /* where it began, then ended */
+    atomic_store_explicit(&main_signals.resumed_from_ns, before, memory_order_relaxed);
     atomic_store_explicit(&main_signals.resumed_ns, now, memory_order_release);
+  }
   atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
 }
 
@@ -70,10 +72,15 @@ void lagscope_heartbeat(void) {
 }
 
 /* Idle: alive at begin (which ends a hang), owing nothing until end, alive again at end so
- * that the threshold counts from there. */
+ * that the threshold counts from there. The idle spell is no gap: the watchdog would take a
+ * gap it did not see for a stall. */
 static void set_idle(int idle) {
   if (!on_watched_thread()) return;
-  note_alive(lagscope__now_ns());
+  uint64_t now = lagscope__now_ns();
+  if (idle)
+    note_alive(now);
+  else
+    atomic_store_explicit(&main_signals.alive_ns, now, memory_order_release);
   atomic_store_explicit(&main_signals.idle, idle, memory_order_release);
 }
 

@@ -1,10 +1,14 @@
 /* The watchdog's state machine: when to ping, when a hang begins and ends, and when the
  * monitor was itself not running. Pure logic over a clock passed in, so tests can drive it.
  *
- * A hang is measured from the last moment the main thread is known to have been responsive:
- * the later of the unanswered ping's post time and the main thread's last sign of life (a ping
- * answer, a frame, a heartbeat). That is a lower bound of the real stall, so a stall shorter
- * than the threshold is never reported, and a reported duration never exceeds the stall.
+ * A stall is measured from the main thread's last sign of life (a ping answer, a frame, a
+ * heartbeat) to its first after, whatever the monitor was doing: a stall longer than the
+ * threshold is always a hang, even when the monitor only looked after it ended. The stall
+ * cannot have begun earlier, so the duration is an upper bound, by the time between that sign
+ * and the stall's start: at most a frame period while frames flow, at most the ping interval
+ * otherwise. It is proven a stall only once the main thread owed an answer for "late" (two
+ * frame budgets) after a ping's post: an idle loop answers at once, and the quiet before the
+ * post is no stall.
  *
  * The main thread's answer is only a few atomic stores, with no wake-up: the monitor looks at
  * it when the threshold would expire, and every hang_tick_ns while a hang lasts; the
@@ -12,9 +16,7 @@
  *
  * While frames (or heartbeats) come, they prove the main thread alive and no ping is posted:
  * a ping costs the app a wake-up of its loop and the monitor a context switch, 20 times a
- * second. A ping is due when the frames would be late (two frame budgets after the last), so
- * a stall is measured from about 35 ms after its start in a 60 Hz loop, where a ping every
- * 50 ms measured it from up to 50 ms after. */
+ * second. A ping is due when the frames would be late (two frame budgets after the last). */
 #include "internal.h"
 
 #include <string.h>
@@ -90,11 +92,18 @@ uint64_t lagscope__watchdog_hang_duration(const lagscope__watchdog *w, uint64_t 
   return length > w->hang_suspended_ns ? length - w->hang_suspended_ns : 0;
 }
 
-/* Since when the main thread owes an answer; 0 if it owes none. */
+/* The main thread's last sign of life while it owes an answer (a stall is measured from
+ * there); 0 if it owes none. */
 static uint64_t pending_since(const lagscope__watchdog *w, uint64_t alive_ns) {
   if (!w->heartbeat_mode && !w->ping_outstanding) return 0;
-  uint64_t since = max_u64(alive_ns, w->not_before_ns);
-  return w->heartbeat_mode ? since : max_u64(since, w->ping_posted_ns);
+  return max_u64(alive_ns, w->not_before_ns);
+}
+
+/* Since when it owes the answer: a ping's post, or its last sign of life in heartbeat mode;
+ * 0 if it owes none. */
+static uint64_t pending_due(const lagscope__watchdog *w, uint64_t since) {
+  if (since == 0 || w->heartbeat_mode) return since;
+  return max_u64(since, w->ping_posted_ns);
 }
 
 /* The first sign of life after since, when the main thread recorded it (the first after a
@@ -114,17 +123,41 @@ static void check_answer(lagscope__watchdog *w, const lagscope__main_signals *si
   int ping_answered = !w->heartbeat_mode && w->ping_outstanding && answered >= w->ping_seq;
   if (ping_answered) w->ping_outstanding = 0;
   if (!w->hang_active) return;
-  uint64_t end_ns;
-  if (ping_answered)
-    end_ns = atomic_load_explicit(&signals->answered_ns, memory_order_acquire);
-  else if (alive_ns > w->hang_start_ns)
-    end_ns = first_alive_after(signals, w->hang_start_ns, alive_ns);
-  else
-    return;
+  /* The first sign of life after the start, as the start is the last before it: a frame
+   * before the answer ends it there. The answer's own time when alive_ns was read before it. */
+  uint64_t end_ns = alive_ns > w->hang_start_ns
+                        ? first_alive_after(signals, w->hang_start_ns, alive_ns) : 0;
+  if (ping_answered) {
+    uint64_t at = atomic_load_explicit(&signals->answered_ns, memory_order_acquire);
+    if (at > w->hang_start_ns && (end_ns == 0 || at < end_ns)) end_ns = at;
+  }
+  if (end_ns == 0) return;
   step->hang_ended = 1;
   step->end_ns = end_ns;
   step->duration_ns = lagscope__watchdog_hang_duration(w, end_ns);
   w->hang_active = 0;
+}
+
+/* A stall that ended before the monitor saw it reach the threshold (it looked late, waiting
+ * for a CPU or busy with its own work): a hang all the same, over the gap in the main
+ * thread's signs of life that it recorded, when that gap began after the last step's look,
+ * no later than the answer was owed, and lasted "late" past it (proof that it was stalled,
+ * not idle, which answers at once). Opened here, ended by check_answer at the gap's end. */
+static void check_unseen_hang(lagscope__watchdog *w, const lagscope__main_signals *signals,
+                              uint64_t alive_ns, lagscope__watchdog_step *step) {
+  uint64_t since = w->owed_since_ns, due = w->owed_due_ns;
+  if (w->hang_active || since == 0 || step->resumed || since < w->not_before_ns) return;
+  uint64_t end = atomic_load_explicit(&signals->resumed_ns, memory_order_acquire);
+  uint64_t from = atomic_load_explicit(&signals->resumed_from_ns, memory_order_relaxed);
+  if (end <= since || end > alive_ns || from < since || from > due || from >= end ||
+      end - from < w->threshold_ns || end < due + w->late_ns)
+    return;
+  w->hang_active = 1;
+  w->hang_id++;
+  w->hang_start_ns = from;
+  w->hang_suspended_ns = 0;
+  w->late = 0; /* a hang, not a hitch */
+  step->hang_began = 1;
 }
 
 /* A ping that the main thread outlived by a whole threshold, showing life (frames, or answers
@@ -155,15 +188,18 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
   memset(step, 0, sizeof(*step));
   notice_suspension(w, input, now_ns, step);
   uint64_t alive = atomic_load_explicit(&signals->alive_ns, memory_order_acquire);
+  check_unseen_hang(w, signals, alive, step);
   check_answer(w, signals, alive, step);
   notice_blindness(w, input, now_ns, step);
   check_lost_ping(w, now_ns, alive, step);
 
-  uint64_t since = pending_since(w, alive);
+  uint64_t since = pending_since(w, alive), due = pending_due(w, since);
   int idle = atomic_load_explicit(&signals->idle, memory_order_acquire); /* waits for input */
-  /* How long the main thread has owed an answer: 0 when it owes none, or is idle. */
-  uint64_t owed_ns = !idle && since != 0 && now_ns >= since ? now_ns - since : 0;
-  if (!w->hang_active && owed_ns >= w->threshold_ns) {
+  /* How long the main thread has owed an answer, and shown no life: 0 when it owes none, or
+   * is idle. Stalled (late) once it owed it for "late"; the stall counts from its last sign. */
+  uint64_t owed_ns = !idle && due != 0 && now_ns >= due ? now_ns - due : 0;
+  uint64_t stalled_ns = owed_ns >= w->late_ns ? now_ns - since : 0;
+  if (!w->hang_active && !step->hang_began && stalled_ns >= w->threshold_ns) {
     w->hang_active = 1;
     w->hang_id++;
     w->hang_start_ns = since;
@@ -200,8 +236,11 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
       w->next_ping_ns = now_ns + w->interval_ns;
       step->post_ping = 1;
       since = pending_since(w, alive);
+      due = pending_due(w, since);
     }
   }
+  w->owed_since_ns = !idle && !w->hang_active ? since : 0;
+  w->owed_due_ns = due;
 
   if (w->hang_active)
     step->wake_at_ns = now_ns + w->hang_tick_ns;
@@ -209,17 +248,17 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
     step->wake_at_ns = since + w->threshold_ns;
   else if (w->ping_outstanding) /* look for the answer at the next ping time, at the latest
                                    when the threshold expires */
-    step->wake_at_ns = min_u64(since + w->threshold_ns, max_u64(w->next_ping_ns,
-                                                                 now_ns + w->interval_ns / 2));
+    step->wake_at_ns = min_u64(max_u64(since + w->threshold_ns, due + w->late_ns),
+                               max_u64(w->next_ping_ns, now_ns + w->interval_ns / 2));
   else
     step->wake_at_ns = w->next_ping_ns;
   /* Late: look every tick. Owing an answer since before this step: look when it becomes late
    * (a ping posted now is looked at by the plan above, answered or not). */
   if (late)
     step->wake_at_ns = min_u64(step->wake_at_ns, now_ns + w->hang_tick_ns);
-  else if (!w->hang_active && !idle && since != 0 && since + w->late_ns > now_ns &&
+  else if (!w->hang_active && !idle && due != 0 && due + w->late_ns > now_ns &&
            (w->heartbeat_mode || was_outstanding))
-    step->wake_at_ns = min_u64(step->wake_at_ns, since + w->late_ns);
+    step->wake_at_ns = min_u64(step->wake_at_ns, due + w->late_ns);
   /* Idle owes nothing: look again at the ping interval, not at a deadline already past. */
   if (idle && !w->hang_active)
     step->wake_at_ns = max_u64(step->wake_at_ns, now_ns + w->interval_ns);

@@ -1,8 +1,10 @@
 /*
  * demo_hitches: stalls shorter than the hang threshold are hitches, each explained. The demo
  * stalls 120 ms (demo_busy_spin) every second: each stall is one hitch event whose heaviest
- * stack names demo_busy_spin, whose duration is at most the stall's (a lower bound, as for
- * hangs) and more than hitch_report_ms, with a cause; and there is no hang.
+ * stack names demo_busy_spin, whose duration is from the main thread's last sign of life to its
+ * first after (issue 45): at least the stall's, longer by at most a frame (16.7 ms at the
+ * demo's 60 Hz) and the loop's wake-up on a loaded machine (20 ms), with a cause; and there
+ * is no hang.
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -41,7 +43,7 @@ int main(int argc, char **argv) {
       const cJSON *kind = member(member(e, "cause"), "kind");
       printf("hitch %d: %.1f ms, %zu frames, cause %s\n", hitches + 1, ms, n,
              cJSON_IsString(kind) ? kind->valuestring : "(none)");
-      CHECK_MSG(ms >= 50.0 && ms <= 125.0, "a hitch of %.1f ms for a 120 ms stall", ms);
+      CHECK_MSG(ms >= 120.0 && ms <= 120.0 + 16.7 + 20.0, "a hitch of %.1f ms for a 120 ms stall", ms);
       CHECK_MSG(demo_find(names, n, "demo_busy_spin", 0) >= 0, "no demo_busy_spin in its stack");
       CHECK_MSG(cJSON_IsString(kind) && strcmp(kind->valuestring, "cpu") == 0, "its cause");
       hitches++;

@@ -368,37 +368,38 @@ static void test_idle_is_not_a_hang(void) {
 
 /* Post_main mode, the main thread stalls just after answering: the monitor does not wake more
  * often while pings are answered, and samples the stall from 50 ms on, every tick, until the
- * hang begins (its report starts with those samples). */
+ * hang begins (its report starts with those samples), at its last answer. */
 static void test_a_late_main_thread_is_sampled_early(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   memset(&s, 0, sizeof(s));
   reset(&w, 0);
-  uint64_t now = 1000 * MS, stall = 0, first_early = 0;
+  uint64_t now = 1000 * MS, stall = 0, first_early = 0, last_answer = 0;
   int wakes = 0, early = 0;
   for (; now < 3000 * MS && !s.hang_began; now = s.wake_at_ns, wakes++) {
     step_at(&w, now, &s);
     if (s.sample_early && first_early == 0) first_early = now;
     early += s.sample_early;
-    if (s.post_ping && now < 2000 * MS) answer(w.ping_seq, now + MS);
+    if (s.post_ping && now < 2000 * MS) answer(w.ping_seq, last_answer = now + MS);
     else if (s.post_ping && stall == 0) stall = now; /* this ping is never answered */
     CHECK(!s.sample_early || stall != 0);
   }
   CHECK(wakes < 2 + 1000 / 50 + 30); /* a ping each 50 ms while answered, ticks while late */
   CHECK(s.hang_began);
-  CHECK_EQ_INT(w.hang_start_ns, stall);
+  CHECK_EQ_INT(w.hang_start_ns, last_answer); /* its last sign of life, before the post */
   CHECK(first_early - stall <= 60 * MS);
   CHECK(early >= 15); /* every 10 ms from then to the threshold */
 }
 
-/* A 120 ms stall that ends before the threshold ends the lateness once: a hitch, from the
- * unanswered ping's post to the answer; a stall that becomes a hang is no hitch. */
+/* A stall that ends before the threshold ends the lateness once: a hitch, from the main
+ * thread's last answer to its answer of the ping it stalled (120 ms after that ping's post);
+ * a stall that becomes a hang is no hitch. */
 static void test_late_then_answered_is_a_hitch(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
   memset(&s, 0, sizeof(s));
   reset(&w, 0);
-  uint64_t now = 1000 * MS, posted = 0;
+  uint64_t now = 1000 * MS, posted = 0, last_answer = 0;
   int hitches = 0;
   for (; now < 2000 * MS; now = s.wake_at_ns) {
     if (posted != 0 && now >= posted + 120 * MS && atomic_load(&signals.answered_seq) < w.ping_seq)
@@ -407,10 +408,11 @@ static void test_late_then_answered_is_a_hitch(void) {
     CHECK(!s.hang_began);
     if (s.late_ended) {
       hitches++;
-      CHECK_EQ_INT(s.late_since_ns, posted);
-      CHECK_EQ_INT(s.late_duration_ns, 120 * MS);
+      CHECK_EQ_INT(s.late_since_ns, last_answer);
+      CHECK_EQ_INT(s.late_duration_ns, posted + 120 * MS - last_answer);
     }
     if (s.post_ping && posted == 0 && now >= 1300 * MS) posted = now; /* this one stalls */
+    else if (s.post_ping && posted == 0) answer(w.ping_seq, last_answer = now + MS);
     else if (s.post_ping) answer(w.ping_seq, now + MS);
   }
   CHECK_EQ_INT(hitches, 1);
@@ -425,7 +427,7 @@ static void test_late_then_answered_is_a_hitch(void) {
 /* Frames at 60 Hz: no ping is posted while they come (a ping would wake the app's loop), the
  * monitor looks once per two frames, not more; a learning ping still goes out when the monitor
  * asks for one (ping_anyway_ns); when the frames stop, a ping is posted about two budgets
- * after the last one, and a stall is measured from it. */
+ * after the last one, and a stall is measured from the last frame. */
 static void test_frames_spare_pings(void) {
   lagscope__watchdog w;
   lagscope__watchdog_step s;
@@ -464,7 +466,7 @@ static void test_frames_spare_pings(void) {
             "ping %llu ms after the last frame",
             (unsigned long long)((posted_after_stall - last_frame) / MS));
   CHECK_EQ_INT(began, 1);
-  CHECK_EQ_INT(w.hang_start_ns, posted_after_stall);
+  CHECK_EQ_INT(w.hang_start_ns, last_frame);
 }
 
 /* Frames flow and a ping is lost: its replacement is posted at once, frames or not. */
@@ -529,7 +531,8 @@ static void test_a_blind_monitor_says_so(void) {
   step_at(&w, t0, &s);
   answer(w.ping_seq, t0 + 1 * MS);
   planned = s.wake_at_ns;
-  input = (lagscope__watchdog_input){.expected_wake_ns = planned, .planned_wake_ns = planned};
+  input = (lagscope__watchdog_input){
+      .expected_wake_ns = planned, .planned_wake_ns = planned, .starved_ns = now - planned};
   lagscope__watchdog_run(&w, &signals, &input, planned + 2000 * MS, &s);
   CHECK(s.resumed && !s.blind);
   CHECK_EQ_INT(w.blind_total_ns, 0);
@@ -556,7 +559,77 @@ static void test_a_blind_monitor_says_so(void) {
   CHECK_EQ_INT(s.blind_ns, 900 * MS);
 }
 
+/* Issues 45 and 47: a stall is measured from the main thread's last sign of life (its last
+ * answer, at t0) to its first after, whatever the monitor did. Its 300 ms stall (threshold
+ * 250) ends before a starved monitor looks: a hang of 300 ms from t0, never nothing or a
+ * hitch, whether the monitor saw it late first or not at all. An idle loop that answers a
+ * ping posted late at once stalled for nothing: no hang. */
+static void run_starved(lagscope__watchdog *w, uint64_t planned, uint64_t now,
+                        lagscope__watchdog_step *s) {
+  input = (lagscope__watchdog_input){
+      .expected_wake_ns = planned, .planned_wake_ns = planned, .starved_ns = now - planned};
+  lagscope__watchdog_run(w, &signals, &input, now, s);
+}
+
+static void test_a_stall_counts_from_the_last_sign_of_life(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  for (int seen_late = 0; seen_late <= 1; seen_late++) {
+    reset(&w, 0);
+    step_at(&w, 1000 * MS, &s);
+    CHECK(s.post_ping);
+    uint64_t t0 = 1001 * MS;
+    answer(w.ping_seq, t0); /* then the stall, to t0 + 300 ms */
+    step_at(&w, s.wake_at_ns, &s);
+    CHECK(s.post_ping);
+    uint64_t planned = s.wake_at_ns;
+    if (seen_late) { /* one look while late, then starved */
+      run_starved(&w, planned, planned, &s);
+      CHECK(s.sample_early && !s.hang_began);
+      planned = s.wake_at_ns;
+    }
+    answer(w.ping_seq, t0 + 300 * MS);
+    atomic_store(&signals.resumed_from_ns, t0); /* the gap, as the main thread records it */
+    atomic_store(&signals.resumed_ns, t0 + 300 * MS);
+    run_starved(&w, planned, t0 + 250 * MS + 40 * MS + 60 * MS, &s);
+    CHECK_MSG(s.hang_began && s.hang_ended && !s.late_ended,
+              "seen late %d: began %d ended %d hitch %d of %llu ms", seen_late, s.hang_began,
+              s.hang_ended, s.late_ended, (unsigned long long)(s.late_duration_ns / MS));
+    CHECK_EQ_INT(w.hang_start_ns, t0);
+    CHECK_EQ_INT(s.end_ns, t0 + 300 * MS);
+    CHECK_EQ_INT(s.duration_ns, 300 * MS);
+    CHECK(!w.hang_active);
+    CHECK_EQ_INT(w.hang_id, 1);
+  }
+  reset(&w, 0); /* idle: answers at t0, and at once to a ping posted 290 ms later */
+  step_at(&w, 1000 * MS, &s);
+  answer(w.ping_seq, 1001 * MS);
+  run_starved(&w, s.wake_at_ns, 1291 * MS, &s);
+  CHECK(s.post_ping);
+  answer(w.ping_seq, 1291 * MS + MS / 2);
+  atomic_store(&signals.resumed_from_ns, 1001 * MS); /* a gap, but no stall */
+  atomic_store(&signals.resumed_ns, 1291 * MS + MS / 2);
+  run_starved(&w, s.wake_at_ns, 1400 * MS, &s);
+  CHECK(!s.hang_began && !s.hang_ended && !s.late_ended);
+}
+
+/* The main thread records its gaps, and the watchdog takes one it did not see for a stall: an
+ * idle spell (lagscope_idle_begin to _end) is none. */
+static void test_an_idle_spell_is_no_gap(void) {
+  lagscope__main_signals *m = lagscope__main_signals_shared();
+  atomic_store(&m->gap_ns, 1); /* any gap */
+  lagscope_idle_begin();
+  uint64_t began = atomic_load(&m->alive_ns), resumed = atomic_load(&m->resumed_ns);
+  while (lagscope__now_ns() <= began) {} /* the clock moves on */
+  lagscope_idle_end();
+  CHECK(atomic_load(&m->alive_ns) > began);
+  CHECK_EQ_INT(atomic_load(&m->resumed_ns), resumed);
+  atomic_store(&m->gap_ns, 0);
+}
+
 static const test_case cases[] = {
+    TEST_CASE(an_idle_spell_is_no_gap),
+    TEST_CASE(a_stall_counts_from_the_last_sign_of_life),
     TEST_CASE(a_blind_monitor_says_so),
     TEST_CASE(frames_spare_pings),
     TEST_CASE(a_lost_ping_is_replaced_while_frames_flow),
