@@ -264,8 +264,10 @@ void lagscope__store_read_head(const char *text, size_t len, const char *stem,
   if (whole_member(text, len, "start", &v) && text[v.start] == '{' &&
       span_int(text, lagscope__json_member_span(text, v, "wall_ms"), &wall) && wall >= 0)
     l->start_wall_ms = wall;
+  /* A NUL inside (a raw byte in a string, which the check lets through) would cut the copy
+   * short of the object it checked: such a sample is not told (fuzz_store found one). */
   if (whole_member(text, len, "first_sample", &v) && text[v.start] == '{' &&
-      v.end - v.start <= FIRST_SAMPLE_MAX) {
+      v.end - v.start <= FIRST_SAMPLE_MAX && memchr(text + v.start, '\0', v.end - v.start) == NULL) {
     *first = lagscope__alloc(v.end - v.start + 1);
     if (*first != NULL) {
       memcpy(*first, text + v.start, v.end - v.start);
