@@ -1962,6 +1962,15 @@ static void check_l3afpad_hang(const cJSON *all, int n, const expected_phase *wa
   cJSON_Delete(report);
 }
 
+/* A GTK program's settings, recent files and caches in the case's folder (no dconf: no D-Bus
+ * session here), not the user's: l3afpad's and mousepad's. */
+static void gtk_settings_in_folder(void) {
+  setenv("XDG_CONFIG_HOME", folder, 1);
+  setenv("XDG_DATA_HOME", folder, 1);
+  setenv("XDG_CACHE_HOME", folder, 1);
+  setenv("GSETTINGS_BACKEND", "memory", 1);
+}
+
 /* Debian's mousepad, whose code is all in its private library
  * /usr/lib/<triplet>/libmousepad.so.0 and whose main only calls into it (issue 45, item 1):
  * given a FIFO on its command line, it blocks opening it on its main thread, in
@@ -1971,11 +1980,7 @@ static void test_mousepad_own_code(void) {
   skip_without(LAGSCOPE_MOUSEPAD_PATH);
   make_folder();
   with_screen();
-  /* Its settings and recent files in the case's folder (no dconf: no D-Bus session here). */
-  setenv("XDG_CONFIG_HOME", folder, 1);
-  setenv("XDG_DATA_HOME", folder, 1);
-  setenv("XDG_CACHE_HOME", folder, 1);
-  setenv("GSETTINGS_BACKEND", "memory", 1);
+  gtk_settings_in_folder();
   char fifo[400];
   snprintf(fifo, sizeof fifo, "%s/fifo.txt", folder);
   CHECK(mkfifo(fifo, 0600) == 0);
@@ -2027,15 +2032,6 @@ static void test_mousepad_own_code(void) {
   remove_folder();
 }
 
-/* l3afpad's and GTK's settings, recent files and caches in the case's folder (no dconf: no
- * D-Bus session here), not the user's. */
-static void l3afpad_settings(void) {
-  setenv("XDG_CONFIG_HOME", folder, 1);
-  setenv("XDG_DATA_HOME", folder, 1);
-  setenv("XDG_CACHE_HOME", folder, 1);
-  setenv("GSETTINGS_BACKEND", "memory", 1);
-}
-
 /* Issue 45, item 7: l3afpad stuck while its Open dialog (900 x 700 at the screen's corner, a
  * transient window mapped above the main window) covers the HUD's corner. The stall: GTK reads
  * its bookmarks file again on the main thread when it changes (the dialog's side pane shows
@@ -2046,7 +2042,7 @@ static void test_overlay_l3afpad_over_its_dialog(void) {
   skip_without(LAGSCOPE_XDOTOOL_PATH);
   make_folder();
   with_screen();
-  l3afpad_settings();
+  gtk_settings_in_folder();
   char gtk_dir[320], bookmarks[340], fifo[340];
   snprintf(gtk_dir, sizeof gtk_dir, "%s/gtk-3.0", folder);
   snprintf(bookmarks, sizeof bookmarks, "%s/bookmarks", gtk_dir);
@@ -2139,7 +2135,7 @@ static void test_l3afpad_fifo_phases(void) {
   skip_without(LAGSCOPE_XDOTOOL_PATH);
   make_folder();
   with_screen();
-  l3afpad_settings();
+  gtk_settings_in_folder();
   char fifo_read[400], fifo_open[400], reports[320];
   snprintf(fifo_read, sizeof fifo_read, "%s/fifo_read.txt", folder);
   snprintf(fifo_open, sizeof fifo_open, "%s/fifo_open.txt", folder);
