@@ -103,6 +103,10 @@ int lagscope__run_unwatched(const lagscope__run_verdict *verdict);
 
 /* Hangs longer than budget_ms (0: no budget; none is over it). */
 size_t lagscope__run_over_budget(const lagscope__run_verdict *verdict, uint32_t budget_ms);
+/* Whether hang h is over budget_ms, or, in the start-up, over the start-up budget when one was
+ * given (0: no budget). F */
+int lagscope__run_hang_is_over(const lagscope__run_verdict *verdict, const lagscope__run_hang *h,
+                               uint32_t budget_ms);
 
 /* The summary lagscope-run prints: each hang's duration, cause and own frames. */
 void lagscope__run_summary(FILE *out, const lagscope__run_verdict *verdict, const char *program,
