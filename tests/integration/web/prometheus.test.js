@@ -3,7 +3,7 @@
 // "GET /metrics"): the demo stalls every second; its /metrics refuses a request without the
 // token, answers the Prometheus text format that `promtool check metrics` passes, and the
 // OpenMetrics format to a scraper that asks for it; Prometheus, started with the scrape config
-// of the README (the token as a bearer, from the report folder's viewer-token file), scrapes
+// there (the token as a bearer, from the report folder's viewer-token file), scrapes
 // it through the stalls, and its HTTP API then has lagscope_hangs_total{kind="sleep"} of 2 or
 // more (no more than the demo's hang_ended lines), lagscope_info with the demo's pid, the hang
 // duration histogram, and the metadata OpenMetrics gives (lagscope's type "info").
@@ -99,7 +99,7 @@ function freePort() {
   });
 }
 
-// Prometheus scraping the demo every second, as the README's scrape config says.
+// Prometheus scraping the demo every second, as docs/viewer-api.md's scrape config says.
 async function startPrometheus(demo, reportDir) {
   const dir = tempDir('lagscope-prom-');
   const target = new URL(demo.url).host;
