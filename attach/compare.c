@@ -4,7 +4,7 @@
  * compare.h says what each does. */
 #define _GNU_SOURCE
 #include "compare.h"
-#include "verdict.h"
+#include "run_summary.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>

@@ -224,6 +224,19 @@ static int attach_channel(char *why, size_t why_size) {
   return 0;
 }
 
+/* The run_loops line: one member per loop of loops.h, in its order, true when seen
+ * ({"type":"run_loops","glib":true,"sdl":false,"gl":false,"x11":false}). F */
+static void loops_line(unsigned loops, char *line, size_t size) {
+  size_t used = (size_t)snprintf(line, size, "{\"type\":\"run_loops\"");
+#define LOOP_MEMBER(id, key, name, brief, hooks)                                          \
+  if (used < size)                                                                        \
+    used += (size_t)snprintf(line + used, size - used, ",\"" #key "\":%s",                 \
+                             loops & LAGSCOPE__LOOP_##id ? "true" : "false");
+  LAGSCOPE__RUN_LOOPS(LOOP_MEMBER)
+#undef LOOP_MEMBER
+  if (used < size) snprintf(line + used, size - used, "}");
+}
+
 /* Tells lagscope-run which loops the program showed, once per change. The constructor, then
  * the dispatcher, then the exit (after the dispatcher stopped): never two at once. */
 static void write_loops(void) {
@@ -231,9 +244,7 @@ static void write_loops(void) {
   if (loops == loops_written || channel_path[0] == '\0') return;
   loops_written = loops;
   char line[160];
-  snprintf(line, sizeof(line), "{\"type\":\"run_loops\",\"glib\":%s,\"sdl\":%s,\"gl\":%s,\"x11\":%s}",
-           loops & LAGSCOPE__LOOP_GLIB ? "true" : "false", loops & LAGSCOPE__LOOP_SDL ? "true" : "false",
-           loops & LAGSCOPE__LOOP_GL ? "true" : "false", loops & LAGSCOPE__LOOP_X11 ? "true" : "false");
+  loops_line(loops, line, sizeof(line));
   append_channel(line);
 }
 

@@ -8,16 +8,10 @@
 #define LAGSCOPE_ATTACH_PRELOAD_H
 
 #include "lagscope.h"
+#include "loops.h"
 
-/* The loops a program has shown on its main thread, as bits. */
-enum {
-  LAGSCOPE__LOOP_GLIB = 1, /* GLib's default main context is iterated: pings go through it */
-  LAGSCOPE__LOOP_SDL = 2,  /* SDL2's event queue or present */
-  LAGSCOPE__LOOP_GL = 4,   /* glXSwapBuffers or eglSwapBuffers */
-  LAGSCOPE__LOOP_X11 = 8   /* Xlib's XNextEvent */
-};
-
-/* The bits seen so far (any thread; lock-free). */
+/* The loops the program has shown on its main thread so far, as bits (LAGSCOPE__LOOP_GLIB, …:
+ * loops.h, the one list of them). Any thread; lock-free. */
 unsigned lagscope__preload_loops(void);
 
 /* The config's post_main: keeps the ping for the next hook that runs on the main thread and,

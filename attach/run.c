@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "channel.h"
 #include "compare.h"
-#include "verdict.h"
+#include "run_summary.h"
 
 #include "base/base.h" /* the config table's bounds: macros and an inline function only */
 
@@ -79,9 +79,12 @@ static void usage(FILE *out) {
         "  --summary-md FILE   with --baseline: the comparison as Markdown (a CI summary)\n"
         "  --json FILE         write the run as JSON to FILE: exit status, each hang's\n"
         "                      name, signature, cause, frames, report (with --baseline:\n"
-        "                      the comparison too)\n"
-        "  --allow-unwatched   a program in which lagscope sees no GLib, SDL2, GL or Xlib\n"
-        "                      loop is expected: its status, not exit 5\n"
+        "                      the comparison too)\n",
+        out);
+  char loops[160]; /* "GLib, SDL2, GL or Xlib": loops.h */
+  lagscope__run_loop_names(loops, sizeof(loops), 1);
+  fprintf(out, "  --allow-unwatched   a program in which lagscope sees no %s\n", loops);
+  fputs("                      loop is expected: its status, not exit 5\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
         "  --no-hud            no HUD at all (neither in frames nor in an overlay window)\n"
         "  --hud-mode M        frame: the HUD in OpenGL and SDL frames only; overlay: in a\n"
@@ -387,7 +390,7 @@ static const char *failure_text(int reason, int err) {
 
 /* Why the channel failed, in why, or NULL when every line the preload wrote is in the file it
  * was given, and nothing else (or the preload never ran: nothing in it, nothing counted). */
-static const char *channel_failure(const channel *ch, const lagscope__run_verdict *v,
+static const char *channel_failure(const channel *ch, const lagscope__run_summary *v,
                                    const char *program, char *why, size_t size) {
   const lagscope__channel_status *c = ch->count;
   unsigned long long begun = atomic_load(&c->begun), written = atomic_load(&c->written),
@@ -412,9 +415,9 @@ static const char *channel_failure(const channel *ch, const lagscope__run_verdic
 }
 
 /* The end of tell: --json written (the run, error: why there is no verdict, comparison: the
- * comparison's JSON), the verdict freed; the exit status (1 when the file could not be
+ * comparison's JSON), the run summary freed; the exit status (1 when the file could not be
  * written and nothing else failed). */
-static int finish(const options *o, lagscope__run_verdict *v, const char *program, int status,
+static int finish(const options *o, lagscope__run_summary *v, const char *program, int status,
                   const char *error, const char *comparison) {
   char why[512];
   if (o->json != NULL && lagscope__run_json(o->json, v, program, o->budget_ms, status, error,
@@ -422,18 +425,18 @@ static int finish(const options *o, lagscope__run_verdict *v, const char *progra
     fprintf(stderr, "lagscope-run: cannot write --json %s: %s\n", o->json, why);
     if (status == 0) status = 1;
   }
-  lagscope__run_verdict_free(v);
+  lagscope__run_summary_free(v);
   return status;
 }
 
 /* Tells what the channel holds; the exit status. */
 static int tell(const options *o, const channel *ch, const lagscope__run_stops *stops,
                 int status) {
-  lagscope__run_verdict v;
+  lagscope__run_summary v;
   const char *program = o->program[0];
   const char *slash = strrchr(program, '/');
   if (slash != NULL) program = slash + 1;
-  if (lagscope__run_verdict_read(ch->path, monotonic_ns(), stops, &v) != 0)
+  if (lagscope__run_summary_read(ch->path, monotonic_ns(), stops, &v) != 0)
     fprintf(stderr, "lagscope-run: could not read every hang (%s)\n", strerror(errno));
   v.startup_budget_ms = o->budget_startup_ms;
   /* The result files may be pipes whose reader left: an error to say, not a signal to die of. */
@@ -468,7 +471,7 @@ static int tell(const options *o, const channel *ch, const lagscope__run_stops *
    * signature of the baseline would be "fixed". */
   int unwatched = lagscope__run_unwatched(&v) && !o->allow_unwatched;
   if (o->baseline != NULL && !unwatched) { /* the comparison is the gate: known hangs pass */
-    if (!o->quiet) lagscope__run_summary(stderr, &v, program, 0);
+    if (!o->quiet) lagscope__run_summary_print(stderr, &v, program, 0);
     char *comparison = NULL;
     status = compare_with_baseline(o, ch->path, status, &comparison);
     status = finish(o, &v, program, status, NULL, comparison);
@@ -476,7 +479,7 @@ static int tell(const options *o, const channel *ch, const lagscope__run_stops *
     return status;
   }
   size_t over = lagscope__run_over_budget(&v, o->budget_ms);
-  if (!o->quiet || over > 0 || unwatched) lagscope__run_summary(stderr, &v, program, o->budget_ms);
+  if (!o->quiet || over > 0 || unwatched) lagscope__run_summary_print(stderr, &v, program, o->budget_ms);
   if (o->junit != NULL &&
       lagscope__run_junit(o->junit, &v, program, o->budget_ms, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: cannot write --junit %s: %s\n", o->junit, why);
@@ -484,9 +487,12 @@ static int tell(const options *o, const channel *ch, const lagscope__run_stops *
   }
   if (over > 0) status = LAGSCOPE_RUN_OVER_BUDGET;
   else if (unwatched && status == 0) status = LAGSCOPE_RUN_UNWATCHED;
-  return finish(o, &v, program, status,
-                unwatched ? "not watched: no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen"
-                          : NULL, NULL);
+  if (unwatched) {
+    char loops[160];
+    lagscope__run_loop_names(loops, sizeof(loops), 0);
+    snprintf(error, sizeof(error), "not watched: no %s loop was seen", loops);
+  }
+  return finish(o, &v, program, status, unwatched ? error : NULL, NULL);
 }
 
 /* Why nobody but this user and root can rename or replace what is in path, or NULL when it is

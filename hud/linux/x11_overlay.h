@@ -16,7 +16,7 @@
 
 /* How the overlay's error events begin ("no HUD overlay on display :0: …": it could not
  * connect, or the X server died under it): the preload passes them on to lagscope-run, whose
- * summary says the last (attach/verdict.c matches the same words). */
+ * summary says the last (attach/run_summary.c matches the same words). */
 #define LAGSCOPE__HUD_X11_FAILED "no HUD overlay"
 
 /* Where lagscope-run shows the HUD (--hud-mode). */

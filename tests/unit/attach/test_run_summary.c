@@ -1,11 +1,11 @@
-/* lagscope-run's verdict from channel files written here: the hangs and their own frames, a
+/* lagscope-run's run summary from channel files written here: the hangs and their own frames, a
  * hang the program's end cut short, the budget, JUnit XML that escapes what it quotes and
  * parses whatever bytes it quotes, lines that are not what the preload writes (skipped and
  * counted, nothing else lost), and the result files' opening (what could block is refused). */
 #define _GNU_SOURCE
 #include "cases.h"
 #include "check.h"
-#include "verdict.h"
+#include "run_summary.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@ static char folder[256], channel[320], xml_path[320];
 
 static void write_channel(const char *text) {
   const char *tmp = getenv("TMPDIR");
-  snprintf(folder, sizeof folder, "%s/lagscope-verdict-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  snprintf(folder, sizeof folder, "%s/lagscope-run-summary-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
   CHECK(mkdtemp(folder) != NULL);
   snprintf(channel, sizeof channel, "%s/hangs.jsonl", folder);
   snprintf(xml_path, sizeof xml_path, "%s/hangs.xml", folder);
@@ -45,13 +45,13 @@ static char *read_text(const char *path) {
   return text;
 }
 
-static char *summary_of(const lagscope__run_verdict *v, uint32_t budget_ms) {
+static char *summary_of(const lagscope__run_summary *v, uint32_t budget_ms) {
   static char *text;
   size_t size;
   free(text);
   FILE *out = open_memstream(&text, &size);
   CHECK(out != NULL);
-  lagscope__run_summary(out, v, "app", budget_ms);
+  lagscope__run_summary_print(out, v, "app", budget_ms);
   CHECK(fclose(out) == 0);
   return text;
 }
@@ -80,8 +80,8 @@ static void test_hangs_and_own_frames(void) {
       "{\"type\":\"hang_ended\",\"hang_id\":3,\"start_ns\":6000000000,\"duration_ms\":990,"
       "\"counted\":false,\"cause\":{\"kind\":\"idle\",\"summary\":\"Idle\"},"
       "\"heaviest_stack\":[]}\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 9000000000ull, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 9000000000ull, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 2);
   CHECK_EQ_INT(v.bad_lines, 0);
   CHECK(v.loops_known && v.glib && !v.sdl && v.x11);
@@ -100,7 +100,7 @@ static void test_hangs_and_own_frames(void) {
                          "    in load_level (level.c:88) <- main (main.c:12)\n") != NULL, "%s", text);
   CHECK_MSG(strstr(text, "  hang 2: 300 ms\n") != NULL, "%s", text);
   CHECK(strstr(text, "no GLib") == NULL);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
@@ -121,13 +121,13 @@ static void test_own_frames_by_code(void) {
       "{\"function\":\"g_main_loop_run\",\"module\":\"/usr/lib/lagscope/liblagscope-preload.so\","
       "\"file\":\"hooks.c\",\"line\":214,\"code\":\"lagscope\"},"
       "{\"function\":\"main\",\"module\":\"/usr/bin/mousepad\",\"code\":\"app\"}]}\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 1);
   CHECK_MSG(strcmp(v.hangs[0].own_frames,
                    "mousepad_file_open (mousepad-file.c:412) <- mousepad+0x1a2b <- main") == 0,
             "%s", v.hangs[0].own_frames);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
@@ -141,8 +141,8 @@ static void test_startup_budget(void) {
       "{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":900,\"phase\":\"startup\"}\n"
       "{\"type\":\"hang_began\",\"hang_id\":2,\"start_ns\":5000000000,\"phase\":\"running\"}\n"
       "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":700,\"phase\":\"running\"}\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 2);
   CHECK(v.hangs[0].startup && !v.hangs[1].startup);
   /* No start-up budget: the budget's. */
@@ -161,22 +161,22 @@ static void test_startup_budget(void) {
   CHECK_EQ_INT(lagscope__run_over_budget(&v, 500), 1);
   CHECK_MSG(strstr(summary_of(&v, 500), "; start-up hangs do not count") != NULL, "%s",
             summary_of(&v, 500));
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
 /* A hang the program's exit (or a kill) cut short lasts until the exit. */
 static void test_hang_cut_short_by_exit(void) {
   write_channel("{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":2000000000}\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4500000000ull, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 4500000000ull, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 1);
   CHECK(!v.hangs[0].ended);
   CHECK_NEAR(v.hangs[0].duration_ms, 2500, 0.01);
   CHECK_EQ_INT(lagscope__run_over_budget(&v, 1000), 1);
   const char *text = summary_of(&v, 1000);
   CHECK_MSG(strstr(text, "hang 1: 2500 ms (the program ended during it), over budget") != NULL, "%s", text);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
@@ -196,15 +196,15 @@ static void test_stopped_time_not_counted(void) {
   lagscope__run_stops_note(&stops, 4000000000ull, 1); /* on at the exit: 0.5 s */
   CHECK_EQ_INT(lagscope__run_stopped_within(&stops, 2000000000ull, 4500000000ull) / 1000000,
                1300);
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4500000000ull, &stops, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 4500000000ull, &stops, &v), 0);
   CHECK_EQ_INT(v.count, 1);
   CHECK_NEAR(v.hangs[0].duration_ms, 1200, 0.01);
   CHECK_NEAR(v.hangs[0].stopped_ms, 1300, 0.01);
   const char *text = summary_of(&v, 0);
   CHECK_MSG(strstr(text, "hang 1: 1200 ms (the program ended during it; 1300 ms stopped not "
                          "counted)") != NULL, "%s", text);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   /* Past the kept stops, the oldest are forgotten, the newest kept. */
   lagscope__run_stops many = {0};
   for (uint64_t i = 0; i < 3 * LAGSCOPE_RUN_STOPS_KEPT; i++) {
@@ -226,8 +226,8 @@ static void test_bad_lines_skipped(void) {
                 "{\"type\":\"hang_ended\",\"hang_id\":3,\"duration_ms\":400,\"heaviest_stack\":{\"a\":1},"
                 "\"cause\":\"cpu\"}\n"
                 "{\"type\":\"hang_ended\",\"hang_id\":3\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(v.bad_lines, 6);
   CHECK_EQ_INT(v.count, 1);
   CHECK_NEAR(v.hangs[0].duration_ms, 400, 0.01);
@@ -235,7 +235,7 @@ static void test_bad_lines_skipped(void) {
   CHECK(!v.loops_known);
   const char *text = summary_of(&v, 0);
   CHECK_MSG(strstr(text, "6 lines of the preload's channel could not be read") != NULL, "%s", text);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
@@ -245,20 +245,20 @@ static void test_blind_spells_said(void) {
   write_channel("{\"type\":\"monitor_blind\",\"start_ns\":5,\"duration_ms\":120.4,\"busy_ms\":120}\n"
                 "{\"type\":\"monitor_blind\",\"start_ns\":9,\"duration_ms\":300,\"busy_ms\":0}\n"
                 "{\"type\":\"monitor_blind\",\"start_ns\":9,\"duration_ms\":\"long\"}\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(v.blind_spells, 2);
   CHECK_NEAR(v.blind_ms, 420.4, 0.01);
   CHECK_EQ_INT(v.bad_lines, 1);
   const char *text = summary_of(&v, 0);
   CHECK_MSG(strstr(text, "could not watch app's main thread for 420 ms in 2 spells") != NULL, "%s",
             text);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
   write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700}\n");
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK(strstr(summary_of(&v, 0), "could not watch") == NULL);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
@@ -270,28 +270,28 @@ static void test_overlay_failure_said(void) {
                 ":7: the connection to the X server was lost (the server died or closed it, XCB "
                 "error 1): the overlay is gone, lagscope goes on without it\"}\n"
                 "{\"type\":\"error\",\"code\":\"ESYS\"}\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(v.bad_lines, 1);
   const char *text = summary_of(&v, 0);
   CHECK_MSG(strstr(text, "lagscope-run: app: no HUD overlay on display :7: the connection to the "
                          "X server was lost") != NULL, "%s", text);
   CHECK_MSG(strstr(text, "something else") == NULL, "%s", text);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
 /* No channel at all (the program never started lagscope): no hang. A program without a loop
  * the hooks know is told how to integrate by code. */
 static void test_no_channel_and_no_loop(void) {
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read("/nonexistent/hangs.jsonl", 0, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read("/nonexistent/hangs.jsonl", 0, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 0);
   CHECK(strstr(summary_of(&v, 0), "app: no hang\n") != NULL);
   write_channel("{\"type\":\"run_loops\",\"glib\":false,\"sdl\":false,\"gl\":false,\"x11\":false}\n");
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK(strstr(summary_of(&v, 0), "no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in app") != NULL);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
@@ -338,8 +338,8 @@ static void test_open_hang_from_its_report(void) {
   for (int id = 1; id <= 4; id++)
     fprintf(out, "{\"type\":\"hang_began\",\"hang_id\":%d,\"start_ns\":2000000000}\n", id);
   CHECK(fclose(out) == 0);
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 4000000000ull, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 4000000000ull, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 4);
   CHECK(strcmp(v.run_id, "r1") == 0 && v.pid == 4242);
   CHECK(v.hangs[0].recovered && !v.hangs[0].ended);
@@ -362,7 +362,7 @@ static void test_open_hang_from_its_report(void) {
   const char *xml = read_text(xml_path);
   CHECK_MSG(strstr(xml, "(not ended: the program ended during it); sleep: Slept 1700 ms; in load_level") != NULL,
             "%s", xml);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   char rm[700];
   snprintf(rm, sizeof rm, "rm -rf -- '%s'", reports);
   CHECK(system(rm) == 0);
@@ -373,8 +373,8 @@ static void test_open_hang_from_its_report(void) {
  * JUnit error. */
 static void test_unwatched_said(void) {
   write_channel("{\"type\":\"run_loops\",\"glib\":false,\"sdl\":false,\"gl\":false,\"x11\":false}\n");
-  lagscope__run_verdict v;
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK(lagscope__run_unwatched(&v));
   CHECK(strstr(summary_of(&v, 0), "app: not watched (no hang could be seen)\n") != NULL);
   CHECK(strstr(summary_of(&v, 0), "Not watched: exit 5") != NULL);
@@ -386,7 +386,7 @@ static void test_unwatched_said(void) {
   CHECK(strstr(summary_of(&v, 0), "Allowed (--allow-unwatched).") != NULL);
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
   CHECK(strstr(read_text(xml_path), "<error") == NULL);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 
@@ -401,9 +401,9 @@ static void test_junit_one_case_per_signature(void) {
   "\"heaviest_stack\":" STACK "}\n"
   write_channel(HANG(1, 400, "8e3ab586346780c3") HANG(2, 500, "8e3ab586346780c3")
                 HANG(3, 300, "0000000000000003"));
-  lagscope__run_verdict v;
+  lagscope__run_summary v;
   char why[256];
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 450, why, sizeof why), 0);
   const char *xml = read_text(xml_path);
   CHECK_MSG(strstr(xml, "tests=\"2\" failures=\"1\"") != NULL, "%s", xml);
@@ -417,7 +417,7 @@ static void test_junit_one_case_per_signature(void) {
   CHECK_MSG(strstr(xml, "hang 1: a hang of 400 ms; sleep: Slept; in load_level (level.c:88)") != NULL, "%s", xml);
   CHECK(strstr(xml, "message=\"hang 2: a hang of 500 ms, over the budget; sleep: Slept") != NULL);
   CHECK(strstr(xml, "ms\"") == NULL || strstr(xml, "name=\"hang 1:") == NULL);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 #undef HANG
 }
@@ -429,9 +429,9 @@ static void test_junit_escapes(void) {
                 "\"heaviest_stack\":[{\"function\":\"</failure><x>\",\"module\":\"/opt/a\",\"code\":\"app\"},"
                 "{\"function\":\"main\",\"module\":\"/opt/a\",\"code\":\"app\"}]}\n"
                 "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":260}\n");
-  lagscope__run_verdict v;
+  lagscope__run_summary v;
   char why[256];
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "a&b", 500, why, sizeof why), 0);
   const char *xml = read_text(xml_path);
   CHECK_MSG(strstr(xml, "<testsuite name=\"a&amp;b\" tests=\"2\" failures=\"1\">") != NULL, "%s", xml);
@@ -445,9 +445,9 @@ static void test_junit_escapes(void) {
   /* Without a budget every hang fails. */
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "app", 0, why, sizeof why), 0);
   CHECK(strstr(read_text(xml_path), "tests=\"2\" failures=\"2\"") != NULL);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   /* No hang: one passing testcase. */
-  lagscope__run_verdict none = {0};
+  lagscope__run_summary none = {0};
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &none, "app", 500, why, sizeof why), 0);
   xml = read_text(xml_path);
   CHECK(strstr(xml, "tests=\"1\" failures=\"0\"") != NULL);
@@ -474,9 +474,9 @@ static void test_junit_any_bytes_parse(void) {
   write_channel("{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":700,"
                 "\"cause\":{\"kind\":\"cpu\",\"summary\":\"]]> <a b='c'> & \\u0001\\u001b[31m"
                 "\xff\xfe \xe2\x82 \xed\xa0\x80 \xc0\xaf \xef\xbf\xbf \xc3\xa9 \xc2\xb7 \\\"\"}}\n");
-  lagscope__run_verdict v;
+  lagscope__run_summary v;
   char why[256];
-  CHECK_EQ_INT(lagscope__run_verdict_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(lagscope__run_junit(xml_path, &v, "pro\xffgram\x01<>", 500, why, sizeof why), 0);
   const char *xml = read_text(xml_path);
   printf("%s\n", xml);
@@ -485,7 +485,7 @@ static void test_junit_any_bytes_parse(void) {
   CHECK(strstr(xml, "\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd"
                     "\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd \xc3\xa9 \xc2\xb7 &quot;") != NULL);
   CHECK(strstr(xml, "name=\"pro\xef\xbf\xbdgram&lt;&gt;\"") != NULL);
-  lagscope__run_verdict_free(&v);
+  lagscope__run_summary_free(&v);
   remove_channel();
 }
 

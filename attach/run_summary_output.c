@@ -1,8 +1,8 @@
-/* lagscope-run's result files from its verdict (verdict.c reads the run and tells it): the JUnit
- * XML, one testcase per signature, and the JSON, both escaped from any bytes; the files opened
- * so that none can block (lagscope__output_open). Shared with lagscope-compare. */
+/* lagscope-run's result files from its run summary (run_summary.c reads the run and tells it):
+ * the JUnit XML, one testcase per signature, and the JSON, both escaped from any bytes; the files
+ * opened so that none can block (lagscope__output_open). Shared with lagscope-compare. */
 #define _GNU_SOURCE
-#include "verdict.h"
+#include "run_summary.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -97,13 +97,13 @@ static int same_case(const lagscope__run_hang *a, const lagscope__run_hang *b) {
 }
 
 /* Whether hang i is the first of its testcase (its signature's first hang). */
-static int first_of_case(const lagscope__run_verdict *v, size_t i) {
+static int first_of_case(const lagscope__run_summary *v, size_t i) {
   for (size_t j = 0; j < i; j++)
     if (same_case(&v->hangs[j], &v->hangs[i])) return 0;
   return 1;
 }
 
-static int case_fails(const lagscope__run_verdict *v, size_t first, uint32_t budget_ms) {
+static int case_fails(const lagscope__run_summary *v, size_t first, uint32_t budget_ms) {
   for (size_t i = first; i < v->count; i++)
     if (same_case(&v->hangs[first], &v->hangs[i]) && (budget_ms == 0 || lagscope__run_hang_is_over(v, &v->hangs[i], budget_ms)))
       return 1;
@@ -111,7 +111,7 @@ static int case_fails(const lagscope__run_verdict *v, size_t first, uint32_t bud
 }
 
 /* Testcases (one per signature), and of them failing. */
-static size_t count_cases(const lagscope__run_verdict *v, uint32_t budget_ms, size_t *failing) {
+static size_t count_cases(const lagscope__run_summary *v, uint32_t budget_ms, size_t *failing) {
   size_t cases = 0;
   *failing = 0;
   for (size_t i = 0; i < v->count; i++)
@@ -142,7 +142,7 @@ static void put_property(FILE *out, const char *name, const char *value) {
  * from run to run: a CI history follows it; " [signature]" added when an earlier testcase has
  * that name), its time the hangs' total, the signature and the reports' paths in properties,
  * each hang in the body, a failure when one is over the budget (every one without). */
-static void put_signature_case(FILE *out, const lagscope__run_verdict *v, size_t first,
+static void put_signature_case(FILE *out, const lagscope__run_summary *v, size_t first,
                                const char *program, uint32_t budget_ms) {
   const lagscope__run_hang *h0 = &v->hangs[first];
   double total = 0;
@@ -193,7 +193,7 @@ static void put_signature_case(FILE *out, const lagscope__run_verdict *v, size_t
   fputs("</system-out>\n    </testcase>\n", out);
 }
 
-int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const char *program,
+int lagscope__run_junit(const char *path, const lagscope__run_summary *v, const char *program,
                         uint32_t budget_ms, char *why, size_t why_size) {
   FILE *out = lagscope__output_open(path, why, why_size);
   if (out == NULL) return -1;
@@ -212,10 +212,13 @@ int lagscope__run_junit(const char *path, const lagscope__run_verdict *v, const 
   for (size_t i = 0; i < v->count; i++)
     if (first_of_case(v, i)) put_signature_case(out, v, i, program, budget_ms);
   if (errors) {
+    char loops[160];
+    lagscope__run_loop_names(loops, sizeof(loops), 0);
     fputs("    <testcase classname=\"lagscope-run.", out);
     lagscope__run_put_xml(out, program);
-    fputs("\" name=\"watched\">\n      <error type=\"unwatched\" message=\"lagscope saw no GLib, "
-          "SDL2, OpenGL (glX, EGL) or Xlib loop in ", out);
+    fputs("\" name=\"watched\">\n      <error type=\"unwatched\" message=\"lagscope saw no ", out);
+    lagscope__run_put_xml(out, loops);
+    fputs(" loop in ", out);
     lagscope__run_put_xml(out, program);
     fputs(": nothing was watched (exit 5; --allow-unwatched when that is expected)\"/>\n"
           "    </testcase>\n", out);
@@ -249,7 +252,7 @@ void lagscope__put_json_string(FILE *out, const char *text) {
   fputc('"', out);
 }
 
-static void put_json_hang(FILE *out, const lagscope__run_verdict *v, const lagscope__run_hang *h,
+static void put_json_hang(FILE *out, const lagscope__run_summary *v, const lagscope__run_hang *h,
                           uint32_t budget_ms) {
   fprintf(out, "{\"id\":%llu,\"name\":", (unsigned long long)h->id);
   lagscope__put_json_string(out, h->name);
@@ -266,7 +269,7 @@ static void put_json_hang(FILE *out, const lagscope__run_verdict *v, const lagsc
   fputc('}', out);
 }
 
-int lagscope__run_json(const char *path, const lagscope__run_verdict *v, const char *program,
+int lagscope__run_json(const char *path, const lagscope__run_summary *v, const char *program,
                        uint32_t budget_ms, int status, const char *error, const char *comparison,
                        char *why, size_t why_size) {
   FILE *out = lagscope__output_open(path, why, why_size);

@@ -1,6 +1,7 @@
-/* lagscope-run's verdict: reading the channel, the summary, JUnit XML. */
+/* lagscope-run's run summary: the channel read, a hang not ended read from its report, the
+ * summary told on stderr (run_summary_output.c writes the result files). */
 #define _GNU_SOURCE
-#include "verdict.h"
+#include "run_summary.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -28,7 +29,7 @@ static double number_member(const cJSON *object, const char *name) {
 }
 
 /* The hang with this id, added if new; NULL without memory. Allocates. */
-static lagscope__run_hang *hang_for(lagscope__run_verdict *v, uint64_t id) {
+static lagscope__run_hang *hang_for(lagscope__run_summary *v, uint64_t id) {
   for (size_t i = 0; i < v->count; i++)
     if (v->hangs[i].id == id) return &v->hangs[i];
   if (v->count == v->capacity) {
@@ -121,12 +122,12 @@ static char *cause_text(const cJSON *cause) {
   return text;
 }
 
-static int read_loops(lagscope__run_verdict *v, const cJSON *o) {
+static int read_loops(lagscope__run_summary *v, const cJSON *o) {
   v->loops_known = 1;
-  v->glib = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "glib"));
-  v->sdl = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "sdl"));
-  v->gl = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "gl"));
-  v->x11 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "x11"));
+#define READ_LOOP(id, key, name, brief, hooks) \
+  v->key = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, #key));
+  LAGSCOPE__RUN_LOOPS(READ_LOOP)
+#undef READ_LOOP
   return 0;
 }
 
@@ -154,7 +155,7 @@ static int take_report_fields(lagscope__run_hang *h, const cJSON *o) {
 }
 
 /* hang_began or hang_ended (ended: 1); 0, 1 when skipped, -1 without memory. Allocates. */
-static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
+static int read_hang(lagscope__run_summary *v, const cJSON *o, int ended) {
   double id = number_member(o, "hang_id");
   if (id < 1) return 1;
   lagscope__run_hang *h = hang_for(v, (uint64_t)id);
@@ -180,7 +181,7 @@ static int read_hang(lagscope__run_verdict *v, const cJSON *o, int ended) {
 }
 
 /* lagscope failed to start in the program: why. 0, or -1 without memory. Allocates. */
-static int read_not_started(lagscope__run_verdict *v, const cJSON *o) {
+static int read_not_started(lagscope__run_summary *v, const cJSON *o) {
   const char *why = string_member(o, "why");
   free(v->not_started);
   v->not_started = strdup(why != NULL ? why : "no reason given");
@@ -189,7 +190,7 @@ static int read_not_started(lagscope__run_verdict *v, const cJSON *o) {
 
 /* The error events the preload passes on: the overlay's (lagscope__run_overlay_error); the
  * last is kept. 0, 1 when the line is not one, -1 without memory. */
-static int read_error(lagscope__run_verdict *v, const cJSON *o) {
+static int read_error(lagscope__run_summary *v, const cJSON *o) {
   const char *message = string_member(o, "message");
   if (message == NULL) return 1;
   if (!lagscope__run_overlay_error(message)) return 0;
@@ -205,7 +206,7 @@ int lagscope__run_overlay_error(const char *message) {
 
 /* The preload's first line: which run this is, the program's pid and its report folder. 0,
  * 1 when the line is not one, -1 without memory. Allocates. */
-static int read_started(lagscope__run_verdict *v, const cJSON *o) {
+static int read_started(lagscope__run_summary *v, const cJSON *o) {
   const char *id = string_member(o, "run_id"), *dir = string_member(o, "report_dir");
   double pid = number_member(o, "pid");
   if (id == NULL || !(pid >= 1 && pid < 1e9)) return 1;
@@ -217,7 +218,7 @@ static int read_started(lagscope__run_verdict *v, const cJSON *o) {
 }
 
 /* lagscope could not watch for a while: counted. 0, or 1 when the line is not one. */
-static int read_blind(lagscope__run_verdict *v, const cJSON *o) {
+static int read_blind(lagscope__run_summary *v, const cJSON *o) {
   double ms = number_member(o, "duration_ms");
   if (!(ms >= 0 && ms < 1e12)) return 1;
   v->blind_spells++;
@@ -226,7 +227,7 @@ static int read_blind(lagscope__run_verdict *v, const cJSON *o) {
 }
 
 /* One line of the channel; 0 when understood, 1 when skipped, -1 without memory. */
-static int read_line(lagscope__run_verdict *v, const char *line) {
+static int read_line(lagscope__run_summary *v, const char *line) {
   cJSON *o = cJSON_Parse(line);
   const char *type = string_member(o, "type");
   int rc = 0; /* another event: nothing to tell */
@@ -321,7 +322,7 @@ static int take_report(lagscope__run_hang *h, long pid, int dir_fd, const char *
  * own frames from the report the hang recorder rewrote while it lasted, named
  * "<time>-<pid>-<hang id>.json" in the run's report folder. 0 (found or not: h->recovered),
  * -1 without memory. */
-static int recover_open_hang(lagscope__run_hang *h, const lagscope__run_verdict *v) {
+static int recover_open_hang(lagscope__run_hang *h, const lagscope__run_summary *v) {
   if (v->report_dir == NULL || v->pid <= 0) return 0;
   char suffix[64];
   snprintf(suffix, sizeof(suffix), "-%ld-%llu.json", v->pid, (unsigned long long)h->id);
@@ -343,7 +344,7 @@ static int recover_open_hang(lagscope__run_hang *h, const lagscope__run_verdict 
 }
 
 int lagscope__run_find_report(lagscope__run_hang *h, const char *report_dir, long pid) {
-  lagscope__run_verdict v = {.report_dir = (char *)report_dir, .pid = pid};
+  lagscope__run_summary v = {.report_dir = (char *)report_dir, .pid = pid};
   return recover_open_hang(h, &v);
 }
 
@@ -356,8 +357,8 @@ void lagscope__run_hang_clear(lagscope__run_hang *h) {
   memset(h, 0, sizeof(*h));
 }
 
-int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
-                               const lagscope__run_stops *stops, lagscope__run_verdict *out) {
+int lagscope__run_summary_read(const char *path, uint64_t exit_ns,
+                               const lagscope__run_stops *stops, lagscope__run_summary *out) {
   memset(out, 0, sizeof(*out));
   out->startup_budget_ms = -1;
   FILE *in = fopen(path, "re");
@@ -395,7 +396,7 @@ int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
   return rc;
 }
 
-void lagscope__run_verdict_free(lagscope__run_verdict *v) {
+void lagscope__run_summary_free(lagscope__run_summary *v) {
   for (size_t i = 0; i < v->count; i++) {
     free(v->hangs[i].cause);
     free(v->hangs[i].own_frames);
@@ -414,7 +415,7 @@ void lagscope__run_verdict_free(lagscope__run_verdict *v) {
 
 /* Over the budget: budget_ms, or for a hang in the start-up the start-up budget when one was
  * given (0: none is over it). */
-int lagscope__run_hang_is_over(const lagscope__run_verdict *v, const lagscope__run_hang *h,
+int lagscope__run_hang_is_over(const lagscope__run_summary *v, const lagscope__run_hang *h,
                                uint32_t budget_ms) {
   if (budget_ms == 0) return 0;
   if (h->startup && v->startup_budget_ms == 0) return 0;
@@ -423,18 +424,20 @@ int lagscope__run_hang_is_over(const lagscope__run_verdict *v, const lagscope__r
   return h->duration_ms > budget;
 }
 
-int lagscope__run_unwatched(const lagscope__run_verdict *v) {
-  return v->loops_known && !v->glib && !v->sdl && !v->gl && !v->x11;
+int lagscope__run_unwatched(const lagscope__run_summary *v) {
+#define LOOP_SEEN(id, key, name, brief, hooks) || v->key
+  return v->loops_known && !(0 LAGSCOPE__RUN_LOOPS(LOOP_SEEN));
+#undef LOOP_SEEN
 }
 
-size_t lagscope__run_over_budget(const lagscope__run_verdict *v, uint32_t budget_ms) {
+size_t lagscope__run_over_budget(const lagscope__run_summary *v, uint32_t budget_ms) {
   size_t over = 0;
   for (size_t i = 0; i < v->count; i++) over += lagscope__run_hang_is_over(v, &v->hangs[i], budget_ms);
   return over;
 }
 
 /* ", the start-up's 2000 ms" after the budget, when the start-up has its own. */
-static void startup_budget_text(const lagscope__run_verdict *v, char *out, size_t size) {
+static void startup_budget_text(const lagscope__run_summary *v, char *out, size_t size) {
   out[0] = '\0';
   if (v->startup_budget_ms == 0) snprintf(out, size, "; start-up hangs do not count");
   else if (v->startup_budget_ms > 0)
@@ -442,7 +445,7 @@ static void startup_budget_text(const lagscope__run_verdict *v, char *out, size_
 }
 
 /* Where a hang not ended got its cause: the report's last rewrite, or why it has none. */
-static void put_open_source(FILE *out, const lagscope__run_verdict *v,
+static void put_open_source(FILE *out, const lagscope__run_summary *v,
                             const lagscope__run_hang *h) {
   if (h->recovered)
     fprintf(out, "    not ended: its cause and frames as of its report's last rewrite, %s\n",
@@ -453,7 +456,7 @@ static void put_open_source(FILE *out, const lagscope__run_verdict *v,
     fprintf(out, "    not ended: its report's folder is not known (its cause is not known)\n");
 }
 
-void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char *program,
+void lagscope__run_summary_print(FILE *out, const lagscope__run_summary *v, const char *program,
                            uint32_t budget_ms) {
   size_t over = lagscope__run_over_budget(v, budget_ms);
   if (v->count == 0 && lagscope__run_unwatched(v))
@@ -482,12 +485,14 @@ void lagscope__run_summary(FILE *out, const lagscope__run_verdict *v, const char
     if (h->own_frames[0]) fprintf(out, "    in %s\n", h->own_frames);
     if (!h->ended) put_open_source(out, v, h);
   }
+  char loops[160];
+  lagscope__run_loop_names(loops, sizeof(loops), 0);
   if (lagscope__run_unwatched(v))
     fprintf(out,
-            "lagscope-run: no GLib, SDL2, OpenGL (glX, EGL) or Xlib loop was seen in %s: from "
+            "lagscope-run: no %s loop was seen in %s: from "
             "outside, lagscope sees only hangs of such a loop. To watch another loop, start "
             "lagscope in the program's code (docs/guide.md, \"Your own loop\").%s\n",
-            program, v->allow_unwatched ? " Allowed (--allow-unwatched)."
+            loops, program, v->allow_unwatched ? " Allowed (--allow-unwatched)."
                                         : " Not watched: exit 5 (--allow-unwatched when that is "
                                           "expected).");
   if (v->blind_spells > 0)

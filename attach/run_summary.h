@@ -1,16 +1,19 @@
-/* lagscope-run's verdict: the hangs its program had, read from the channel file the preload
- * wrote, told on stderr and as JUnit XML, and the exit status a hang budget gives. */
-#ifndef LAGSCOPE_ATTACH_VERDICT_H
-#define LAGSCOPE_ATTACH_VERDICT_H
+/* lagscope-run's run summary: the hangs its program had, read from the channel file the
+ * preload wrote, told on stderr, as JUnit XML and as JSON, and the exit status a hang budget
+ * gives. ("verdict" names a hang's cause only: core/cause/verdict.h.) */
+#ifndef LAGSCOPE_ATTACH_RUN_SUMMARY_H
+#define LAGSCOPE_ATTACH_RUN_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "loops.h"
+
 /* The exit status when a hang was longer than --budget-ms. */
 #define LAGSCOPE_RUN_OVER_BUDGET 3
 #define LAGSCOPE_RUN_NOT_WATCHED 2 /* lagscope did not start in the program: no verdict */
-/* The program exited 0, but lagscope saw none of the loops it hooks (GLib, SDL2, GL, Xlib):
+/* The program exited 0, but lagscope saw none of the loops it hooks (loops.h: GLib, SDL2, …):
  * nothing was watched, so "no hang" would be a guess (--allow-unwatched: expected, exit 0). */
 #define LAGSCOPE_RUN_UNWATCHED 5
 
@@ -52,12 +55,15 @@ void lagscope__run_stops_note(lagscope__run_stops *stops, uint64_t now_ns, int s
 uint64_t lagscope__run_stopped_within(const lagscope__run_stops *stops, uint64_t from_ns,
                                       uint64_t to_ns);
 
-typedef struct lagscope__run_verdict {
+typedef struct lagscope__run_summary {
   lagscope__run_hang *hangs;
   size_t count;
   size_t capacity;
   int loops_known;    /* a run_loops line was read */
-  int glib, sdl, gl, x11;
+  /* Each loop of loops.h the line said was seen (int glib, sdl, gl, x11: its key). */
+#define LAGSCOPE__RUN_LOOP_FIELD(id, key, name, brief, hooks) int key;
+  LAGSCOPE__RUN_LOOPS(LAGSCOPE__RUN_LOOP_FIELD)
+#undef LAGSCOPE__RUN_LOOP_FIELD
   size_t lines;       /* lines read, whatever they held */
   size_t bad_lines;   /* lines that were not the JSON expected: skipped */
   /* Spells in which lagscope could not watch the main thread (monitor_blind events: its own
@@ -78,14 +84,14 @@ typedef struct lagscope__run_verdict {
   char run_id[64];
   long pid;
   char *report_dir;
-} lagscope__run_verdict;
+} lagscope__run_summary;
 
 /* Reads the channel file at path (a missing file is no hang). A hang still open at the
  * program's exit (exit_ns, monotonic) lasts until then, less the time stops (may be NULL) says
  * the program was stopped. Allocates; 0, or -1 with errno (ENOMEM) and what was read so far. */
-int lagscope__run_verdict_read(const char *path, uint64_t exit_ns,
-                               const lagscope__run_stops *stops, lagscope__run_verdict *out);
-void lagscope__run_verdict_free(lagscope__run_verdict *verdict);
+int lagscope__run_summary_read(const char *path, uint64_t exit_ns,
+                               const lagscope__run_stops *stops, lagscope__run_summary *out);
+void lagscope__run_summary_free(lagscope__run_summary *summary);
 
 /* 1 when an error event's message is the HUD overlay's failure ("no HUD overlay on display
  * …"): the preload passes those on to lagscope-run, which says the last in its summary. F */
@@ -99,23 +105,23 @@ void lagscope__run_hang_clear(lagscope__run_hang *h);
 
 /* Whether lagscope saw none of the loops it hooks in the program (a run_loops line said so):
  * nothing of it was watched. */
-int lagscope__run_unwatched(const lagscope__run_verdict *verdict);
+int lagscope__run_unwatched(const lagscope__run_summary *summary);
 
 /* Hangs longer than budget_ms (0: no budget; none is over it). */
-size_t lagscope__run_over_budget(const lagscope__run_verdict *verdict, uint32_t budget_ms);
+size_t lagscope__run_over_budget(const lagscope__run_summary *summary, uint32_t budget_ms);
 /* Whether hang h is over budget_ms, or, in the start-up, over the start-up budget when one was
  * given (0: no budget). F */
-int lagscope__run_hang_is_over(const lagscope__run_verdict *verdict, const lagscope__run_hang *h,
+int lagscope__run_hang_is_over(const lagscope__run_summary *summary, const lagscope__run_hang *h,
                                uint32_t budget_ms);
 
 /* The summary lagscope-run prints: each hang's duration, cause and own frames. */
-void lagscope__run_summary(FILE *out, const lagscope__run_verdict *verdict, const char *program,
+void lagscope__run_summary_print(FILE *out, const lagscope__run_summary *summary, const char *program,
                            uint32_t budget_ms);
 
 /* JUnit XML: one testcase per hang, failing when over the budget (every hang without one),
  * one passing testcase when none fails; an unwatched run (not allowed) is one testcase with an
  * error. 0, or -1 with a sentence in why. */
-int lagscope__run_junit(const char *path, const lagscope__run_verdict *verdict,
+int lagscope__run_junit(const char *path, const lagscope__run_summary *summary,
                         const char *program, uint32_t budget_ms, char *why, size_t why_size);
 
 /* text as a JSON string, quoted: '"', '\\' and control characters escaped, what is not UTF-8
@@ -127,7 +133,7 @@ void lagscope__put_json_string(FILE *out, const char *text);
  * no verdict), each hang (its stable name, signature, cause, own frames, duration, ended,
  * start-up, over the budget, report), and, when comparison is not NULL, that object's text as
  * the "comparison" member. 0, or -1 with a sentence in why. */
-int lagscope__run_json(const char *path, const lagscope__run_verdict *verdict, const char *program,
+int lagscope__run_json(const char *path, const lagscope__run_summary *summary, const char *program,
                        uint32_t budget_ms, int status, const char *error, const char *comparison,
                        char *why, size_t why_size);
 
