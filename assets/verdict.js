@@ -28,6 +28,8 @@ export function verdictView(report, stackList) {
 
 /* ---- the phases strip ---- */
 
+// The kinds one stack can have: LAGSCOPE__CAUSES's with stack 1 (core/cause/cause.h;
+// tests/unit/viewer/causes.test.mjs checks).
 const PHASE_KINDS = new Set(['io', 'cpu', 'lock', 'sleep', 'wait', 'idle', 'unknown']);
 export const PHASES_MAX = 12; // more is not a report's (a phase told is a fifth of the hang's time or more)
 

@@ -1,8 +1,8 @@
-/* Why a thread was not running: each captured stack classified as cpu, lock, wait, sleep, io,
- * idle or unknown, from what the port says of its system call (Linux: the call's number and
- * class) and from its innermost functions (the lock and wait functions of libc and libpthread;
- * on Darwin the kernel trap the innermost frame names). Portable: tested on Linux with
- * synthetic states for both ports' rules. No allocation, no lock. */
+/* Why a thread was not running: each captured stack classified as one of LAGSCOPE__CAUSES's
+ * kinds (cause.h; never deadlock), from what the port says of its system call (Linux: the
+ * call's number and class) and from its innermost functions (the lock and wait functions of
+ * libc and libpthread; on Darwin the kernel trap the innermost frame names). Portable: tested
+ * on Linux with synthetic states for both ports' rules. No allocation, no lock. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -10,14 +10,10 @@
 
 const char *lagscope__cause_kind_name(int kind) {
   switch (kind) {
-    case LAGSCOPE__CAUSE_CPU: return "cpu";
-    case LAGSCOPE__CAUSE_LOCK: return "lock";
-    case LAGSCOPE__CAUSE_WAIT: return "wait";
-    case LAGSCOPE__CAUSE_SLEEP: return "sleep";
-    case LAGSCOPE__CAUSE_IO: return "io";
-    case LAGSCOPE__CAUSE_DEADLOCK: return "deadlock";
-    case LAGSCOPE__CAUSE_IDLE: return "idle";
-    case LAGSCOPE__CAUSE_UNKNOWN: break;
+#define LAGSCOPE__CAUSE_NAME_(name, text, stack, colour, meaning) \
+  case LAGSCOPE__CAUSE_##name: return text;
+    LAGSCOPE__CAUSES(LAGSCOPE__CAUSE_NAME_)
+#undef LAGSCOPE__CAUSE_NAME_
   }
   return "unknown";
 }

@@ -11,19 +11,42 @@
 #include "stack/stack.h"
 #include "port.h"
 
-/* ---- causes (core/cause/cause.c): why a thread was not running -------------------------------------- */
+/* ---- causes (core/cause/cause.c): why a thread was not running ------------------------------ */
+/* The cause kinds, the one list of them: XX(NAME, "name", stack, "colour", "meaning").
+ *   NAME     the enum's LAGSCOPE__CAUSE_NAME, numbered in this order (the metrics print in it)
+ *   name     the report's cause.kind, the metrics' kind label, the viewer's data-kind
+ *   stack    1: one stack can be of it (a sample's kind, a phase's: assets/verdict.js's
+ *            PHASE_KINDS); 0: a verdict's only (a deadlock takes a chain)
+ *   colour   the viewer's --kind for it (assets/viewer.css, [data-kind="name"])
+ *   meaning  its line in docs/hang-report.md's table of kinds
+ * tests/unit/viewer/causes.test.mjs checks viewer.css, verdict.js and the docs against this
+ * list. A new kind: docs/hacking.md, "Recipe: a new cause kind". */
+#define LAGSCOPE__CAUSES(XX)                                                                       \
+  XX(CPU, "cpu", 1, "var(--c-cpu)",                                                                \
+     "on the CPU: running or ready to run")                                                        \
+  XX(LOCK, "lock", 1, "#ff9f43",                                                                   \
+     "waiting for a mutex or rwlock")                                                              \
+  XX(WAIT, "wait", 1, "var(--c-warn)",                                                             \
+     "a condition variable, a semaphore, a join, `waitpid`, a message")                            \
+  XX(SLEEP, "sleep", 1, "var(--c-accent)",                                                         \
+     "`nanosleep` and friends")                                                                    \
+  XX(IO, "io", 1, "var(--c-mem)",                                                                  \
+     "`read`, `write`, `recv`, `connect`, `poll` on the app's fds, ...")                           \
+  XX(DEADLOCK, "deadlock", 0, "var(--c-bad)",                                                      \
+     "a lock chain that comes back to a thread in it (a verdict's, never a sample's)")             \
+  XX(IDLE, "idle", 1, "var(--c-good)",                                                             \
+     "its own event loop's wait (Darwin: `mach_msg` in the run loop)")                             \
+  XX(UNKNOWN, "unknown", 1, "var(--c-muted)",                                                      \
+     "none of these: a call not classified, off the CPU in no call (stopped, a page fault),"       \
+     " or a state not read")
+
 typedef enum lagscope__cause_kind {
-  LAGSCOPE__CAUSE_CPU = 0, /* on the CPU */
-  LAGSCOPE__CAUSE_LOCK,    /* waiting for a mutex or rwlock */
-  LAGSCOPE__CAUSE_WAIT,    /* a condition variable, semaphore, join, waitpid, a message */
-  LAGSCOPE__CAUSE_SLEEP,   /* nanosleep and friends */
-  LAGSCOPE__CAUSE_IO,      /* read, write, recv, connect, poll on the app's fds, ... */
-  LAGSCOPE__CAUSE_DEADLOCK,/* a lock chain that comes back to a thread in it */
-  LAGSCOPE__CAUSE_IDLE,    /* its own event loop's wait (Darwin: mach_msg in the run loop) */
-  LAGSCOPE__CAUSE_UNKNOWN,
+#define LAGSCOPE__CAUSE_ENUM_(name, text, stack, colour, meaning) LAGSCOPE__CAUSE_##name,
+  LAGSCOPE__CAUSES(LAGSCOPE__CAUSE_ENUM_)
+#undef LAGSCOPE__CAUSE_ENUM_
   LAGSCOPE__CAUSE_COUNT
 } lagscope__cause_kind;
-/* "cpu", "lock", "wait", "sleep", "io", "deadlock", "idle", "unknown". F */
+/* The kind's name in LAGSCOPE__CAUSES ("cpu", "lock", ...); "unknown" for a number not in it. F */
 const char *lagscope__cause_kind_name(int kind);
 /* A stack's innermost frames as the classifier reads them: function names (names[0] the
  * innermost; NULL where unknown: Darwin's "<redacted>" statics) and, where known, the path of

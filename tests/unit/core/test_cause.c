@@ -1,6 +1,8 @@
 /* The classifier (core/cause/cause.c) on synthetic thread states: Linux's syscalls with the
  * functions libc waits in, Darwin's kernel traps by name (the run loop's mach_msg is idle),
- * and the /proc/self/task/TID/syscall parser (core/linux/thread_state.c) fed odd lines. */
+ * and the /proc/self/task/TID/syscall parser (core/linux/thread_state.c) fed odd lines. The
+ * kinds' names against their list, LAGSCOPE__CAUSES; a new kind gets its EXPECT lines here
+ * (docs/hacking.md, "Recipe: a new cause kind"). */
 #define _GNU_SOURCE
 #include "check.h"
 #include "internal.h"
@@ -61,6 +63,26 @@ static const char *ulock_kind(uintptr_t operation, const char *const *names, siz
   return lagscope__cause_kind_name(lagscope__classify_stack(&s, &f));
 }
 
+/* LAGSCOPE__CAUSES (cause.h): the enum numbered from 0 in the list's order, each kind's name
+ * the list's and its own, a number outside the list "unknown". */
+static void check_names(void) {
+  int k = 0;
+#define CHECK_NAME_(name, text, stack, colour, meaning)                                       \
+  CHECK_EQ_INT(LAGSCOPE__CAUSE_##name, k);                                                    \
+  CHECK_MSG(strcmp(lagscope__cause_kind_name(k), text) == 0, "kind %d is %s, the list's %s", k, \
+            lagscope__cause_kind_name(k), text);                                              \
+  k++;
+  LAGSCOPE__CAUSES(CHECK_NAME_)
+#undef CHECK_NAME_
+  CHECK_EQ_INT(k, LAGSCOPE__CAUSE_COUNT);
+  for (int a = 0; a < k; a++)
+    for (int b = a + 1; b < k; b++)
+      CHECK_MSG(strcmp(lagscope__cause_kind_name(a), lagscope__cause_kind_name(b)) != 0,
+                "kinds %d and %d are both %s", a, b, lagscope__cause_kind_name(a));
+  CHECK(strcmp(lagscope__cause_kind_name(LAGSCOPE__CAUSE_COUNT), "unknown") == 0);
+  CHECK(strcmp(lagscope__cause_kind_name(-1), "unknown") == 0);
+}
+
 #define EXPECT(kind, run_state, nr, ...)                                                   \
   do {                                                                                     \
     const char *names_[] = {__VA_ARGS__};                                                  \
@@ -70,6 +92,7 @@ static const char *ulock_kind(uintptr_t operation, const char *const *names, siz
 
 int main(void) {
   const int cpu = LAGSCOPE__RUN_CPU, sys = LAGSCOPE__RUN_SYSCALL;
+  check_names();
   /* Linux: the call's class, and for a futex the functions that wait on it. */
   EXPECT("cpu", cpu, -1, "spin");
   EXPECT("sleep", sys, SYS_clock_nanosleep, "clock_nanosleep", "nanosleep", "main");
