@@ -613,7 +613,7 @@ static void read_refresh(overlay *o) {
     width = height = 0;
   }
   lagscope__linux_set_refresh_hz(
-      lagscope__x11_refresh_hz(o->c, o->screen->root, x, y, width, height));
+      lagscope__hud_x11_refresh_hz(o->c, o->screen->root, x, y, width, height));
 }
 
 static void *overlay_main(void *arg) {
@@ -632,7 +632,7 @@ static void *overlay_main(void *arg) {
   if (!connect_display(o)) {
     say_failed(o, LAGSCOPE_ESYS, "cannot connect");
   } else {
-    if (o->measures) o->measures = lagscope__x11_refresh_begin(o->c); /* RandR 1.3, or none */
+    if (o->measures) o->measures = lagscope__hud_x11_refresh_begin(o->c); /* RandR 1.3, or none */
     struct timespec begun, refreshed = {0, 0};
     clock_gettime(CLOCK_MONOTONIC, &begun);
     int read_once = 0;
