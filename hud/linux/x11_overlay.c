@@ -33,7 +33,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -705,20 +704,12 @@ static overlay *overlay_start(const char *display, unsigned long window, int ask
   pthread_condattr_setclock(&clock, CLOCK_MONOTONIC);
   pthread_cond_init(&o->wake, &clock);
   pthread_condattr_destroy(&clock);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, STACK_BYTES);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int created = pthread_create(&o->thread, &attr, overlay_main, o);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&attr);
-  if (created != 0) {
+  int created = lagscope__thread_create(&o->thread, STACK_BYTES, overlay_main, o);
+  if (created != LAGSCOPE_OK) {
     pthread_cond_destroy(&o->wake);
     pthread_mutex_destroy(&o->lock);
     lagscope__dealloc(o);
-    *rc = created == EAGAIN ? LAGSCOPE_ELIMIT : LAGSCOPE_ESYS;
+    *rc = created;
     return NULL;
   }
   *rc = LAGSCOPE_OK;
