@@ -8,7 +8,7 @@ endif()
 
 set(consumers lagscope__hud_consumer lagscope__viewer_consumer) # hud/consumer.c, web/consumer.c
 if(FOR_APPLE)
-  list(APPEND consumers lagscope__overlay_consumer) # hud/darwin/overlay.c
+  list(APPEND consumers lagscope__hud_overlay_consumer) # hud/darwin/overlay.c
 endif()
 if(X11_OVERLAY)
   list(APPEND consumers lagscope__hud_x11_consumer) # hud/linux/x11_overlay.c

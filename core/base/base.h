@@ -9,6 +9,7 @@
 #include "lagscope.h"
 
 #include <float.h>
+#include <pthread.h> /* pthread_t: lagscope__thread_create */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -209,6 +210,12 @@ int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(
 int lagscope__thread_start_sized(lagscope__thread **out, const char *name, void (*fn)(void *),
                                  void *arg, size_t stack_bytes);
 void lagscope__thread_join(lagscope__thread *t); /* A: frees t */
+/* What both of the above start with, for a thread that needs its pthread_t (a timed join: the
+ * X11 overlay's): pthread_create with a stack of stack_bytes and every signal blocked from the
+ * new thread's first instruction. Nothing is registered: fn adopts itself
+ * (lagscope__thread_adopt). LAGSCOPE_OK, LAGSCOPE_ELIMIT (EAGAIN) or LAGSCOPE_ESYS. A: the
+ * thread's stack */
+int lagscope__thread_create(pthread_t *out, size_t stack_bytes, void *(*fn)(void *), void *arg);
 /* Which threads are lagscope's: a started thread enters before its function and leaves
  * after. F */
 void lagscope__own_thread_enter(void);

@@ -90,13 +90,7 @@ int lagscope__thread_start(lagscope__thread **out, const char *name, void (*fn)(
   return lagscope__thread_start_sized(out, name, fn, arg, THREAD_STACK_BYTES);
 }
 
-int lagscope__thread_start_sized(lagscope__thread **out, const char *name, void (*fn)(void *),
-                                 void *arg, size_t stack_bytes) {
-  lagscope__thread *t = lagscope__alloc(sizeof(*t));
-  if (t == NULL) return LAGSCOPE_ENOMEM;
-  t->fn = fn;
-  t->arg = arg;
-  strncpy(t->name, name, sizeof(t->name) - 1);
+int lagscope__thread_create(pthread_t *out, size_t stack_bytes, void *(*fn)(void *), void *arg) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, stack_bytes);
@@ -104,12 +98,24 @@ int lagscope__thread_start_sized(lagscope__thread **out, const char *name, void 
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&t->handle, &attr, thread_trampoline, t);
+  int rc = pthread_create(out, &attr, fn, arg);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_attr_destroy(&attr);
-  if (rc != 0) {
+  if (rc != 0) return rc == EAGAIN ? LAGSCOPE_ELIMIT : LAGSCOPE_ESYS;
+  return LAGSCOPE_OK;
+}
+
+int lagscope__thread_start_sized(lagscope__thread **out, const char *name, void (*fn)(void *),
+                                 void *arg, size_t stack_bytes) {
+  lagscope__thread *t = lagscope__alloc(sizeof(*t));
+  if (t == NULL) return LAGSCOPE_ENOMEM;
+  t->fn = fn;
+  t->arg = arg;
+  strncpy(t->name, name, sizeof(t->name) - 1);
+  int rc = lagscope__thread_create(&t->handle, stack_bytes, thread_trampoline, t);
+  if (rc != LAGSCOPE_OK) {
     lagscope__dealloc(t);
-    return rc == EAGAIN ? LAGSCOPE_ELIMIT : LAGSCOPE_ESYS;
+    return rc;
   }
   *out = t;
   return LAGSCOPE_OK;

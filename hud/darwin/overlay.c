@@ -493,7 +493,7 @@ static void overlay_consumer_stop(void *state) {
   overlay_stop();
 }
 
-const lagscope__consumer lagscope__overlay_consumer = {
+const lagscope__consumer lagscope__hud_overlay_consumer = {
     .name = "overlay",
     .delivery = LAGSCOPE__DELIVER_NONE,
     .start = overlay_consumer_start,

@@ -7,10 +7,10 @@
 
 #define MAX_CRTCS 32 /* a CRTC is a display engine: a desktop GPU has up to 6 or 8 */
 
-_Static_assert(LAGSCOPE__RANDR_INTERLACE == XCB_RANDR_MODE_FLAG_INTERLACE, "RandR's flag");
-_Static_assert(LAGSCOPE__RANDR_DOUBLE_SCAN == XCB_RANDR_MODE_FLAG_DOUBLE_SCAN, "RandR's flag");
+_Static_assert(LAGSCOPE__HUD_RANDR_INTERLACE == XCB_RANDR_MODE_FLAG_INTERLACE, "RandR's flag");
+_Static_assert(LAGSCOPE__HUD_RANDR_DOUBLE_SCAN == XCB_RANDR_MODE_FLAG_DOUBLE_SCAN, "RandR's flag");
 
-int lagscope__x11_refresh_begin(xcb_connection_t *c) {
+int lagscope__hud_x11_refresh_begin(xcb_connection_t *c) {
   const xcb_query_extension_reply_t *ext = xcb_get_extension_data(c, &xcb_randr_id);
   if (ext == NULL || !ext->present) return 0;
   xcb_randr_query_version_reply_t *v =
@@ -26,8 +26,9 @@ static uint32_t rate_of(xcb_randr_get_screen_resources_current_reply_t *r, xcb_r
   int n = xcb_randr_get_screen_resources_current_modes_length(r);
   for (int i = 0; i < n; i++)
     if (modes[i].id == id)
-      return lagscope__mode_refresh_hz(modes[i].dot_clock, modes[i].width, modes[i].height,
-                                       modes[i].htotal, modes[i].vtotal, modes[i].mode_flags);
+      return lagscope__hud_x11_refresh_mode_hz(modes[i].dot_clock, modes[i].width,
+                                               modes[i].height, modes[i].htotal, modes[i].vtotal,
+                                               modes[i].mode_flags);
   return 0;
 }
 
@@ -52,8 +53,8 @@ static xcb_randr_crtc_t primary_crtc(xcb_connection_t *c, xcb_window_t root,
   return crtc;
 }
 
-uint32_t lagscope__x11_refresh_hz(xcb_connection_t *c, uint32_t root, int x, int y, int width,
-                                  int height) {
+uint32_t lagscope__hud_x11_refresh_hz(xcb_connection_t *c, uint32_t root, int x, int y,
+                                      int width, int height) {
   xcb_randr_get_screen_resources_current_reply_t *r = xcb_randr_get_screen_resources_current_reply(
       c, xcb_randr_get_screen_resources_current(c, root), NULL);
   if (r == NULL) return 0;
