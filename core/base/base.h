@@ -25,6 +25,15 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
 #endif
     ;
 
+/* ---- UTC stamps (core/base/utc_stamp.c) ---------------------------------------------------------- */
+/* wall_ms (ms since 1970, UTC) as reports' ids begin: "20261126T170102.345Z", years 0 to 9999.
+ * Arithmetic, where gmtime_r would read the zone file into malloc'ed memory. F */
+#define LAGSCOPE__UTC_STAMP_SIZE 24
+void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]);
+/* The other way: the stamp that text begins with ("20261126T170102.345Z", or without the
+ * milliseconds as older ids are) into *wall_ms; 0 when text begins with none. F */
+int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms);
+
 /* ---- configuration (core/base/config.c) ------------------------------------------------------------
  * The numeric and on/off fields of lagscope_config, one row each, in the order they are checked.
  * The defaults (lagscope_config_default), the range checks and their messages
