@@ -12,8 +12,8 @@
 #include "port.h"
 
 /* ---- reports (core/report/report_json.c): one hang, as JSON ------------------------------------------------ */
-/* Built on the call tree (call_tree.c) and the verdict (core/cause/verdict.c), which these
- * entry points alone use (call_tree.h, core/cause/verdict.h). */
+/* Built on the call tree (call_tree.c) and the verdict (verdict.c), which these entry
+ * points alone use (call_tree.h, verdict.h). */
 #define LAGSCOPE__REPORT_SCHEMA_VERSION 1
 /* A report's call tree nests two levels a stack frame, under the report's object and the
  * tree's root: the store must never refuse one of lagscope's own reports as too deep. */

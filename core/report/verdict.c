@@ -15,7 +15,7 @@
  * Sentences and labels are cut to the verdict's fixed buffers. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "cause/verdict.h"
+#include "report/verdict.h"
 #include "report/call_tree.h"
 
 #include <inttypes.h>

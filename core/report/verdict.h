@@ -1,5 +1,5 @@
-/* A hang's verdict, between the two files that share it: core/cause/verdict.c makes it and
- * writes the report's "cause"; core/report/report_json.c asks for it and lends the verdict its
+/* A hang's verdict, between the files that share it: verdict.c makes it and writes the
+ * report's "cause"; report_json.c asks for it and lends the verdict its
  * stack writer (a lock owner's stack is in the cause). The rest of the core sees only
  * report.h's lagscope__report_json and lagscope__report_cause_json. Tags as in internal.h. */
 #ifndef LAGSCOPE_VERDICT_H
