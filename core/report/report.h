@@ -20,24 +20,6 @@
 _Static_assert(2 * LAGSCOPE__MAX_STACK_FRAMES + 8 <= LAGSCOPE__JSON_DEPTH_MAX,
                "lagscope's deepest report would nest past LAGSCOPE__JSON_DEPTH_MAX");
 
-/* A report's states, once: XX(NAME, "state in its JSON"). In order: written at the hang's
- * first capture; the main thread answered; found in progress at the next start (the app was
- * killed while hung). */
-#define LAGSCOPE__REPORT_STATES(XX)                                                            \
-  XX(IN_PROGRESS, "in_progress") XX(ENDED, "ended") XX(TERMINATED, "ended_by_termination")
-
-typedef enum lagscope__report_state {
-#define LAGSCOPE__REPORT_STATE_ENUM_(name, text) LAGSCOPE__REPORT_##name,
-  LAGSCOPE__REPORT_STATES(LAGSCOPE__REPORT_STATE_ENUM_)
-#undef LAGSCOPE__REPORT_STATE_ENUM_
-  LAGSCOPE__REPORT_STATE_COUNT
-} lagscope__report_state;
-
-/* The state's name in a report's JSON; NULL for none (core/base/names.c). F */
-const char *lagscope__report_state_name(int state);
-/* The state a report's JSON names; -1 for a name that is none. F */
-int lagscope__report_state_of(const char *name);
-
 /* What a blocked call of the main thread waited on, named when it was sampled. */
 #define LAGSCOPE__REPORT_TARGETS 8
 typedef struct lagscope__report_target {
@@ -181,12 +163,6 @@ const char *lagscope__hang_report_kind(const lagscope_hang_report *report);
 
 /* ---- store (core/report/store*.c, by job in store.h): reports on disk, never lost ---------------------- */
 typedef struct lagscope__store lagscope__store;
-/* A character that a report's id, or a folder named after the app, may hold: [A-Za-z0-9._-],
- * safe in a path everywhere (the store, the router and the app's folder name apply it). F */
-static inline int lagscope__name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-';
-}
 /* Opens (creating with its parents, 0700) the folder, refused unless it is ours and nobody else
  * can write it or a folder above it (see lagscope__folder_open); lists the reports it holds
  * and the temporary files interrupted writes left, for recovery. A */
