@@ -8,7 +8,7 @@
 // monitor, the lifecycle) may use every stage, and no stage the top. The ports' and the top's
 // files are not read.
 //
-//   node check-stage-order.mjs ROOT            the stage order
+//   node check-stage-order.mjs ROOT [--stages] the stage order
 //   node check-stage-order.mjs ROOT --port-web the ports include no web/ header
 //
 // Prints each use against the flow as "file:line: name (stage X uses stage Y, later)" and
@@ -18,8 +18,8 @@ import path from 'node:path';
 
 const root = process.argv[2];
 const mode = process.argv[3] || '--stages';
-if (!root) {
-  console.error('usage: node check-stage-order.mjs ROOT [--port-web]');
+if (!root || !['--stages', '--port-web'].includes(mode)) {
+  console.error('usage: node check-stage-order.mjs ROOT [--stages|--port-web]');
   process.exit(2);
 }
 const core = path.join(root, 'core');
