@@ -2,17 +2,21 @@
  * The internal contract. The portable core is a folder per stage of the data flow, each with
  * one header that declares what its files share with the rest:
  *
- *   base/base.h        primitives: messages, the config table, the counted heap, payloads,
- *                      sorting, lagscope's threads, JSON written and checked as text
- *   port.h             what each OS folder (core/linux/, core/darwin/) implements
+ *   port.h             what each OS folder (core/linux/, core/darwin/) implements: below
+ *                      every stage, it names nothing of theirs
+ *   base/base.h        primitives: messages (and publishing's declarations), the config table,
+ *                      the counted heap, payloads, sorting, lagscope's threads, JSON written
+ *                      and checked as text, the names more than one stage reads
  *   detect/detect.h    the main thread's marks, display frames, the watchdog, usage math
  *   stack/stack.h      a thread's stack captured, walked and symbolicated
- *   cause/cause.h      why a thread was not running; a hang's verdict
- *   report/report.h    the hang recorder, the report's JSON and call tree, the store
+ *   cause/cause.h      why a thread was not running (one stack's cause)
+ *   report/report.h    the hang recorder, the report's JSON, call tree and verdict, the store
  *   deliver/deliver.h  the bus, publishing, events as JSON, the dispatcher and consumers
  *
  * and, here, the instance: autostart, the monitor thread, the lifecycle. Every file includes
- * this header, never a stage header alone. Names: lagscope__module_verb.
+ * this header, never a stage header alone. A stage's files use only its own and the earlier
+ * stages' names, in the order of the includes below (tests/check-stage-order.mjs reads them:
+ * ctest map_stage_order); the instance, the top, uses them all. Names: lagscope__module_verb.
  *
  * Each function says whether it allocates (A), takes a lock (L), or is lock-free and
  * allocation-free (F). Nothing here is async-signal-safe unless it says so.
@@ -21,8 +25,8 @@
 #define LAGSCOPE_INTERNAL_H
 
 #include "lagscope.h"
-#include "base/base.h"
 #include "port.h" /* what each OS folder implements */
+#include "base/base.h"
 #include "detect/detect.h"
 #include "stack/stack.h"
 #include "cause/cause.h"

@@ -26,6 +26,62 @@ void lagscope__explain(char *why, size_t why_size, const char *format, ...)
 #endif
     ;
 
+/* ---- saying something: events, errors, log lines (core/deliver/publish.c) ----------------------
+ * Any stage may have something to say, as any stage may allocate; where it goes (the running
+ * instance's bus, the log hook) is delivery's business. Declared here and implemented by the
+ * last stage, deliver, so that a stage that says something depends on this interface and not
+ * on delivery: the report stage hands its hangs (hang_ended's, hang_recovered's, hang_lost's)
+ * to deliver only as events, through lagscope__publish. */
+/* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */
+int lagscope__publish(const lagscope_event *event);
+/* Publishes an error event with a formatted message to the running instance's bus. A */
+void lagscope__publish_error(int code, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Logs one line through the configured log hook (stderr without one). F */
+void lagscope__log(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* ---- names that more than one stage reads (core/base/names.c) ------------------------------------ */
+/* A report's states, once: XX(NAME, "state in its JSON"). In order: written at the hang's
+ * first capture; the main thread answered; found in progress at the next start (the app was
+ * killed while hung). */
+#define LAGSCOPE__REPORT_STATES(XX)                                                            \
+  XX(IN_PROGRESS, "in_progress") XX(ENDED, "ended") XX(TERMINATED, "ended_by_termination")
+
+typedef enum lagscope__report_state {
+#define LAGSCOPE__REPORT_STATE_ENUM_(name, text) LAGSCOPE__REPORT_##name,
+  LAGSCOPE__REPORT_STATES(LAGSCOPE__REPORT_STATE_ENUM_)
+#undef LAGSCOPE__REPORT_STATE_ENUM_
+  LAGSCOPE__REPORT_STATE_COUNT
+} lagscope__report_state;
+
+/* The state's name in a report's JSON; NULL for none. F */
+const char *lagscope__report_state_name(int state);
+/* The state a report's JSON names; -1 for a name that is none. F */
+int lagscope__report_state_of(const char *name);
+
+/* A character that a report's id, or a folder named after the app, may hold: [A-Za-z0-9._-],
+ * safe in a path everywhere (the store, the router and the app's folder name apply it). F */
+static inline int lagscope__name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '.' || c == '_' || c == '-';
+}
+
+/* ---- UTC stamps (core/base/utc_stamp.c) ---------------------------------------------------------- */
+/* wall_ms (ms since 1970, UTC) as reports' ids begin: "20261126T170102.345Z", years 0 to 9999.
+ * Arithmetic, where gmtime_r would read the zone file into malloc'ed memory. F */
+#define LAGSCOPE__UTC_STAMP_SIZE 24
+void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]);
+/* The other way: the stamp that text begins with ("20261126T170102.345Z", or without the
+ * milliseconds as older ids are) into *wall_ms; 0 when text begins with none. F */
+int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms);
+
 /* ---- configuration (core/base/config.c) ------------------------------------------------------------
  * The numeric and on/off fields of lagscope_config, one row each, in the order they are checked.
  * The defaults (lagscope_config_default), the range checks and their messages

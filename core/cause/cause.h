@@ -1,7 +1,7 @@
 /*
- * The verdict: why a thread was not running (one stack's cause, cause.c), and a hang's verdict
- * over its samples and threads (lock chains, deadlocks, the sentence and label: verdict.c,
- * which only the report's JSON asks for, through verdict.h and report.h's entry points).
+ * Causes: why a thread was not running (one stack's cause, cause.c). A hang's verdict over its
+ * samples and threads (lock chains, deadlocks, the sentence and label) is the report's, made
+ * over its data: core/report/verdict.c.
  * Part of the internal contract: include "internal.h", which includes every stage in order.
  */
 #ifndef LAGSCOPE_CAUSE_H

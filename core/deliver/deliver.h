@@ -62,20 +62,8 @@ char *lagscope__metrics_numbers_text(const lagscope_event *event);
 /* Points publishing at an instance's bus and logging at its config (lifecycle: before its
  * threads start; NULL, NULL after they are joined). F */
 void lagscope__publish_to(lagscope__bus *bus, const lagscope_config *config);
-/* Publishes to the running instance's bus; LAGSCOPE_ENOTRUNNING when stopped. F */
-int lagscope__publish(const lagscope_event *event);
-/* Publishes an error event with a formatted message to the running instance's bus. A */
-void lagscope__publish_error(int code, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* Logs one line through the configured log hook (stderr without one). F */
-void lagscope__log(const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
+/* lagscope__publish, lagscope__publish_error and lagscope__log, which every stage may call, are
+ * declared in base.h ("saying something") and implemented in publish.c. */
 void lagscope__log_line(const lagscope_config *config, const char *line); /* F */
 
 /* ---- the dispatcher (core/deliver/dispatcher.c): the bus, the subscribers and the consumers ----------- */

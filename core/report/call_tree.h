@@ -1,5 +1,5 @@
 /* What a report is worked out on, shared by the files that write one and no other: its JSON
- * (report_json.c) and its verdict (core/cause/verdict.c). Kept in call_tree.c:
+ * (report_json.c) and its verdict (verdict.c). Kept in call_tree.c:
  *
  *   the report context: a frame cache, every distinct (address, is_return) of a report resolved
  *     once, as the call tree merges on and every stack of the report is written from;

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SAMPLES_INITIAL 64
 #define SAMPLES_MAX 6000            /* 60 s at 10 ms; later samples are counted, not kept */
@@ -30,10 +29,6 @@
  * stall indexes again, each object as its addresses come (tens of milliseconds, on the
  * monitor thread). */
 #define SYMBOLS_KEEP_NS (5000ull * 1000u * 1000u)
-/* The stand-in keeps this many samples of one slow work (3 s at 10 ms; later ones are counted
- * as dropped): the first symbol lookups of a large program are the longest. It and its
- * buffers (~1 KiB a sample) go when no hang has needed them for SYMBOLS_KEEP_NS. */
-#define STANDIN_SAMPLES 300
 
 struct lagscope__hang_recorder {
   lagscope_config config;
@@ -47,15 +42,10 @@ struct lagscope__hang_recorder {
   int signal_lost_reported; /* the app took the capture signal over: said once */
   int signal_blocked_reported; /* the main thread blocks the capture signal: said once */
   uint32_t store_reopened_said; /* the store's folder opened anew so often, said */
-  /* Earlier runs' reports, recovered at start by a thread of their own: checking a store
-   * (up to 32 MiB) takes long enough to leave the app unwatched if the monitor did it. */
-  lagscope__thread *recovery;
-  _Atomic int recovery_stop, recovery_done;
+  lagscope__recovery recovery; /* earlier runs' reports: recover_publish.c */
 
-  /* Samples the main thread while the monitor does slow work during a hang. */
-  lagscope__standin *standin;
-  int standin_on;
-  uint64_t standin_used_ns;
+  /* Samples the main thread while the monitor does slow work during a hang (standin.c). */
+  lagscope__standin_switch standin;
 
   /* The main thread's samples while it was late, before a hang began: a ring. */
   lagscope__stack *early;
@@ -174,14 +164,13 @@ static void release_hang_buffers(lagscope__hang_recorder *h) {
 
 void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   if (h == NULL) return;
-  atomic_store_explicit(&h->recovery_stop, 1, memory_order_relaxed);
-  lagscope__thread_join(h->recovery); /* done with the file it reads, if any */
+  lagscope__recovery_stop(&h->recovery);
   h->unsaved_retry_ns = 0;
   lagscope__hang_recorder_retry(h); /* a last try: the files are marked ended either way */
   for (uint32_t i = 0; i < h->unsaved_count; i++) lagscope__dealloc(h->unsaved[i].json);
   release_hang_buffers(h);
   lagscope__dealloc(h->early);
-  lagscope__standin_free(h->standin);
+  lagscope__standin_switch_free(&h->standin);
   lagscope__symbols_free(h->symbols);
   /* A stop soon after a capture: its objects list, page cache and unwinder go now, not with a
    * tidy that will not come (the monitor that captured has been joined). */
@@ -250,19 +239,11 @@ static uint64_t idle_ns(uint64_t now_ns, uint64_t then_ns) {
 
 void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
   if (h == NULL) return;
-  /* Recovery's thread, once its work is done, is joined now (it has returned: no wait), not at
-   * stop: an app that exits without stopping leaves no finished thread unjoined. */
-  if (h->recovery != NULL && atomic_load_explicit(&h->recovery_done, memory_order_acquire)) {
-    lagscope__thread_join(h->recovery);
-    h->recovery = NULL;
-  }
+  lagscope__recovery_tidy(&h->recovery);
   if (h->active) return;
   /* Early samples of a stall that ended below a hitch use the unwinder but not the index:
    * each is let go on its own clock. */
-  if (h->standin != NULL && idle_ns(now_ns, h->standin_used_ns) >= SYMBOLS_KEEP_NS) {
-    lagscope__standin_free(h->standin);
-    h->standin = NULL;
-  }
+  lagscope__standin_switch_tidy(&h->standin, now_ns, SYMBOLS_KEEP_NS);
   if (h->symbols != NULL && idle_ns(now_ns, h->symbols_used_ns) >= SYMBOLS_KEEP_NS) {
     lagscope__symbols_free(h->symbols);
     h->symbols = NULL;
@@ -351,72 +332,6 @@ static lagscope_hang_report *write_report(lagscope__hang_recorder *h, int want_p
 
 /* ---- the hang ---- */
 
-/* The civil date of a day counted from 1970-01-01 (proleptic Gregorian, in eras of 400
- * years). Arithmetic only: gmtime_r would have glibc read the zone file into malloc'ed memory
- * on this thread, the first time, to convert to UTC. F */
-static void civil_from_days(int64_t days, int64_t *year, int *month, int *day) {
-  days += 719468; /* from 0000-03-01, so that a leap day ends its year */
-  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  int64_t day_of_era = days - era * 146097;                               /* [0, 146096] */
-  int64_t year_of_era =
-      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
-  int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-  int64_t month_from_march = (5 * day_of_year + 2) / 153;                 /* [0, 11] */
-  *day = (int)(day_of_year - (153 * month_from_march + 2) / 5 + 1);
-  *month = (int)(month_from_march < 10 ? month_from_march + 3 : month_from_march - 9);
-  *year = year_of_era + era * 400 + (*month <= 2);
-}
-
-void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]) {
-  if (wall_ms < 0) wall_ms = 0;
-  int64_t seconds = wall_ms / 1000, in_day = seconds % 86400, year;
-  int month, day;
-  civil_from_days(seconds / 86400, &year, &month, &day);
-  snprintf(out, LAGSCOPE__UTC_STAMP_SIZE, "%04d%02d%02dT%02d%02d%02d.%03dZ",
-           (int)(year % 10000), month, day, (int)(in_day / 3600), (int)(in_day / 60 % 60),
-           (int)(in_day % 60), (int)(wall_ms % 1000));
-}
-
-/* Days from 1970-01-01 to a civil date (the inverse of civil_from_days). F */
-static int64_t days_from_civil(int64_t year, int month, int day) {
-  year -= month <= 2;
-  int64_t era = (year >= 0 ? year : year - 399) / 400;
-  int64_t year_of_era = year - era * 400;                                     /* [0, 399] */
-  int64_t day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  int64_t day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-  return era * 146097 + day_of_era - 719468;
-}
-
-/* n decimal digits at text into *out; 0 when they are not all digits. F */
-static int digits_at(const char *text, int n, int *out) {
-  int value = 0;
-  for (int i = 0; i < n; i++) {
-    if (text[i] < '0' || text[i] > '9') return 0;
-    value = value * 10 + (text[i] - '0');
-  }
-  *out = value;
-  return 1;
-}
-
-int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms) {
-  int year, month, day, hour, minute, second, ms = 0;
-  if (strlen(text) < 16 || !digits_at(text, 4, &year) || !digits_at(text + 4, 2, &month) ||
-      !digits_at(text + 6, 2, &day) || text[8] != 'T' || !digits_at(text + 9, 2, &hour) ||
-      !digits_at(text + 11, 2, &minute) || !digits_at(text + 13, 2, &second))
-    return 0;
-  const char *end = text + 15;
-  if (*end == '.') {
-    if (!digits_at(end + 1, 3, &ms)) return 0;
-    end += 4;
-  }
-  if (*end != 'Z' || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
-      minute > 59 || second > 60)
-    return 0;
-  int64_t seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
-  *wall_ms = seconds * 1000 + ms;
-  return 1;
-}
-
 static void make_id(lagscope__hang_recorder *h, int64_t wall_ms, uint64_t hang_id) {
   char when[LAGSCOPE__UTC_STAMP_SIZE];
   lagscope__utc_stamp(wall_ms, when);
@@ -471,33 +386,8 @@ static void capture_all_threads(lagscope__hang_recorder *h) {
   h->data.thread_targets = h->thread_targets;
 }
 
-/* The target in targets (count of them) that s waits on, or NULL. F */
-static const lagscope__report_target *target_of(const lagscope__report_target *targets,
-                                                uint32_t count, const lagscope__stack *s) {
-  for (uint32_t i = 0; i < count; i++)
-    if (targets[i].syscall == s->syscall && targets[i].arg == s->args[0]) return &targets[i];
-  return NULL;
-}
-
-/* What a sample of the main thread waits on, named when first met (as it is now: an fd may be
- * closed and its number reused later) into targets, while there is room (a call met later is
- * named when the report is written). known: named already, elsewhere (NULL: none). */
-static void note_target(lagscope__report_target *targets, uint32_t *count,
-                        const lagscope__stack *s, const lagscope__report_target *known) {
-  if (s->run_state != LAGSCOPE__RUN_SYSCALL || s->syscall < 0) return;
-  if (target_of(targets, *count, s) != NULL || *count == LAGSCOPE__REPORT_TARGETS) return;
-  lagscope__report_target *t = &targets[(*count)++];
-  if (known != NULL) {
-    *t = *known;
-    return;
-  }
-  t->syscall = s->syscall;
-  t->arg = s->args[0];
-  lagscope__describe_wait_target(s, t->text, sizeof(t->text));
-}
-
 static void note_sample_target(lagscope__report_data *r, const lagscope__stack *s) {
-  note_target(r->sample_targets, &r->sample_target_count, s, NULL);
+  lagscope__report_target_note(r->sample_targets, &r->sample_target_count, s, NULL);
 }
 
 static int grow_samples(lagscope__hang_recorder *h) {
@@ -553,24 +443,16 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
 }
 
 void lagscope__hang_recorder_slow_begin(lagscope__hang_recorder *h) {
-  if (!h->active || h->standin_on) return;
-  if (h->standin == NULL)
-    h->standin = lagscope__standin_new(STANDIN_SAMPLES,
-                                       (uint64_t)h->config.hang_sample_interval_ms * 1000000u,
-                                       MAIN_ANSWER_NS);
-  if (h->standin == NULL) return; /* the samples pause meanwhile, as they did */
-  lagscope__standin_start(h->standin);
-  h->standin_on = 1;
+  if (!h->active) return;
+  lagscope__standin_switch_on(&h->standin, (uint64_t)h->config.hang_sample_interval_ms * 1000000u,
+                              MAIN_ANSWER_NS);
 }
 
 void lagscope__hang_recorder_slow_end(lagscope__hang_recorder *h) {
-  if (!h->standin_on) return;
-  h->standin_on = 0;
-  h->standin_used_ns = lagscope__now_ns();
   const lagscope__stack *taken;
   const int *results;
   uint32_t dropped;
-  uint32_t n = lagscope__standin_stop(h->standin, &taken, &results, &dropped);
+  uint32_t n = lagscope__standin_switch_off(&h->standin, &taken, &results, &dropped);
   if (!h->active) return;
   h->data.samples_dropped += dropped;
   for (uint32_t i = 0; i < n; i++) {
@@ -590,7 +472,8 @@ void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h) {
   if (!capture_main_thread(h, &h->early[h->early_next])) return;
   /* Named now: by the hang's start the call may be over and its fd another's (a read of a
    * pipe closed and the number reused by the next open). */
-  note_target(h->early_targets, &h->early_target_count, &h->early[h->early_next], NULL);
+  lagscope__report_target_note(h->early_targets, &h->early_target_count,
+                               &h->early[h->early_next], NULL);
   h->early_next = (h->early_next + 1) % LAGSCOPE__EARLY_SAMPLES;
   if (h->early_count < LAGSCOPE__EARLY_SAMPLES) h->early_count++;
 }
@@ -610,8 +493,9 @@ static void move_early_samples(lagscope__hang_recorder *h, lagscope__report_data
     const lagscope__stack *s = &h->early[(first + i) % LAGSCOPE__EARLY_SAMPLES];
     if (s->time_ns < r->start_ns) continue;
     out[r->sample_count] = *s;
-    note_target(r->sample_targets, &r->sample_target_count, s,
-                target_of(h->early_targets, h->early_target_count, s));
+    lagscope__report_target_note(r->sample_targets, &r->sample_target_count, s,
+                                 lagscope__report_target_find(h->early_targets,
+                                                              h->early_target_count, s));
     r->sample_count++;
   }
 }
@@ -726,27 +610,10 @@ void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_m
   h->data.have_during = 1;
 }
 
-/* Samples taken at or after end_ns are of the main thread after the hang: the stand-in's,
- * while the monitor was busy as the hang ended (the first symbol lookups, which outlasted the
- * demo's first hang under TSan by 300 ms). Dropped, and the targets only they named. F */
-static void drop_samples_after(lagscope__report_data *r, uint64_t end_ns) {
-  while (r->sample_count > 0 && r->samples[r->sample_count - 1].time_ns >= end_ns)
-    r->sample_count--;
-  uint32_t named = 0; /* the targets of the samples kept, in their order */
-  for (uint32_t t = 0; t < r->sample_target_count; t++)
-    for (uint32_t i = 0; i < r->sample_count; i++)
-      if (r->samples[i].syscall == r->sample_targets[t].syscall &&
-          r->samples[i].args[0] == r->sample_targets[t].arg) {
-        r->sample_targets[named++] = r->sample_targets[t];
-        break;
-      }
-  r->sample_target_count = named;
-}
-
 lagscope_hang_report *lagscope__hang_recorder_end(lagscope__hang_recorder *h,
                                                   uint64_t duration_ns, uint64_t end_ns) {
   if (!h->active) return NULL;
-  drop_samples_after(&h->data, end_ns);
+  lagscope__report_drop_samples_after(&h->data, end_ns);
   h->data.state = LAGSCOPE__REPORT_ENDED;
   h->data.duration_ns = duration_ns;
   lagscope_hang_report *report = write_report(h, 1);
@@ -795,81 +662,6 @@ int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
   return rc;
 }
 
-/* ---- reports of earlier runs ---- */
-
-static void publish_recovered(void *ctx, const char *id, const char *path, const char *json) {
-  (void)ctx;
-  char *copy = lagscope__strdup(json); /* the report's: freed with lagscope__dealloc */
-  if (copy == NULL) return;
-  lagscope_hang_report *report = lagscope__hang_report_new(id, 0, path, copy, NULL);
-  if (report == NULL) return;
-  lagscope__hang_report_read_parts(report); /* its stack and cause, as hang_ended tells them */
-  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_RECOVERED};
-  e.payload.report = report;
-  lagscope__publish(&e);
-}
-
-static void publish_corrupt(void *ctx, const char *path, const char *why) {
-  (void)ctx;
-  lagscope__publish_error(LAGSCOPE_EPARSE, "report store: skipped %s: %s", path, why);
-}
-
-/* A hang whose first report the process's death cut short: what is known, in one payload
- * (the sentence, then the id, the path and the first sample, as.hang_lost pointing into it). */
-static void publish_lost(void *ctx, const lagscope__store_lost *l) {
-  (void)ctx;
-  char start[LAGSCOPE__UTC_STAMP_SIZE] = "an unknown time", sentence[512];
-  if (l->start_wall_ms >= 0) lagscope__utc_stamp(l->start_wall_ms, start);
-  lagscope__explain(sentence, sizeof(sentence),
-                    "hang %llu of process %lld (began %s) is lost: the process died while its "
-                    "first report was being written (%llu bytes of it were, in %s); its id%s "
-                    "are all that is known",
-                    (unsigned long long)l->hang_id, (long long)l->pid, start,
-                    (unsigned long long)l->bytes, l->path,
-                    l->first_sample != NULL ? ", its start and its first sample" : " and its start");
-  lagscope__log("%s", sentence);
-  const char *first = l->first_sample != NULL ? l->first_sample : "";
-  size_t sizes[4] = {strlen(sentence) + 1, strlen(l->id) + 1, strlen(l->path) + 1,
-                     strlen(first) + 1};
-  char *payload = lagscope__payload_new(sizes[0] + sizes[1] + sizes[2] + sizes[3], NULL);
-  if (payload == NULL) return;
-  char *at = payload;
-  const char *parts[4] = {sentence, l->id, l->path, first};
-  char *placed[4];
-  for (int i = 0; i < 4; i++) {
-    memcpy(at, parts[i], sizes[i]);
-    placed[i] = at;
-    at += sizes[i];
-  }
-  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_LOST};
-  e.as.hang_lost.hang_id = l->hang_id;
-  e.as.hang_lost.pid = l->pid;
-  e.as.hang_lost.start_wall_ms = l->start_wall_ms;
-  e.as.hang_lost.bytes = l->bytes;
-  e.as.hang_lost.report_id = placed[1];
-  e.as.hang_lost.path = placed[2];
-  e.as.hang_lost.first_sample = l->first_sample != NULL ? placed[3] : NULL;
-  e.payload.message = payload;
-  lagscope__publish(&e);
-}
-
-static void recovery_main(void *arg) {
-  lagscope__hang_recorder *h = arg;
-  int rc = lagscope__store_recover(h->store, publish_recovered, publish_corrupt, publish_lost, h,
-                                   &h->recovery_stop);
-  /* A report that could not be marked (a full disk) is still published; it stays in progress
-   * on disk and is published again at the next start. */
-  if (rc == LAGSCOPE_ESYS)
-    lagscope__publish_error(rc, "report store: a recovered report in %s could not be marked as "
-                            "ended by termination", h->report_dir);
-  else if (rc != LAGSCOPE_OK)
-    lagscope__publish_error(rc, "report store: the reports in %s could not all be recovered: "
-                            "%s", h->report_dir, lagscope_strerror(rc));
-  atomic_store_explicit(&h->recovery_done, 1, memory_order_release);
-}
-
 void lagscope__hang_recorder_recover(lagscope__hang_recorder *h) {
-  if (h->store == NULL) return;
-  if (lagscope__thread_start(&h->recovery, "lagscope-recov", recovery_main, h) != LAGSCOPE_OK)
-    recovery_main(h); /* no thread to be had (the process is at its limit): here, then */
+  if (h->store != NULL) lagscope__recovery_start(&h->recovery, h->store, h->report_dir);
 }

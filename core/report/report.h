@@ -12,31 +12,13 @@
 #include "port.h"
 
 /* ---- reports (core/report/report_json.c): one hang, as JSON ------------------------------------------------ */
-/* Built on the call tree (call_tree.c) and the verdict (core/cause/verdict.c), which these
- * entry points alone use (call_tree.h, core/cause/verdict.h). */
+/* Built on the call tree (call_tree.c) and the verdict (verdict.c), which these entry
+ * points alone use (call_tree.h, verdict.h). */
 #define LAGSCOPE__REPORT_SCHEMA_VERSION 1
 /* A report's call tree nests two levels a stack frame, under the report's object and the
  * tree's root: the store must never refuse one of lagscope's own reports as too deep. */
 _Static_assert(2 * LAGSCOPE__MAX_STACK_FRAMES + 8 <= LAGSCOPE__JSON_DEPTH_MAX,
                "lagscope's deepest report would nest past LAGSCOPE__JSON_DEPTH_MAX");
-
-/* A report's states, once: XX(NAME, "state in its JSON"). In order: written at the hang's
- * first capture; the main thread answered; found in progress at the next start (the app was
- * killed while hung). */
-#define LAGSCOPE__REPORT_STATES(XX)                                                            \
-  XX(IN_PROGRESS, "in_progress") XX(ENDED, "ended") XX(TERMINATED, "ended_by_termination")
-
-typedef enum lagscope__report_state {
-#define LAGSCOPE__REPORT_STATE_ENUM_(name, text) LAGSCOPE__REPORT_##name,
-  LAGSCOPE__REPORT_STATES(LAGSCOPE__REPORT_STATE_ENUM_)
-#undef LAGSCOPE__REPORT_STATE_ENUM_
-  LAGSCOPE__REPORT_STATE_COUNT
-} lagscope__report_state;
-
-/* The state's name in a report's JSON; NULL for none (core/base/names.c). F */
-const char *lagscope__report_state_name(int state);
-/* The state a report's JSON names; -1 for a name that is none. F */
-int lagscope__report_state_of(const char *name);
 
 /* What a blocked call of the main thread waited on, named when it was sampled. */
 #define LAGSCOPE__REPORT_TARGETS 8
@@ -89,6 +71,20 @@ typedef struct lagscope__report_data {
   lagscope_metrics during;     /* sampled during it (zero when none yet) */
   int have_during;
 } lagscope__report_data;
+
+/* ---- wait targets (core/report/wait_targets.c): what the main thread's samples wait on ---- */
+/* The target in targets (count of them) that s waits on, or NULL. F */
+const lagscope__report_target *lagscope__report_target_find(const lagscope__report_target *targets,
+                                                           uint32_t count,
+                                                           const lagscope__stack *s);
+/* What a sample of the main thread waits on, named when first met (as it is now) into targets,
+ * while there is room (LAGSCOPE__REPORT_TARGETS; a call met later is named when the report is
+ * written). known: named already, elsewhere (NULL: none). */
+void lagscope__report_target_note(lagscope__report_target *targets, uint32_t *count,
+                                  const lagscope__stack *s, const lagscope__report_target *known);
+/* r's samples at or after end_ns dropped (the stand-in's, after the hang), and the targets
+ * only they named. F */
+void lagscope__report_drop_samples_after(lagscope__report_data *r, uint64_t end_ns);
 
 typedef int (*lagscope__resolve_fn)(void *ctx, uintptr_t address, int is_return,
                                     lagscope__stack_frame *out);
@@ -167,12 +163,6 @@ const char *lagscope__hang_report_kind(const lagscope_hang_report *report);
 
 /* ---- store (core/report/store*.c, by job in store.h): reports on disk, never lost ---------------------- */
 typedef struct lagscope__store lagscope__store;
-/* A character that a report's id, or a folder named after the app, may hold: [A-Za-z0-9._-],
- * safe in a path everywhere (the store, the router and the app's folder name apply it). F */
-static inline int lagscope__name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-';
-}
 /* Opens (creating with its parents, 0700) the folder, refused unless it is ours and nobody else
  * can write it or a folder above it (see lagscope__folder_open); lists the reports it holds
  * and the temporary files interrupted writes left, for recovery. A */
@@ -273,6 +263,23 @@ int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_
  * bound, ESYS otherwise (a folder that lagscope__folder_open refuses). A */
 int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len);
 
+/* ---- recovery at start (core/report/recover_publish.c): what store recovery finds, published --- */
+/* Held by the hang recorder, zeroed; store and dir (for messages) outlive it. */
+typedef struct lagscope__recovery {
+  lagscope__store *store;
+  const char *dir;
+  lagscope__thread *thread;
+  _Atomic int stop, done;
+} lagscope__recovery;
+/* Publishes hang_recovered for each report an earlier run left in progress in store (hang_lost
+ * for one its first write never finished, an error event for each file that is no report),
+ * from a thread of its own; without a thread, before returning. A */
+void lagscope__recovery_start(lagscope__recovery *r, lagscope__store *store, const char *dir);
+/* Joins its thread once it is done (no wait). A */
+void lagscope__recovery_tidy(lagscope__recovery *r);
+/* Asks it to stop, and joins it. A */
+void lagscope__recovery_stop(lagscope__recovery *r);
+
 /* ---- the stand-in sampler (core/report/standin.c): the main thread sampled while the monitor
  * does slow work during a hang ---- */
 typedef struct lagscope__standin lagscope__standin;
@@ -288,15 +295,26 @@ void lagscope__standin_start(lagscope__standin *s);
  * it was full. L */
 uint32_t lagscope__standin_stop(lagscope__standin *s, const lagscope__stack **samples,
                                 const int **results, uint32_t *dropped);
+/* The stand-in as the hang recorder throws it (zeroed at first): on for the monitor's slow
+ * work during a hang (the sampler made at the first), off at its end, let go when unused. */
+typedef struct lagscope__standin_switch {
+  lagscope__standin *standin;
+  int on;
+  uint64_t used_ns; /* when it was last switched off */
+} lagscope__standin_switch;
+/* On, unless it is: samples every interval_ns from here; stays off when the sampler cannot be
+ * had (the hang's samples pause meanwhile). A, L */
+void lagscope__standin_switch_on(lagscope__standin_switch *w, uint64_t interval_ns,
+                                 uint64_t timeout_ns);
+/* Off: what it took since on, as lagscope__standin_stop hands it; 0 (and *dropped 0) when it
+ * was not on. L */
+uint32_t lagscope__standin_switch_off(lagscope__standin_switch *w, const lagscope__stack **samples,
+                                      const int **results, uint32_t *dropped);
+/* The sampler let go when it has not been on for keep_ns since now_ns. A */
+void lagscope__standin_switch_tidy(lagscope__standin_switch *w, uint64_t now_ns, uint64_t keep_ns);
+void lagscope__standin_switch_free(lagscope__standin_switch *w); /* A */
 
 /* ---- hangs (core/report/hang_recorder.c): one hang recorded, on the monitor thread --------------------------- */
-/* wall_ms (ms since 1970, UTC) as reports' ids begin: "20261126T170102.345Z", years 0 to 9999.
- * Arithmetic, where gmtime_r would read the zone file into malloc'ed memory. F */
-#define LAGSCOPE__UTC_STAMP_SIZE 24
-void lagscope__utc_stamp(int64_t wall_ms, char out[LAGSCOPE__UTC_STAMP_SIZE]);
-/* The other way: the stamp that text begins with ("20261126T170102.345Z", or without the
- * milliseconds as older ids are) into *wall_ms; 0 when text begins with none. F */
-int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms);
 typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 /* Opens the report store (errors become error events) and prepares capture. A */
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);

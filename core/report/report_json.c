@@ -1,6 +1,6 @@
 /* Hang reports as JSON: one hang's data (main-thread samples, every thread's stack, metrics
  * around it) symbolicated and merged into a call tree (call_tree.c), judged (the verdict,
- * core/cause/verdict.c), and written out. Field by field in docs/hang-report.md.
+ * verdict.c), and written out. Field by field in docs/hang-report.md.
  *
  * Contents:
  *   1. frames, the call tree, the heaviest stack, threads
@@ -12,7 +12,7 @@
  * cJSON tree first, into lagscope's heap, and freed with lagscope__dealloc. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "cause/verdict.h"
+#include "report/verdict.h"
 #include "report/call_tree.h"
 
 #include <stdio.h>

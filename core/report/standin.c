@@ -144,3 +144,42 @@ uint32_t lagscope__standin_stop(lagscope__standin *s, const lagscope__stack **sa
   *results = s->results;
   return count;
 }
+
+/* ---- the switch, as the hang recorder throws it ---- */
+
+/* The stand-in keeps this many samples of one slow work (3 s at 10 ms; later ones are counted
+ * as dropped): the first symbol lookups of a large program are the longest. It and its
+ * buffers (~1 KiB a sample) go when no hang has needed them for the recorder's keep_ns. */
+#define STANDIN_SAMPLES 300
+
+void lagscope__standin_switch_on(lagscope__standin_switch *w, uint64_t interval_ns,
+                                 uint64_t timeout_ns) {
+  if (w->on) return;
+  if (w->standin == NULL) w->standin = lagscope__standin_new(STANDIN_SAMPLES, interval_ns, timeout_ns);
+  if (w->standin == NULL) return; /* the samples pause meanwhile, as they did */
+  lagscope__standin_start(w->standin);
+  w->on = 1;
+}
+
+uint32_t lagscope__standin_switch_off(lagscope__standin_switch *w, const lagscope__stack **samples,
+                                      const int **results, uint32_t *dropped) {
+  *samples = NULL;
+  *results = NULL;
+  *dropped = 0;
+  if (!w->on) return 0;
+  w->on = 0;
+  w->used_ns = lagscope__now_ns();
+  return lagscope__standin_stop(w->standin, samples, results, dropped);
+}
+
+void lagscope__standin_switch_tidy(lagscope__standin_switch *w, uint64_t now_ns, uint64_t keep_ns) {
+  uint64_t idle = now_ns > w->used_ns ? now_ns - w->used_ns : 0; /* a use after now was read */
+  if (w->standin == NULL || idle < keep_ns) return;
+  lagscope__standin_free(w->standin);
+  w->standin = NULL;
+}
+
+void lagscope__standin_switch_free(lagscope__standin_switch *w) {
+  lagscope__standin_free(w->standin);
+  w->standin = NULL;
+}

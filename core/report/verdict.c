@@ -2,20 +2,20 @@
  * (cause.c), the dominant kind with what it waited on, and for a lock the chain of owners from
  * the capture of every thread at the hang's start, a chain that comes back on itself being a
  * deadlock; said as a sentence (summary), a few words (label) and the report's "cause" member.
- * Shared with report_json.c through verdict.h.
+ * Shared with report_json.c through verdict.h; the phases are found and written in phases.c.
  *
  * Contents:
  *   1. a stack's kind and where it was
  *   2. threads: names, what they wait on, lock owners and chains
  *   3. sentences and labels
- *   4. the verdict
+ *   4. the verdict (its phases: phases.c)
  *   5. the report's "cause"
  *
  * Memory: nothing of its own; the frame cache it resolves through may grow (lagscope__alloc).
  * Sentences and labels are cut to the verdict's fixed buffers. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "cause/verdict.h"
+#include "report/verdict.h"
 #include "report/call_tree.h"
 
 #include <inttypes.h>
@@ -65,7 +65,7 @@ static const char *darwin_trap(lagscope__report_ctx *c, const lagscope__stack *s
   return s->syscall < 0 && innermost_names(c, s, names) > 0 ? names[0] : NULL;
 }
 
-static lagscope__cause_kind classify(lagscope__report_ctx *c, const lagscope__stack *s) {
+lagscope__cause_kind lagscope__verdict_classify(lagscope__report_ctx *c, const lagscope__stack *s) {
   const char *names[CAUSE_NAMES], *modules[CAUSE_NAMES];
   lagscope__frame_names f = {names, modules, innermost_frames(c, s, names, modules)};
   return lagscope__classify_stack(s, &f);
@@ -76,8 +76,8 @@ static lagscope__cause_kind classify(lagscope__report_ctx *c, const lagscope__st
  * code, by name, or as "module+0xoffset" when the app is stripped (never skipped for an outer
  * named frame); else its innermost named frame that is not lagscope's. buf holds a made name. */
 #define FUNCTION_TEXT_MAX 256
-static const char *app_function(lagscope__report_ctx *c, const lagscope__stack *s, char *buf,
-                                size_t size) {
+const char *lagscope__verdict_app_function(lagscope__report_ctx *c, const lagscope__stack *s,
+                                           char *buf, size_t size) {
   const char *any = NULL;
   for (uint32_t k = 0; k < lagscope__stack_depth(s); k++) {
     uint32_t frame;
@@ -112,8 +112,8 @@ static const char *thread_name(const lagscope__report_data *r, int index, char *
 /* What a blocked stack waits on: named when it was captured (a thread at the hang's start, or
  * a blocked call of the main thread's samples), else now; on Darwin, the fd its trap's
  * arguments name. */
-static void wait_target(lagscope__report_ctx *c, const lagscope__report_data *r,
-                        const lagscope__stack *s, char *out, size_t size) {
+void lagscope__verdict_wait_target(lagscope__report_ctx *c, const lagscope__report_data *r,
+                                   const lagscope__stack *s, char *out, size_t size) {
   if (r->thread_targets != NULL && r->threads != NULL && s >= r->threads &&
       s < r->threads + r->thread_count) {
     put(out, size, "%s", r->thread_targets + (size_t)(s - r->threads) * LAGSCOPE__TARGET_MAX);
@@ -201,7 +201,7 @@ static int lock_chain(lagscope__report_ctx *c, const lagscope__report_data *r, i
         return n;
       }
     chain[n++] = index;
-    if (classify(c, &r->threads[index]) != LAGSCOPE__CAUSE_LOCK) break;
+    if (lagscope__verdict_classify(c, &r->threads[index]) != LAGSCOPE__CAUSE_LOCK) break;
     index = owner_index(c, r, &r->threads[index]);
   }
   return n;
@@ -224,7 +224,8 @@ static void wait_phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
   uintptr_t queue;
   int owner = queue_owner(c, r, s, &queue);
   if (queue != 0) put(queue_text, sizeof(queue_text), ", queue 0x%" PRIxPTR, queue);
-  put(out, size, "waiting in %s() in %s%s%s%s", call, app_function(c, s, fn, sizeof(fn)),
+  put(out, size, "waiting in %s() in %s%s%s%s", call,
+      lagscope__verdict_app_function(c, s, fn, sizeof(fn)),
       what != NULL ? " for " : "", what != NULL ? what : "", queue_text);
   if (owner < 0 || left <= 0) return;
   char who[LAGSCOPE_THREAD_NAME_MAX + 8], rest[PHRASE_MAX];
@@ -239,12 +240,14 @@ static void wait_phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
 static void phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
                    const lagscope__stack *s, int left, char *out, size_t size) {
   char call[128], target[LAGSCOPE__TARGET_MAX], fn[FUNCTION_TEXT_MAX];
-  lagscope__cause_kind kind = classify(c, s);
+  lagscope__cause_kind kind = lagscope__verdict_classify(c, s);
   const char *name = lagscope__report_run_state(c, s, call, sizeof(call));
-  wait_target(c, r, s, target, sizeof(target));
+  lagscope__verdict_wait_target(c, r, s, target, sizeof(target));
   const char *on = target[0] != '\0' ? " on " : "";
   switch (kind) {
-    case LAGSCOPE__CAUSE_CPU: put(out, size, "running %s", app_function(c, s, fn, sizeof(fn))); break;
+    case LAGSCOPE__CAUSE_CPU:
+      put(out, size, "running %s", lagscope__verdict_app_function(c, s, fn, sizeof(fn)));
+      break;
     case LAGSCOPE__CAUSE_IO: put(out, size, "blocked in %s()%s%s", name, on, target); break;
     case LAGSCOPE__CAUSE_SLEEP: put(out, size, "sleeping in %s()", name); break;
     case LAGSCOPE__CAUSE_LOCK: {
@@ -272,7 +275,8 @@ static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_dat
                              size_t size) {
   char what[PHRASE_MAX], name[LAGSCOPE_THREAD_NAME_MAX + 8], fn[FUNCTION_TEXT_MAX];
   /* "in FUNCTION": the function the label says (a CPU hang's: its longest CPU phase's). */
-  const char *where = telling != NULL ? telling : app_function(c, main, fn, sizeof(fn));
+  const char *where =
+      telling != NULL ? telling : lagscope__verdict_app_function(c, main, fn, sizeof(fn));
   int owner = main_index >= 0 ? owner_index(c, r, &r->threads[main_index]) : -1;
   switch (kind) {
     case LAGSCOPE__CAUSE_LOCK:
@@ -291,7 +295,7 @@ static void summary_sentence(lagscope__report_ctx *c, const lagscope__report_dat
     case LAGSCOPE__CAUSE_IO: {
       char call[128], target[LAGSCOPE__TARGET_MAX];
       const char *call_name = lagscope__report_run_state(c, main, call, sizeof(call));
-      wait_target(c, r, main, target, sizeof(target));
+      lagscope__verdict_wait_target(c, r, main, target, sizeof(target));
       put(out, size, "Blocked %.0f ms in %s()%s%s", ms, call_name,
                target[0] != '\0' ? " on " : "", target);
       return;
@@ -340,7 +344,7 @@ static void label_text(lagscope__report_ctx *c, const lagscope__report_data *r, 
    * outside the system's libraries. */
   char fn[FUNCTION_TEXT_MAX];
   const char *where = telling != NULL   ? telling
-                      : main != NULL    ? app_function(c, main, fn, sizeof(fn))
+                      : main != NULL    ? lagscope__verdict_app_function(c, main, fn, sizeof(fn))
                                         : "";
   const char *kind_name = lagscope__cause_kind_name(kind);
   char name[LAGSCOPE_THREAD_NAME_MAX + 8], call[128], target[LAGSCOPE__TARGET_MAX];
@@ -353,7 +357,7 @@ static void label_text(lagscope__report_ctx *c, const lagscope__report_data *r, 
   } else if (kind == LAGSCOPE__CAUSE_LOCK) {
     put(out, size, "lock · %s 0x%" PRIxPTR, lock_noun(c, main), lock_address(c, r, main));
   } else if (kind == LAGSCOPE__CAUSE_IO) {
-    wait_target(c, r, main, target, sizeof(target));
+    lagscope__verdict_wait_target(c, r, main, target, sizeof(target));
     put(out, size, "io · %s%s%s", lagscope__report_run_state(c, main, call, sizeof(call)),
         target[0] != '\0' ? " " : "", target);
   } else if (kind == LAGSCOPE__CAUSE_IDLE) {
@@ -382,137 +386,16 @@ static void deadlock_label(const lagscope__report_data *r, const int *chain, int
 
 /* ---- 4. the verdict ------------------------------------------------------------------------- */
 
-/* A sample's call for its phase: the blocking call, or -1 on the CPU. */
-static int32_t phase_call(const lagscope__stack *s) {
-  return s->run_state == LAGSCOPE__RUN_SYSCALL ? s->syscall : -1;
-}
-
-/* What tells two waits in one call apart: the argument naming its target (the fd, or the path:
- * two opens of other files are two phases even in one folder), else its first (a futex's
- * word). F */
-static uintptr_t phase_arg(const lagscope__stack *s, int32_t call) {
-  if (call < 0) return 0;
-  int i = lagscope__syscall_target_arg(call);
-  return s->args[i >= 0 && i < 6 ? i : 0];
-}
-
-static int same_phase(const lagscope__verdict_phase *p, lagscope__cause_kind kind,
-                      const lagscope__stack *s) {
-  int32_t call = phase_call(s);
-  return p->kind == (int)kind && p->syscall == call && p->arg == phase_arg(s, call);
-}
-
-/* The hang's end: its start and duration (a sum that would wrap stops at the clock's end).
- * The last phase runs to it, samples dropped past the buffer included (the last one kept is
- * taken to last, as a gap in the samples counts in the phase it fell in). F */
-static uint64_t hang_end(const lagscope__report_data *r) {
-  return r->duration_ns > UINT64_MAX - r->start_ns ? UINT64_MAX : r->start_ns + r->duration_ns;
-}
-
-/* The phase after p (p->count 0: the first), samples first to last, with its time: from p's end
- * to the next phase's first sample's time, kept within [p's end, end] whatever the samples'
- * clock says. 0 past the last sample. A (c's cache may grow) */
-static int next_phase(lagscope__report_ctx *c, const lagscope__report_data *r, uint64_t end,
-                      lagscope__verdict_phase *p) {
-  uint32_t first = p->count == 0 ? 0 : p->last + 1;
-  uint64_t from = p->count == 0 ? r->start_ns : p->to_ns;
-  if (first >= r->sample_count) return 0;
-  const lagscope__stack *s = &r->samples[first];
-  lagscope__cause_kind kind = classify(c, s);
-  int32_t call = phase_call(s);
-  *p = (lagscope__verdict_phase){.kind = kind, .syscall = call, .arg = phase_arg(s, call),
-                                 .count = 1, .first = first, .last = first, .from_ns = from};
-  while (p->last + 1 < r->sample_count &&
-         same_phase(p, classify(c, &r->samples[p->last + 1]), &r->samples[p->last + 1])) {
-    p->last++;
-    p->count++;
-  }
-  p->stack = &r->samples[p->last];
-  uint64_t to = p->last + 1 < r->sample_count ? r->samples[p->last + 1].time_ns : end;
-  p->to_ns = to < from ? from : to > end ? end : to;
-  return 1;
-}
-
-static uint64_t phase_ns(const lagscope__verdict_phase *p) { return p->to_ns - p->from_ns; }
-
-static int same_call(const lagscope__verdict_phase *a, const lagscope__verdict_phase *b) {
-  return a->kind == b->kind && a->syscall == b->syscall && a->arg == b->arg;
-}
-
-/* A phase on the CPU is named by the function of the app's code (app_function's rule) that
- * most of its samples were in, among the first FUNCTIONS_COUNTED met; a tie goes to the one met
- * first. The label and the sentence of a CPU hang name its longest CPU phase's. A (c's cache
- * may grow) */
-#define FUNCTIONS_COUNTED 8
-static void phase_function(lagscope__report_ctx *c, const lagscope__report_data *r,
-                           lagscope__verdict_phase *p) {
-  struct {
-    char name[FUNCTION_TEXT_MAX];
-    uint32_t count;
-  } seen[FUNCTIONS_COUNTED];
-  int n = 0, best = 0;
-  p->function[0] = '\0';
-  if (p->kind != LAGSCOPE__CAUSE_CPU) return;
-  for (uint32_t i = p->first; i <= p->last && i < r->sample_count; i++) {
-    char buf[FUNCTION_TEXT_MAX];
-    const char *name = app_function(c, &r->samples[i], buf, sizeof(buf));
-    int k = 0;
-    while (k < n && strcmp(seen[k].name, name) != 0) k++;
-    if (k == n && n == FUNCTIONS_COUNTED) continue;
-    if (k == n) {
-      put(seen[k].name, sizeof(seen[k].name), "%s", name);
-      seen[n++].count = 0;
-    }
-    seen[k].count++;
-  }
-  for (int k = 1; k < n; k++)
-    if (seen[k].count > seen[best].count) best = k;
-  if (n > 0) put(p->function, sizeof(p->function), "%s", seen[best].name);
-}
-
-/* The phases, in one walk of the samples: those told (a fifth of the hang's time or more each:
- * at most five, so never past the bound) in time order, and the longest of the dominant kind
- * (ties: the first). A hang that reads a file in small reads between bits of work has many
- * short phases and none told: its sentence names its call alone. A (c's cache may grow) */
-static void make_phases(lagscope__report_ctx *c, const lagscope__report_data *r,
-                        lagscope__verdict *v) {
-  uint64_t end = hang_end(r);
-  lagscope__verdict_phase p = {0};
-  v->phase_count = 0;
-  v->top.count = 0;
-  while (next_phase(c, r, end, &p)) {
-    uint64_t ns = phase_ns(&p);
-    if (p.kind == (int)v->kind && (v->top.count == 0 || ns > phase_ns(&v->top))) v->top = p;
-    if (ns == 0 || (double)ns * 5 < (double)r->duration_ns) continue;
-    if (v->phase_count == LAGSCOPE__VERDICT_PHASES) continue; /* time elsewhere */
-    v->phases[v->phase_count] = p;
-    phase_function(c, r, &v->phases[v->phase_count++]);
-  }
-  if (v->top.count > 0) phase_function(c, r, &v->top);
-}
-
-/* The time of every phase in the same call on the same thing as `like` (or on the CPU): the
- * time a sentence of one phase tells, a call that came back counted with it. A (c's cache may
- * grow) */
-static uint64_t call_ns(lagscope__report_ctx *c, const lagscope__report_data *r,
-                        const lagscope__verdict_phase *like) {
-  uint64_t end = hang_end(r), ns = 0;
-  lagscope__verdict_phase p = {0};
-  while (next_phase(c, r, end, &p))
-    if (same_call(&p, like)) ns += phase_ns(&p);
-  return ns;
-}
-
 /* One phase in a few words, for a hang told in phases. */
 static void phase_phrase(lagscope__report_ctx *c, const lagscope__report_data *r,
                          const lagscope__verdict_phase *p, char *out, size_t size) {
   char call[128], target[LAGSCOPE__TARGET_MAX];
   const char *name = lagscope__report_run_state(c, p->stack, call, sizeof(call));
-  double ms = (double)phase_ns(p) / 1e6;
+  double ms = (double)lagscope__verdict_phase_ns(p) / 1e6;
   switch ((lagscope__cause_kind)p->kind) {
     case LAGSCOPE__CAUSE_CPU: put(out, size, "on the CPU for %.0f ms in %s", ms, p->function); break;
     case LAGSCOPE__CAUSE_IO:
-      wait_target(c, r, p->stack, target, sizeof(target));
+      lagscope__verdict_wait_target(c, r, p->stack, target, sizeof(target));
       put(out, size, "blocked %.0f ms in %s()%s%s", ms, name, target[0] != '\0' ? " on " : "",
           target);
       break;
@@ -543,7 +426,7 @@ static void phases_sentence(lagscope__report_ctx *c, const lagscope__report_data
   for (int i = 0; i < v->phase_count; i++) {
     char one[PHRASE_MAX];
     phase_phrase(c, r, &v->phases[i], one, sizeof(one));
-    told += phase_ns(&v->phases[i]);
+    told += lagscope__verdict_phase_ns(&v->phases[i]);
     size_t len = strlen(out);
     put(out + len, size - len, "%s%s", i > 0 ? ", then " : "", one);
   }
@@ -584,7 +467,7 @@ static void one_phase_sentence(lagscope__report_ctx *c, const lagscope__report_d
                      v->main, where, v->summary, sizeof(v->summary));
     return;
   }
-  uint64_t ns = call_ns(c, r, &v->top);
+  uint64_t ns = lagscope__verdict_call_ns(c, r, &v->top);
   summary_sentence(c, r, v->main_index, v->kind, (double)ns / 1e6, v->main, where, v->summary,
                    sizeof(v->summary));
   elsewhere((double)(r->duration_ns - (ns < r->duration_ns ? ns : r->duration_ns)) / 1e6,
@@ -596,7 +479,7 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
   uint32_t counts[LAGSCOPE__CAUSE_COUNT] = {0};
   const lagscope__stack *last_of[LAGSCOPE__CAUSE_COUNT] = {0};
   for (uint32_t i = 0; i < r->sample_count; i++) {
-    lagscope__cause_kind k = classify(c, &r->samples[i]);
+    lagscope__cause_kind k = lagscope__verdict_classify(c, &r->samples[i]);
     counts[k]++;
     last_of[k] = &r->samples[i];
   }
@@ -605,7 +488,7 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
   const lagscope__stack *at_start = v->main_index >= 0 ? &r->threads[v->main_index] : NULL;
   v->total = r->sample_count + r->samples_unseen;
   if (v->total == 0 && at_start != NULL) { /* no sample yet: the capture at the start says */
-    lagscope__cause_kind k = classify(c, at_start);
+    lagscope__cause_kind k = lagscope__verdict_classify(c, at_start);
     counts[k] = v->total = 1;
     last_of[k] = at_start;
   }
@@ -614,14 +497,14 @@ void lagscope__verdict_make(lagscope__report_ctx *c, const lagscope__report_data
   lagscope__sort(v->shares, LAGSCOPE__CAUSE_COUNT, sizeof(v->shares[0]), by_share);
   v->kind = v->total > 0 ? (lagscope__cause_kind)v->shares[0].kind : LAGSCOPE__CAUSE_UNKNOWN;
   v->share = v->total > 0 ? (double)v->shares[0].count / v->total : 0.0;
-  make_phases(c, r, v);
+  lagscope__verdict_make_phases(c, r, v);
   /* The details: from the capture at the start when it shows the same (the other threads are
    * of that moment), else from the last sample of the longest phase of the kind (a hang that
    * read for 1.5 s and then waited 382 s in openat is told by the openat, not by the read it
    * began with). */
   const lagscope__verdict_phase *top = v->top.count > 0 ? &v->top : NULL;
-  int start_same = at_start != NULL && classify(c, at_start) == v->kind &&
-                   (top == NULL || same_phase(top, v->kind, at_start));
+  int start_same = at_start != NULL && lagscope__verdict_classify(c, at_start) == v->kind &&
+                   (top == NULL || lagscope__verdict_same_phase(top, v->kind, at_start));
   v->main = start_same ? at_start : top != NULL ? top->stack : last_of[v->kind];
   if (v->main != at_start) v->main_index = -1;
   v->chain_len = 0;
@@ -664,12 +547,12 @@ static void thread_cause_fields(lagscope__json_writer *w, lagscope__report_ctx *
                                 const lagscope__report_data *r, int index, int left,
                                 int with_kind) {
   const lagscope__stack *s = &r->threads[index];
-  lagscope__cause_kind kind = classify(c, s);
+  lagscope__cause_kind kind = lagscope__verdict_classify(c, s);
   if (with_kind) lagscope__jw_string(w, "kind", lagscope__cause_kind_name(kind));
   char buf[PHRASE_MAX], call[128];
   if (s->run_state == LAGSCOPE__RUN_SYSCALL)
     lagscope__jw_string(w, "syscall", lagscope__report_run_state(c, s, call, sizeof(call)));
-  wait_target(c, r, s, buf, sizeof(buf));
+  lagscope__verdict_wait_target(c, r, s, buf, sizeof(buf));
   if (buf[0] != '\0') lagscope__jw_string(w, "target", buf);
   uintptr_t mutex = 0, queue = 0;
   int owner = kind == LAGSCOPE__CAUSE_LOCK   ? lock_of(c, r, s, &mutex)
@@ -689,34 +572,6 @@ static void thread_cause_fields(lagscope__json_writer *w, lagscope__report_ctx *
   }
 }
 
-/* The phases told, in time order: kind, share of the hang's time, when (from_ms, to_ms from the
- * hang's start) and ms, the call and what it waited on, or the function on the CPU. */
-static void write_phases(lagscope__json_writer *w, lagscope__report_ctx *c,
-                         const lagscope__report_data *r, const lagscope__verdict *v) {
-  lagscope__jw_begin_array(w, "phases");
-  for (int i = 0; i < v->phase_count; i++) {
-    const lagscope__verdict_phase *p = &v->phases[i];
-    char call[128], target[LAGSCOPE__TARGET_MAX];
-    lagscope__jw_begin_object(w, NULL);
-    lagscope__jw_string(w, "kind", lagscope__cause_kind_name((lagscope__cause_kind)p->kind));
-    lagscope__jw_measure(w, "share", r->duration_ns > 0 ? (double)phase_ns(p) / r->duration_ns : 0);
-    lagscope__jw_measure(w, "from_ms", (double)(p->from_ns - r->start_ns) / 1e6);
-    lagscope__jw_measure(w, "to_ms", (double)(p->to_ns - r->start_ns) / 1e6);
-    lagscope__jw_measure(w, "ms", (double)phase_ns(p) / 1e6);
-    lagscope__jw_u64(w, "samples", p->count);
-    if (p->syscall >= 0) {
-      lagscope__jw_string(w, "syscall",
-                          lagscope__report_run_state(c, p->stack, call, sizeof(call)));
-      wait_target(c, r, p->stack, target, sizeof(target));
-      if (target[0] != '\0') lagscope__jw_string(w, "target", target);
-    } else if (p->kind == LAGSCOPE__CAUSE_CPU) {
-      lagscope__jw_string(w, "function", p->function);
-    }
-    lagscope__jw_end_object(w);
-  }
-  lagscope__jw_end_array(w);
-}
-
 void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
                              const lagscope__report_data *r, const lagscope__verdict *v) {
   lagscope__jw_begin_object(w, "cause");
@@ -730,7 +585,7 @@ void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
     char call[128], target[256];
     lagscope__jw_string(w, "syscall",
                         lagscope__report_run_state(c, v->main, call, sizeof(call)));
-    wait_target(c, r, v->main, target, sizeof(target));
+    lagscope__verdict_wait_target(c, r, v->main, target, sizeof(target));
     if (target[0] != '\0') lagscope__jw_string(w, "target", target);
   }
   if (v->cycle_from >= 0) {
@@ -739,7 +594,7 @@ void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
       lagscope__jw_i64(w, NULL, r->threads[v->chain[i]].tid);
     lagscope__jw_end_array(w);
   }
-  write_phases(w, c, r, v);
+  lagscope__verdict_write_phases(w, c, r, v);
   lagscope__jw_begin_array(w, "causes");
   for (int k = 0; k < LAGSCOPE__CAUSE_COUNT && v->shares[k].count > 0; k++) {
     lagscope__jw_begin_object(w, NULL);

@@ -1,5 +1,5 @@
-/* A hang's verdict, between the two files that share it: core/cause/verdict.c makes it and
- * writes the report's "cause"; core/report/report_json.c asks for it and lends the verdict its
+/* A hang's verdict, between the files that share it: verdict.c makes it and writes the
+ * report's "cause"; report_json.c asks for it and lends the verdict its
  * stack writer (a lock owner's stack is in the cause). The rest of the core sees only
  * report.h's lagscope__report_json and lagscope__report_cause_json. Tags as in internal.h. */
 #ifndef LAGSCOPE_VERDICT_H
@@ -66,6 +66,31 @@ const char *lagscope__verdict_kind(const lagscope__verdict *v);
  * mutex, owner), the cycle of a deadlock, and every kind's share. A */
 void lagscope__verdict_write(lagscope__json_writer *w, lagscope__report_ctx *c,
                              const lagscope__report_data *r, const lagscope__verdict *v);
+
+/* ---- between verdict.c and phases.c ---- */
+/* verdict.c's: one stack's kind, its frames resolved through c. A (c's cache may grow) */
+lagscope__cause_kind lagscope__verdict_classify(lagscope__report_ctx *c, const lagscope__stack *s);
+/* verdict.c's: where a stack was in the app's code (its innermost frame of the app's code, by
+ * name or as "module+0xoffset"; else its innermost named frame not lagscope's); buf holds a
+ * made name. A (c's cache may grow) */
+const char *lagscope__verdict_app_function(lagscope__report_ctx *c, const lagscope__stack *s,
+                                           char *buf, size_t size);
+/* verdict.c's: what a blocked stack waits on, named when it was captured, else now. A */
+void lagscope__verdict_wait_target(lagscope__report_ctx *c, const lagscope__report_data *r,
+                                   const lagscope__stack *s, char *out, size_t size);
+/* phases.c's: r's phases into v (v->kind set): those told, in time order, and v->top. A */
+void lagscope__verdict_make_phases(lagscope__report_ctx *c, const lagscope__report_data *r,
+                                   lagscope__verdict *v);
+/* phases.c's: 1 when a sample s of kind is in phase p (the same call on the same thing). F */
+int lagscope__verdict_same_phase(const lagscope__verdict_phase *p, lagscope__cause_kind kind,
+                                 const lagscope__stack *s);
+uint64_t lagscope__verdict_phase_ns(const lagscope__verdict_phase *p); /* its time. F */
+/* phases.c's: the time of every phase in the same call on the same thing as like. A */
+uint64_t lagscope__verdict_call_ns(lagscope__report_ctx *c, const lagscope__report_data *r,
+                                   const lagscope__verdict_phase *like);
+/* phases.c's: the report's cause.phases, the phases told. A */
+void lagscope__verdict_write_phases(lagscope__json_writer *w, lagscope__report_ctx *c,
+                                    const lagscope__report_data *r, const lagscope__verdict *v);
 
 /* report_json.c's: a stack's frames as the array named key, innermost first. 0, or
  * LAGSCOPE_ENOMEM. A */
