@@ -1,6 +1,6 @@
 /* lagscope-run's run summary: the hangs its program had, read from the channel file the
  * preload wrote, told on stderr, as JUnit XML and as JSON, and the exit status a hang budget
- * gives. ("verdict" names a hang's cause only: core/cause/verdict.h.) */
+ * gives. ("verdict" names a hang's cause only: core/report/verdict.h.) */
 #ifndef LAGSCOPE_ATTACH_RUN_SUMMARY_H
 #define LAGSCOPE_ATTACH_RUN_SUMMARY_H
 

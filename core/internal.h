@@ -15,7 +15,7 @@
  *
  * and, here, the instance: autostart, the monitor thread, the lifecycle. Every file includes
  * this header, never a stage header alone. A stage's files use only its own and the earlier
- * stages' names, in the order of the includes below (tests/check-stage-order.mjs reads them:
+ * stages' names, in the order of the includes below (tests/map/stage-order.mjs reads them:
  * ctest map_stage_order); the instance, the top, uses them all. Names: lagscope__module_verb.
  *
  * Each function says whether it allocates (A), takes a lock (L), or is lock-free and

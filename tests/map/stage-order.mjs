@@ -8,8 +8,8 @@
 // monitor, the lifecycle) may use every stage, and no stage the top. The ports' and the top's
 // files are not read.
 //
-//   node check-stage-order.mjs ROOT [--stages] the stage order
-//   node check-stage-order.mjs ROOT --port-web the ports include no web/ header
+//   node stage-order.mjs ROOT [--stages] the stage order
+//   node stage-order.mjs ROOT --port-web the ports include no web/ header
 //
 // Prints each use against the flow as "file:line: name (stage X uses stage Y, later)" and
 // exits 1; 0 when there is none.
@@ -19,7 +19,7 @@ import path from 'node:path';
 const root = process.argv[2];
 const mode = process.argv[3] || '--stages';
 if (!root || !['--stages', '--port-web'].includes(mode)) {
-  console.error('usage: node check-stage-order.mjs ROOT [--stages|--port-web]');
+  console.error('usage: node stage-order.mjs ROOT [--stages|--port-web]');
   process.exit(2);
 }
 const core = path.join(root, 'core');
@@ -191,6 +191,6 @@ function checkPortWeb() {
 try {
   process.exit(mode === '--port-web' ? checkPortWeb() : checkStages());
 } catch (e) {
-  console.error('check-stage-order: ' + e.message);
+  console.error('stage-order: ' + e.message);
   process.exit(2);
 }
