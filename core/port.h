@@ -10,6 +10,7 @@
 
 #include "lagscope.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -323,6 +324,55 @@ const char *lagscope__symbol_index_module(lagscope__symbol_index *index, uintptr
  * Protection). Linux: none, since distributions install programs' private libraries in
  * /usr/lib too (core/stack/platform_libraries.c tells the platform's by name there). F */
 int lagscope__os_folder(const char *module);
+
+/* ---- a library loaded when first needed (core/linux/lazy_library.c) ---------------------------
+ * Where the build loads a library at run time instead of linking it (Linux: the viewer's
+ * civetweb and cJSON, web/libraries.c; libdw and liblzma, core/linux/symbols_dwarf.c and
+ * symbols_minidebug.c), so that an app maps none of its pages until lagscope needs it: opened
+ * by its soname (RTLD_NOW | RTLD_LOCAL: its names never stand in for the app's, nor the app's
+ * for its), every function of a list looked up in it, and kept for the life of the process
+ * (what was looked up may be in use anywhere). Apple builds link what they use and call none
+ * of this: a port implements it only where its build sets a library's soname.
+ *
+ * The user lists the functions as an X-macro, XX(name) each, with their declarations (the
+ * library's header) in scope:
+ *   #define LIBDW_CALLS(XX) XX(dwarf_begin_elf) XX(dwarf_end)
+ *   static LAGSCOPE__LAZY_TABLE(LIBDW_CALLS) libdw;             (libdw.call.dwarf_end(...))
+ *   static const char *const libdw_names[] = {LIBDW_CALLS(LAGSCOPE__LAZY_NAME)};
+ *   static lagscope__lazy_library libdw_library =
+ *       LAGSCOPE__LAZY_LIBRARY("libdw.so.1", libdw_names, libdw.found, 0);
+ * The table is a union: the loader fills found, the callers call through call, each entry
+ * typed as its function's declaration (a union may be read through another member: C11
+ * 6.5.2.3; a function's address from dlsym is a void *, as POSIX has it). */
+typedef struct lagscope__lazy_library {
+  const char *soname;
+  const char *const *names; /* the functions, in the order of found */
+  size_t count;
+  void **found;             /* count addresses, to be read once loaded */
+  int retry;                /* 1: a failed load is tried again at the next call; 0: final */
+  pthread_mutex_t loading;  /* held while one thread loads: the others wait for its result */
+  _Atomic int state;        /* lazy_library.c's: 0 until tried */
+} lagscope__lazy_library;
+#define LAGSCOPE__LAZY_LIBRARY(soname, names, found, retry)                                  \
+  {(soname), (names), sizeof(names) / sizeof((names)[0]), (found), (retry),                   \
+   PTHREAD_MUTEX_INITIALIZER, 0}
+#define LAGSCOPE__LAZY_NAME(name) #name,
+#define LAGSCOPE__LAZY_ENTRY(name) __typeof__(&name) name;
+#define LAGSCOPE__LAZY_ONE(name) +1
+#define LAGSCOPE__LAZY_TABLE(calls)                                                           \
+  union {                                                                                     \
+    void *found[0 calls(LAGSCOPE__LAZY_ONE)];                                                 \
+    struct {                                                                                  \
+      calls(LAGSCOPE__LAZY_ENTRY)                                                             \
+    } call;                                                                                   \
+  }
+/* Loads lib, once it succeeds for good: LAGSCOPE_OK when every function was found (lib->found
+ * filled, and seen filled by the caller); LAGSCOPE_ESYS when the library cannot be opened or
+ * lacks one of them, said in why at the try that failed ("<soname> could not be loaded:
+ * <dlerror>", "<soname> has no <name>"; why may be NULL), the library closed again. Any thread,
+ * but never inside a dl_iterate_phdr callback (dlopen takes the loader's lock, which the
+ * callback holds). L: lib's lock, and the dynamic loader's while it loads */
+int lagscope__lazy_library_load(lagscope__lazy_library *lib, char *why, size_t why_size);
 
 /* ---- network (core/linux/net.c, core/darwin/net.c): what the viewer needs of the OS ---- */
 /* The interface whose address the viewer's URL names (Linux: the default route's; Darwin:

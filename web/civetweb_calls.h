@@ -1,7 +1,7 @@
 /* The civetweb functions the viewer calls. Included by web/ files instead of <civetweb.h>.
  *
  * Where the build sets LAGSCOPE_CIVETWEB_SONAME (Linux), civetweb is not linked: it is loaded
- * when the viewer meets its first client (lagscope__civetweb_load, core/linux/viewer_libraries.c), and
+ * when the viewer meets its first client (lagscope__civetweb_load, web/libraries.c), and
  * each mg_ name below stands for its entry in a table filled then. A linked library's start-up
  * code alone makes the kernel map 64 KiB of its code into the app, with its data: ~100 KiB of
  * civetweb in every app that no browser ever looks at. Elsewhere (Apple, civetweb merged into
@@ -23,30 +23,26 @@ int lagscope__civetweb_load(char *why, size_t why_size);
   XX(mg_response_header_start) XX(mg_response_header_add) XX(mg_response_header_send)
 
 #if defined(LAGSCOPE_CIVETWEB_SONAME)
-typedef struct lagscope__civetweb_table {
-#define LAGSCOPE__CIVETWEB_ENTRY(name) __typeof__(&name) entry_##name;
-  LAGSCOPE__CIVETWEB_CALLS(LAGSCOPE__CIVETWEB_ENTRY)
-#undef LAGSCOPE__CIVETWEB_ENTRY
-} lagscope__civetweb_table;
+#include "../core/port.h" /* LAGSCOPE__LAZY_TABLE */
+
+typedef LAGSCOPE__LAZY_TABLE(LAGSCOPE__CIVETWEB_CALLS) lagscope__civetweb_table;
 extern lagscope__civetweb_table lagscope__civetweb;
 
-#if !defined(LAGSCOPE__VIEWER_LIBRARIES_LOADER) /* the loader fills the entries by their names */
-#define mg_init_library (lagscope__civetweb.entry_mg_init_library)
-#define mg_exit_library (lagscope__civetweb.entry_mg_exit_library)
-#define mg_start2 (lagscope__civetweb.entry_mg_start2)
-#define mg_stop (lagscope__civetweb.entry_mg_stop)
-#define mg_set_request_handler (lagscope__civetweb.entry_mg_set_request_handler)
-#define mg_get_context (lagscope__civetweb.entry_mg_get_context)
-#define mg_get_user_data (lagscope__civetweb.entry_mg_get_user_data)
-#define mg_get_request_info (lagscope__civetweb.entry_mg_get_request_info)
-#define mg_get_header (lagscope__civetweb.entry_mg_get_header)
-#define mg_get_server_ports (lagscope__civetweb.entry_mg_get_server_ports)
-#define mg_read (lagscope__civetweb.entry_mg_read)
-#define mg_write (lagscope__civetweb.entry_mg_write)
-#define mg_response_header_start (lagscope__civetweb.entry_mg_response_header_start)
-#define mg_response_header_add (lagscope__civetweb.entry_mg_response_header_add)
-#define mg_response_header_send (lagscope__civetweb.entry_mg_response_header_send)
-#endif
+#define mg_init_library (lagscope__civetweb.call.mg_init_library)
+#define mg_exit_library (lagscope__civetweb.call.mg_exit_library)
+#define mg_start2 (lagscope__civetweb.call.mg_start2)
+#define mg_stop (lagscope__civetweb.call.mg_stop)
+#define mg_set_request_handler (lagscope__civetweb.call.mg_set_request_handler)
+#define mg_get_context (lagscope__civetweb.call.mg_get_context)
+#define mg_get_user_data (lagscope__civetweb.call.mg_get_user_data)
+#define mg_get_request_info (lagscope__civetweb.call.mg_get_request_info)
+#define mg_get_header (lagscope__civetweb.call.mg_get_header)
+#define mg_get_server_ports (lagscope__civetweb.call.mg_get_server_ports)
+#define mg_read (lagscope__civetweb.call.mg_read)
+#define mg_write (lagscope__civetweb.call.mg_write)
+#define mg_response_header_start (lagscope__civetweb.call.mg_response_header_start)
+#define mg_response_header_add (lagscope__civetweb.call.mg_response_header_add)
+#define mg_response_header_send (lagscope__civetweb.call.mg_response_header_send)
 #endif
 
 #endif

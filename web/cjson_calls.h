@@ -4,7 +4,7 @@
  * Only the viewer's API parses and builds cJSON trees (reports and events are written as text,
  * core/base/json_writer.c), so where the build sets LAGSCOPE_CJSON_SONAME (Linux) cJSON is not linked:
  * it is loaded with civetweb when the viewer meets its first client (lagscope__cjson_load,
- * core/linux/viewer_libraries.c), and each cJSON_ name below stands for its entry in a table
+ * web/libraries.c), and each cJSON_ name below stands for its entry in a table
  * filled then. Linked, its start-up alone kept 32 KiB of its pages in every app that no browser
  * ever looks at; looked up in its own library, an app's own cJSON (another version, linked in)
  * cannot stand in for it either. Elsewhere (Apple, cJSON merged into the library) the names
@@ -31,42 +31,38 @@ int lagscope__cjson_load(char *why, size_t why_size);
   XX(cJSON_AddNullToObject) XX(cJSON_AddRawToObject)
 
 #if defined(LAGSCOPE_CJSON_SONAME)
-typedef struct lagscope__cjson_table {
-#define LAGSCOPE__CJSON_ENTRY(name) __typeof__(&name) entry_##name;
-  LAGSCOPE__CJSON_CALLS(LAGSCOPE__CJSON_ENTRY)
-#undef LAGSCOPE__CJSON_ENTRY
-} lagscope__cjson_table;
+#include "../core/port.h" /* LAGSCOPE__LAZY_TABLE */
+
+typedef LAGSCOPE__LAZY_TABLE(LAGSCOPE__CJSON_CALLS) lagscope__cjson_table;
 extern lagscope__cjson_table lagscope__cjson;
 
-#if !defined(LAGSCOPE__VIEWER_LIBRARIES_LOADER) /* the loader fills the entries by their names */
-#define cJSON_Parse (lagscope__cjson.entry_cJSON_Parse)
-#define cJSON_ParseWithLength (lagscope__cjson.entry_cJSON_ParseWithLength)
-#define cJSON_PrintUnformatted (lagscope__cjson.entry_cJSON_PrintUnformatted)
-#define cJSON_Delete (lagscope__cjson.entry_cJSON_Delete)
-#define cJSON_Duplicate (lagscope__cjson.entry_cJSON_Duplicate)
-#define cJSON_GetArraySize (lagscope__cjson.entry_cJSON_GetArraySize)
-#define cJSON_GetObjectItemCaseSensitive (lagscope__cjson.entry_cJSON_GetObjectItemCaseSensitive)
-#define cJSON_IsArray (lagscope__cjson.entry_cJSON_IsArray)
-#define cJSON_IsObject (lagscope__cjson.entry_cJSON_IsObject)
-#define cJSON_IsNumber (lagscope__cjson.entry_cJSON_IsNumber)
-#define cJSON_IsString (lagscope__cjson.entry_cJSON_IsString)
-#define cJSON_IsTrue (lagscope__cjson.entry_cJSON_IsTrue)
-#define cJSON_CreateObject (lagscope__cjson.entry_cJSON_CreateObject)
-#define cJSON_CreateArray (lagscope__cjson.entry_cJSON_CreateArray)
-#define cJSON_CreateNull (lagscope__cjson.entry_cJSON_CreateNull)
-#define cJSON_CreateNumber (lagscope__cjson.entry_cJSON_CreateNumber)
-#define cJSON_CreateString (lagscope__cjson.entry_cJSON_CreateString)
-#define cJSON_CreateRaw (lagscope__cjson.entry_cJSON_CreateRaw)
-#define cJSON_AddItemToObject (lagscope__cjson.entry_cJSON_AddItemToObject)
-#define cJSON_AddItemToArray (lagscope__cjson.entry_cJSON_AddItemToArray)
-#define cJSON_AddObjectToObject (lagscope__cjson.entry_cJSON_AddObjectToObject)
-#define cJSON_AddArrayToObject (lagscope__cjson.entry_cJSON_AddArrayToObject)
-#define cJSON_AddStringToObject (lagscope__cjson.entry_cJSON_AddStringToObject)
-#define cJSON_AddNumberToObject (lagscope__cjson.entry_cJSON_AddNumberToObject)
-#define cJSON_AddBoolToObject (lagscope__cjson.entry_cJSON_AddBoolToObject)
-#define cJSON_AddNullToObject (lagscope__cjson.entry_cJSON_AddNullToObject)
-#define cJSON_AddRawToObject (lagscope__cjson.entry_cJSON_AddRawToObject)
-#endif
+#define cJSON_Parse (lagscope__cjson.call.cJSON_Parse)
+#define cJSON_ParseWithLength (lagscope__cjson.call.cJSON_ParseWithLength)
+#define cJSON_PrintUnformatted (lagscope__cjson.call.cJSON_PrintUnformatted)
+#define cJSON_Delete (lagscope__cjson.call.cJSON_Delete)
+#define cJSON_Duplicate (lagscope__cjson.call.cJSON_Duplicate)
+#define cJSON_GetArraySize (lagscope__cjson.call.cJSON_GetArraySize)
+#define cJSON_GetObjectItemCaseSensitive (lagscope__cjson.call.cJSON_GetObjectItemCaseSensitive)
+#define cJSON_IsArray (lagscope__cjson.call.cJSON_IsArray)
+#define cJSON_IsObject (lagscope__cjson.call.cJSON_IsObject)
+#define cJSON_IsNumber (lagscope__cjson.call.cJSON_IsNumber)
+#define cJSON_IsString (lagscope__cjson.call.cJSON_IsString)
+#define cJSON_IsTrue (lagscope__cjson.call.cJSON_IsTrue)
+#define cJSON_CreateObject (lagscope__cjson.call.cJSON_CreateObject)
+#define cJSON_CreateArray (lagscope__cjson.call.cJSON_CreateArray)
+#define cJSON_CreateNull (lagscope__cjson.call.cJSON_CreateNull)
+#define cJSON_CreateNumber (lagscope__cjson.call.cJSON_CreateNumber)
+#define cJSON_CreateString (lagscope__cjson.call.cJSON_CreateString)
+#define cJSON_CreateRaw (lagscope__cjson.call.cJSON_CreateRaw)
+#define cJSON_AddItemToObject (lagscope__cjson.call.cJSON_AddItemToObject)
+#define cJSON_AddItemToArray (lagscope__cjson.call.cJSON_AddItemToArray)
+#define cJSON_AddObjectToObject (lagscope__cjson.call.cJSON_AddObjectToObject)
+#define cJSON_AddArrayToObject (lagscope__cjson.call.cJSON_AddArrayToObject)
+#define cJSON_AddStringToObject (lagscope__cjson.call.cJSON_AddStringToObject)
+#define cJSON_AddNumberToObject (lagscope__cjson.call.cJSON_AddNumberToObject)
+#define cJSON_AddBoolToObject (lagscope__cjson.call.cJSON_AddBoolToObject)
+#define cJSON_AddNullToObject (lagscope__cjson.call.cJSON_AddNullToObject)
+#define cJSON_AddRawToObject (lagscope__cjson.call.cJSON_AddRawToObject)
 #endif
 
 #endif

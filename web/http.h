@@ -1,7 +1,8 @@
 /*
  * Inside the web module: the server's state, one request, and how answers are sent. Shared by
- * server.c (connections, access, dispatch), api.c (the JSON routes), stream.c (the live
- * stream) and token.c (the token).
+ * server.c (the server's life), request.c (one request, to its answer), access.c (which
+ * clients are served), api.c (the JSON routes), stream.c (the live stream) and token.c (the
+ * token).
  */
 #ifndef LAGSCOPE_WEB_HTTP_H
 #define LAGSCOPE_WEB_HTTP_H
@@ -11,6 +12,7 @@
 #include <pthread.h>
 
 struct mg_connection;
+struct mg_request_info;
 
 /* ---- cJSON numbers (cjson_numbers.c) ------------------------------------------------------- */
 struct cJSON;
@@ -89,7 +91,7 @@ int lagscope__web_token_make(const char *dir, char current[LAGSCOPE__WEB_TOKEN_H
 #define LAGSCOPE__WEB_METRICS_WINDOW 120 /* ticks the metrics route keeps: a minute at 500 ms */
 
 struct lagscope__web {
-  struct mg_context *ctx;   /* NULL until the first client (server.c, section 5) */
+  struct mg_context *ctx;   /* NULL until the first client (server.c, section 2) */
   /* The viewer's socket while it is ours (none once civetweb has it), and the pipe whose byte
    * stops the waiter: numbers the app may close and reuse, so checked before each use. */
   lagscope__owned_fd listener, wake_read, wake_write;
@@ -128,7 +130,12 @@ struct lagscope__web {
   uint64_t last_capture_ns;
 };
 
-/* ---- one request and its answer (server.c) ------------------------------------------------------ */
+/* The viewer a civetweb connection serves (its context's user data). F */
+lagscope__web *lagscope__web_of(const struct mg_connection *conn);
+
+/* ---- one request and its answer (request.c) ------------------------------------------------- */
+#define LAGSCOPE__WEB_HEADERS_MAX 16384  /* civetweb's request buffer: request line and headers */
+#define LAGSCOPE__WEB_PEER_SCAN_MAX 1024 /* connections looked at among the process's sockets */
 typedef struct lagscope__web_request {
   struct mg_connection *conn;
   lagscope__web *web;
@@ -139,6 +146,32 @@ typedef struct lagscope__web_request {
   int close;               /* the answer says "Connection: close": what follows on the
                             * connection cannot be told from the refused request's body */
 } lagscope__web_request;
+
+/* civetweb's handler for every path: bounds, checks, access, route, answer. Returns 1
+ * (handled). A */
+int lagscope__web_request_handle(struct mg_connection *conn, void *data);
+/* civetweb's own refusals (a malformed request, headers over the limit, a request that timed
+ * out) as JSON with the same headers as every other answer. Returns 0: handled. A */
+int lagscope__web_request_civetweb_error(struct mg_connection *conn, int status,
+                                         const char *message);
+
+/* ---- which clients are served (access.c) ---------------------------------------------------- */
+/* The token from the query, a bearer header or the cookie: 1 when one is this launch's, or the
+ * previous launch's in the cookie, which is then exchanged (req->set_cookie, written into
+ * cookie). F */
+int lagscope__web_access_authorize(lagscope__web_request *req, char *cookie, size_t cookie_size);
+/* The checks made before access (framing, Host, Origin): 0, or the status that refuses the
+ * request, with *message (req->close set when what follows cannot be read). F */
+int lagscope__web_access_refusal(lagscope__web_request *req, const struct mg_request_info *info,
+                                 const char **message);
+/* 1 when more connections than the bound remain, once an address past its share has been cut
+ * (waits up to 200 ms for them to go). A, L */
+int lagscope__web_access_too_many_clients(lagscope__web *web);
+/* Shuts down every connection of an address past bound (0: every connection, at stop). A */
+void lagscope__web_access_shut_peers_past(lagscope__web *web, uint32_t bound);
+/* civetweb's connection callbacks: counted, and an address past its share cut. A, L */
+int lagscope__web_access_connection_opened(const struct mg_connection *conn, void **data);
+void lagscope__web_access_connection_closing(const struct mg_connection *conn);
 
 /* ---- answers (reply.c) ---- */
 typedef struct lagscope__web_reply {

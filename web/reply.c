@@ -1,6 +1,6 @@
 /*
  * Answers: every one carries the security headers; errors are {"error": kind, "message": …}.
- * Used by the request handler (server.c) and the routes (api.c, stream.c), so that none of
+ * Used by the request handler (request.c) and the routes (api.c, stream.c), so that none of
  * them calls back into another.
  */
 #include "civetweb_calls.h"

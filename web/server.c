@@ -1,18 +1,13 @@
 /*
- * The embedded civetweb server: its port listens from lagscope's start, civetweb itself starts
- * at the first client (its workers are made all at once) and stops with lagscope; one request
- * handler for every path (there is no document root), access by the per-launch token, security
- * headers on every answer, and bounds on clients, streams, header and body sizes and request
- * time.
- *
- * Answers are made in reply.c, which api.c and stream.c use too.
+ * The embedded civetweb server's life: its port listens from lagscope's start, civetweb itself
+ * starts at the first client (its workers are made all at once) and stops with lagscope; one
+ * request handler for every path (request.c; there is no document root), access by the
+ * per-launch token and bounds on clients (access.c), security headers on every answer
+ * (reply.c), and bounds on header and body sizes and request time.
  *
  * Contents
- *   1. access: the token from the query, a bearer header or the cookie
- *   2. request checks: framing, Host, Origin, the path's escapes
- *   3. the request handler: limits, access, route, dispatch
- *   4. connections: counted, bounded in all and per client address
- *   5. lifecycle: the port, civetweb at the first client, the URL, events, stop, restart
+ *   1. civetweb's callbacks: its threads, its messages
+ *   2. lifecycle: the port, civetweb at the first client, the URL, events, stop, restart
  */
 #define _GNU_SOURCE
 #include "cjson_calls.h"
@@ -22,420 +17,28 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#define BODY_MAX 4096            /* a request body larger than this is refused with 413 */
-#define HEADERS_MAX "16384"      /* civetweb's request buffer: request line and headers */
-#define HEADERS_MAX_BYTES 16384   /* the same, as a number */
+#define TEXT_OF(number) #number
+#define TEXT(number) TEXT_OF(number) /* a number's macro as a string, for civetweb's options */
 #define REQUEST_TIMEOUT_MS "10000" /* a request must arrive whole within this; writes too */
 #define KEEP_ALIVE_MS "2000"     /* an idle keep-alive connection gives its thread back */
 #define SPARE_THREADS 2          /* answer 503 to connections past the bound */
 #define DEFER_ACCEPT_S 3600       /* a connection that sends nothing waits in the kernel */
-#define PEER_SCAN_MAX 1024       /* connections looked at for the bound per address */
-/* Over the bound at a request: the connections of a flooding address shut down a moment ago
- * are still counted until their workers close them; they are given this long to go. */
-#define BUSY_SETTLE_NS (200u * 1000u * 1000u)
 #define PORT_TRIES 10            /* the configured port and the next nine (8080: 8081-8089) */
 #define CIVETWEB_OWN_PORT "127.0.0.1:0" /* what civetweb opens, until it is given ours */
 #define HAND_OVER_WAIT_NS (5ull * 1000000000u) /* civetweb's listening thread takes our socket */
-#define COOKIE_NAME "lagscope_token"
-#define COOKIE_MAX_AGE "604800"  /* a week: a browser keeps viewing across launches */
 
-/* ---- 1. access ------------------------------------------------------------------------------------ */
+/* ---- 1. civetweb's callbacks ------------------------------------------------------------------ */
 
-/* Which token the candidate is: 2 this launch's, 1 the previous launch's, 0 neither. */
-static int token_kind(const lagscope__web *web, const char *candidate) {
-  if (candidate == NULL || candidate[0] == '\0') return 0;
-  if (lagscope__web_token_equal(candidate, web->token)) return 2;
-  if (web->previous_token[0] != '\0' && lagscope__web_token_equal(candidate, web->previous_token))
-    return 1;
-  return 0;
-}
-
-/* The best of the three places a token may be; a previous launch's, in the cookie only, is
- * exchanged for a new cookie. */
-static int authorize(lagscope__web_request *req, char *cookie, size_t cookie_size) {
-  const lagscope__web *web = req->web;
-  char from_cookie[LAGSCOPE__WEB_TOKEN_HEX + 8] = "";
-  lagscope__web_cookie_find(mg_get_header(req->conn, "Cookie"), COOKIE_NAME, from_cookie,
-                            sizeof(from_cookie));
-  const char *bearer = mg_get_header(req->conn, "Authorization");
-  if (bearer != NULL && strncasecmp(bearer, "Bearer ", 7) == 0)
-    bearer += 7;
-  else
-    bearer = NULL;
-  /* The previous launch's token only ever came in the cookie the viewer was given: there it
-   * is exchanged for this launch's; as a query or bearer token it is refused. */
-  int best = token_kind(web, req->route.has_token ? req->route.token : NULL) == 2 ? 2 : 0;
-  if (token_kind(web, bearer) == 2) best = 2;
-  int kind = token_kind(web, from_cookie);
-  if (kind > best) best = kind;
-  if (best == 1 || (best == 2 && req->route.has_token)) {
-    snprintf(cookie, cookie_size,
-             COOKIE_NAME "=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=" COOKIE_MAX_AGE,
-             web->token);
-    req->set_cookie = cookie;
-  }
-  return best > 0;
-}
-
-/* ---- 2. request checks ------------------------------------------------------------------------- */
-
-/* The request's headers, framed without guessing (auth.c): a repeated Host or Origin, or two
- * ways to find the body's end, would let a proxy in front and this server read different
- * requests (request smuggling, a Host check passed by one Host and served by another). F */
-static const char *framing_problem(const struct mg_request_info *info) {
-  lagscope__web_header headers[sizeof(info->http_headers) / sizeof(info->http_headers[0])];
-  int n = info->num_headers;
-  if (n < 0) n = 0;
-  if ((size_t)n > sizeof(headers) / sizeof(headers[0])) n = (int)(sizeof(headers) / sizeof(headers[0]));
-  for (int i = 0; i < n; i++)
-    headers[i] = (lagscope__web_header){info->http_headers[i].name, info->http_headers[i].value};
-  return lagscope__web_framing_problem(headers, n);
-}
-
-/* An IP literal of this device: loopback, the bound address, or an interface's. F */
-static int is_own_address(const lagscope__web *web, const char *host) {
-  unsigned char want[16], have[16];
-  int family = strchr(host, ':') != NULL ? AF_INET6 : AF_INET;
-  if (inet_pton(family, host, want) != 1) return -1; /* not an IP literal */
-  if (family == AF_INET && want[0] == 127) return 1;
-  if (family == AF_INET6 && IN6_IS_ADDR_LOOPBACK((struct in6_addr *)(void *)want)) return 1;
-  if (family == AF_INET && inet_pton(AF_INET, web->bind, have) == 1 && memcmp(want, have, 4) == 0)
-    return 1;
-  struct ifaddrs *list;
-  if (getifaddrs(&list) != 0) return 0;
-  int found = 0;
-  for (struct ifaddrs *i = list; i != NULL && !found; i = i->ifa_next) {
-    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family) continue;
-    const void *a = family == AF_INET
-                        ? (const void *)&((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr
-                        : (const void *)&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr;
-    found = memcmp(a, want, family == AF_INET ? 4 : 16) == 0;
-  }
-  freeifaddrs(list);
-  return found;
-}
-
-/* This device's names: "localhost", its host name, and that name in mDNS's ".local". F */
-static int is_own_name(const char *host) {
-  if (strcmp(host, "localhost") == 0) return 1;
-  char name[256] = "";
-  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return 0;
-  size_t n = strlen(name);
-  if (strncasecmp(host, name, n) != 0) return 0;
-  return host[n] == '\0' || strcasecmp(host + n, ".local") == 0;
-}
-
-/* A page on another site that a DNS name of its own points at this device (DNS rebinding)
- * sends that name as Host: only this device's addresses and names are served. No Host at
- * all (HTTP/1.0) is left to the token. F */
-static int host_allowed(const lagscope__web *web, const char *header) {
-  if (header == NULL) return 1;
-  char host[256];
-  if (!lagscope__web_host_of(header, host, sizeof(host))) return 0;
-  int own = is_own_address(web, host);
-  return own >= 0 ? own : is_own_name(host);
-}
-
-/* The checks made before access: 0, or the status that refuses the request. F */
-static int request_refusal(lagscope__web_request *req, const struct mg_request_info *info,
-                           const char **message) {
-  const char *framing = framing_problem(info);
-  if (framing != NULL) {
-    *message = framing;
-    req->close = 1;
-    return 400;
-  }
-  const char *host = mg_get_header(req->conn, "Host");
-  if (!host_allowed(req->web, host)) {
-    *message = "the Host header names neither an address nor a name of this device";
-    return 403;
-  }
-  /* A POST from a page of another origin (a form, a fetch) must not reach the capture route,
-   * token or not: the viewer's own page sends its own origin or none. */
-  const char *origin = mg_get_header(req->conn, "Origin");
-  if (strcmp(info->request_method, "POST") == 0 && origin != NULL &&
-      !lagscope__web_origin_is_host(origin, host)) {
-    *message = "a request from another site's page";
-    return 403;
-  }
-  return 0;
-}
-
-/* ---- 3. the request handler ----------------------------------------------------------------------- */
-
-static int serve_asset(lagscope__web_request *req) {
-  const lagscope__web_asset *asset = lagscope__web_asset_find(req->route.asset);
-  if (asset == NULL) return lagscope__web_reply_error(req, 404, "not_found", "no such file");
-  lagscope__web_reply reply = {.status = 200, .content_type = asset->content_type,
-                               .body = (const char *)asset->data, .length = asset->size};
-  return lagscope__web_reply_send(req, &reply);
-}
-
-/* GET /?token=...: the cookie, and the same page without the token in the address bar. */
-static int redirect_without_token(lagscope__web_request *req, const char *path) {
-  lagscope__web_reply reply = {.status = 303, .location = path, .content_type = "text/plain"};
-  return lagscope__web_reply_send(req, &reply);
-}
-
-static int dispatch(lagscope__web_request *req, const char *path) {
-  switch (req->route.kind) {
-    case LAGSCOPE__WEB_ROUTE_ASSET:
-      return req->route.has_token ? redirect_without_token(req, path) : serve_asset(req);
-    case LAGSCOPE__WEB_ROUTE_STATUS: return lagscope__web_api_status(req);
-    case LAGSCOPE__WEB_ROUTE_METRICS: return lagscope__web_api_metrics(req);
-    case LAGSCOPE__WEB_ROUTE_HANGS: return lagscope__web_api_hangs(req);
-    case LAGSCOPE__WEB_ROUTE_HANG:
-    case LAGSCOPE__WEB_ROUTE_HANG_SPEEDSCOPE:
-    case LAGSCOPE__WEB_ROUTE_HANG_TRACE: return lagscope__web_api_hang(req);
-    case LAGSCOPE__WEB_ROUTE_CAPTURE: return lagscope__web_api_capture(req);
-    case LAGSCOPE__WEB_ROUTE_STREAM: return lagscope__web_stream_serve(req);
-    case LAGSCOPE__WEB_ROUTE_HITCHES: return lagscope__web_api_hitches(req);
-    case LAGSCOPE__WEB_ROUTE_SIGNATURES: return lagscope__web_api_signatures(req);
-    case LAGSCOPE__WEB_ROUTE_OPENMETRICS:
-      return lagscope__web_api_openmetrics(req, mg_get_header(req->conn, "Accept"));
-    case LAGSCOPE__WEB_ROUTE_NONE: break;
-  }
-  return lagscope__web_reply_error(req, 404, "not_found", "no such route");
-}
-
-/* No route takes a body: one with a Content-Length is read and dropped, so that the
- * connection can be kept. 0 when it was read; 400 when civetweb could not read it (cut
- * short). */
-static int drain_body(struct mg_connection *conn) {
-  char buf[1024];
-  size_t total = 0;
-  for (;;) {
-    int n = mg_read(conn, buf, sizeof(buf));
-    if (n == 0) return 0;
-    if (n < 0) return 400;
-    total += (size_t)n;
-    if (total > BODY_MAX) return 413;
-  }
-}
-
-static void bound_peers(lagscope__web *web);
-
-static int over_bound(const lagscope__web *web) {
-  return atomic_load_explicit(&web->clients, memory_order_relaxed) >
-         (int)web->config.server_max_clients;
-}
-
-/* More connections than the bound, even once those of an address past its share have been
- * shut down and closed: a burst of a flooding address's connections, each shut down as it
- * comes, would otherwise count against a client of another address for a moment. One scan
- * (connections that open later are scanned as they open), then the count is watched. */
-static int too_many_clients(lagscope__web *web) {
-  if (!over_bound(web)) return 0;
-  bound_peers(web);
-  uint64_t until = lagscope__now_ns() + BUSY_SETTLE_NS;
-  while (over_bound(web)) {
-    if (lagscope__now_ns() >= until) return 1;
-    struct timespec pause = {0, 5 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-  }
-  return 0;
-}
-
-/* After a request whose framing was refused, civetweb must not read what follows on the
- * connection as another request: it could be the refused one's body. civetweb has no call to
- * close a server connection, and keeps it alive unless the request's own Connection header says
- * otherwise (its should_keep_alive): that header is made "close" (request_info is civetweb's
- * writable memory, handed out const). The answer says "Connection: close" too (reply.c). */
-static void close_after(const struct mg_request_info *info) {
-  struct mg_request_info *writable = (struct mg_request_info *)info;
-  int max = (int)(sizeof(writable->http_headers) / sizeof(writable->http_headers[0]));
-  for (int i = 0; i < writable->num_headers && i < max; i++)
-    if (strcasecmp(writable->http_headers[i].name, "Connection") == 0) {
-      writable->http_headers[i].value = "close";
-      return;
-    }
-  if (writable->num_headers >= 0 && writable->num_headers < max) {
-    writable->http_headers[writable->num_headers].name = "Connection";
-    writable->http_headers[writable->num_headers].value = "close";
-    writable->num_headers++;
-  }
-}
-
-/* The request's connection stops reading (its answer is sent): after the handler civetweb
- * reads and drops what is left of the body, and for a chunk size of 7fffffffffffffff it would
- * wait the whole request timeout for bytes that never come, its worker held. civetweb hands
- * out no socket: it is found among the viewer's connections (as the port finds them: Linux
- * only; elsewhere the worker waits) by the client's address and port, and shut down for
- * reading through a duplicate checked again, as in shut_peers_past. A */
-static void stop_reading(lagscope__web *web, const struct mg_request_info *info) {
-  struct in_addr client;
-  if (inet_pton(AF_INET, info->remote_addr, &client) != 1) return;
-  lagscope__peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
-  size_t n = found != NULL ? lagscope__net_peer_sockets(web->port, found, PEER_SCAN_MAX) : 0;
-  for (size_t i = 0; i < n; i++) {
-    if (memcmp(found[i].address, &client, sizeof(found[i].address)) != 0) continue;
-    int own = fcntl(found[i].fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0) continue;
-    struct sockaddr_in peer;
-    socklen_t len = sizeof(peer);
-    lagscope__peer_socket again;
-    if (lagscope__net_peer_socket(own, web->port, &again) &&
-        getpeername(own, (struct sockaddr *)&peer, &len) == 0 && peer.sin_family == AF_INET &&
-        peer.sin_addr.s_addr == client.s_addr && ntohs(peer.sin_port) == info->remote_port)
-      shutdown(own, SHUT_RD);
-    close(own);
-  }
-  lagscope__dealloc(found);
-}
-
-static int handle_request(struct mg_connection *conn, void *data) {
-  lagscope__web *web = data;
-  const struct mg_request_info *info = mg_get_request_info(conn);
-  atomic_fetch_add_explicit(&web->requests, 1, memory_order_relaxed);
-  lagscope__web_request req = {.conn = conn, .web = web, .content_length = info->content_length};
-  req.head_only = strcmp(info->request_method, "HEAD") == 0;
-  const char *path = info->local_uri != NULL ? info->local_uri : "";
-
-  if (too_many_clients(web)) {
-    atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
-    return lagscope__web_reply_error(&req, 503, "busy", "too many connections; try again");
-  }
-  const char *message = NULL;
-  int refused = request_refusal(&req, info, &message);
-  if (refused != 0) {
-    if (req.close) close_after(info);
-    return lagscope__web_reply_error(&req, refused, lagscope__web_reply_kind(refused), message);
-  }
-  /* civetweb's decoding is off (it would cut "/api/v1/status%00" to "/api/v1/status"). */
-  char decoded[HEADERS_MAX_BYTES + 1]; /* the request line fits in the headers' bound */
-  int path_ok = lagscope__web_path_decode(path, decoded, sizeof(decoded));
-  if (!path_ok) decoded[0] = '\0'; /* no route: 404 once access is proven */
-  lagscope__web_route_parse(info->request_method, decoded, info->query_string, &req.route);
-  if (req.route.status == 413)
-    return lagscope__web_reply_error(&req, 413, "too_large", req.route.error);
-  char cookie[128];
-  if (!authorize(&req, cookie, sizeof(cookie)))
-    return lagscope__web_reply_error(&req, 401, "unauthorized",
-                                     "open the viewer with the URL (and its token) that the app "
-                                     "printed in its log or shows on its HUD");
-  if (req.route.status != 0)
-    return lagscope__web_reply_error(&req, req.route.status,
-                                     lagscope__web_reply_kind(req.route.status), req.route.error);
-  /* A chunked body's size is known only as civetweb reads it, inside mg_read, which then waits
-   * the whole request timeout for the bytes a chunk size promised (7fffffffffffffff: a worker
-   * held 10 s): it is refused unread, and the connection closed (what follows is the body). */
-  if (mg_get_header(conn, "Transfer-Encoding") != NULL) {
-    req.close = 1;
-    close_after(info);
-    int rc = lagscope__web_reply_error(&req, 413, "too_large",
-                                       "a chunked request body is not read: no route takes a "
-                                       "body (one of at most 4 KiB with a Content-Length is "
-                                       "dropped)");
-    stop_reading(web, info);
-    return rc;
-  }
-  int body = req.content_length > BODY_MAX ? 413 : drain_body(conn);
-  if (body == 413)
-    return lagscope__web_reply_error(&req, 413, "too_large", "the request body is over 4 KiB");
-  req.close = body != 0;
-  if (req.close) close_after(info);
-  if (body != 0)
-    return lagscope__web_reply_error(&req, 400, "bad_request",
-                                     "the request body is malformed (a chunk size that is not "
-                                     "hex digits) or cut short");
-  return dispatch(&req, decoded);
-}
-
-/* ---- 4. connections ------------------------------------------------------------------------------- */
-
-static lagscope__web *web_of(const struct mg_connection *conn) {
+lagscope__web *lagscope__web_of(const struct mg_connection *conn) {
   return mg_get_user_data(mg_get_context(conn));
-}
-
-/* Connections one client address may hold: half the bound in all, and at least what one
- * browser needs (every stream and a request). F */
-static uint32_t peer_bound(const lagscope__web *web) {
-  uint32_t half = web->config.server_max_clients / 2;
-  uint32_t browser = web->config.server_max_stream_clients + 1;
-  return half > browser ? half : browser;
-}
-
-/* Every connection of an address past bound is shut down, so that the worker reading it gets
- * its end at once instead of waiting out a client that sends a byte now and then (bound 0:
- * every connection, at stop).
- * civetweb tells a callback neither the socket nor (before the request) the peer: the
- * process's sockets on the viewer's port are the truth, as the port finds them (Linux:
- * /proc/self/fd; Darwin finds none, and has no bound per address). A */
-static void shut_peers_past(lagscope__web *web, uint32_t bound) {
-  lagscope__peer_socket *found = lagscope__alloc(PEER_SCAN_MAX * sizeof(*found));
-  size_t n = found != NULL ? lagscope__net_peer_sockets(web->port, found, PEER_SCAN_MAX) : 0;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t same = 0; /* connections of this address met before this one */
-    for (size_t j = 0; j < i; j++)
-      same += memcmp(found[j].address, found[i].address, sizeof(found[i].address)) == 0;
-    if (same < bound) continue;
-    /* The number may have been closed and reused by the app since it was looked at: a
-     * duplicate holds the socket itself, which is checked again before it is shut down. */
-    int own = fcntl(found[i].fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0) continue;
-    lagscope__peer_socket again;
-    if (lagscope__net_peer_socket(own, web->port, &again) &&
-        memcmp(again.address, found[i].address, sizeof(again.address)) == 0) {
-      shutdown(own, SHUT_RDWR);
-      atomic_fetch_add_explicit(&web->clients_rejected, 1, memory_order_relaxed);
-    }
-    close(own);
-  }
-  lagscope__dealloc(found);
-}
-
-/* One worker scans at a time; a connection that opens during a scan, which that scan may have
- * listed before its socket existed, has it scan again once done. */
-static void bound_peers(lagscope__web *web) {
-  static pthread_mutex_t scanning = PTHREAD_MUTEX_INITIALIZER;
-  static atomic_int wanted;
-  atomic_store(&wanted, 1);
-  do {
-    if (pthread_mutex_trylock(&scanning) != 0) return; /* the scanning worker sees wanted */
-    while (atomic_exchange(&wanted, 0)) shut_peers_past(web, peer_bound(web));
-    pthread_mutex_unlock(&scanning);
-  } while (atomic_load(&wanted)); /* asked for between the last look and the unlock */
-}
-
-static int connection_opened(const struct mg_connection *conn, void **data) {
-  (void)data;
-  lagscope__web *web = web_of(conn);
-  int open = atomic_fetch_add_explicit(&web->clients, 1, memory_order_relaxed) + 1;
-  /* With no more connections in all than one address may hold, none can be over: no look. */
-  if ((uint32_t)open > peer_bound(web)) bound_peers(web);
-  return 0;
-}
-
-static void connection_closing(const struct mg_connection *conn) {
-  atomic_fetch_sub_explicit(&web_of(conn)->clients, 1, memory_order_relaxed);
-}
-
-/* civetweb's own refusals (a malformed request, headers over the limit, a request that timed
- * out) as JSON with the same headers as every other answer. Returns 0: handled. */
-static int civetweb_error(struct mg_connection *conn, int status, const char *message) {
-  (void)message; /* civetweb's text may quote the client's bytes: ours only */
-  lagscope__web_request req = {.conn = conn, .web = web_of(conn)};
-  /* civetweb answers 411 to a Content-Length it cannot read as a number (-1, "abc"): a
-   * request read no one way, 400 as every other (docs/viewer-api.md, "Request checks"). */
-  if (status == 411) status = 400, req.close = 1;
-  const char *kind = status == 400 ? "bad_request" : status == 408 ? "timeout"
-                   : status == 413 || status == 431 ? "too_large"
-                   : lagscope__web_reply_kind(status);
-  lagscope__web_reply_error(&req, status, kind, "the server could not read this request");
-  return 0;
 }
 
 /* civetweb's listening thread waits here, before its first wait for a connection, until
@@ -468,7 +71,7 @@ static int quiet(const struct mg_connection *conn, const char *message) {
   return 1;
 }
 
-/* ---- 5. lifecycle --------------------------------------------------------------------------------- */
+/* ---- 2. lifecycle --------------------------------------------------------------------------------- */
 
 /* A connection that sends nothing is not handed to civetweb (Linux: TCP_DEFER_ACCEPT): it
  * takes no worker, however many there are (civetweb has a worker per connection, and a
@@ -557,7 +160,7 @@ static int start_civetweb(lagscope__web *web, lagscope__owned_fd *listener, char
       /* An answer is two writes (headers, body): without this the body waits ~40 ms for the
        * client's delayed ACK (bench_web: 1.4 k requests/s instead of tens of thousands). */
       "tcp_nodelay", "1",
-      "max_request_size", HEADERS_MAX,
+      "max_request_size", TEXT(LAGSCOPE__WEB_HEADERS_MAX),
       "decode_url", "no", /* the handler decodes, and refuses an encoded NUL */
       "enable_directory_listing", "no",
       "access_control_allow_origin", "",
@@ -567,10 +170,10 @@ static int start_civetweb(lagscope__web *web, lagscope__owned_fd *listener, char
       NULL};
   struct mg_callbacks callbacks;
   memset(&callbacks, 0, sizeof(callbacks));
-  callbacks.init_connection = connection_opened;
-  callbacks.connection_close = connection_closing;
+  callbacks.init_connection = lagscope__web_access_connection_opened;
+  callbacks.connection_close = lagscope__web_access_connection_closing;
   callbacks.log_message = quiet;
-  callbacks.http_error = civetweb_error;
+  callbacks.http_error = lagscope__web_request_civetweb_error;
   callbacks.init_thread = thread_started;
   callbacks.exit_thread = thread_ending;
   struct mg_init_data init = {.callbacks = &callbacks, .user_data = web,
@@ -592,7 +195,7 @@ static int start_civetweb(lagscope__web *web, lagscope__owned_fd *listener, char
   }
   /* The handler's registration (under civetweb's lock) publishes what is above to the worker
    * threads; before it civetweb would answer 404 by itself. */
-  mg_set_request_handler(web->ctx, "/", handle_request, web);
+  mg_set_request_handler(web->ctx, "/", lagscope__web_request_handle, web);
   int handed = hand_over_listener(web, listener);
   lagscope__wakeup_post(web->listener_go); /* whether or not: mg_stop needs it going */
   if (handed == 0) return LAGSCOPE_OK;
@@ -886,7 +489,7 @@ static void poke_listener(void *arg) {
       connect(fd, (struct sockaddr *)&to, sizeof(to));
       close(fd);
     }
-    shut_peers_past(poke->web, 0);
+    lagscope__web_access_shut_peers_past(poke->web, 0);
     struct timespec pause = {0, 20 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }

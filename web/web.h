@@ -1,7 +1,8 @@
 /*
- * The LAN viewer's internal contract: the embedded civetweb server (server.c), its access rules
- * (auth.c), its routes (routes.c), the answers (api.c), the live stream (stream.c), the exports
- * (export.c) and the viewer's files compiled in (assets, generated at build time).
+ * The LAN viewer's internal contract: the embedded civetweb server (server.c), one request
+ * (request.c), its access rules (access.c, auth.c), its routes (routes.c), the answers (api.c),
+ * the live stream (stream.c), the exports (export.c) and the viewer's files compiled in
+ * (assets, generated at build time).
  * The API itself is described in docs/viewer-api.md.
  *
  * Everything here runs on civetweb's worker threads or on the web subscriber's thread, never on
@@ -16,8 +17,9 @@
  * web/ share, where they would not say they are the viewer's, and where lagscope__json_ is
  * already core's JSON writer. Two kinds of name here are not web/'s own: lagscope__civetweb_
  * and lagscope__cjson_ (civetweb_calls.h, cjson_calls.h) are the loader of the viewer's
- * libraries, defined by each port (core/linux/viewer_libraries.c), and lagscope__viewer_consumer
- * (consumer.c) is named in cmake/consumers.cmake beside the other consumers.
+ * libraries (libraries.c, through the port's lagscope__lazy_library_load), and
+ * lagscope__viewer_consumer (consumer.c) is named in cmake/consumers.cmake beside the other
+ * consumers.
  */
 #ifndef LAGSCOPE_WEB_H
 #define LAGSCOPE_WEB_H

@@ -8,9 +8,7 @@
 #define _GNU_SOURCE
 #include "symbols.h"
 
-#include <dlfcn.h>
 #include <gelf.h>
-#include <pthread.h>
 #include <string.h>
 
 /* 1 when elf has DWARF that can be read in place: a .debug_info section, and no .debug_
@@ -36,45 +34,17 @@ static int has_plain_dwarf(Elf *elf) {
 /* ---- libdw, loaded when needed --------------------------------------------------------------- */
 
 /* libdw's functions that lagscope calls, from libdw.so.1 loaded at the first object with DWARF
- * to read (RTLD_LOCAL, never unloaded: its Dwarf handles may live in an index). The loader's
- * lock is taken then, once, on lagscope's thread. NULL when it cannot be loaded: names still,
- * no lines. */
-typedef struct libdw_calls {
-  Dwarf *(*begin_elf)(Elf *elf, Dwarf_Cmd cmd, Elf_Scn *scn);
-  int (*end)(Dwarf *dwarf);
-  Dwarf_Die *(*addrdie)(Dwarf *dwarf, Dwarf_Addr address, Dwarf_Die *result);
-  Dwarf_Line *(*getsrc_die)(Dwarf_Die *cu, Dwarf_Addr address);
-  int (*lineno)(Dwarf_Line *line, int *number);
-  const char *(*linesrc)(Dwarf_Line *line, Dwarf_Word *mtime, Dwarf_Word *length);
-} libdw_calls;
+ * to read (lagscope__lazy_library_load: RTLD_LOCAL, never unloaded: its Dwarf handles may live
+ * in an index). The loader's lock is taken then, once, on lagscope's thread. Tried once: when it
+ * cannot be loaded, names still, no lines. */
+#define LIBDW_CALLS(XX)                                                                      \
+  XX(dwarf_begin_elf) XX(dwarf_end) XX(dwarf_addrdie) XX(dwarf_getsrc_die) XX(dwarf_lineno)   \
+  XX(dwarf_linesrc)
 
-static libdw_calls libdw;
-static int libdw_loaded;
-static pthread_once_t libdw_once = PTHREAD_ONCE_INIT;
-
-static void load_libdw(void) {
-  void *handle = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (handle == NULL) return;
-  libdw_calls calls;
-  *(void **)&calls.begin_elf = dlsym(handle, "dwarf_begin_elf");
-  *(void **)&calls.end = dlsym(handle, "dwarf_end");
-  *(void **)&calls.addrdie = dlsym(handle, "dwarf_addrdie");
-  *(void **)&calls.getsrc_die = dlsym(handle, "dwarf_getsrc_die");
-  *(void **)&calls.lineno = dlsym(handle, "dwarf_lineno");
-  *(void **)&calls.linesrc = dlsym(handle, "dwarf_linesrc");
-  if (calls.begin_elf == NULL || calls.end == NULL || calls.addrdie == NULL ||
-      calls.getsrc_die == NULL || calls.lineno == NULL || calls.linesrc == NULL) {
-    dlclose(handle);
-    return;
-  }
-  libdw = calls;
-  libdw_loaded = 1;
-}
-
-static const libdw_calls *libdw_functions(void) {
-  pthread_once(&libdw_once, load_libdw);
-  return libdw_loaded ? &libdw : NULL;
-}
+static LAGSCOPE__LAZY_TABLE(LIBDW_CALLS) libdw;
+static const char *const libdw_names[] = {LIBDW_CALLS(LAGSCOPE__LAZY_NAME)};
+static lagscope__lazy_library libdw_library =
+    LAGSCOPE__LAZY_LIBRARY("libdw.so.1", libdw_names, libdw.found, 0);
 
 /* ---- an object's reader ---------------------------------------------------------------------- */
 
@@ -85,8 +55,8 @@ static const libdw_calls *libdw_functions(void) {
  * compressed (unless built with -gz) and keeps its lines. */
 static Dwarf *open_dwarf(Elf *elf) {
   if (elf == NULL || !has_plain_dwarf(elf)) return NULL;
-  const libdw_calls *dw = libdw_functions();
-  return dw != NULL ? dw->begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+  if (lagscope__lazy_library_load(&libdw_library, NULL, 0) != LAGSCOPE_OK) return NULL;
+  return libdw.call.dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 }
 
 /* Keeps a DWARF reader on whichever file has debug info (the object or its debug file). */
@@ -106,7 +76,7 @@ void lagscope__elf_keep_dwarf(lagscope__elf_object *o, int *fd, Elf **elf, int *
 }
 
 void lagscope__elf_drop_dwarf(lagscope__elf_object *o) {
-  if (o->dwarf != NULL) libdw.end(o->dwarf);
+  if (o->dwarf != NULL) libdw.call.dwarf_end(o->dwarf);
   lagscope__elf_close_file(o->dwarf_fd, o->dwarf_elf);
 }
 
@@ -116,11 +86,12 @@ void lagscope__elf_drop_dwarf(lagscope__elf_object *o) {
 void lagscope__elf_find_line(const lagscope__elf_object *o, uint64_t file_address,
                              lagscope__stack_frame *out) {
   Dwarf_Die cu;
-  if (o->dwarf == NULL || libdw.addrdie(o->dwarf, file_address, &cu) == NULL) return;
-  Dwarf_Line *line = libdw.getsrc_die(&cu, file_address); /* loaded: o->dwarf is libdw's */
+  if (o->dwarf == NULL || libdw.call.dwarf_addrdie(o->dwarf, file_address, &cu) == NULL) return;
+  /* libdw is loaded: o->dwarf is its */
+  Dwarf_Line *line = libdw.call.dwarf_getsrc_die(&cu, file_address);
   int number = 0;
-  if (line == NULL || libdw.lineno(line, &number) != 0 || number <= 0) return;
-  const char *file = libdw.linesrc(line, NULL, NULL);
+  if (line == NULL || libdw.call.dwarf_lineno(line, &number) != 0 || number <= 0) return;
+  const char *file = libdw.call.dwarf_linesrc(line, NULL, NULL);
   if (file == NULL) return;
   out->file = file;
   out->line = (uint32_t)number;

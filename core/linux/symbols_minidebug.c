@@ -25,9 +25,7 @@
 
 #if LAGSCOPE_HAVE_LZMA
 
-#include <dlfcn.h>
 #include <lzma.h>
-#include <pthread.h>
 
 /* The decoder's own memory (mostly its dictionary): xz's presets up to -7 fit (find-debuginfo
  * uses xz's default, -6, 9 MiB); a larger dictionary is refused rather than allocated. */
@@ -37,38 +35,16 @@
 /* ---- liblzma, loaded when needed ------------------------------------------------------------- */
 
 /* liblzma's functions that lagscope calls, from liblzma.so.5 (its soname since 5.0) loaded at
- * the first object with a .gnu_debugdata section (RTLD_LOCAL, never unloaded). The loader's lock
- * is taken then, once. NULL when it cannot be loaded: no MiniDebugInfo, nothing else lost. */
-typedef struct lzma_calls {
-  lzma_ret (*stream_decoder)(lzma_stream *strm, uint64_t memlimit, uint32_t flags);
-  lzma_ret (*code)(lzma_stream *strm, lzma_action action);
-  void (*end)(lzma_stream *strm);
-} lzma_calls;
+ * the first object with a .gnu_debugdata section (lagscope__lazy_library_load: RTLD_LOCAL,
+ * never unloaded). The loader's lock is taken then, once. Tried once: when it cannot be loaded,
+ * no MiniDebugInfo, nothing else lost. */
+#define LZMA_CALLS(XX) XX(lzma_stream_decoder) XX(lzma_code) XX(lzma_end)
 
+typedef LAGSCOPE__LAZY_TABLE(LZMA_CALLS) lzma_calls;
 static lzma_calls liblzma;
-static int liblzma_loaded;
-static pthread_once_t liblzma_once = PTHREAD_ONCE_INIT;
-
-/* L: the loader's lock, in dlopen. */
-static void load_liblzma(void) {
-  void *handle = dlopen("liblzma.so.5", RTLD_NOW | RTLD_LOCAL);
-  if (handle == NULL) return;
-  lzma_calls calls;
-  *(void **)&calls.stream_decoder = dlsym(handle, "lzma_stream_decoder");
-  *(void **)&calls.code = dlsym(handle, "lzma_code");
-  *(void **)&calls.end = dlsym(handle, "lzma_end");
-  if (calls.stream_decoder == NULL || calls.code == NULL || calls.end == NULL) {
-    dlclose(handle);
-    return;
-  }
-  liblzma = calls;
-  liblzma_loaded = 1;
-}
-
-static const lzma_calls *liblzma_functions(void) {
-  pthread_once(&liblzma_once, load_liblzma);
-  return liblzma_loaded ? &liblzma : NULL;
-}
+static const char *const liblzma_names[] = {LZMA_CALLS(LAGSCOPE__LAZY_NAME)};
+static lagscope__lazy_library liblzma_library =
+    LAGSCOPE__LAZY_LIBRARY("liblzma.so.5", liblzma_names, liblzma.found, 0);
 
 /* The decoder allocates through lagscope's counted heap, so its memory shows in the metrics
  * and leaves the process when freed. A (and the heap's lock). */
@@ -95,7 +71,7 @@ static int decode(const lzma_calls *xz, const void *in, size_t in_size, unsigned
   unsigned char scratch[SCRATCH_BYTES];
   lzma_stream strm = LZMA_STREAM_INIT;
   strm.allocator = &decoder_allocator;
-  lzma_ret ret = xz->stream_decoder(&strm, DECODER_MEMORY, 0);
+  lzma_ret ret = xz->call.lzma_stream_decoder(&strm, DECODER_MEMORY, 0);
   if (ret != LZMA_OK) return ret == LZMA_MEM_ERROR ? LAGSCOPE_ENOMEM : LAGSCOPE_EPARSE;
   strm.next_in = in;
   strm.avail_in = in_size;
@@ -106,7 +82,7 @@ static int decode(const lzma_calls *xz, const void *in, size_t in_size, unsigned
     strm.avail_out = out != NULL ? out_size - total : sizeof(scratch);
     /* LZMA_FINISH: all the input is here, so a truncated stream ends in LZMA_BUF_ERROR rather
      * than a wait for more. Each call makes progress or fails. */
-    ret = xz->code(&strm, LZMA_FINISH);
+    ret = xz->call.lzma_code(&strm, LZMA_FINISH);
     total += (size_t)(strm.next_out - (out != NULL ? out + total : scratch));
     if (total > max) rc = LAGSCOPE_ELIMIT;
     else if (ret == LZMA_STREAM_END) break;
@@ -116,7 +92,7 @@ static int decode(const lzma_calls *xz, const void *in, size_t in_size, unsigned
     else if (ret != LZMA_OK) rc = LAGSCOPE_EPARSE;
     if (rc != 0) break;
   }
-  xz->end(&strm);
+  xz->call.lzma_end(&strm);
   *produced = total;
   return rc;
 }
@@ -127,8 +103,8 @@ int lagscope__elf_unxz(const void *in, size_t in_size, size_t max, unsigned char
   *out = NULL;
   *out_size = 0;
   if (in_size > LAGSCOPE__MINIDEBUG_MAX_PACKED) return LAGSCOPE_ELIMIT;
-  const lzma_calls *xz = liblzma_functions();
-  if (xz == NULL) return LAGSCOPE_ENOENT;
+  if (lagscope__lazy_library_load(&liblzma_library, NULL, 0) != LAGSCOPE_OK) return LAGSCOPE_ENOENT;
+  const lzma_calls *xz = &liblzma;
   size_t size = 0, again = 0;
   int rc = decode(xz, in, in_size, NULL, 0, max, &size);
   if (rc != 0) return rc;
