@@ -54,16 +54,18 @@ export function summaryFields(summary) {
     samples: summary.samples,
     function: summary.function,
     module: summary.module,
-    ...phaseOf(summary.phase),
+    ...appStateOf(summary),
     ...signatureOf(summary.signature),
     ...labelOf(summary.label),
   };
 }
 
-/* A hang in the program's start-up (before its first frame: "phase": "startup"), said in the
- * list as the reports and lagscope-run's budget say it. */
-function phaseOf(phase) {
-  return phase === 'startup' ? { startup: true } : {};
+/* A hang in the program's start-up (before its first frame: "app_state": "startup"), said in
+ * the list as the reports and lagscope-run's budget say it. Reports and events written before
+ * the rename call it "phase", read when "app_state" is not there. */
+function appStateOf(o) {
+  const appState = o.app_state !== undefined ? o.app_state : o.phase;
+  return appState === 'startup' ? { startup: true } : {};
 }
 
 /* A hang's signature (its kind and the app's frames, hashed by lagscope): the same hang in
@@ -86,7 +88,7 @@ export function beganFields(ev, pid, appName, now) {
     app: appName,
     state: 'in_progress',
     start_wall_ms: ev.start_wall_ms,
-    ...phaseOf(ev.phase),
+    ...appStateOf(ev),
     live: true,
     // The event comes when the threshold passed: the hang is already that old.
     elapsedBase: (ev.time_ns - ev.start_ns) / 1e6 || ev.threshold_ms || 0,
@@ -120,7 +122,7 @@ export function endedFields(ev, pid) {
     duration_ms: ev.duration_ms,
     function: inner.function || null,
     module: inner.module || null,
-    ...phaseOf(ev.phase),
+    ...appStateOf(ev),
     ...signatureOf(ev.signature),
     ...labelOf(ev.cause && ev.cause.label),
     live: true,

@@ -161,8 +161,10 @@ static int read_hang(lagscope__run_summary *v, const cJSON *o, int ended) {
   lagscope__run_hang *h = hang_for(v, (uint64_t)id);
   if (h == NULL) return -1;
   if (number_member(o, "start_ns") > 0) h->start_ns = (uint64_t)number_member(o, "start_ns");
-  const char *phase = string_member(o, "phase");
-  if (phase != NULL) h->startup = strcmp(phase, "startup") == 0;
+  /* "app_state"; "phase" in the events of a lagscope from before the rename */
+  const char *app_state = string_member(o, "app_state");
+  if (app_state == NULL) app_state = string_member(o, "phase");
+  if (app_state != NULL) h->startup = strcmp(app_state, "startup") == 0;
   if (!ended) return 0;
   if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "counted"))) { /* idle: not a hang */
     size_t at = (size_t)(h - v->hangs);

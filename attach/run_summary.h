@@ -23,7 +23,7 @@ typedef struct lagscope__run_hang {
   double duration_ms;
   int ended;          /* 0: the program ended during it; duration_ms runs to the exit */
   int startup;        /* in the program's start-up: before its main thread's first sign of
-                         life (the events' "phase": "startup") */
+                         life (the events' "app_state": "startup") */
   double stopped_ms;  /* not ended: the time it was stopped before the exit, not counted */
   char *cause;        /* "cpu: On the CPU for 703 ms in f", or "" */
   char *own_frames;   /* the heaviest stack's frames of the program's own code, innermost

@@ -133,9 +133,14 @@ typedef struct lagscope_config {
   /* How often the watchdog pings the main thread (post_main mode). Default 50. Range
    * 1..hang_threshold_ms. Smaller finds a hang's start more precisely and costs more posts. */
   uint32_t ping_interval_ms;
-  /* How often CPU, memory, threads and frame metrics are sampled and published. Default 500.
-   * Range 50..60000 ms. */
-  uint32_t sample_interval_ms;
+  /* How often CPU, memory, threads and frame metrics are read and published (a metrics
+   * event). Default 500. Range 50..60000 ms. */
+  union {
+    uint32_t usage_interval_ms;
+    /* Deprecated: usage_interval_ms's old name, kept so that code written before the rename
+     * compiles unchanged (the same storage). A "sample" is a stack's: hang_sample_interval_ms. */
+    uint32_t sample_interval_ms;
+  };
   /* While a hang lasts, the main thread's stack is sampled this often. Default 10. Range
    * 1..1000 ms. */
   uint32_t hang_sample_interval_ms;
@@ -260,8 +265,8 @@ LAGSCOPE_EXTERN void lagscope_idle_end(void);
 /* Every event type, once: XX(NAME, value, "name in JSON"). In order:
  *   HANG_BEGAN      the main thread has not answered for hang_threshold_ms
  *   HANG_ENDED      the main thread answered
- *   METRICS         every sample_interval_ms, and once more at stop (the frames since the
- *                   last sample counted): payload.metrics
+ *   METRICS         every usage_interval_ms, and once more at stop (the frames since the
+ *                   last metrics counted): payload.metrics
  *   ERROR           something failed and was survived: payload.message
  *   HANG_RECOVERED  at start: a hang of an earlier run that never ended (the app was killed
  *                   while hung): payload.report
@@ -414,7 +419,8 @@ typedef struct lagscope_event {
       uint32_t threshold_ms;
       /* 1: the program's start-up: the main thread had shown no sign of life yet in this
        * process (no frame, heartbeat or ping answer), as a toolkit building its first window.
-       * JSON: "phase": "startup" (else "running"). */
+       * JSON: "app_state": "startup" (else "running"); "phase" in versions before the rename,
+       * which lagscope's readers still accept. */
       int startup;
     } hang_began;
     struct {

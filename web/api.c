@@ -57,6 +57,9 @@ static void add_config(cJSON *o, const lagscope__web *web) {
 #undef LAGSCOPE_STATUS_IN_USE_
 #undef LAGSCOPE_STATUS_CONFIG_
 #undef LAGSCOPE_ADD_
+  /* usage_interval_ms under its old name too, for readers written before the rename. */
+  if (cJSON_GetObjectItemCaseSensitive(o, "sample_interval_ms") == NULL)
+    add_u32(o, "sample_interval_ms", c->usage_interval_ms);
   cJSON_AddStringToObject(o, "watchdog", c->post_main != NULL ? "post_main" : "heartbeat");
   cJSON_AddStringToObject(o, "report_dir", web->report_dir);
   cJSON_AddStringToObject(o, "server_bind", web->bind);
@@ -278,7 +281,8 @@ static cJSON *summary_of(const char *dir, const char *id) {
   copy_member(s, "start_wall_ms", member(report, "start"), "wall_ms");
   copy_member(s, "duration_ms", report, "duration_ms");
   copy_member(s, "samples", member(report, "samples"), "count");
-  copy_member(s, "phase", report, "phase"); /* "startup" before the first frame */
+  /* "startup" before the first frame; "phase" in a report written before the rename */
+  copy_member(s, "app_state", report, member(report, "app_state") != NULL ? "app_state" : "phase");
   add_telling_frame(s, text, len);
   copy_member(s, "label", member(report, "cause"), "label"); /* the report's one line */
   copy_member(s, "kind", member(report, "cause"), "kind");

@@ -1,6 +1,6 @@
 /*
  * Detection: what the main thread writes (display frames, heartbeats, ping answers), the
- * watchdog's state machine over it, the frame meter, and the usage sampler's math.
+ * watchdog's state machine over it, the frame meter, and the usage readings' math.
  * Part of the internal contract: include "internal.h", which includes every stage in order.
  */
 #ifndef LAGSCOPE_DETECT_H
@@ -9,8 +9,8 @@
 #include "base/base.h"
 #include "port.h"
 
-/* ---- sampler (core/detect/usage.c): portable math over two process samples ----------------------- */
-/* Fills the CPU, memory, thread and busiest-thread fields of *out from two samples; own
+/* ---- usage readings (core/detect/usage.c): portable math over two of them ------------------ */
+/* Fills the CPU, memory, thread and busiest-thread fields of *out from two readings; own
  * threads (lagscope's) are summed into monitor_cpu_percent. F */
 void lagscope__usage_compute(const lagscope__usage *previous,
                                const lagscope__usage *current,

@@ -1,5 +1,5 @@
-/* The sampler's portable half: /proc text parsers (fed odd input by the tests) and the math
- * that turns two process samples into CPU percentages and the busiest threads. */
+/* The usage reader's portable half: /proc text parsers (fed odd input by the tests) and the
+ * math that turns two usage readings into CPU percentages and the busiest threads. */
 #include "internal.h"
 
 #include <string.h>

@@ -29,7 +29,7 @@
 #define LATE_HANDLER_WAIT_NS (100u * 1000u * 1000u)
 
 /* One request at a time (the monitor's). Its state is one futex word holding the request's
- * generation and phase, so that the handler claims exactly the request its signal was sent
+ * generation and its state, so that the handler claims exactly the request its signal was sent
  * for: a signal that arrives after its request was abandoned finds another generation. */
 enum request_phase { IDLE = 0, REQUESTED, CLAIMED, DONE, ABANDONED };
 #define REQUEST_WORD(generation, phase) (((uint32_t)(generation) << 3) | (uint32_t)(phase))

@@ -364,7 +364,7 @@ uint64_t lagscope__hang_recorder_save(lagscope__hang_recorder *h, uint64_t durat
 char *lagscope__hang_recorder_latest_stack(lagscope__hang_recorder *h, uint32_t *sample_count);
 /* Captures every thread now (lagscope's own excepted) into buffers of its own, an active hang's
  * untouched, and returns them as lagscope__report_threads_json does; before (may be NULL) is
- * the sampler's last sample, for CPU. A */
+ * the usage reader's last reading, for CPU. A */
 int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
                                         const lagscope__usage *before, char **out);
 /* The hang ended at end_ns (the main thread's answer): the final report, stored, without the

@@ -15,7 +15,9 @@
  *                 again and the store writes into its own folder (31, 2)
  *   read-only     8 hangs while the folder takes no write (the store's test hook: EROFS), then
  *                 it does: all 8 reports on disk (42, 8)
- *   read-only-bound  18 hangs: the 16 kept land, the 2 past the bound are said */
+ *   read-only-bound  18 hangs: the 16 kept land, the 2 past the bound are said
+ *   old-format    a stored report of an earlier version ("phase", not "app_state") is listed
+ *                 with its start-up */
 #define _GNU_SOURCE
 
 #include "check.h"
@@ -665,6 +667,40 @@ static int case_closed_fds(void) {
   return 0;
 }
 
+/* ---- old-format: a report written before "phase" became "app_state" ---- */
+
+static void plant_report(const char *id, const char *member) {
+  char name[64], path[512], text[256];
+  snprintf(name, sizeof(name), "%s.json", id);
+  test_path_in(path, sizeof(path), reports, name);
+  snprintf(text, sizeof(text), "{\"schema_version\":1,\"id\":\"%s\",\"state\":\"ended\",%s}", id,
+           member);
+  test_write_text(path, text);
+}
+
+/* The store keeps the reports of earlier versions: the list reads the start-up from either key
+ * and says it under the new one. */
+static int case_old_format(void) {
+  CHECK(mkdir(reports, 0700) == 0);
+  plant_report("old", "\"phase\":\"startup\"");
+  plant_report("new", "\"app_state\":\"startup\"");
+  plant_report("running", "\"phase\":\"running\"");
+  lagscope_config c = lagscope_config_default();
+  start(&c);
+  char body[8192];
+  CHECK_EQ_INT(get("/api/v1/hangs", token, 5000, body, sizeof(body)), 200);
+  int startups = 0;
+  for (const char *at = body; (at = strstr(at, "\"app_state\":\"startup\"")) != NULL; at++)
+    startups++;
+  CHECK_MSG(startups == 2 && strstr(body, "\"app_state\":\"running\"") != NULL &&
+                strstr(body, "\"phase\"") == NULL,
+            "the list: %.600s", body);
+  CHECK_EQ_INT(get("/api/v1/hangs/old", token, 5000, NULL, 0), 200);
+  CHECK_EQ_INT(lagscope_stop(), 0);
+  printf("old format: ok\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   CHECK(argc == 2);
@@ -677,7 +713,8 @@ int main(int argc, char **argv) {
   } cases[] = {{"token-fifo", case_token_fifo}, {"api-special", case_api_special},
                {"stop-bound", case_stop_bound}, {"full-disk", case_full_disk},
                {"deep", case_deep}, {"closed-fds", case_closed_fds},
-               {"read-only", case_read_only}, {"read-only-bound", case_read_only_bound}};
+               {"read-only", case_read_only}, {"read-only-bound", case_read_only_bound},
+               {"old-format", case_old_format}};
   int rc = -1;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
     if (strcmp(argv[1], cases[i].name) == 0) rc = cases[i].run();

@@ -131,16 +131,16 @@ static void test_own_frames_by_code(void) {
   remove_channel();
 }
 
-/* A hang in the start-up (before the program's first sign of life: "phase": "startup") is
+/* A hang in the start-up (before the program's first sign of life: "app_state": "startup") is
  * said so, and judged by the start-up's budget when one is given (issue 32, section 5:
  * mousepad's 292 ms start-up inside g_application_run was a hang like any other). */
 static void test_startup_budget(void) {
   write_channel(
       "{\"type\":\"run_loops\",\"glib\":true}\n"
-      "{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":1000000000,\"phase\":\"startup\"}\n"
-      "{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":900,\"phase\":\"startup\"}\n"
-      "{\"type\":\"hang_began\",\"hang_id\":2,\"start_ns\":5000000000,\"phase\":\"running\"}\n"
-      "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":700,\"phase\":\"running\"}\n");
+      "{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":1000000000,\"app_state\":\"startup\"}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":900,\"app_state\":\"startup\"}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":2,\"start_ns\":5000000000,\"app_state\":\"running\"}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":700,\"app_state\":\"running\"}\n");
   lagscope__run_summary v;
   CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
   CHECK_EQ_INT(v.count, 2);
@@ -161,6 +161,22 @@ static void test_startup_budget(void) {
   CHECK_EQ_INT(lagscope__run_over_budget(&v, 500), 1);
   CHECK_MSG(strstr(summary_of(&v, 500), "; start-up hangs do not count") != NULL, "%s",
             summary_of(&v, 500));
+  lagscope__run_summary_free(&v);
+  remove_channel();
+}
+
+/* The events of a lagscope from before the rename call it "phase": still read. */
+static void test_startup_from_old_events(void) {
+  write_channel(
+      "{\"type\":\"run_loops\",\"glib\":true}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":1,\"start_ns\":1000000000,\"phase\":\"startup\"}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":1,\"duration_ms\":900,\"phase\":\"startup\"}\n"
+      "{\"type\":\"hang_began\",\"hang_id\":2,\"start_ns\":5000000000,\"phase\":\"running\"}\n"
+      "{\"type\":\"hang_ended\",\"hang_id\":2,\"duration_ms\":700,\"phase\":\"running\"}\n");
+  lagscope__run_summary v;
+  CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
+  CHECK_EQ_INT(v.count, 2);
+  CHECK(v.hangs[0].startup && !v.hangs[1].startup);
   lagscope__run_summary_free(&v);
   remove_channel();
 }
@@ -544,6 +560,7 @@ static const test_case cases[] = {
     TEST_CASE(hangs_and_own_frames),
     TEST_CASE(own_frames_by_code),
     TEST_CASE(startup_budget),
+    TEST_CASE(startup_from_old_events),
     TEST_CASE(hang_cut_short_by_exit),
     TEST_CASE(stopped_time_not_counted),
     TEST_CASE(bad_lines_skipped),

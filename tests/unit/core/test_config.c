@@ -50,6 +50,12 @@ int main(void) {
   c = ok, c.ping_interval_ms = 251, refused(c, "ping_interval_ms");
   c = ok, c.sample_interval_ms = 49, refused(c, "sample_interval_ms");
   c = ok, c.sample_interval_ms = 60001, refused(c, "sample_interval_ms");
+  /* The field's name before the rename (a "sample" is a stack's) is the same field. */
+  lagscope_config old = ok;
+  old.sample_interval_ms = 123;
+  CHECK_EQ_INT(old.usage_interval_ms, 123);
+  lagscope_config designated = {.sample_interval_ms = 250};
+  CHECK_EQ_INT(designated.usage_interval_ms, 250);
   c = ok, c.hang_sample_interval_ms = 0, refused(c, "hang_sample_interval_ms");
   c = ok, c.hang_sample_interval_ms = 1001, refused(c, "hang_sample_interval_ms");
   c = ok, c.stack_copy_kib = 15, refused(c, "stack_copy_kib");
