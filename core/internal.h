@@ -44,7 +44,7 @@ int lagscope__autostart_setting(const char *text);
 int lagscope__autostart_wanted(const char *environment, int app_setting, char *why,
                                size_t why_size);
 
-/* ---- the monitor (core/monitor.c): watchdog, frames, sampler, hangs, on a thread of its own --- */
+/* ---- the monitor (core/monitor.c): watchdog, frames, usage, hangs, on a thread of its own ----- */
 typedef struct lagscope__monitor lagscope__monitor;
 /* config and dispatcher outlive the monitor. A */
 int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *dispatcher,

@@ -3,7 +3,7 @@
  *
  * This is the one public header. Everything the app can call is here.
  *
- * Threads. lagscope runs its own threads: a monitor thread (watchdog, frame math, sampler), a
+ * Threads. lagscope runs its own threads: a monitor thread (watchdog, frame math, usage reader), a
  * dispatcher thread (delivers events) and one delivery thread per subscriber. The main thread
  * only ever runs lagscope_frame(), lagscope_heartbeat() and the ping that lagscope posts through
  * the host's post_main hook; each of those is a clock read and a few atomic stores: no lock, no

@@ -1,5 +1,5 @@
 /*
- * The monitor thread: the watchdog, the frame meter, the sampler and the hang recorder, one
+ * The monitor thread: the watchdog, the frame meter, the usage reader and the hang recorder, one
  * step at a time; and the viewer's "capture now" requests, served between two steps.
  *
  * Contents
@@ -33,7 +33,7 @@
  * alone: each wake-up costs CPU (measured 2026-11 on a virtual machine: ~40 us). The cadence
  * stays. At most a quarter of the sample interval early, so that a short interval is not
  * sampled at every wake-up. */
-#define SAMPLE_EARLY_NS (50ull * NS_PER_MS)
+#define USAGE_EARLY_NS (50ull * NS_PER_MS)
 
 /* ---- 1. state ------------------------------------------------------------------------------- */
 
@@ -61,10 +61,10 @@ struct lagscope__monitor {
   uint64_t queued_before_ns; /* the monitor's run-queue wait, read before a sleep (0: unknown) */
   uint64_t queued_read_ns;   /* when it was read */
   lagscope__frame_meter frames;
-  lagscope__usage samples[2];
-  int sample_current;
-  char last_sample_error[256];
-  int last_sample_error_detail; /* found by a read with detail, which a lighter one cannot clear */
+  lagscope__usage readings[2];
+  int usage_current;
+  char last_usage_error[256];
+  int last_usage_error_detail; /* found by a read with detail, which a lighter one cannot clear */
   uint64_t pss_due_ns;           /* the next sample reads PSS from then on */
   uint64_t detail_due_ns;        /* the next sample reads threads' names from then on */
   _Atomic uint64_t hangs;
@@ -138,7 +138,7 @@ static void publish_hang_began(lagscope__monitor *in) {
   lagscope__hang_recorder_begin(in->hang_recorder, e.as.hang_began.hang_id,
                                 e.as.hang_began.start_ns, e.as.hang_began.start_wall_ms,
                                 in->hang_startup, in->have_last_metrics ? &in->last_metrics : NULL,
-                                &in->samples[in->sample_current]);
+                                &in->readings[in->usage_current]);
   lagscope__hang_recorder_slow_begin(in->hang_recorder);
   publish_hang_sample(in, now);
   in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
@@ -198,7 +198,7 @@ static int serve_capture_request(lagscope__monitor *in) {
   char *json = NULL;
   int rc = in->hang_recorder != NULL
                ? lagscope__hang_recorder_capture_now(in->hang_recorder,
-                                                     &in->samples[in->sample_current], &json)
+                                                     &in->readings[in->usage_current], &json)
                : LAGSCOPE_ENOMEM;
   pthread_mutex_lock(&in->capture_lock);
   if (atomic_load(&in->capture_requested) && !in->capture_answered) {
@@ -282,7 +282,7 @@ static void report_hook_problems(lagscope__monitor *in, const lagscope__watchdog
 
 /* Reads the OS's figures; reports a failure once until it changes or goes away. PSS, which
  * costs the most to read, only every PSS_INTERVAL_NS; between, the last one is carried. */
-static int sample_process(lagscope__monitor *in, lagscope__usage *out,
+static int read_usage(lagscope__monitor *in, lagscope__usage *out,
                           const lagscope__usage *previous) {
   char why[256] = "";
   uint64_t now = lagscope__now_ns();
@@ -292,17 +292,17 @@ static int sample_process(lagscope__monitor *in, lagscope__usage *out,
    * DETAIL_INTERVAL_NS. */
   int with_detail = previous == NULL || now >= in->detail_due_ns;
   if (with_detail) in->detail_due_ns = now + DETAIL_INTERVAL_NS;
-  unsigned what = (with_pss ? LAGSCOPE__SAMPLE_PSS : 0u) | (with_detail ? LAGSCOPE__SAMPLE_DETAIL : 0u);
+  unsigned what = (with_pss ? LAGSCOPE__USAGE_PSS : 0u) | (with_detail ? LAGSCOPE__USAGE_DETAIL : 0u);
   int rc = lagscope__usage_read(out, previous, what, why, sizeof(why));
   if (!with_pss) out->pss_bytes = previous->pss_bytes;
-  int detail = (what & LAGSCOPE__SAMPLE_DETAIL) != 0;
+  int detail = (what & LAGSCOPE__USAGE_DETAIL) != 0;
   if (rc == LAGSCOPE_OK) {
     /* A fault only a read with detail sees (a thread's stat) is gone only when one says so:
      * not said again at every such read. */
-    if (detail || !in->last_sample_error_detail) in->last_sample_error[0] = '\0';
-  } else if (strcmp(why, in->last_sample_error) != 0) {
-    snprintf(in->last_sample_error, sizeof(in->last_sample_error), "%s", why);
-    in->last_sample_error_detail = detail;
+    if (detail || !in->last_usage_error_detail) in->last_usage_error[0] = '\0';
+  } else if (strcmp(why, in->last_usage_error) != 0) {
+    snprintf(in->last_usage_error, sizeof(in->last_usage_error), "%s", why);
+    in->last_usage_error_detail = detail;
     lagscope__publish_error(rc, "sampler: %s", why);
   }
   return rc;
@@ -333,13 +333,13 @@ static void publish_metrics(lagscope__monitor *in, uint64_t now) {
   lagscope__frame_meter_drain(&in->frames, lagscope__frame_ring_shared());
   lagscope__frame_meter_report(&in->frames, now, &m->frames);
 
-  lagscope__usage *previous = &in->samples[in->sample_current];
-  lagscope__usage *current = &in->samples[1 - in->sample_current];
-  if (sample_process(in, current, previous) == LAGSCOPE_OK || current->threads_len > 0) {
+  lagscope__usage *previous = &in->readings[in->usage_current];
+  lagscope__usage *current = &in->readings[1 - in->usage_current];
+  if (read_usage(in, current, previous) == LAGSCOPE_OK || current->threads_len > 0) {
     int32_t own[LAGSCOPE__OWN_THREADS_MAX];
     size_t own_len = lagscope__thread_own_ids(own, LAGSCOPE__OWN_THREADS_MAX);
     lagscope__usage_compute(previous, current, own, own_len, m);
-    in->sample_current = 1 - in->sample_current;
+    in->usage_current = 1 - in->usage_current;
   }
   m->hangs = atomic_load_explicit(&in->hangs, memory_order_relaxed);
   m->hang_in_progress = atomic_load_explicit(&in->hang_in_progress, memory_order_relaxed);
@@ -450,11 +450,11 @@ static void note_lateness(lagscope__monitor *in, const lagscope__watchdog_step *
 
 static void monitor_main(void *arg) {
   lagscope__monitor *in = arg;
-  uint64_t sample_interval = (uint64_t)in->config->sample_interval_ms * NS_PER_MS;
-  uint64_t sample_early =
-      sample_interval / 4 < SAMPLE_EARLY_NS ? sample_interval / 4 : SAMPLE_EARLY_NS;
-  uint64_t next_sample = lagscope__now_ns() + sample_interval;
-  sample_process(in, &in->samples[in->sample_current], NULL); /* the baseline for CPU deltas */
+  uint64_t usage_interval = (uint64_t)in->config->usage_interval_ms * NS_PER_MS;
+  uint64_t usage_early =
+      usage_interval / 4 < USAGE_EARLY_NS ? usage_interval / 4 : USAGE_EARLY_NS;
+  uint64_t next_usage = lagscope__now_ns() + usage_interval;
+  read_usage(in, &in->readings[in->usage_current], NULL); /* the baseline for CPU deltas */
   lagscope__loop_wait_reset(); /* the loop may not be the last start's */
   in->hang_recorder = lagscope__hang_recorder_new(in->config);
   if (in->hang_recorder != NULL) lagscope__hang_recorder_recover(in->hang_recorder);
@@ -506,14 +506,14 @@ static void monitor_main(void *arg) {
     report_hook_problems(in, &step);
     learn_loop_wait(in, &step, now);
     if (step.post_ping) post_ping(in, now);
-    if (now + sample_early >= next_sample) {
+    if (now + usage_early >= next_usage) {
       t0 = lagscope__now_ns();
       publish_metrics(in, now); /* with a final report's retry, written with fsync */
       slow_ns += lagscope__now_ns() - t0;
-      next_sample += sample_interval;
-      if (next_sample <= now) next_sample = now + sample_interval; /* after a suspension */
+      next_usage += usage_interval;
+      if (next_usage <= now) next_usage = now + usage_interval; /* after a suspension */
     }
-    uint64_t wake = step.wake_at_ns < next_sample ? step.wake_at_ns : next_sample;
+    uint64_t wake = step.wake_at_ns < next_usage ? step.wake_at_ns : next_usage;
     uint64_t busy_until = now + slow_ns;
     in->watchdog_input.planned_wake_ns = wake;
     in->watchdog_input.busy_until_ns = busy_until;

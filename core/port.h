@@ -79,7 +79,7 @@ uint32_t lagscope__platform_refresh_hz(void);
 int lagscope__folder_each_name(int dir_fd, int (*visit)(const char *name, void *ctx), void *ctx);
 
 /* ---- process sampling (core/linux/process.c) ----------------------------------------- */
-#define LAGSCOPE__MAX_THREADS 1024 /* threads the sampler tracks; more are counted, not ranked */
+#define LAGSCOPE__MAX_THREADS 1024 /* threads the usage reader tracks; more counted, not ranked */
 
 typedef struct lagscope__thread_usage {
   int32_t tid;
@@ -102,10 +102,10 @@ typedef struct lagscope__usage {
 
 /* What lagscope__usage_read reads beyond the process's CPU, RSS and every thread's
  * CPU time. */
-#define LAGSCOPE__SAMPLE_PSS 1u    /* the proportional set size, which costs far more where the
+#define LAGSCOPE__USAGE_PSS 1u     /* the proportional set size, which costs far more where the
                                     * OS walks every mapping for it (Linux: smaps_rollup; measured
                                     * 2026-11: 0.8 ms with 500 mappings); without, pss_bytes is 0 */
-#define LAGSCOPE__SAMPLE_DETAIL 2u /* each thread's name and state read afresh (Linux: two files
+#define LAGSCOPE__USAGE_DETAIL 2u  /* each thread's name and state read afresh (Linux: two files
                                     * a thread); without, a thread's CPU is one system call, its
                                     * name is previous's for the same id (read only for a new
                                     * one) and its state is '\0' */

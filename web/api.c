@@ -201,7 +201,7 @@ int lagscope__web_api_metrics(lagscope__web_request *req) {
   lagscope__web *web = req->web;
   char head[64];
   snprintf(head, sizeof(head), "{\"interval_ms\":%u,\"metrics\":",
-           web->config.sample_interval_ms);
+           web->config.usage_interval_ms);
   char *texts[LAGSCOPE__WEB_METRICS_WINDOW] = {0};
   char *body = NULL;
   int formatted = 1;
@@ -248,13 +248,13 @@ static void add_telling_frame(cJSON *summary, const char *text, size_t len) {
   int empty;
   if (lagscope__json_find_member(text, len, "heaviest_stack", &stack, &close, &empty) == 0 &&
       stack.end > stack.start &&
-      lagscope__report_telling_frame(text + stack.start, stack.end - stack.start, &frame)) {
+      lagscope__report_telling_entry(text + stack.start, stack.end - stack.start, &frame)) {
     frame.start += stack.start;
     frame.end += stack.start;
   }
   char name[512]; /* its function, or "module+0xoffset" in a stripped program */
   if (frame.end > frame.start &&
-      lagscope__report_frame_name(text + frame.start, frame.end - frame.start, name, sizeof(name)))
+      lagscope__report_entry_name(text + frame.start, frame.end - frame.start, name, sizeof(name)))
     cJSON_AddStringToObject(summary, "function", name);
   else
     cJSON_AddNullToObject(summary, "function");

@@ -25,7 +25,7 @@ void lagscope__web_json_add_i64(struct cJSON *object, const char *name, int64_t 
  * recent_frame_ms, frame_histogram and busiest_threads, unformatted (176 bytes, where its text
  * took a block of 768). */
 typedef struct lagscope__web_metrics_tick {
-  uint64_t sequence, time_ns, sampled_ns;
+  uint64_t sequence, time_ns, read_at_ns;
   int64_t wall_ms;
   double refresh_hz, cadence_hz, fps, hitch_ms_per_s, cpu_percent, monitor_cpu_percent;
   uint64_t total_frames, total_dropped, lost_timestamps, rss_bytes, pss_bytes, hangs;

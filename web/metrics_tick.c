@@ -7,7 +7,7 @@ void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_me
   const lagscope_metrics *m = event->payload.metrics;
   const lagscope_frame_metrics *f = &m->frames;
   *out = (lagscope__web_metrics_tick){
-      .sequence = event->sequence, .time_ns = event->time_ns, .sampled_ns = m->time_ns,
+      .sequence = event->sequence, .time_ns = event->time_ns, .read_at_ns = m->time_ns,
       .wall_ms = m->wall_ms, .refresh_hz = f->refresh_hz, .cadence_hz = f->cadence_hz,
       .fps = f->fps,
       .hitch_ms_per_s = f->hitch_ms_per_s, .cpu_percent = m->cpu_percent,
@@ -25,7 +25,7 @@ void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_me
 /* The tick's numbers back in a metrics event, whose text the core writes. A */
 char *lagscope__web_metrics_tick_text(const lagscope__web_metrics_tick *t) {
   lagscope_metrics m = {
-      .time_ns = t->sampled_ns, .wall_ms = t->wall_ms, .cpu_percent = t->cpu_percent,
+      .time_ns = t->read_at_ns, .wall_ms = t->wall_ms, .cpu_percent = t->cpu_percent,
       .monitor_cpu_percent = t->monitor_cpu_percent, .rss_bytes = t->rss_bytes,
       .pss_bytes = t->pss_bytes, .hangs = t->hangs, .events_published = t->events_published,
       .events_dropped = t->events_dropped, .monitor_memory_bytes = t->monitor_memory_bytes,

@@ -111,7 +111,7 @@ int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms);
 #define LAGSCOPE__CONFIG_FIELDS(XX)                                                         \
   XX(hang_threshold_ms, uint32_t, 250, RANGE, 10, 60000, "ms", CONFIG)                      \
   XX(ping_interval_ms, uint32_t, 50, AT_MOST, 1, hang_threshold_ms, "ms", CONFIG)           \
-  XX(sample_interval_ms, uint32_t, 500, RANGE, 50, 60000, "ms", CONFIG)                     \
+  XX(usage_interval_ms, uint32_t, 500, RANGE, 50, 60000, "ms", CONFIG)                      \
   XX(hang_sample_interval_ms, uint32_t, 10, RANGE, 1, 1000, "ms", CONFIG)                   \
   XX(hitch_report_ms, uint32_t, 50, RANGE, 0, 60000, "ms", CONFIG)                          \
   XX(hitch_keep, uint32_t, 32, RANGE, 1, 1024, "", CONFIG)                                  \

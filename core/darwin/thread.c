@@ -1,8 +1,8 @@
 /* The semaphore lagscope's threads sleep on, and the port's part of threads (ids, names).
  *
- * Thread ids. Every id lagscope hands around on Darwin (lagscope__thread_id, the sampler's
+ * Thread ids. Every id lagscope hands around on Darwin (lagscope__thread_id, the usage reader's
  * tids, the capture's target, main_tid in reports) is the thread's Mach port name in this
- * task: what task_threads returns and thread_suspend takes, so the sampler, the capture and
+ * task: what task_threads returns and thread_suspend takes, so the usage reader, the capture and
  * the reports agree without a lookup. pthread_mach_thread_np gives the caller's without adding
  * a port reference (mach_thread_self would, and would need a deallocation each time). A name
  * fits in 32 bits and stays the thread's for its whole life. (pthread_threadid_np's 64-bit id,

@@ -105,7 +105,7 @@ static void body_write(lagscope__json_writer *w, const lagscope_event *e) {
       lagscope__jw_u64(w, "start_ns", e->as.hang_began.start_ns);
       lagscope__jw_i64(w, "start_wall_ms", e->as.hang_began.start_wall_ms);
       lagscope__jw_u64(w, "threshold_ms", e->as.hang_began.threshold_ms);
-      lagscope__jw_string(w, "phase", e->as.hang_began.startup ? "startup" : "running");
+      lagscope__jw_string(w, "app_state", e->as.hang_began.startup ? "startup" : "running");
       break;
     case LAGSCOPE_EVENT_HANG_ENDED:
       lagscope__jw_u64(w, "hang_id", e->as.hang_ended.hang_id);
@@ -113,7 +113,7 @@ static void body_write(lagscope__json_writer *w, const lagscope_event *e) {
       lagscope__jw_u64(w, "duration_ns", e->as.hang_ended.duration_ns);
       lagscope__jw_measure(w, "duration_ms", (double)e->as.hang_ended.duration_ns / 1e6);
       lagscope__jw_bool(w, "counted", e->as.hang_ended.counted != 0);
-      lagscope__jw_string(w, "phase", e->as.hang_ended.startup ? "startup" : "running");
+      lagscope__jw_string(w, "app_state", e->as.hang_ended.startup ? "startup" : "running");
       report_write(w, e->payload.report);
       break;
     case LAGSCOPE_EVENT_HANG_RECOVERED:

@@ -31,8 +31,8 @@
 /* One request at a time (the monitor's). Its state is one futex word holding the request's
  * generation and its state, so that the handler claims exactly the request its signal was sent
  * for: a signal that arrives after its request was abandoned finds another generation. */
-enum request_phase { IDLE = 0, REQUESTED, CLAIMED, DONE, ABANDONED };
-#define REQUEST_WORD(generation, phase) (((uint32_t)(generation) << 3) | (uint32_t)(phase))
+enum request_state { IDLE = 0, REQUESTED, CLAIMED, DONE, ABANDONED };
+#define REQUEST_WORD(generation, state) (((uint32_t)(generation) << 3) | (uint32_t)(state))
 #define GENERATION_MAX (1u << 28)
 
 lagscope__capture_snapshot lagscope__capture_the_snapshot;

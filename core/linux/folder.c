@@ -1,6 +1,6 @@
 /* Folders listed without allocating: getdents64 into a buffer on the stack. opendir's buffer is
  * 32 KiB from malloc, and a thread's first malloc gives it a glibc arena of its own, which
- * stays resident in the app; the sampler lists the threads twice a second, the store its
+ * stays resident in the app; the usage reader lists the threads twice a second, the store its
  * folder at each hang. */
 #define _GNU_SOURCE
 #include "../internal.h"

@@ -62,7 +62,7 @@ static uint64_t ticks_to_ns(uint64_t ticks) {
 }
 
 /* What a failed read of a thread's file means: the thread exited meanwhile (ENOENT), or
- * another failure (EPROC, its errno in *err). errno stops here: the sampler's callers see
+ * another failure (EPROC, its errno in *err). errno stops here: the usage reader's callers see
  * lagscope's codes only. */
 static int thread_read_failed(ssize_t len, int *err) {
   if (len == -ENOENT || len == -ESRCH) return LAGSCOPE_ENOENT;
@@ -152,7 +152,7 @@ static int note_thread(const char *name, int dir_fd, void *ctx) {
   if (out->threads_len >= LAGSCOPE__MAX_THREADS) return 1;
   lagscope__thread_usage *t = &out->threads[out->threads_len];
   int err = 0;
-  int r = l->what & LAGSCOPE__SAMPLE_DETAIL
+  int r = l->what & LAGSCOPE__USAGE_DETAIL
               ? read_thread((int32_t)tid, t, &err)
               : read_thread_light((int32_t)tid, l->previous, &l->hint, t, &err);
   if (r == LAGSCOPE_OK) {
@@ -161,7 +161,7 @@ static int note_thread(const char *name, int dir_fd, void *ctx) {
     out->thread_count--; /* it exited between the listing and the open */
   } else if (l->rc == LAGSCOPE_OK) {
     lagscope__explain(l->why, l->why_size, "cannot read %s/%ld/%s: %s", l->path, tid,
-                      l->what & LAGSCOPE__SAMPLE_DETAIL ? "stat" : "comm",
+                      l->what & LAGSCOPE__USAGE_DETAIL ? "stat" : "comm",
                       r == LAGSCOPE_EPARSE ? "unexpected format" : strerror(err));
     l->rc = r;
   }
@@ -228,7 +228,7 @@ int lagscope__usage_read(lagscope__usage *out,
   out->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
   int rc_threads = read_threads(out, previous, what, why, why_size);
   char why_memory[256] = "";
-  int rc_memory = read_memory(out, (what & LAGSCOPE__SAMPLE_PSS) != 0, why_memory, sizeof(why_memory));
+  int rc_memory = read_memory(out, (what & LAGSCOPE__USAGE_PSS) != 0, why_memory, sizeof(why_memory));
   if (rc_threads != LAGSCOPE_OK) return rc_threads;
   if (rc_memory != LAGSCOPE_OK) lagscope__explain(why, why_size, "%s", why_memory);
   return rc_memory;

@@ -96,12 +96,12 @@ static void *vec_push(lagscope__report_vec *v) {
 
 /* One resolved frame. A return address is looked up at address - 1, so the same address as
  * a PC and as a return address are two entries. */
-typedef struct frame_entry {
+typedef struct cache_entry {
   uintptr_t address;
   int is_return;
   uint32_t ident; /* the identity the call tree merges on */
   lagscope__stack_frame info;
-} frame_entry;
+} cache_entry;
 
 /* What makes two frames the same node under one parent: the module and the function, or the
  * module and the address when the function is unknown; for a caller's frame (a return
@@ -147,19 +147,19 @@ static int ident_of(lagscope__report_ctx *c, const lagscope__stack_frame *info, 
 int lagscope__report_ctx_resolve(lagscope__report_ctx *c, uintptr_t address, int is_return,
                                  uint32_t *out) {
   uint32_t hash = (uint32_t)mix64((uint64_t)address * 2 + (is_return ? 1 : 0));
-  if (table_reserve(&c->frame_index) != 0) return LAGSCOPE_ENOMEM;
-  uint32_t i = hash & c->frame_index.mask;
-  for (;; i = (i + 1) & c->frame_index.mask) {
-    slot *s = &c->frame_index.slots[i];
+  if (table_reserve(&c->entry_index) != 0) return LAGSCOPE_ENOMEM;
+  uint32_t i = hash & c->entry_index.mask;
+  for (;; i = (i + 1) & c->entry_index.mask) {
+    slot *s = &c->entry_index.slots[i];
     if (s->index == 0) break;
     if (s->hash != hash) continue;
-    const frame_entry *e = (const frame_entry *)c->frames.items + (s->index - 1);
+    const cache_entry *e = (const cache_entry *)c->entries.items + (s->index - 1);
     if (e->address == address && e->is_return == is_return) {
       *out = s->index - 1;
       return 0;
     }
   }
-  frame_entry *e = vec_push(&c->frames);
+  cache_entry *e = vec_push(&c->entries);
   if (e == NULL) return LAGSCOPE_ENOMEM;
   memset(e, 0, sizeof(*e));
   e->address = address;
@@ -173,38 +173,38 @@ int lagscope__report_ctx_resolve(lagscope__report_ctx *c, uintptr_t address, int
   if (info.function == NULL) info.function_offset = 0;
   if (info.module == NULL) info.build_id = NULL, info.load_address = 0, info.module_offset = 0;
   e->info = info;
-  uint32_t index = c->frames.len - 1;
-  c->frame_index.slots[i] = (slot){hash, index + 1};
-  c->frame_index.used++;
+  uint32_t index = c->entries.len - 1;
+  c->entry_index.slots[i] = (slot){hash, index + 1};
+  c->entry_index.used++;
   uint32_t ident;
   if (ident_of(c, &info, is_return, &ident) != 0) return LAGSCOPE_ENOMEM;
-  ((frame_entry *)c->frames.items)[index].ident = ident;
+  ((cache_entry *)c->entries.items)[index].ident = ident;
   *out = index;
   return 0;
 }
 
-static const frame_entry *frame_at(const lagscope__report_ctx *c, uint32_t index) {
-  return (const frame_entry *)c->frames.items + index;
+static const cache_entry *entry_at(const lagscope__report_ctx *c, uint32_t index) {
+  return (const cache_entry *)c->entries.items + index;
 }
 
-const lagscope__stack_frame *lagscope__report_ctx_frame(const lagscope__report_ctx *c,
+const lagscope__stack_frame *lagscope__report_ctx_entry(const lagscope__report_ctx *c,
                                                         uint32_t index) {
-  return &frame_at(c, index)->info;
+  return &entry_at(c, index)->info;
 }
 
 int lagscope__report_ctx_init(lagscope__report_ctx *c, lagscope__resolve_fn resolve, void *ctx) {
   *c = (lagscope__report_ctx){.resolve = resolve, .resolve_ctx = ctx};
-  c->frames.item_size = sizeof(frame_entry);
+  c->entries.item_size = sizeof(cache_entry);
   c->idents.item_size = sizeof(ident_entry);
-  int rc = table_init(&c->frame_index, 1024);
+  int rc = table_init(&c->entry_index, 1024);
   if (rc == 0) rc = table_init(&c->ident_index, 1024);
   return rc;
 }
 
 void lagscope__report_ctx_free(lagscope__report_ctx *c) {
-  table_free(&c->frame_index);
+  table_free(&c->entry_index);
   table_free(&c->ident_index);
-  lagscope__dealloc(c->frames.items);
+  lagscope__dealloc(c->entries.items);
   lagscope__dealloc(c->idents.items);
 }
 
@@ -222,8 +222,8 @@ const char *lagscope__report_run_state(lagscope__report_ctx *c, const lagscope__
       }
       uint32_t frame;
       if (stack->depth > 0 && lagscope__report_ctx_resolve(c, stack->frames[0], 0, &frame) == 0 &&
-          frame_at(c, frame)->info.function != NULL) {
-        snprintf(buf, size, "%s", frame_at(c, frame)->info.function);
+          entry_at(c, frame)->info.function != NULL) {
+        snprintf(buf, size, "%s", entry_at(c, frame)->info.function);
         return buf;
       }
       return "syscall";
@@ -302,7 +302,7 @@ int lagscope__call_tree_build(lagscope__call_tree *t, lagscope__report_ctx *c,
       if (lagscope__report_ctx_resolve(c, stack->frames[k], k > 0, &frame) != 0)
         return LAGSCOPE_ENOMEM;
       uint32_t next;
-      child_of(t, at, frame_at(c, frame)->ident, frame, &next);
+      child_of(t, at, entry_at(c, frame)->ident, frame, &next);
       if (next == NONE) {
         t->truncated_samples++;
         break;

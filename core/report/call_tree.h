@@ -31,8 +31,8 @@ typedef struct lagscope__report_vec {
 typedef struct lagscope__report_ctx {
   lagscope__resolve_fn resolve;
   void *resolve_ctx;
-  lagscope__report_vec frames; /* resolved frames */
-  lagscope__report_table frame_index;
+  lagscope__report_vec entries; /* resolved stack frames */
+  lagscope__report_table entry_index;
   lagscope__report_vec idents; /* what the call tree merges frames on */
   lagscope__report_table ident_index;
 } lagscope__report_ctx;
@@ -47,7 +47,7 @@ void lagscope__report_ctx_free(lagscope__report_ctx *c);
 int lagscope__report_ctx_resolve(lagscope__report_ctx *c, uintptr_t address, int is_return,
                                  uint32_t *index);
 /* The frame at a cache index; valid until the next lagscope__report_ctx_resolve. F */
-const lagscope__stack_frame *lagscope__report_ctx_frame(const lagscope__report_ctx *c,
+const lagscope__stack_frame *lagscope__report_ctx_entry(const lagscope__report_ctx *c,
                                                         uint32_t index);
 /* What the thread was doing when the stack was taken: "cpu", the system call it was blocked in
  * ("nanosleep", "futex", ...; on Darwin the trap its innermost frame names), "blocked" (off
@@ -65,7 +65,7 @@ static inline uint32_t lagscope__stack_depth(const lagscope__stack *s) {
 
 typedef struct lagscope__tree_node {
   uint32_t ident;
-  uint32_t frame;  /* the cache index of the first sample's frame that reached this node */
+  uint32_t entry;  /* the cache index of the first sample's entry that reached this node */
   uint32_t parent; /* LAGSCOPE__TREE_NONE for the root */
   uint32_t count;  /* samples passing through */
   uint32_t self;   /* samples ending here */

@@ -61,7 +61,7 @@ struct lagscope__hang_recorder {
   lagscope__stack *threads;
   char *thread_targets;                         /* LAGSCOPE__TARGET_MAX per thread */
   lagscope__usage *thread_info;        /* at the hang's start */
-  lagscope__usage *thread_info_before; /* the sampler's last, before it */
+  lagscope__usage *thread_info_before; /* the usage reader's last, before it */
   char path[512];
 
   /* The final reports of hangs whose end could not be written (a full disk, a read-only
@@ -345,7 +345,7 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__us
                                         int32_t main_tid) {
   char why[256];
   /* the threads, with their states; memory is not wanted */
-  lagscope__usage_read(info, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why));
+  lagscope__usage_read(info, NULL, LAGSCOPE__USAGE_DETAIL, why, sizeof(why));
   lagscope__stack *stacks = lagscope__alloc(sizeof(lagscope__stack) * (info->threads_len + 1));
   if (stacks == NULL) return NULL;
   uint32_t kept = 0;

@@ -117,24 +117,24 @@ int lagscope__report_cause_json(const lagscope__report_data *r, const char *heav
  * named or not), else (a report without "code") the innermost named one in the module of
  * "main", else the innermost named one that is not lagscope's, else the innermost. 1 with its
  * span in *frame; 0 for an empty array. Read in place: no allocation. F */
-int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_span *frame);
+int lagscope__report_telling_entry(const char *stack, size_t n, lagscope__json_span *frame);
 /* A frame (frame[0, n), an object) as a hang names it: its function, else "module+0xoffset"
  * (the module's file name), decoded into out; 0 and "" when it has neither. F */
-int lagscope__report_frame_name(const char *frame, size_t n, char *out, size_t size);
+int lagscope__report_entry_name(const char *frame, size_t n, char *out, size_t size);
 /* The telling frame's name of a NUL-terminated stack (NULL: none); 0 and "" when none. F */
 int lagscope__report_telling_function(const char *stack, char *out, size_t size);
 
 /* A hang's or hitch's signature (signature.c; docs/hang-report.md, "The signature"): a hash
  * of the cause's kind and the names of the app's own frames of the heaviest stack, innermost
- * first, at most LAGSCOPE__SIGNATURE_FRAMES of them, a recursion's repeats counted once. */
-#define LAGSCOPE__SIGNATURE_FRAMES 8          /* deep enough to tell call paths apart */
-#define LAGSCOPE__SIGNATURE_FALLBACK_FRAMES 3 /* named frames when none is the app's */
-#define LAGSCOPE__SIGNATURE_NAME 160          /* a name past it is cut: still the same cut */
+ * first, at most LAGSCOPE__SIGNATURE_ENTRIES of them, a recursion's repeats counted once. */
+#define LAGSCOPE__SIGNATURE_ENTRIES 8          /* deep enough to tell call paths apart */
+#define LAGSCOPE__SIGNATURE_FALLBACK_ENTRIES 3 /* named entries when none is the app's */
+#define LAGSCOPE__SIGNATURE_NAME 160           /* a name past it is cut: still the same cut */
 typedef struct lagscope__signature {
   char id[17];  /* 16 lowercase hex digits */
   char kind[16];
-  uint32_t frame_count;
-  char frames[LAGSCOPE__SIGNATURE_FRAMES][LAGSCOPE__SIGNATURE_NAME];
+  uint32_t entry_count;
+  char entries[LAGSCOPE__SIGNATURE_ENTRIES][LAGSCOPE__SIGNATURE_NAME];
 } lagscope__signature;
 /* The signature of a stall of the cause kind (NULL or "": "unknown") whose heaviest stack is
  * stack (a JSON array of frames as lagscope writes them; NULL: none). F */
@@ -296,13 +296,13 @@ void lagscope__standin_start(lagscope__standin *s);
 uint32_t lagscope__standin_stop(lagscope__standin *s, const lagscope__stack **samples,
                                 const int **results, uint32_t *dropped);
 /* The stand-in as the hang recorder throws it (zeroed at first): on for the monitor's slow
- * work during a hang (the sampler made at the first), off at its end, let go when unused. */
+ * work during a hang (the usage reader made at the first), off at its end, let go when unused. */
 typedef struct lagscope__standin_switch {
   lagscope__standin *standin;
   int on;
   uint64_t used_ns; /* when it was last switched off */
 } lagscope__standin_switch;
-/* On, unless it is: samples every interval_ns from here; stays off when the sampler cannot be
+/* On, unless it is: samples every interval_ns from here; stays off when the usage reader cannot be
  * had (the hang's samples pause meanwhile). A, L */
 void lagscope__standin_switch_on(lagscope__standin_switch *w, uint64_t interval_ns,
                                  uint64_t timeout_ns);
@@ -310,7 +310,7 @@ void lagscope__standin_switch_on(lagscope__standin_switch *w, uint64_t interval_
  * was not on. L */
 uint32_t lagscope__standin_switch_off(lagscope__standin_switch *w, const lagscope__stack **samples,
                                       const int **results, uint32_t *dropped);
-/* The sampler let go when it has not been on for keep_ns since now_ns. A */
+/* The usage reader let go when it has not been on for keep_ns since now_ns. A */
 void lagscope__standin_switch_tidy(lagscope__standin_switch *w, uint64_t now_ns, uint64_t keep_ns);
 void lagscope__standin_switch_free(lagscope__standin_switch *w); /* A */
 

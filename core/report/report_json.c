@@ -25,7 +25,7 @@
 
 /* ---- 1. frames, the call tree, threads -------------------------------------------------- */
 
-static void frame_fields(lagscope__json_writer *w, const lagscope__stack_frame *f) {
+static void entry_fields(lagscope__json_writer *w, const lagscope__stack_frame *f) {
   lagscope__jw_hex(w, "address", f->address);
   lagscope__jw_string(w, "function", f->function);
   if (f->function != NULL) lagscope__jw_u64(w, "offset", f->function_offset);
@@ -41,9 +41,9 @@ static void frame_fields(lagscope__json_writer *w, const lagscope__stack_frame *
   lagscope__jw_string(w, "code", codes[f->code <= LAGSCOPE__CODE_LAGSCOPE ? f->code : 0]);
 }
 
-static void frame_write(lagscope__json_writer *w, const lagscope__report_ctx *c, uint32_t frame) {
+static void entry_write(lagscope__json_writer *w, const lagscope__report_ctx *c, uint32_t frame) {
   lagscope__jw_begin_object(w, NULL);
-  frame_fields(w, lagscope__report_ctx_frame(c, frame));
+  entry_fields(w, lagscope__report_ctx_entry(c, frame));
   lagscope__jw_end_object(w);
 }
 
@@ -54,7 +54,7 @@ static void children_write(lagscope__json_writer *w, const lagscope__call_tree *
        ch = t->nodes[ch].next_sibling) {
     const lagscope__tree_node *child = &t->nodes[ch];
     lagscope__jw_begin_object(w, NULL);
-    frame_fields(w, lagscope__report_ctx_frame(c, child->frame));
+    entry_fields(w, lagscope__report_ctx_entry(c, child->entry));
     lagscope__jw_u64(w, "id", t->written_id[ch]);
     lagscope__jw_u64(w, "count", child->count);
     lagscope__jw_u64(w, "self", child->self);
@@ -86,7 +86,7 @@ static void heaviest_frames(lagscope__json_writer *w, const lagscope__call_tree 
   uint32_t best = lagscope__call_tree_heaviest_child(t, at);
   if (best == LAGSCOPE__TREE_NONE) return;
   heaviest_frames(w, t, c, best);
-  frame_write(w, c, t->nodes[best].frame);
+  entry_write(w, c, t->nodes[best].entry);
 }
 
 /* From the root, the heaviest child at each level: the heaviest stack, as a text of its own
@@ -124,7 +124,7 @@ int lagscope__report_stack_write(lagscope__json_writer *w, const char *key,
     uint32_t frame;
     if (lagscope__report_ctx_resolve(c, stack->frames[k], k > 0, &frame) != 0)
       return LAGSCOPE_ENOMEM;
-    frame_write(w, c, frame);
+    entry_write(w, c, frame);
   }
   lagscope__jw_end_array(w);
   return 0;
@@ -142,7 +142,7 @@ static int async_stack_write(lagscope__json_writer *w, lagscope__report_ctx *c,
     uint32_t frame;
     if (lagscope__report_ctx_resolve(c, stack->async_frames[k], 0, &frame) != 0)
       return LAGSCOPE_ENOMEM;
-    frame_write(w, c, frame);
+    entry_write(w, c, frame);
   }
   lagscope__jw_end_array(w);
   return 0;
@@ -341,7 +341,7 @@ static void report_write(lagscope__json_writer *w, lagscope__report_ctx *c,
   lagscope__jw_bool(w, "counted", !idle || r->count_idle);
   lagscope__jw_u64(w, "hang_id", r->hang_id);
   lagscope__jw_string(w, "state", lagscope__report_state_name((int)r->state));
-  lagscope__jw_string(w, "phase", r->startup ? "startup" : "running");
+  lagscope__jw_string(w, "app_state", r->startup ? "startup" : "running");
   lagscope__jw_string(w, "lagscope_version", LAGSCOPE_VERSION_STRING);
   lagscope__jw_begin_object(w, "app");
   lagscope__jw_string(w, "name", r->app_name);
@@ -496,7 +496,7 @@ static int has_text(const char *s, lagscope__json_span v, const char *text) {
  * the outermost main. Else the innermost named frame that is not lagscope's; else the first.
  * Names are compared as they were written: lagscope's writer puts the same name in the same
  * bytes. */
-int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_span *frame) {
+int lagscope__report_telling_entry(const char *stack, size_t n, lagscope__json_span *frame) {
   lagscope__json_span element, first = {0, 0}, named = {0, 0}, app = {0, 0};
   size_t at = 0;
   while (lagscope__json_next_element(stack, n, &at, &element)) {
@@ -525,7 +525,7 @@ int lagscope__report_telling_frame(const char *stack, size_t n, lagscope__json_s
   return frame->end != 0;
 }
 
-int lagscope__report_frame_name(const char *frame, size_t n, char *out, size_t size) {
+int lagscope__report_entry_name(const char *frame, size_t n, char *out, size_t size) {
   out[0] = '\0';
   if (lagscope__json_member_text(frame, n, "function", out, size)) return 1;
   char module[512], offset[32];
@@ -542,6 +542,6 @@ int lagscope__report_frame_name(const char *frame, size_t n, char *out, size_t s
 int lagscope__report_telling_function(const char *stack, char *out, size_t size) {
   out[0] = '\0';
   lagscope__json_span frame;
-  if (stack == NULL || !lagscope__report_telling_frame(stack, strlen(stack), &frame)) return 0;
-  return lagscope__report_frame_name(stack + frame.start, frame.end - frame.start, out, size);
+  if (stack == NULL || !lagscope__report_telling_entry(stack, strlen(stack), &frame)) return 0;
+  return lagscope__report_entry_name(stack + frame.start, frame.end - frame.start, out, size);
 }

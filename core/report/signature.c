@@ -28,9 +28,9 @@ static int has_code(const char *stack, lagscope__json_span frame, const char *co
 
 /* Adds a frame's name unless it repeats the last one (a recursion's depth varies by input). */
 static void add_name(lagscope__signature *s, const char *name) {
-  if (name[0] == '\0' || s->frame_count >= LAGSCOPE__SIGNATURE_FRAMES) return;
-  if (s->frame_count > 0 && strcmp(s->frames[s->frame_count - 1], name) == 0) return;
-  snprintf(s->frames[s->frame_count++], LAGSCOPE__SIGNATURE_NAME, "%s", name);
+  if (name[0] == '\0' || s->entry_count >= LAGSCOPE__SIGNATURE_ENTRIES) return;
+  if (s->entry_count > 0 && strcmp(s->entries[s->entry_count - 1], name) == 0) return;
+  snprintf(s->entries[s->entry_count++], LAGSCOPE__SIGNATURE_NAME, "%s", name);
 }
 
 /* The frames whose code is `code` (NULL: any but lagscope's that has a function name),
@@ -39,12 +39,12 @@ static void collect(lagscope__signature *s, const char *stack, size_t n, const c
                     uint32_t max) {
   lagscope__json_span element;
   size_t at = 0;
-  while (s->frame_count < max && lagscope__json_next_element(stack, n, &at, &element)) {
+  while (s->entry_count < max && lagscope__json_next_element(stack, n, &at, &element)) {
     const char *frame = stack + element.start;
     size_t len = element.end - element.start;
     char name[LAGSCOPE__SIGNATURE_NAME];
     if (code != NULL) {
-      if (!has_code(stack, element, code) || !lagscope__report_frame_name(frame, len, name, sizeof(name)))
+      if (!has_code(stack, element, code) || !lagscope__report_entry_name(frame, len, name, sizeof(name)))
         continue;
     } else if (has_code(stack, element, "lagscope") ||
                !lagscope__json_member_text(frame, len, "function", name, sizeof(name))) {
@@ -68,19 +68,19 @@ void lagscope__signature_of(const char *kind, const char *stack, lagscope__signa
   memset(out, 0, sizeof(*out));
   snprintf(out->kind, sizeof(out->kind), "%s", kind != NULL && kind[0] != '\0' ? kind : "unknown");
   size_t n = stack != NULL ? strlen(stack) : 0;
-  collect(out, stack, n, "app", LAGSCOPE__SIGNATURE_FRAMES);
+  collect(out, stack, n, "app", LAGSCOPE__SIGNATURE_ENTRIES);
   /* None of the app's frames (a stall wholly in the system's code, a report from before
    * "code"): the innermost named frames tell it apart from other stalls of its kind. */
-  if (out->frame_count == 0) collect(out, stack, n, NULL, LAGSCOPE__SIGNATURE_FALLBACK_FRAMES);
+  if (out->entry_count == 0) collect(out, stack, n, NULL, LAGSCOPE__SIGNATURE_FALLBACK_ENTRIES);
   uint64_t h = fnv1a(0xcbf29ce484222325ull, out->kind, strlen(out->kind) + 1);
-  for (uint32_t i = 0; i < out->frame_count; i++)
-    h = fnv1a(h, out->frames[i], strlen(out->frames[i]) + 1); /* the NUL separates names */
+  for (uint32_t i = 0; i < out->entry_count; i++)
+    h = fnv1a(h, out->entries[i], strlen(out->entries[i]) + 1); /* the NUL separates names */
   snprintf(out->id, sizeof(out->id), "%016llx", (unsigned long long)h);
 }
 
 void lagscope__signature_write(lagscope__json_writer *w, const lagscope__signature *s) {
   lagscope__jw_string(w, "signature", s->id);
   lagscope__jw_begin_array(w, "signature_frames");
-  for (uint32_t i = 0; i < s->frame_count; i++) lagscope__jw_string(w, NULL, s->frames[i]);
+  for (uint32_t i = 0; i < s->entry_count; i++) lagscope__jw_string(w, NULL, s->entries[i]);
   lagscope__jw_end_array(w);
 }

@@ -46,7 +46,7 @@ static size_t innermost_frames(lagscope__report_ctx *c, const lagscope__stack *s
   for (uint32_t k = 0; k < n; k++) {
     uint32_t frame;
     const lagscope__stack_frame *f = lagscope__report_ctx_resolve(c, s->frames[k], k > 0, &frame) == 0
-                                         ? lagscope__report_ctx_frame(c, frame)
+                                         ? lagscope__report_ctx_entry(c, frame)
                                          : NULL;
     names[k] = f != NULL ? f->function : NULL;
     if (modules != NULL) modules[k] = f != NULL ? f->module : NULL;
@@ -82,7 +82,7 @@ const char *lagscope__verdict_app_function(lagscope__report_ctx *c, const lagsco
   for (uint32_t k = 0; k < lagscope__stack_depth(s); k++) {
     uint32_t frame;
     if (lagscope__report_ctx_resolve(c, s->frames[k], k > 0, &frame) != 0) break;
-    const lagscope__stack_frame *f = lagscope__report_ctx_frame(c, frame);
+    const lagscope__stack_frame *f = lagscope__report_ctx_entry(c, frame);
     if (f->code == LAGSCOPE__CODE_APP && f->function != NULL) return f->function;
     if (f->code == LAGSCOPE__CODE_APP && f->module != NULL) {
       const char *slash = strrchr(f->module, '/');

@@ -125,7 +125,7 @@ typedef struct fixture {
  * describe_targets in hang_recorder.c). */
 static void capture_threads(fixture *f) {
   char why[256];
-  lagscope__usage_read(&f->info, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof why);
+  lagscope__usage_read(&f->info, NULL, LAGSCOPE__USAGE_DETAIL, why, sizeof why);
   uint32_t kept = 0;
   for (uint32_t i = 0; i < f->info.threads_len; i++) {
     lagscope__stack *s = &f->threads[kept];

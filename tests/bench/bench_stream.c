@@ -59,7 +59,7 @@
 
 #define FRAME_NS (1000000000u / 60u)
 #define NS_PER_MS 1000000u
-#define SAMPLE_INTERVAL_MS 50u   /* metrics: 20 events a second */
+#define USAGE_INTERVAL_MS 50u   /* metrics: 20 events a second */
 #define HANG_THRESHOLD_MS 100u   /* a 300 ms stall is a ~200 ms hang, with samples */
 #define STALL_MS 300u
 #define STALL_EVERY_NS (2000u * NS_PER_MS)
@@ -579,7 +579,7 @@ static void print_table(const run *r, uint64_t stalls, const lagscope_metrics *m
 
   snprintf(title, sizeof title,
            "GET /api/v1/stream, %u clients for %u s, metrics every %u ms, a %u ms stall every 2 s",
-           r->nclients, r->seconds, SAMPLE_INTERVAL_MS, STALL_MS);
+           r->nclients, r->seconds, USAGE_INTERVAL_MS, STALL_MS);
   bench_table_begin(title);
   snprintf(v, sizeof v, "%llu/%.0f/%llu", (unsigned long long)dmin,
            (double)dsum / r->nclients, (unsigned long long)dmax);
@@ -750,7 +750,7 @@ int main(int argc, char **argv) {
   lagscope_config config = lagscope_config_default();
   config.post_main = bench_post_main;
   config.on_event = on_event;
-  config.sample_interval_ms = SAMPLE_INTERVAL_MS;
+  config.usage_interval_ms = USAGE_INTERVAL_MS;
   config.hang_threshold_ms = HANG_THRESHOLD_MS;
   config.report_dir = report_dir;
   config.server = 1;

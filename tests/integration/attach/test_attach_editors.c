@@ -223,7 +223,7 @@ static void check_l3afpad_hang(const cJSON *all, int n, const expected_phase *wa
    * calls (reading what was written, closing the file, its title). */
   printf("hang %d: %.0f ms; the test saw it blocked %.0f ms\n", n, ms, seen);
   CHECK_MSG(ms >= seen - 150 && ms <= seen + 500, "hang %d of %.0f ms, blocked %.0f ms", n, ms, seen);
-  CHECK_EQ_INT(strcmp(string_of(ended, "phase"), "running"), 0);
+  CHECK_EQ_INT(strcmp(string_of(ended, "app_state"), "running"), 0);
   const cJSON *cause = cJSON_GetObjectItemCaseSensitive(ended, "cause");
   const char *summary = string_of(cause, "summary");
   const char *label = string_of(cause, "label");

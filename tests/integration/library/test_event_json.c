@@ -69,7 +69,7 @@ int main(void) {
   static lagscope_metrics m;
   lagscope_config c = lagscope_config_default();
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
-  c.sample_interval_ms = 50;
+  c.usage_interval_ms = 50;
   CHECK_EQ_INT(lagscope_start(&c), 0);
   uint64_t deadline = test_now_ns() + 5000000000u;
   while (lagscope_metrics_latest(&m) != 0 && test_now_ns() < deadline) {

@@ -86,7 +86,7 @@ static void run(scenario *s, double max_seconds, host_done_fn done) {
   if (s->report_dir) c.report_dir = s->report_dir;
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
   lagscope_subscription also = 0; /* the other subscriber: it ends with lagscope_stop */
-  c.sample_interval_ms = 100; /* more metrics events: proof the monitor kept running */
+  c.usage_interval_ms = 100; /* more metrics events: proof the monitor kept running */
   CHECK_EQ_INT(lagscope_start(&c), 0);
   if (s->also != NULL) CHECK_EQ_INT(lagscope_subscribe(s->also, s, &also), 0);
   if (s->stall_before_loop_ms) test_stall_busy(s->stall_before_loop_ms);

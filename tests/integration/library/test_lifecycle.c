@@ -55,7 +55,7 @@ static void test_hundred_cycles(void) {
     recorder_init(&rec);
     lagscope_config c = lagscope_config_default();
     c.post_main = host_loop_post, c.post_main_user = loop;
-    c.sample_interval_ms = 50;
+    c.usage_interval_ms = 50;
     c.on_event = recorder_on_event, c.on_event_user = &rec;
     c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer starts and stops each time */
     CHECK_EQ_INT(lagscope_start(&c), 0);
@@ -125,7 +125,7 @@ static int callback_done(void *user) {
 static void test_calls_from_callbacks(void) {
   lagscope_config c = lagscope_config_default();
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
-  c.sample_interval_ms = 50;
+  c.usage_interval_ms = 50;
   CHECK_EQ_INT(lagscope_start(&c), 0);
   CHECK_EQ_INT(lagscope_subscribe(misbehaving_callback, NULL, &self_id), 0);
   host_loop *loop = host_loop_new(100);
@@ -167,7 +167,7 @@ static void test_metrics_cadence(void) {
   host_loop *loop = host_loop_new(60);
   lagscope_config c = lagscope_config_default();
   c.server = 0;
-  c.sample_interval_ms = 50;
+  c.usage_interval_ms = 50;
   c.on_event = recorder_on_event, c.on_event_user = &rec;
   CHECK_EQ_INT(lagscope_start(&c), 0);
   uint64_t until = test_now_ns() + 1500000000ull;
@@ -190,7 +190,7 @@ static void test_last_metrics_at_stop(void) {
   lagscope_config c = lagscope_config_default();
   c.server = 0;
   c.hud = 0;
-  c.sample_interval_ms = 60000;
+  c.usage_interval_ms = 60000;
   c.on_event = recorder_on_event, c.on_event_user = &rec;
   CHECK_EQ_INT(lagscope_start(&c), 0);
   for (int i = 0; i < FRAMES; i++) {

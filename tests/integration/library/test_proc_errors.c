@@ -61,7 +61,7 @@ static void expect_error(const char *root, int code, const char *mentions) {
   lagscope_config c = lagscope_config_default();
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
   c.post_main = host_loop_post, c.post_main_user = loop;
-  c.sample_interval_ms = 50;
+  c.usage_interval_ms = 50;
   c.on_event = on_event, c.on_event_user = &x;
   c.log = NULL;
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* never a fixed port: 8080 may be taken */

@@ -324,7 +324,7 @@ static void full_disk_child(int exit_at_once) {
   lagscope_config c = lagscope_config_default();
   c.post_main = host_loop_post, c.post_main_user = loop;
   c.on_event = recorder_on_event, c.on_event_user = &f.rec;
-  c.sample_interval_ms = 100;
+  c.usage_interval_ms = 100;
   start(&c);
   CHECK(host_loop_run(loop, stall_once, hang_ended, &f, 20) == 1);
   char *text = report_text();
@@ -452,7 +452,7 @@ static void read_only_spell(int hangs, int expect_kept) {
   lagscope_config c = lagscope_config_default();
   c.on_event = count_read_only;
   c.hang_threshold_ms = 100;
-  c.sample_interval_ms = 100;
+  c.usage_interval_ms = 100;
   start(&c);
   beat_for(300);
   for (int i = 0; i < hangs; i++) {

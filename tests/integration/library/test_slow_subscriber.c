@@ -33,7 +33,7 @@ int main(void) {
   recorder_init(&fast);
   lagscope_config c = lagscope_config_default();
   c.server_port = 0, c.server_bind = "127.0.0.1"; /* the viewer: loopback, any free port */
-  c.sample_interval_ms = 50;
+  c.usage_interval_ms = 50;
   c.subscriber_capacity = 16;
   pthread_mutex_lock(&gate);
   CHECK_EQ_INT(lagscope_start(&c), 0);

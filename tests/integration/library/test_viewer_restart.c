@@ -17,7 +17,7 @@
 int main(void) {
   lagscope_config c = lagscope_config_default();
   c.server_port = 0, c.server_bind = "127.0.0.1";
-  c.sample_interval_ms = 100; /* the dispatcher wakes with each tick */
+  c.usage_interval_ms = 100; /* the dispatcher wakes with each tick */
   CHECK_EQ_INT(lagscope_start(&c), 0);
   char url[256], path[200];
   CHECK_EQ_INT(lagscope_viewer_url(url, sizeof(url)), 0);

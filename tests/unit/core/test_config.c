@@ -39,7 +39,7 @@ int main(void) {
   char why[256];
   CHECK_EQ_INT(lagscope_config_validate(&ok, why, sizeof(why)), LAGSCOPE_OK);
   CHECK_EQ_INT(ok.hang_threshold_ms, 250);
-  CHECK_EQ_INT(ok.sample_interval_ms, 500);
+  CHECK_EQ_INT(ok.usage_interval_ms, 500);
   CHECK_EQ_INT(ok.refresh_hz, 60);
   CHECK_EQ_INT(lagscope_config_validate(NULL, why, sizeof(why)), LAGSCOPE_EINVAL);
 
@@ -48,8 +48,8 @@ int main(void) {
   c = ok, c.hang_threshold_ms = 60001, refused(c, "hang_threshold_ms");
   c = ok, c.ping_interval_ms = 0, refused(c, "ping_interval_ms");
   c = ok, c.ping_interval_ms = 251, refused(c, "ping_interval_ms");
-  c = ok, c.sample_interval_ms = 49, refused(c, "sample_interval_ms");
-  c = ok, c.sample_interval_ms = 60001, refused(c, "sample_interval_ms");
+  c = ok, c.usage_interval_ms = 49, refused(c, "usage_interval_ms");
+  c = ok, c.usage_interval_ms = 60001, refused(c, "usage_interval_ms");
   /* The field's name before the rename (a "sample" is a stack's) is the same field. */
   lagscope_config old = ok;
   old.sample_interval_ms = 123;

@@ -342,7 +342,7 @@ static void telling_frame_as_cjson_picks(void) {
     cJSON *doc = cJSON_Parse(text);
     const cJSON *want = telling_by_cjson(doc);
     lagscope__json_span frame;
-    int found = lagscope__report_telling_frame(text, strlen(text), &frame);
+    int found = lagscope__report_telling_entry(text, strlen(text), &frame);
     CHECK_MSG(found == (want != NULL), "%s", text);
     if (found) {
       cJSON *got = cJSON_ParseWithLength(text + frame.start, frame.end - frame.start);

@@ -72,7 +72,7 @@ static void test_kb_fields(void) {
 static void test_this_process(void) {
   static lagscope__usage a, b;
   char why[256] = "";
-  CHECK_EQ_INT(lagscope__usage_read(&a, NULL, LAGSCOPE__SAMPLE_PSS | LAGSCOPE__SAMPLE_DETAIL,
+  CHECK_EQ_INT(lagscope__usage_read(&a, NULL, LAGSCOPE__USAGE_PSS | LAGSCOPE__USAGE_DETAIL,
                                              why, sizeof(why)), 0);
   CHECK(a.rss_bytes > 0 && a.pss_bytes > 0);
   volatile double x = 0;
@@ -131,7 +131,7 @@ static void test_light_reads(void) {
   const lagscope__thread_usage *tb = NULL;
   for (int i = 0; i < 5000 && (tb == NULL || tb->cpu_ns <= ta->cpu_ns); i++) {
     usleep(1000);
-    CHECK_EQ_INT(lagscope__usage_read(&b, NULL, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
+    CHECK_EQ_INT(lagscope__usage_read(&b, NULL, LAGSCOPE__USAGE_DETAIL, why, sizeof(why)), 0);
     tb = find_thread(&b, "spinner-one");
     CHECK(tb != NULL && tb->tid == ta->tid && tb->state == 'R');
   }
@@ -147,7 +147,7 @@ static void test_light_reads(void) {
   }
   CHECK_MSG(tc->cpu_ns > tb->cpu_ns, "schedstat %llu ns, then clock %llu ns",
             (unsigned long long)tb->cpu_ns, (unsigned long long)tc->cpu_ns);
-  CHECK_EQ_INT(lagscope__usage_read(&d, &c, LAGSCOPE__SAMPLE_DETAIL, why, sizeof(why)), 0);
+  CHECK_EQ_INT(lagscope__usage_read(&d, &c, LAGSCOPE__USAGE_DETAIL, why, sizeof(why)), 0);
   CHECK_MSG(find_thread(&d, "renamed") != NULL, "DETAIL reads the name afresh");
   atomic_store(&spinner_stop, 1);
   CHECK(pthread_join(t, NULL) == 0);

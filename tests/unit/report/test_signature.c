@@ -31,8 +31,8 @@ static void test_same_names_same_id(void) {
   /* another build: every address and offset moved, another libc frame, a line added */
   sig("sleep", "[" SYS("clock_nanosleep") "," APP("stall", "0x2230", "20") "," APP("main", "0x2300", "44") "]", &b);
   CHECK_MSG(strcmp(a.id, b.id) == 0, "%s vs %s", a.id, b.id);
-  CHECK_EQ_INT((int)a.frame_count, 2);
-  CHECK(strcmp(a.frames[0], "stall") == 0 && strcmp(a.frames[1], "main") == 0);
+  CHECK_EQ_INT((int)a.entry_count, 2);
+  CHECK(strcmp(a.entries[0], "stall") == 0 && strcmp(a.entries[1], "main") == 0);
   CHECK(strcmp(a.kind, "sleep") == 0);
 }
 
@@ -57,7 +57,7 @@ static void test_lagscope_and_suffixes_left_out(void) {
   sig("cpu", "[" APP("spin.constprop.0", "0x1", "1") "," OWN("lagscope__hook") "," APP("main", "0x2", "2") "]", &a);
   sig("cpu", "[" APP("spin.isra.1", "0x3", "1") "," APP("main", "0x4", "2") "]", &b);
   CHECK_MSG(strcmp(a.id, b.id) == 0, "%s vs %s", a.id, b.id);
-  CHECK(strcmp(a.frames[0], "spin") == 0);
+  CHECK(strcmp(a.entries[0], "spin") == 0);
 }
 
 static void test_recursion_counted_once(void) {
@@ -73,14 +73,14 @@ static void test_unnamed_app_frames_by_module_offset(void) {
       "\"build_id\":\"ab\",\"load_address\":\"0x55550000\",\"module_offset\":\"0x1a2b\",\"code\":\"app\"}]";
   lagscope__signature a;
   sig("io", stack, &a);
-  CHECK_EQ_INT((int)a.frame_count, 1);
-  CHECK_MSG(strcmp(a.frames[0], "mousepad+0x1a2b") == 0, "%s", a.frames[0]);
+  CHECK_EQ_INT((int)a.entry_count, 1);
+  CHECK_MSG(strcmp(a.entries[0], "mousepad+0x1a2b") == 0, "%s", a.entries[0]);
 }
 
 static void test_no_app_frame_falls_back_to_named(void) {
   lagscope__signature a, b;
   sig("io", "[" SYS("read") "," SYS("g_io_channel_read") "," OWN("lagscope_x") "]", &a);
-  CHECK_EQ_INT((int)a.frame_count, 2);
+  CHECK_EQ_INT((int)a.entry_count, 2);
   sig("io", "[" SYS("write") "]", &b);
   CHECK(strcmp(a.id, b.id) != 0);
 }
@@ -96,8 +96,8 @@ static void test_at_most_eight_frames(void) {
   strcat(stack, "]");
   lagscope__signature a;
   sig("cpu", stack, &a);
-  CHECK_EQ_INT((int)a.frame_count, LAGSCOPE__SIGNATURE_FRAMES);
-  CHECK(strcmp(a.frames[0], "f0") == 0);
+  CHECK_EQ_INT((int)a.entry_count, LAGSCOPE__SIGNATURE_ENTRIES);
+  CHECK(strcmp(a.entries[0], "f0") == 0);
 }
 
 static void test_hostile_stacks(void) {
@@ -106,7 +106,7 @@ static void test_hostile_stacks(void) {
                        "[{\"function\":\"x\\u0000y\",\"code\":\"app\"}]"};
   lagscope__signature none, s;
   sig(NULL, NULL, &none);
-  CHECK(strcmp(none.kind, "unknown") == 0 && none.frame_count == 0);
+  CHECK(strcmp(none.kind, "unknown") == 0 && none.entry_count == 0);
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) sig("", bad[i], &s);
   char long_name[1200];
   memset(long_name, 'n', sizeof(long_name) - 1);
