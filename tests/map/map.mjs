@@ -5,6 +5,7 @@
 //   map_readme_length  README.md is at most 200 lines and opens with the demo and the test command
 //   map_glossary       every code name the glossary cites in backticks (a file, an identifier, a
 //                      thread's name) is in the tree
+//   map_file_length    no .c file of core/ hud/ web/ attach/ is over 700 lines (a file has one job)
 // Each prints what is missing and exits 1; 0 when the map holds.
 // Usage: node tests/map/map.mjs CHECK SOURCE_DIR
 import { execFileSync } from 'node:child_process';
@@ -295,10 +296,28 @@ function checkGlossary() {
   if (problems.length === 0) console.log(`${check}: ok: the glossary's ${checked} code names are all in the tree`);
 }
 
+// ---- map_file_length -------------------------------------------------------------------------
+
+const FILE_MAX_LINES = 700;
+const FILE_FOLDERS = ['core/', 'hud/', 'web/', 'attach/'];
+
+function checkFileLength() {
+  let longest = { rel: '', lines: 0 };
+  for (const rel of repoFiles().filter((f) => FILE_FOLDERS.some((d) => f.startsWith(d)) && f.endsWith('.c'))) {
+    const text = read(rel);
+    const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    if (lines > longest.lines) longest = { rel, lines };
+    if (lines > FILE_MAX_LINES)
+      fail(`${rel} has ${lines} lines, more than ${FILE_MAX_LINES}: cut it by job (hacking.md, "Layout")`);
+  }
+  if (problems.length === 0)
+    console.log(`${check}: ok: the longest is ${longest.rel}, ${longest.lines} lines (at most ${FILE_MAX_LINES})`);
+}
+
 // ----------------------------------------------------------------------------------------------
 
 const CHECKS = { map_layout: checkLayout, map_threads: checkThreads, map_readme_length: checkReadme,
-  map_glossary: checkGlossary };
+  map_glossary: checkGlossary, map_file_length: checkFileLength };
 if (!CHECKS[check]) {
   console.error(`usage: node map.mjs ${Object.keys(CHECKS).join('|')} SOURCE_DIR`);
   process.exit(2);
