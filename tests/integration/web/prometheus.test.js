@@ -11,12 +11,14 @@
 // of 2 or more (no more than the demo's hang_ended lines), lagscope_info with the demo's pid,
 // lagscope_build_info, the docs' p95 query near the hangs' 0.54..0.6 s, the frame histogram's
 // _sum and _count, the CPU seconds counter, the blind-spell counter, and the metadata
-// OpenMetrics gives (lagscope's type "info").
+// OpenMetrics gives (lagscope's type "info"). With --run, lagscope-run's --metrics-token
+// reaches the program's lagscope: its /metrics answers that credential (200), not a wrong one.
 //
 // Prometheus cannot listen on port 0: a free port is found by listening on 0 and closing, and
 // the whole start is tried again (3 times) when another process took it meanwhile.
 //
 // Usage: node prometheus.test.js --demo PATH/lagscope-demo --prometheus PATH --promtool PATH
+//        [--run PATH/lagscope-run]
 // Exit: 0 passed, 1 failed, 2 bad usage.
 'use strict';
 
@@ -29,6 +31,7 @@ const { spawn, spawnSync } = require('child_process');
 const HOST = '127.0.0.1';
 const arg = (name) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : null; };
 const demoPath = arg('--demo'), prometheusPath = arg('--prometheus'), promtoolPath = arg('--promtool');
+const runPath = arg('--run');
 if (!demoPath || !prometheusPath || !promtoolPath) {
   console.error('usage: node prometheus.test.js --demo PATH --prometheus PATH --promtool PATH');
   process.exit(2);
@@ -128,6 +131,37 @@ async function checkRoute(demo) {
       !om.body.includes('# TYPE lagscope info\n') || !om.body.includes('# TYPE lagscope_hangs counter\n'))
     fail(`OpenMetrics asked for: ${om.type}\n${om.body}`);
   console.log('ok   Accept: application/openmetrics-text gets OpenMetrics (info type, counter families, # EOF)');
+}
+
+// lagscope-run --metrics-token: `sleep` run under it (no loop: --allow-unwatched) serves
+// /metrics to the credential given; its viewer's URL comes from the --events file.
+async function checkRunFlag() {
+  const dir = tempDir('lagscope-prom-run-');
+  const events = path.join(dir, 'events.jsonl');
+  const credential = 'run-flag-credential-9c41';
+  const proc = spawn(runPath, ['--allow-unwatched', '--quiet', '--port', '0', '--bind', HOST,
+    '--report-dir', path.join(dir, 'reports'), '--events', events, '--metrics-token', credential,
+    '--', 'sleep', '60'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  track(proc);
+  let err = '';
+  proc.stderr.on('data', (c) => { err += c; });
+  const url = await until('lagscope-run\'s server_started line', 20000, async () => {
+    const text = fs.existsSync(events) ? fs.readFileSync(events, 'utf8') : '';
+    const line = text.split('\n').find((l) => l.includes('"server_started"'));
+    return line ? JSON.parse(line).url : null;
+  });
+  const metrics = `http://${new URL(url).host}/metrics`;
+  const own = await get(metrics, { Authorization: `Bearer ${credential}` });
+  if (own.status !== 200) fail(`lagscope-run --metrics-token: ${own.status}, not 200`);
+  const wrong = await get(metrics, { Authorization: `Bearer ${credential}x` });
+  if (wrong.status !== 401) fail(`lagscope-run, a wrong credential: ${wrong.status}, not 401`);
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+  letGo(proc);
+  if (err.includes(credential) || fs.readFileSync(events, 'utf8').includes(credential))
+    fail(`lagscope-run printed its credential:\n${err}`);
+  console.log('ok   lagscope-run --metrics-token: the program\'s /metrics answers it (200), not a wrong one (401); never printed');
 }
 
 // No demo wrote its credential anywhere (log lines, events).
@@ -248,6 +282,7 @@ async function main() {
   const short = await startDemo(tempDir('lagscope-prom-short-'), CREDENTIAL_SHORT);
   await checkCredentials(demo, second, short);
   await stopDemo(short);
+  if (runPath) await checkRunFlag();
   await checkRoute(demo);
   const prom = await startPrometheus(demo);
   await checkScraped(demo, prom);
