@@ -33,6 +33,7 @@ static char events_path[SETTING_MAX];
 static char channel_path[SETTING_MAX];
 static char report_dir[SETTING_MAX];
 static char server_bind[64];
+static char metrics_token[LAGSCOPE__CREDENTIAL_MAX + 1];
 static int quiet;
 static int hud_wanted;
 static int hud_mode; /* LAGSCOPE__HUD_AUTO, _FRAME or _OVERLAY (--hud-mode) */
@@ -391,6 +392,8 @@ __attribute__((constructor)) static void preload_start(void) {
     config.report_dir = report_dir;
   if (take_setting("LAGSCOPE_RUN_BIND", server_bind, sizeof(server_bind)))
     config.server_bind = server_bind;
+  if (take_setting("LAGSCOPE_RUN_METRICS_TOKEN", metrics_token, sizeof(metrics_token)))
+    config.metrics_token = metrics_token; /* checked by lagscope-run; lagscope_start again */
   config.server_port =
       take_field("LAGSCOPE_RUN_PORT", LAGSCOPE__FIELD_server_port, config.server_port);
   config.server = (int)take_field("LAGSCOPE_RUN_SERVER", LAGSCOPE__FIELD_server, 1);

@@ -36,6 +36,7 @@ typedef struct options {
   const char *report_dir;
   const char *port;
   const char *bind;
+  const char *metrics_token; /* the user's credential for /metrics: never printed */
   const char *threshold_ms;
   const char *refresh_hz; /* NULL: read from RandR (x11_refresh.h), else config's 60 */
   const char *junit;
@@ -61,6 +62,8 @@ static void usage(FILE *out) {
         "  --port N            the viewer's port (default 8080; 0: any free port)\n"
         "  --bind ADDR         the viewer's address (default every interface)\n"
         "  --no-server         no viewer\n"
+        "  --metrics-token T   a fixed bearer token /metrics also takes (16..128 characters;\n"
+        "                      ps shows arguments: LAGSCOPE_METRICS_TOKEN keeps it out)\n"
         "  --threshold-ms N    a hang is no answer for N ms (default 250)\n"
         "  --refresh-hz N      the display's rate, frames' budget (default: read from the X\n"
         "                      server's RandR for the program's window, else 60)\n"
@@ -153,6 +156,7 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--report-dir") == 0 ? &o->report_dir
                         : strcmp(a, "--port") == 0       ? &o->port
                         : strcmp(a, "--bind") == 0       ? &o->bind
+                        : strcmp(a, "--metrics-token") == 0 ? &o->metrics_token
                         : strcmp(a, "--threshold-ms") == 0 ? &o->threshold_ms
                         : strcmp(a, "--refresh-hz") == 0 ? &o->refresh_hz
                         : strcmp(a, "--junit") == 0      ? &o->junit
@@ -194,6 +198,9 @@ static int parse_options(int argc, char **argv, options *o) {
     if (slot == &o->threshold_ms && check_field(a, value, LAGSCOPE__FIELD_hang_threshold_ms))
       return 2;
     if (slot == &o->refresh_hz && check_field(a, value, LAGSCOPE__FIELD_refresh_hz)) return 2;
+    const char *problem; /* the credential's: said without its value */
+    if (slot == &o->metrics_token && lagscope__credential_problem(value, &problem) != 0)
+      return bad_option(problem, a);
     *slot = value;
   }
   if (i >= argc) return bad_option("no program to run", "give it after --");
@@ -265,6 +272,7 @@ static int prepare_environment(const options *o, const char *preload, const chan
   rc |= set("LAGSCOPE_RUN_REPORT_DIR", o->report_dir);
   rc |= set("LAGSCOPE_RUN_PORT", o->port);
   rc |= set("LAGSCOPE_RUN_BIND", o->bind);
+  rc |= set("LAGSCOPE_RUN_METRICS_TOKEN", o->metrics_token);
   rc |= set("LAGSCOPE_RUN_THRESHOLD_MS", o->threshold_ms);
   rc |= set("LAGSCOPE_RUN_REFRESH_HZ", o->refresh_hz);
   rc |= set("LAGSCOPE_RUN_SERVER", o->no_server ? "0" : NULL);

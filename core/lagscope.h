@@ -218,6 +218,14 @@ typedef struct lagscope_config {
    * not run lagscope's ping: a modal or nested loop) is reported but not counted as a hang (the
    * hang count, the HUD, lagscope-run's budget): 0. 1: counted like any other. Default 0. */
   int hang_count_idle;
+  /* The app's version, for /metrics' lagscope_build_info (the app's name is app_name's).
+   * Default NULL: "" (lagscope cannot know it). Copied at start. */
+  const char *app_version;
+  /* A credential of the user's that GET /metrics also accepts as a bearer token, besides the
+   * viewer's per-launch token: fixed across launches and instances, for a team's Prometheus.
+   * 16..128 visible ASCII characters (no space); never logged. Default NULL: the environment's
+   * LAGSCOPE_METRICS_TOKEN, else none. Copied at start. */
+  const char *metrics_token;
 } lagscope_config;
 
 /* The defaults above. */
@@ -361,6 +369,8 @@ typedef struct lagscope_frame_metrics {
    * 35 fps, a video at 30), in frames per second; 0 when its frames follow the display. When
    * set, dropped and hitch_ms_per_s are judged against it, not against refresh_hz. */
   double cadence_hz;
+  /* The frame times of histogram summed, in ms: its sum (its count is the buckets'). */
+  double time_sum_ms;
 } lagscope_frame_metrics;
 
 typedef struct lagscope_metrics {

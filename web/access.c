@@ -59,6 +59,10 @@ int lagscope__web_access_authorize(lagscope__web_request *req, char *cookie,
    * is exchanged for this launch's; as a query or bearer token it is refused. */
   int best = token_kind(web, req->route.has_token ? req->route.token : NULL) == 2 ? 2 : 0;
   if (token_kind(web, bearer) == 2) best = 2;
+  /* The user's credential, constant in time too, on /metrics alone (a scraper's: no viewer). */
+  if (req->route.kind == LAGSCOPE__WEB_ROUTE_OPENMETRICS && web->metrics_token[0] != '\0' &&
+      bearer != NULL && lagscope__web_token_equal(bearer, web->metrics_token))
+    best = 2;
   int kind = token_kind(web, from_cookie);
   if (kind > best) best = kind;
   if (best == 1 || (best == 2 && req->route.has_token)) {

@@ -41,20 +41,25 @@ void lagscope__web_metrics_tick_of(const lagscope_event *event, lagscope__web_me
 char *lagscope__web_metrics_tick_text(const lagscope__web_metrics_tick *tick);
 
 /* ---- Prometheus's /metrics (openmetrics.c) ------------------------------------------------- */
-#define LAGSCOPE__WEB_HANG_BUCKETS 8 /* the hang duration histogram's: 7 bounds and +Inf */
+#define LAGSCOPE__WEB_HANG_BUCKETS 14 /* the hang duration histogram's: 13 bounds and +Inf */
 /* What /metrics tells, kept from the events since lagscope started. */
 typedef struct lagscope__web_openmetrics {
   uint64_t hangs_by_kind[LAGSCOPE__CAUSE_COUNT]; /* counted hangs ended, by the cause's kind */
   uint64_t hang_buckets[LAGSCOPE__WEB_HANG_BUCKETS]; /* not cumulative: one per hang */
   double hang_seconds_sum;
   uint64_t hitches;
+  uint64_t blind_spells;      /* monitor_blind events */
+  double blind_seconds_sum;   /* their durations */
   lagscope_metrics latest; /* the last metrics event's */
   int have_latest;
+  char app_version[64];    /* config.app_version, "" when unset: set once at start */
 } lagscope__web_openmetrics;
 /* Counts one event (hang_ended, hitch, metrics; others are ignored). F */
 void lagscope__web_openmetrics_count(lagscope__web_openmetrics *m, const lagscope_event *event);
 /* The exposition of m for app and pid: OpenMetrics when open_metrics, else the Prometheus text
- * format 0.0.4; freed with lagscope__dealloc; NULL when out of memory. A */
+ * format 0.0.4; freed with lagscope__dealloc; NULL when out of memory. The process's CPU
+ * seconds are read when it is written (getrusage). For any web/ file that sends the metrics
+ * (the route below; a push): copy web->openmetrics under metrics_lock, then call this. A */
 char *lagscope__web_openmetrics_text(const lagscope__web_openmetrics *m, const char *app,
                                      int32_t pid, int open_metrics);
 
@@ -86,6 +91,11 @@ void lagscope__web_stream_counts_read(lagscope__web_stream *s,
 int lagscope__web_token_make(const char *dir, char current[LAGSCOPE__WEB_TOKEN_HEX + 1],
                              char previous[LAGSCOPE__WEB_TOKEN_HEX + 1], char *why,
                              size_t why_size);
+/* The user's credential for /metrics into out: config.metrics_token (checked at start), else
+ * the environment's LAGSCOPE_METRICS_TOKEN when it is one (else logged, without its value, and
+ * left out); "" when neither. F */
+void lagscope__web_credential_take(const lagscope_config *config,
+                                   char out[LAGSCOPE__CREDENTIAL_MAX + 1]);
 
 /* ---- the server's state (server.c) ------------------------------------------------------------ */
 #define LAGSCOPE__WEB_METRICS_WINDOW 120 /* ticks the metrics route keeps: a minute at 500 ms */
@@ -106,6 +116,7 @@ struct lagscope__web {
   int (*capture_now)(char **json, uint64_t timeout_ns);
   char token[LAGSCOPE__WEB_TOKEN_HEX + 1];
   char previous_token[LAGSCOPE__WEB_TOKEN_HEX + 1]; /* "" when none */
+  char metrics_token[LAGSCOPE__CREDENTIAL_MAX + 1]; /* the user's, for /metrics; "" when none */
   char url[160];
   uint16_t port;
   int64_t launch_wall_ms;

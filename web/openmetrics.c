@@ -14,10 +14,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* Upper bounds of the hang duration histogram, in seconds: from the hang threshold's default
- * (250 ms, Apple's hang) to the 30 s past which a user has long given up. */
-static const double hang_bounds_s[LAGSCOPE__WEB_HANG_BUCKETS - 1] = {0.25, 0.5, 1, 2, 5, 10, 30};
+ * (250 ms, Apple's hang) to the 30 s past which a user has long given up. Close together below
+ * a second, where most hangs are: histogram_quantile interpolates inside a bucket, so its
+ * width is the quantile's error (every hang 0.58 s long: a p95 of 0.595 s, where 0.5..1 said
+ * 0.975 s). */
+static const double hang_bounds_s[LAGSCOPE__WEB_HANG_BUCKETS - 1] = {
+    0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 1, 1.5, 2, 3, 5, 10, 30};
 
 /* ---- counting ----------------------------------------------------------------------------------- */
 
@@ -42,6 +47,10 @@ void lagscope__web_openmetrics_count(lagscope__web_openmetrics *m, const lagscop
   switch (e->type) {
     case LAGSCOPE_EVENT_HANG_ENDED: count_hang(m, e); break;
     case LAGSCOPE_EVENT_HITCH: m->hitches++; break;
+    case LAGSCOPE_EVENT_MONITOR_BLIND:
+      m->blind_spells++;
+      m->blind_seconds_sum += (double)e->as.monitor_blind.duration_ns / 1e9;
+      break;
     case LAGSCOPE_EVENT_METRICS:
       if (e->payload.metrics == NULL) break;
       m->latest = *e->payload.metrics;
@@ -118,12 +127,35 @@ static void hangs_write(om_text *t, const lagscope__web_openmetrics *m) {
   put(t, "lagscope_hitches_total %llu\n", (unsigned long long)m->hitches);
 }
 
-/* The frame times since start as a histogram of the frame meter's own buckets. It has no sum
- * (the meter keeps none) and so, as OpenMetrics requires of a histogram without one, no count:
- * lagscope_frames_total is the count. */
+/* Spells in which lagscope could not watch (monitor_blind events): a stall then went unseen,
+ * so a dashboard of few hangs says whether it could see them. */
+static void blind_write(om_text *t, const lagscope__web_openmetrics *m) {
+  family(t, "lagscope_blind_spells_total", "counter",
+         "Spells of a quarter of the hang threshold or more in which lagscope could not watch "
+         "the main thread (monitor_blind events).");
+  put(t, "lagscope_blind_spells_total %llu\n", (unsigned long long)m->blind_spells);
+  family(t, "lagscope_blind_spell_seconds_total", "counter",
+         "The blind spells' durations summed.");
+  put(t, "lagscope_blind_spell_seconds_total %.6f\n", m->blind_seconds_sum);
+}
+
+/* The process's CPU time, user and system, since it began: a counter, read now (the gauge
+ * lagscope_cpu_usage_ratio is a rate over the last sample). */
+static void cpu_write(om_text *t) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return;
+  double seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  family(t, "lagscope_process_cpu_seconds_total", "counter",
+         "CPU time the process used since it began, user and system.");
+  put(t, "lagscope_process_cpu_seconds_total %.6f\n", seconds);
+}
+
+/* The frame times since start as a histogram of the frame meter's own buckets, with their sum
+ * and count (frames that have a frame time: not the first, nor the first after an idle gap). */
 static void frames_write(om_text *t, const lagscope_frame_metrics *f) {
   family(t, "lagscope_frame_time_seconds", "histogram",
-         "Time between presented frames since start (no sum, no count: see lagscope_frames_total).");
+         "Time between presented frames since start.");
   uint64_t cumulative = 0;
   for (int b = 0; b < LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1; b++) {
     cumulative += f->histogram[b];
@@ -131,6 +163,8 @@ static void frames_write(om_text *t, const lagscope_frame_metrics *f) {
   }
   cumulative += f->histogram[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS - 1];
   put(t, "lagscope_frame_time_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cumulative);
+  put(t, "lagscope_frame_time_seconds_sum %.6f\n", f->time_sum_ms / 1000.0);
+  put(t, "lagscope_frame_time_seconds_count %llu\n", (unsigned long long)cumulative);
   family(t, "lagscope_frames_total", "counter", "Frames presented since start.");
   put(t, "lagscope_frames_total %llu\n", (unsigned long long)f->total_frames);
   family(t, "lagscope_frames_dropped_total", "counter", "Display refreshes missed since start.");
@@ -166,14 +200,31 @@ static void usage_write(om_text *t, const lagscope__web_openmetrics *m) {
             u->hang_in_progress ? 1 : 0);
 }
 
-static void info_write(om_text *t, const char *app, int32_t pid) {
+/* An info family: of type info in OpenMetrics (its family named without "_info"), a gauge
+ * of 1 in 0.0.4. */
+static void info_family(om_text *t, const char *family_name, const char *help) {
   if (t->open_metrics)
-    put(t, "# HELP lagscope The watched app.\n# TYPE lagscope info\n");
+    put(t, "# HELP %s %s.\n# TYPE %s info\n", family_name, help, family_name);
   else
-    family(t, "lagscope_info", "gauge", "The watched app (always 1).");
+    put(t, "# HELP %s_info %s (always 1).\n# TYPE %s_info gauge\n", family_name, help,
+        family_name);
+}
+
+static void info_write(om_text *t, const lagscope__web_openmetrics *m, const char *app,
+                       int32_t pid) {
+  info_family(t, "lagscope", "The watched app");
   put(t, "lagscope_info{app=\"");
   label_value(t, app);
   put(t, "\",version=\"%s\",pid=\"%ld\"} 1\n", LAGSCOPE_VERSION_STRING, (long)pid);
+  /* The usual build_info: the app's name and version, lagscope's; no pid, so that it is one
+   * series per build across runs. */
+  info_family(t, "lagscope_build", "The watched app's name and version (config.app_name, "
+              "config.app_version) and lagscope's version");
+  put(t, "lagscope_build_info{app=\"");
+  label_value(t, app);
+  put(t, "\",version=\"");
+  label_value(t, m->app_version);
+  put(t, "\",lagscope_version=\"%s\"} 1\n", LAGSCOPE_VERSION_STRING);
 }
 
 char *lagscope__web_openmetrics_text(const lagscope__web_openmetrics *m, const char *app,
@@ -184,8 +235,10 @@ char *lagscope__web_openmetrics_text(const lagscope__web_openmetrics *m, const c
     if (t.buf == NULL) return NULL;
     t.len = 0;
     t.overflow = 0;
-    info_write(&t, app, pid);
+    info_write(&t, m, app, pid);
     hangs_write(&t, m);
+    blind_write(&t, m);
+    cpu_write(&t);
     usage_write(&t, m);
     if (open_metrics) put(&t, "# EOF\n");
     if (!t.overflow) return t.buf;

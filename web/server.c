@@ -409,6 +409,10 @@ int lagscope__web_start(const lagscope__web_host *host, lagscope__web **out, cha
   pthread_mutex_init(&web->capture_lock, NULL);
   web->listener = web->wake_read = web->wake_write = LAGSCOPE__OWNED_FD_NONE;
   web->config = *host->config;
+  lagscope__web_credential_take(host->config, web->metrics_token);
+  snprintf(web->openmetrics.app_version, sizeof(web->openmetrics.app_version), "%s",
+           host->config->app_version != NULL ? host->config->app_version : "");
+  web->config.metrics_token = web->config.app_version = NULL; /* the app's strings: copied */
   snprintf(web->bind, sizeof(web->bind), "%s",
            host->config->server_bind != NULL ? host->config->server_bind : "0.0.0.0");
   web->config.server_bind = web->bind;

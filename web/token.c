@@ -3,6 +3,9 @@
  * the report folder (mode 0600, written to a temporary file and renamed) so that the next
  * launch can accept it once more and hand the browser its own by a cookie: a viewer that was
  * open reconnects by itself when the app restarts. Only the previous launch's is accepted.
+ * The file is that roll-over's, the latest launch's: two instances of one app share it, so it
+ * is no credential for a scraper. A scraper's is the user's own (config.metrics_token or
+ * LAGSCOPE_METRICS_TOKEN), taken here too: fixed, the same for every instance, in no file.
  */
 #define _GNU_SOURCE
 #include "http.h"
@@ -10,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -92,4 +96,20 @@ int lagscope__web_token_make(const char *dir, char current[LAGSCOPE__WEB_TOKEN_H
     lagscope__log("%s: an open viewer will need the new URL after a restart", failure);
   close(dirfd);
   return LAGSCOPE_OK;
+}
+
+void lagscope__web_credential_take(const lagscope_config *config,
+                                   char out[LAGSCOPE__CREDENTIAL_MAX + 1]) {
+  out[0] = '\0';
+  const char *given = config->metrics_token, *problem = NULL; /* checked by lagscope_start */
+  if (given == NULL) {
+    given = getenv("LAGSCOPE_METRICS_TOKEN");
+    if (given == NULL || given[0] == '\0') return;
+    if (lagscope__credential_problem(given, &problem) != LAGSCOPE_OK) {
+      lagscope__log("LAGSCOPE_METRICS_TOKEN %s (16..128 visible ASCII characters, no space): "
+                    "ignored; /metrics takes the viewer's token only", problem);
+      return;
+    }
+  }
+  snprintf(out, LAGSCOPE__CREDENTIAL_MAX + 1, "%s", given);
 }

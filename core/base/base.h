@@ -106,8 +106,9 @@ int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms);
  *         bound), NONE left out.
  *
  * By hand, because a row cannot say them: the strings, hooks and their user pointers
- * (post_main, on_event, log, report_dir, app_name, server_bind: NULL by default, checked where
- * they need it), and hud_corner, an enum whose message names its constants. */
+ * (post_main, on_event, log, report_dir, app_name, app_version, server_bind, metrics_token:
+ * NULL by default, checked where they need it), and hud_corner, an enum whose message names its
+ * constants. */
 #define LAGSCOPE__CONFIG_FIELDS(XX)                                                         \
   XX(hang_threshold_ms, uint32_t, 250, RANGE, 10, 60000, "ms", CONFIG)                      \
   XX(ping_interval_ms, uint32_t, 50, AT_MOST, 1, hang_threshold_ms, "ms", CONFIG)           \
@@ -177,6 +178,22 @@ static inline lagscope__config_bounds lagscope__config_bounds_of(lagscope__confi
   return b;
 }
 
+/* A credential of the user's (config.metrics_token, LAGSCOPE_METRICS_TOKEN, lagscope-run's
+ * --metrics-token): LAGSCOPE__CREDENTIAL_MIN..MAX visible ASCII characters, no space. 0, or
+ * LAGSCOPE_EINVAL and what is wrong in *problem (a phrase that never holds the value). Inline
+ * for lagscope-run, which links no core. F */
+#define LAGSCOPE__CREDENTIAL_MIN 16
+#define LAGSCOPE__CREDENTIAL_MAX 128
+static inline int lagscope__credential_problem(const char *token, const char **problem) {
+  size_t n = 0;
+  *problem = NULL;
+  for (; token[n] != '\0'; n++)
+    if (token[n] <= ' ' || token[n] > '~') /* a byte past 0x7f is negative: caught too */
+      *problem = "holds a space or a character that is not visible ASCII";
+  if (n < LAGSCOPE__CREDENTIAL_MIN) *problem = "is shorter than 16 characters";
+  else if (n > LAGSCOPE__CREDENTIAL_MAX) *problem = "is longer than 128 characters";
+  return *problem != NULL ? LAGSCOPE_EINVAL : LAGSCOPE_OK;
+}
 /* config.app_name, or the program's name. F */
 void lagscope__app_name(const lagscope_config *config, char *out, size_t size);
 /* config.report_dir, or "<lagscope__state_root>/<app_name>", or, without one,

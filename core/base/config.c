@@ -188,6 +188,16 @@ static int check_post_main(const lagscope_config *config, char *why, size_t why_
   return LAGSCOPE_EINVAL;
 }
 
+static int check_metrics_token(const lagscope_config *config, char *why, size_t why_size) {
+  const char *problem;
+  if (config->metrics_token == NULL ||
+      lagscope__credential_problem(config->metrics_token, &problem) == LAGSCOPE_OK)
+    return LAGSCOPE_OK;
+  lagscope__explain(why, why_size, "config.metrics_token %s: it must be 16..128 visible ASCII "
+                    "characters without spaces (its value is not shown)", problem);
+  return LAGSCOPE_EINVAL;
+}
+
 int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size) {
   if (config == NULL) {
     lagscope__explain(why, why_size, "config is NULL");
@@ -196,7 +206,8 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
   if (check_fields(config, why, why_size) != LAGSCOPE_OK ||
       check_hud_corner(config, why, why_size) != LAGSCOPE_OK ||
       check_server_bind(config, why, why_size) != LAGSCOPE_OK ||
-      check_post_main(config, why, why_size) != LAGSCOPE_OK)
+      check_post_main(config, why, why_size) != LAGSCOPE_OK ||
+      check_metrics_token(config, why, why_size) != LAGSCOPE_OK)
     return LAGSCOPE_EINVAL;
   lagscope__explain(why, why_size, "%s", "");
   return LAGSCOPE_OK;

@@ -65,6 +65,7 @@ typedef struct lagscope__frame_meter {
   uint32_t recent_next, recent_count;
   uint64_t total_frames, total_dropped, lost_timestamps;
   uint64_t histogram[LAGSCOPE_FRAME_HISTOGRAM_BUCKETS];
+  double time_sum_ms; /* the histogram's frame times summed */
   /* The frames of the last second, oldest first from index 0: end time and frame time (0 ms
    * for the very first). Kept at the front, not in a ring, so that only as many pages as a
    * second of frames fills are ever touched (1 KiB at 60 Hz, of 32). Last, as init leaves

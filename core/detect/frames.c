@@ -164,6 +164,7 @@ void lagscope__frame_meter_add(lagscope__frame_meter *m, uint64_t timestamp_ns) 
   double ms = (double)dt / 1e6;
   m->total_dropped += dropped_for(dt, budget_ns(m));
   m->histogram[histogram_bucket(ms)]++;
+  m->time_sum_ms += ms;
   m->recent_ms[m->recent_next] = (float)ms;
   m->recent_next = (m->recent_next + 1) % LAGSCOPE_RECENT_FRAMES;
   if (m->recent_count < LAGSCOPE_RECENT_FRAMES) m->recent_count++;
@@ -231,6 +232,7 @@ void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
   out->total_dropped = m->total_dropped;
   out->lost_timestamps = m->lost_timestamps;
   memcpy(out->histogram, m->histogram, sizeof(out->histogram));
+  out->time_sum_ms = m->time_sum_ms;
   out->recent_count = m->recent_count;
   uint32_t oldest = (m->recent_next + LAGSCOPE_RECENT_FRAMES - m->recent_count) %
                     LAGSCOPE_RECENT_FRAMES;

@@ -160,6 +160,9 @@ void test_bad_options(void) {
       {{LAGSCOPE_RUN_PATH, "--refresh-hz", "0", "--", "true", NULL}, 2,
        "bad value: --refresh-hz 0 (a whole number in 1..1000)"},
       {{LAGSCOPE_RUN_PATH, "--frobnicate", "--", "true", NULL}, 2, "unknown option: --frobnicate"},
+      /* a credential too short: said, without the credential */
+      {{LAGSCOPE_RUN_PATH, "--metrics-token", "short-secret", "--", "true", NULL}, 2,
+       "is shorter than 16 characters: --metrics-token (see"},
       {{LAGSCOPE_RUN_PATH, "--hud-corner", "middle", "--", "true", NULL}, 2,
        "bad value (tl, tr, bl or br): middle"},
       {{LAGSCOPE_RUN_PATH, "--events", NULL}, 2, "option needs a value: --events"},

@@ -1,17 +1,24 @@
 #!/usr/bin/env node
 // GET /metrics scraped by a real Prometheus (Debian's `prometheus`; docs/viewer-api.md,
-// "GET /metrics"): the demo stalls every second; its /metrics refuses a request without the
-// token, answers the Prometheus text format that `promtool check metrics` passes, and the
-// OpenMetrics format to a scraper that asks for it; Prometheus, started with the scrape config
-// there (the token as a bearer, from the report folder's viewer-token file), scrapes
-// it through the stalls, and its HTTP API then has lagscope_hangs_total{kind="sleep"} of 2 or
-// more (no more than the demo's hang_ended lines), lagscope_info with the demo's pid, the hang
-// duration histogram, and the metadata OpenMetrics gives (lagscope's type "info").
+// "GET /metrics"): two instances of the demo, one app name and one report folder, each given
+// its own credential by LAGSCOPE_METRICS_TOKEN, stall 0.54 s every second; each /metrics
+// answers 200 to its own credential (and its viewer token), 401 to none, a wrong one or the
+// other's; a third, given a credential too short, refuses it and says so without its value,
+// and no demo prints its credential. The first's /metrics answers the Prometheus text format
+// that `promtool check metrics` passes, and the OpenMetrics format to a scraper that asks for
+// it; Prometheus, started with the scrape config there (the set credential as a bearer),
+// scrapes it through the stalls, and its HTTP API then has lagscope_hangs_total{kind="sleep"}
+// of 2 or more (no more than the demo's hang_ended lines), lagscope_info with the demo's pid,
+// lagscope_build_info, the docs' p95 query near the hangs' 0.54..0.6 s, the frame histogram's
+// _sum and _count, the CPU seconds counter, the blind-spell counter, and the metadata
+// OpenMetrics gives (lagscope's type "info"). With --run, lagscope-run's --metrics-token
+// reaches the program's lagscope: its /metrics answers that credential (200), not a wrong one.
 //
 // Prometheus cannot listen on port 0: a free port is found by listening on 0 and closing, and
 // the whole start is tried again (3 times) when another process took it meanwhile.
 //
 // Usage: node prometheus.test.js --demo PATH/lagscope-demo --prometheus PATH --promtool PATH
+//        [--run PATH/lagscope-run]
 // Exit: 0 passed, 1 failed, 2 bad usage.
 'use strict';
 
@@ -24,6 +31,7 @@ const { spawn, spawnSync } = require('child_process');
 const HOST = '127.0.0.1';
 const arg = (name) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : null; };
 const demoPath = arg('--demo'), prometheusPath = arg('--prometheus'), promtoolPath = arg('--promtool');
+const runPath = arg('--run');
 if (!demoPath || !prometheusPath || !promtoolPath) {
   console.error('usage: node prometheus.test.js --demo PATH --prometheus PATH --promtool PATH');
   process.exit(2);
@@ -43,15 +51,23 @@ function get(url, headers = {}) {
   });
 }
 
-// The demo, stalling 300 ms (a sleep) every second; resolves once its viewer's URL is known.
-function startDemo(reportDir) {
+// Credentials of the user's, as LAGSCOPE_METRICS_TOKEN gives them (16..128 characters).
+const CREDENTIAL_A = 'team-scrape-A/7f3e9c1d+x', CREDENTIAL_B = 'team-scrape-B~42aa90cd=x';
+const CREDENTIAL_SHORT = 'short-7f3e9';
+
+// The demo, stalling 540 ms (a sleep) every second, with LAGSCOPE_METRICS_TOKEN set to
+// credential; resolves once its viewer's URL is known. Its output is kept (never the
+// credential in it).
+function startDemo(reportDir, credential) {
   const proc = spawn(demoPath, ['--headless', '--events', 'jsonl', '--port', '0', '--bind', HOST,
-    '--report-dir', reportDir, '--stall-kind', 'sleep', '--stall-ms', '300', '--stall-every', '1'],
-  { stdio: ['ignore', 'pipe', 'inherit'] });
+    '--report-dir', reportDir, '--stall-kind', 'sleep', '--stall-ms', '540', '--stall-every', '1'],
+  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LAGSCOPE_METRICS_TOKEN: credential } });
   track(proc);
-  const demo = { proc, hangsEnded: 0, url: null, pid: proc.pid };
+  const demo = { proc, hangsEnded: 0, url: null, pid: proc.pid, credential, output: '' };
   let buf = '';
+  proc.stderr.on('data', (c) => { demo.output += c; process.stderr.write(c); });
   proc.stdout.on('data', (c) => {
+    demo.output += c;
     buf += c;
     let nl;
     while ((nl = buf.indexOf('\n')) >= 0) {
@@ -64,6 +80,31 @@ function startDemo(reportDir) {
     }
   });
   return until('the demo\'s server_started line', 20000, async () => (demo.url ? demo : null));
+}
+
+// Each instance answers its own credential and its viewer token, and nothing else.
+async function checkCredentials(a, b, short) {
+  for (const [demo, other] of [[a, b], [b, a]]) {
+    const u = new URL(demo.url);
+    const metrics = `http://${u.host}/metrics`;
+    const own = await get(metrics, { Authorization: `Bearer ${demo.credential}` });
+    if (own.status !== 200) fail(`instance ${demo.pid}, its own credential: ${own.status}, not 200`);
+    const viewer = await get(metrics, { Authorization: `Bearer ${u.searchParams.get('token')}` });
+    if (viewer.status !== 200) fail(`instance ${demo.pid}, its viewer token: ${viewer.status}, not 200`);
+    const theirs = await get(metrics, { Authorization: `Bearer ${other.credential}` });
+    if (theirs.status !== 401) fail(`instance ${demo.pid}, the other's credential: ${theirs.status}, not 401`);
+    const wrong = await get(metrics, { Authorization: `Bearer ${demo.credential}x` });
+    if (wrong.status !== 401) fail(`instance ${demo.pid}, a wrong credential: ${wrong.status}, not 401`);
+    const api = await get(`http://${u.host}/api/v1/status`, { Authorization: `Bearer ${demo.credential}` });
+    if (api.status !== 401) fail(`instance ${demo.pid}: the credential opened /api/v1/status (${api.status})`);
+  }
+  console.log('ok   two instances of one app, one report folder: each answers its own credential (200), not the other\'s nor a wrong one (401); the credential opens /metrics only');
+  const su = new URL(short.url);
+  const refused = await get(`http://${su.host}/metrics`, { Authorization: `Bearer ${CREDENTIAL_SHORT}` });
+  if (refused.status !== 401) fail(`a credential too short: ${refused.status}, not 401`);
+  await until('the demo saying its credential is too short', 10000, async () =>
+    (short.output.includes('LAGSCOPE_METRICS_TOKEN is shorter than 16 characters') ? true : null));
+  console.log('ok   a credential too short is refused (401) and said');
 }
 
 async function checkRoute(demo) {
@@ -92,6 +133,44 @@ async function checkRoute(demo) {
   console.log('ok   Accept: application/openmetrics-text gets OpenMetrics (info type, counter families, # EOF)');
 }
 
+// lagscope-run --metrics-token: `sleep` run under it (no loop: --allow-unwatched) serves
+// /metrics to the credential given; its viewer's URL comes from the --events file.
+async function checkRunFlag() {
+  const dir = tempDir('lagscope-prom-run-');
+  const events = path.join(dir, 'events.jsonl');
+  const credential = 'run-flag-credential-9c41';
+  const proc = spawn(runPath, ['--allow-unwatched', '--quiet', '--port', '0', '--bind', HOST,
+    '--report-dir', path.join(dir, 'reports'), '--events', events, '--metrics-token', credential,
+    '--', 'sleep', '60'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  track(proc);
+  let err = '';
+  proc.stderr.on('data', (c) => { err += c; });
+  const url = await until('lagscope-run\'s server_started line', 20000, async () => {
+    const text = fs.existsSync(events) ? fs.readFileSync(events, 'utf8') : '';
+    const line = text.split('\n').find((l) => l.includes('"server_started"'));
+    return line ? JSON.parse(line).url : null;
+  });
+  const metrics = `http://${new URL(url).host}/metrics`;
+  const own = await get(metrics, { Authorization: `Bearer ${credential}` });
+  if (own.status !== 200) fail(`lagscope-run --metrics-token: ${own.status}, not 200`);
+  const wrong = await get(metrics, { Authorization: `Bearer ${credential}x` });
+  if (wrong.status !== 401) fail(`lagscope-run, a wrong credential: ${wrong.status}, not 401`);
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+  letGo(proc);
+  if (err.includes(credential) || fs.readFileSync(events, 'utf8').includes(credential))
+    fail(`lagscope-run printed its credential:\n${err}`);
+  console.log('ok   lagscope-run --metrics-token: the program\'s /metrics answers it (200), not a wrong one (401); never printed');
+}
+
+// No demo wrote its credential anywhere (log lines, events).
+function checkNeverLogged(demos) {
+  for (const d of demos)
+    if (d.output.includes(d.credential)) fail(`instance ${d.pid} printed its credential:\n${d.output}`);
+  console.log('ok   no instance printed its credential');
+}
+
 function freePort() {
   return new Promise((resolve) => {
     const s = net.createServer();
@@ -100,13 +179,13 @@ function freePort() {
 }
 
 // Prometheus scraping the demo every second, as docs/viewer-api.md's scrape config says.
-async function startPrometheus(demo, reportDir) {
+async function startPrometheus(demo) {
   const dir = tempDir('lagscope-prom-');
   const target = new URL(demo.url).host;
   fs.writeFileSync(path.join(dir, 'prometheus.yml'), [
     'global:', '  scrape_interval: 1s', '  scrape_timeout: 1s',
     'scrape_configs:', '  - job_name: lagscope',
-    '    authorization:', `      credentials_file: ${path.join(reportDir, 'viewer-token')}`,
+    '    authorization:', `      credentials: '${demo.credential}'`,
     '    static_configs:', `      - targets: ['${target}']`, ''].join('\n'));
   for (let attempt = 1; attempt <= 3; attempt++) {
     const port = await freePort();
@@ -156,6 +235,29 @@ async function checkScraped(demo, prom) {
   if (!(median >= 0.25 && median <= 1)) fail(`the hangs' median from the histogram: ${JSON.stringify(p)}`);
   const frames = await query(prom.api, 'lagscope_frame_time_seconds_bucket{le="+Inf"}');
   if (!frames || frames.length !== 1 || Number(frames[0].value[1]) < 1) fail(`frame times: ${JSON.stringify(frames)}`);
+  const frameCount = await query(prom.api, 'lagscope_frame_time_seconds_count');
+  const frameSum = await query(prom.api, 'lagscope_frame_time_seconds_sum');
+  if (!frameCount || frameCount.length !== 1 || frameCount[0].value[1] !== frames[0].value[1] ||
+      !frameSum || frameSum.length !== 1 || !(Number(frameSum[0].value[1]) > 0))
+    fail(`the frame histogram's _count and _sum: ${JSON.stringify(frameCount)} ${JSON.stringify(frameSum)}`);
+  // docs/viewer-api.md's p95 query: every hang lasted 0.54..0.6 s (0.975 s with buckets 0.5, 1)
+  // (rate needs two scrapes in which the hangs grew)
+  const p95q = await until('the p95 query answering', 20000, async () => {
+    const r = await query(prom.api, 'histogram_quantile(0.95, sum by (le) (rate(lagscope_hang_duration_seconds_bucket[15m])))');
+    return r && r.length === 1 && !Number.isNaN(Number(r[0].value[1])) ? r : null;
+  });
+  const p95 = p95q && p95q.length === 1 ? Number(p95q[0].value[1]) : NaN;
+  if (!(p95 >= 0.5 && p95 <= 0.65)) fail(`the docs' p95 query for hangs of 0.54 s: ${JSON.stringify(p95q)}`);
+  const build = await query(prom.api, 'lagscope_build_info');
+  if (!build || build.length !== 1 || build[0].metric.app !== 'lagscope-demo' || !build[0].metric.lagscope_version)
+    fail(`lagscope_build_info: ${JSON.stringify(build)}`);
+  for (const counter of ['lagscope_process_cpu_seconds_total', 'lagscope_blind_spells_total']) {
+    const c = await query(prom.api, counter);
+    if (!c || c.length !== 1) fail(`${counter}: ${JSON.stringify(c)}`);
+  }
+  const cpu = await query(prom.api, 'lagscope_process_cpu_seconds_total');
+  if (!(Number(cpu[0].value[1]) > 0)) fail(`lagscope_process_cpu_seconds_total: ${JSON.stringify(cpu)}`);
+  console.log(`ok   Prometheus: p95 of the hangs ${p95.toFixed(3)} s by the docs' query; frame _sum and _count; lagscope_build_info; CPU seconds ${Number(cpu[0].value[1]).toFixed(2)}; blind spells`);
   for (const gauge of ['lagscope_fps', 'lagscope_cpu_usage_ratio', 'lagscope_resident_memory_bytes']) {
     const g = await query(prom.api, gauge);
     if (!g || g.length !== 1) fail(`${gauge}: ${JSON.stringify(g)}`);
@@ -165,17 +267,29 @@ async function checkScraped(demo, prom) {
   console.log(`ok   Prometheus: target up, lagscope_info{pid="${demo.pid}"}, median hang ${median.toFixed(3)} s, frame times, gauges; scraped as OpenMetrics (type info)`);
 }
 
+async function stopDemo(demo) {
+  const exited = new Promise((r) => demo.proc.once('exit', r));
+  demo.proc.kill('SIGTERM');
+  const code = await exited;
+  letGo(demo.proc);
+  if (code !== 0) fail(`the demo ${demo.pid} exited ${code}`);
+}
+
 async function main() {
   const reportDir = tempDir('lagscope-prom-reports-');
-  const demo = await startDemo(reportDir);
+  const demo = await startDemo(reportDir, CREDENTIAL_A);
+  const second = await startDemo(reportDir, CREDENTIAL_B); // same app, same folder
+  const short = await startDemo(tempDir('lagscope-prom-short-'), CREDENTIAL_SHORT);
+  await checkCredentials(demo, second, short);
+  await stopDemo(short);
+  if (runPath) await checkRunFlag();
   await checkRoute(demo);
-  const prom = await startPrometheus(demo, reportDir);
+  const prom = await startPrometheus(demo);
   await checkScraped(demo, prom);
   prom.proc.kill('SIGTERM');
-  demo.proc.kill('SIGTERM');
-  const code = await new Promise((r) => demo.proc.once('exit', r));
-  letGo(demo.proc);
-  if (code !== 0) fail(`the demo exited ${code}`);
+  await stopDemo(second);
+  await stopDemo(demo);
+  checkNeverLogged([demo, second, short]);
   console.log('prometheus: every check passed');
   process.exit(0);
 }

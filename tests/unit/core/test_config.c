@@ -83,6 +83,8 @@ int main(void) {
   c = ok, c.server_max_stream_clients = 0, refused(c, "server_max_stream_clients");
   c = ok, c.server_max_stream_clients = 16, refused(c, "server_max_stream_clients");
   c = ok, c.server_bind = "not an address", refused(c, "server_bind");
+  c = ok, c.metrics_token = "short-secret", refused(c, "metrics_token");
+  c = ok, c.metrics_token = "a secret of a space", refused(c, "metrics_token");
   int token;
   c = ok, c.post_main_user = &token, refused(c, "post_main");
 
@@ -93,6 +95,13 @@ int main(void) {
   c = ok, c.bus_capacity = 1000;
   CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_EINVAL);
   CHECK(strstr(why, "a power of two in 16..65536") != NULL);
+
+  /* The credential's message says what is wrong, never the credential. */
+  c = ok, c.metrics_token = "0123456789abcde";
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_EINVAL);
+  CHECK(strstr(why, "shorter than 16") != NULL && strstr(why, "0123456789abcde") == NULL);
+  c = ok, c.metrics_token = "0123456789abcdef";
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
 
   /* Edges that are allowed. */
   c = ok, c.hang_threshold_ms = 10, c.ping_interval_ms = 10; /* hitch_report_ms 50: none */

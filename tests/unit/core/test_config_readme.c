@@ -19,7 +19,8 @@
  * hand. */
 static const char *const by_hand[] = {
     "`post_main`, `post_main_user`", "`on_event`, `on_event_user`", "`report_dir`",
-    "`app_name`", "`hud_corner`", "`log`, `log_user`", "`server_bind`",
+    "`app_name`", "`app_version`", "`hud_corner`", "`log`, `log_user`", "`server_bind`",
+    "`metrics_token`",
 };
 
 typedef struct text {
