@@ -218,6 +218,15 @@ typedef struct lagscope_config {
    * not run lagscope's ping: a modal or nested loop) is reported but not counted as a hang (the
    * hang count, the HUD, lagscope-run's budget): 0. 1: counted like any other. Default 0. */
   int hang_count_idle;
+  /* A Prometheus Pushgateway that lagscope_stop pushes the final metrics to (the /metrics text,
+   * docs/viewer-api.md), so that a run too short to be scraped (a CI job) still counts: PUT
+   * <url>/metrics/job/<app name>/instance/<pushgateway_instance>. "http://HOST[:PORT][/PATH]";
+   * https is not supported (lagscope_config_validate refuses it). NULL (the default): no push.
+   * The push has 2 s in all, on a thread of lagscope's; a gateway that is down or slow costs
+   * one log line, never the app's exit. */
+  const char *pushgateway_url;
+  /* The push's instance label: NULL (the default) for "<host name>:<pid>". */
+  const char *pushgateway_instance;
 } lagscope_config;
 
 /* The defaults above. */
