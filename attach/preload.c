@@ -34,6 +34,7 @@ static char channel_path[SETTING_MAX];
 static char report_dir[SETTING_MAX];
 static char server_bind[64];
 static char metrics_token[LAGSCOPE__CREDENTIAL_MAX + 1];
+static char pushgateway_url[1024], push_instance[256];
 static int quiet;
 static int hud_wanted;
 static int hud_mode; /* LAGSCOPE__HUD_AUTO, _FRAME or _OVERLAY (--hud-mode) */
@@ -397,6 +398,10 @@ __attribute__((constructor)) static void preload_start(void) {
   config.server_port =
       take_field("LAGSCOPE_RUN_PORT", LAGSCOPE__FIELD_server_port, config.server_port);
   config.server = (int)take_field("LAGSCOPE_RUN_SERVER", LAGSCOPE__FIELD_server, 1);
+  if (take_setting("LAGSCOPE_RUN_PUSHGATEWAY", pushgateway_url, sizeof(pushgateway_url)))
+    config.pushgateway_url = pushgateway_url;
+  if (take_setting("LAGSCOPE_RUN_PUSH_INSTANCE", push_instance, sizeof(push_instance)))
+    config.pushgateway_instance = push_instance;
   config.hang_threshold_ms = take_field("LAGSCOPE_RUN_THRESHOLD_MS",
                                         LAGSCOPE__FIELD_hang_threshold_ms,
                                         config.hang_threshold_ms);

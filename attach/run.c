@@ -50,6 +50,7 @@ typedef struct options {
   int allow_unwatched; /* a program with no loop lagscope hooks is expected: no exit 5 */
   const char *hud_corner; /* "0".."3", lagscope_hud_corner */
   const char *hud_mode;   /* "1" frame, "2" overlay (hud/linux/x11_overlay.h); NULL: auto */
+  const char *pushgateway, *push_instance; /* config.pushgateway_url and _instance */
   char **program; /* PROGRAM and its arguments, NULL-terminated */
 } options;
 
@@ -88,6 +89,10 @@ static void usage(FILE *out) {
   lagscope__run_loop_names(loops, sizeof(loops), 1);
   fprintf(out, "  --allow-unwatched   a program in which lagscope sees no %s\n", loops);
   fputs("                      loop is expected: its status, not exit 5\n"
+        "  --pushgateway URL   at exit, push the run's final metrics (/metrics) to the\n"
+        "                      Prometheus Pushgateway at URL (http://HOST:PORT), job the\n"
+        "                      program's name; 2 s at most, a failure said, never fatal\n"
+        "  --push-instance I   the push's instance label (default: host name:pid)\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
         "  --no-hud            no HUD at all (neither in frames nor in an overlay window)\n"
         "  --hud-mode M        frame: the HUD in OpenGL and SDL frames only; overlay: in a\n"
@@ -165,6 +170,8 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--json") == 0       ? &o->json
                         : strcmp(a, "--tolerance-ms") == 0 ? &o->tolerance_ms
                         : strcmp(a, "--tolerance-pct") == 0 ? &o->tolerance_pct
+                        : strcmp(a, "--pushgateway") == 0 ? &o->pushgateway
+                        : strcmp(a, "--push-instance") == 0 ? &o->push_instance
                                                          : NULL;
     int is_budget = strcmp(a, "--budget-ms") == 0, is_corner = strcmp(a, "--hud-corner") == 0;
     int is_startup = strcmp(a, "--budget-startup") == 0, is_mode = strcmp(a, "--hud-mode") == 0;
@@ -201,6 +208,9 @@ static int parse_options(int argc, char **argv, options *o) {
     const char *problem; /* the credential's: said without its value */
     if (slot == &o->metrics_token && lagscope__credential_problem(value, &problem) != 0)
       return bad_option(problem, a);
+    lagscope__http_url url; /* the config check's rule and words, before the program runs */
+    const char *bad = slot == &o->pushgateway ? lagscope__http_url_parse(value, &url) : NULL;
+    if (bad != NULL) return bad_option(bad, value);
     *slot = value;
   }
   if (i >= argc) return bad_option("no program to run", "give it after --");
@@ -281,6 +291,8 @@ static int prepare_environment(const options *o, const char *preload, const chan
   rc |= set("LAGSCOPE_RUN_HUD_CORNER", o->hud_corner);
   rc |= set("LAGSCOPE_RUN_HUD_MODE", o->hud_mode);
   rc |= set("LAGSCOPE_RUN_HUD_EXPANDED", o->hud_expanded ? "1" : NULL);
+  rc |= set("LAGSCOPE_RUN_PUSHGATEWAY", o->pushgateway);
+  rc |= set("LAGSCOPE_RUN_PUSH_INSTANCE", o->push_instance);
   return rc;
 }
 

@@ -6,7 +6,8 @@ if(NOT OUTPUT)
   message(FATAL_ERROR "consumers.cmake: give -DOUTPUT=...")
 endif()
 
-set(consumers lagscope__hud_consumer lagscope__viewer_consumer) # hud/consumer.c, web/consumer.c
+# hud/consumer.c, web/consumer.c, web/push.c (the push to a Pushgateway at stop)
+set(consumers lagscope__hud_consumer lagscope__viewer_consumer lagscope__push_consumer)
 if(FOR_APPLE)
   list(APPEND consumers lagscope__hud_overlay_consumer) # hud/darwin/overlay.c
 endif()

@@ -226,6 +226,15 @@ typedef struct lagscope_config {
    * 16..128 visible ASCII characters (no space); never logged. Default NULL: the environment's
    * LAGSCOPE_METRICS_TOKEN, else none. Copied at start. */
   const char *metrics_token;
+  /* A Prometheus Pushgateway that lagscope_stop pushes the final metrics to (the /metrics text,
+   * docs/viewer-api.md), so that a run too short to be scraped (a CI job) still counts: PUT
+   * <url>/metrics/job/<app name>/instance/<pushgateway_instance>. "http://HOST[:PORT][/PATH]";
+   * https is not supported (lagscope_config_validate refuses it). NULL (the default): no push.
+   * The push has 2 s in all, on a thread of lagscope's; a gateway that is down or slow costs
+   * one log line, never the app's exit. */
+  const char *pushgateway_url;
+  /* The push's instance label: NULL (the default) for "<host name>:<pid>". */
+  const char *pushgateway_instance;
 } lagscope_config;
 
 /* The defaults above. */

@@ -59,6 +59,11 @@ void lagscope__web_stop(lagscope__web *web);
  * lagscope__web_stop. 0, or a code and why (all ten taken): the viewer is then off until the
  * next restart. A */
 int lagscope__web_restart(lagscope__web *web, char *why, size_t why_size);
+/* ---- the push (push.c) ---- */
+/* The consumer that PUTs the final /metrics text to config.pushgateway_url at lagscope_stop
+ * (cmake/consumers.cmake lists it): counted on the dispatcher thread, sent from lagscope-push
+ * within 2 s. */
+extern const lagscope__consumer lagscope__push_consumer;
 /* ---- addresses (address.c) ---- */
 #define LAGSCOPE__WEB_LAN_ADDRESSES_MAX 16
 typedef struct lagscope__web_lan_address {

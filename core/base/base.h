@@ -106,9 +106,9 @@ int lagscope__utc_stamp_read(const char *text, int64_t *wall_ms);
  *         bound), NONE left out.
  *
  * By hand, because a row cannot say them: the strings, hooks and their user pointers
- * (post_main, on_event, log, report_dir, app_name, app_version, server_bind, metrics_token:
- * NULL by default, checked where they need it), and hud_corner, an enum whose message names its
- * constants. */
+ * (post_main, on_event, log, report_dir, app_name, app_version, server_bind, metrics_token,
+ * pushgateway_url and _instance: NULL by default, checked where they need it), and hud_corner,
+ * an enum whose message names its constants. */
 #define LAGSCOPE__CONFIG_FIELDS(XX)                                                         \
   XX(hang_threshold_ms, uint32_t, 250, RANGE, 10, 60000, "ms", CONFIG)                      \
   XX(ping_interval_ms, uint32_t, 50, AT_MOST, 1, hang_threshold_ms, "ms", CONFIG)           \
@@ -194,6 +194,63 @@ static inline int lagscope__credential_problem(const char *token, const char **p
   else if (n > LAGSCOPE__CREDENTIAL_MAX) *problem = "is longer than 128 characters";
   return *problem != NULL ? LAGSCOPE_EINVAL : LAGSCOPE_OK;
 }
+
+/* A Pushgateway's address, config.pushgateway_url (web/push.c): "http://HOST[:PORT][/PATH]",
+ * HOST a name or an IPv4 address, PORT 80 when not given, PATH a prefix (a gateway behind a
+ * proxy's path) without its trailing '/'. Only http: the push speaks no TLS. */
+typedef struct lagscope__http_url {
+  char host[256];
+  uint16_t port;
+  char path[256]; /* "" or "/prefix" */
+} lagscope__http_url;
+/* Parses url into *out: NULL when good, else a static sentence saying what is wrong. Inline
+ * (as the bounds above), for lagscope-run, which refuses a bad --pushgateway before the
+ * program runs, with the config check's words. F */
+static inline const char *lagscope__http_url_parse(const char *url, lagscope__http_url *out) {
+  static const char scheme[] = "http://";
+  if (url == NULL || url[0] == '\0') return "it is empty";
+  size_t i = 0;
+  for (; scheme[i] != '\0'; i++) {
+    char c = url[i] >= 'A' && url[i] <= 'Z' ? (char)(url[i] - 'A' + 'a') : url[i];
+    if (c != scheme[i])
+      return c == 's' && i == 4 ? "https is not supported (the push speaks no TLS): give an "
+                                  "http:// URL"
+                                : "it does not start with http://";
+  }
+  const char *p = url + i;
+  size_t n = 0;
+  for (; p[n] != '\0' && p[n] != ':' && p[n] != '/'; n++) {
+    char c = p[n];
+    if (c == '@') return "a user or password in the URL is not supported";
+    if (c == '[') return "an IPv6 address is not supported: give a name or an IPv4 address";
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '-' || c == '_'))
+      return "its host has a character a host name cannot have";
+  }
+  if (n == 0) return "it has no host";
+  if (n >= sizeof(out->host)) return "its host is too long";
+  for (size_t k = 0; k < n; k++) out->host[k] = p[k];
+  out->host[n] = '\0';
+  p += n;
+  unsigned long port = 80;
+  if (*p == ':') {
+    port = 0;
+    for (p++, n = 0; *p >= '0' && *p <= '9' && n < 6; p++, n++) port = port * 10 + (unsigned long)(*p - '0');
+    if (n == 0 || port == 0 || port > 65535 || (*p != '\0' && *p != '/'))
+      return "its port is not a number in 1..65535";
+  }
+  out->port = (uint16_t)port;
+  n = 0;
+  for (; p[n] != '\0'; n++)
+    if (p[n] == '?' || p[n] == '#' || (unsigned char)p[n] <= ' ')
+      return "it has a query, a fragment or a space: give the gateway's address only";
+  while (n > 0 && p[n - 1] == '/') n--; /* the push adds "/metrics/job/..." */
+  if (n >= sizeof(out->path)) return "its path is too long";
+  for (size_t k = 0; k < n; k++) out->path[k] = p[k];
+  out->path[n] = '\0';
+  return NULL;
+}
+
 /* config.app_name, or the program's name. F */
 void lagscope__app_name(const lagscope_config *config, char *out, size_t size);
 /* config.report_dir, or "<lagscope__state_root>/<app_name>", or, without one,

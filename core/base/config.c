@@ -198,6 +198,16 @@ static int check_metrics_token(const lagscope_config *config, char *why, size_t 
   return LAGSCOPE_EINVAL;
 }
 
+static int check_pushgateway_url(const lagscope_config *config, char *why, size_t why_size) {
+  lagscope__http_url url;
+  const char *problem =
+      config->pushgateway_url == NULL ? NULL : lagscope__http_url_parse(config->pushgateway_url, &url);
+  if (problem == NULL) return LAGSCOPE_OK;
+  lagscope__explain(why, why_size, "config.pushgateway_url = \"%.128s\" is not a Pushgateway's "
+                    "address (http://HOST[:PORT][/PATH]): %s", config->pushgateway_url, problem);
+  return LAGSCOPE_EINVAL;
+}
+
 int lagscope_config_validate(const lagscope_config *config, char *why, size_t why_size) {
   if (config == NULL) {
     lagscope__explain(why, why_size, "config is NULL");
@@ -207,7 +217,8 @@ int lagscope_config_validate(const lagscope_config *config, char *why, size_t wh
       check_hud_corner(config, why, why_size) != LAGSCOPE_OK ||
       check_server_bind(config, why, why_size) != LAGSCOPE_OK ||
       check_post_main(config, why, why_size) != LAGSCOPE_OK ||
-      check_metrics_token(config, why, why_size) != LAGSCOPE_OK)
+      check_metrics_token(config, why, why_size) != LAGSCOPE_OK ||
+      check_pushgateway_url(config, why, why_size) != LAGSCOPE_OK)
     return LAGSCOPE_EINVAL;
   lagscope__explain(why, why_size, "%s", "");
   return LAGSCOPE_OK;

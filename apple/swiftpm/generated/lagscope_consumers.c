@@ -3,6 +3,7 @@
 
 extern const lagscope__consumer lagscope__hud_consumer;
 extern const lagscope__consumer lagscope__viewer_consumer;
+extern const lagscope__consumer lagscope__push_consumer;
 extern const lagscope__consumer lagscope__hud_overlay_consumer;
 
-const lagscope__consumer *const lagscope__consumers[] = {&lagscope__hud_consumer, &lagscope__viewer_consumer, &lagscope__hud_overlay_consumer, NULL};
+const lagscope__consumer *const lagscope__consumers[] = {&lagscope__hud_consumer, &lagscope__viewer_consumer, &lagscope__push_consumer, &lagscope__hud_overlay_consumer, NULL};

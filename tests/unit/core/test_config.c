@@ -85,6 +85,23 @@ int main(void) {
   c = ok, c.server_bind = "not an address", refused(c, "server_bind");
   c = ok, c.metrics_token = "short-secret", refused(c, "metrics_token");
   c = ok, c.metrics_token = "a secret of a space", refused(c, "metrics_token");
+  /* The push's gateway: http only, said at the check (web/push.c speaks no TLS). */
+  c = ok, c.pushgateway_url = "https://gateway:9091", refused(c, "pushgateway_url");
+  c = ok, c.pushgateway_url = "gateway:9091", refused(c, "pushgateway_url");
+  c = ok, c.pushgateway_url = "http://gateway:99999", refused(c, "pushgateway_url");
+  c = ok, c.pushgateway_url = "http://gateway:9091/?x=1", refused(c, "pushgateway_url");
+  c = ok, c.pushgateway_url = "http://user@gateway:9091", refused(c, "pushgateway_url");
+  c = ok, c.pushgateway_url = "http://", refused(c, "pushgateway_url");
+  c = ok, c.pushgateway_url = "https://gateway";
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_EINVAL);
+  CHECK(strstr(why, "https is not supported") != NULL);
+  c = ok, c.pushgateway_url = "http://gateway.example:9091/prefix/";
+  CHECK_EQ_INT(lagscope_config_validate(&c, why, sizeof(why)), LAGSCOPE_OK);
+  lagscope__http_url url;
+  CHECK(lagscope__http_url_parse("HTTP://10.0.0.7/a/b//", &url) == NULL);
+  CHECK(strcmp(url.host, "10.0.0.7") == 0 && url.port == 80 && strcmp(url.path, "/a/b") == 0);
+  CHECK(lagscope__http_url_parse("http://gw:9091", &url) == NULL);
+  CHECK(strcmp(url.host, "gw") == 0 && url.port == 9091 && url.path[0] == '\0');
   int token;
   c = ok, c.post_main_user = &token, refused(c, "post_main");
 

@@ -20,7 +20,7 @@
 static const char *const by_hand[] = {
     "`post_main`, `post_main_user`", "`on_event`, `on_event_user`", "`report_dir`",
     "`app_name`", "`app_version`", "`hud_corner`", "`log`, `log_user`", "`server_bind`",
-    "`metrics_token`",
+    "`metrics_token`", "`pushgateway_url`", "`pushgateway_instance`",
 };
 
 typedef struct text {
