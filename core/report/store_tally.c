@@ -91,6 +91,7 @@ static void line_add(tally_line *to, const tally_line *hang) {
 static char *tally_with(const char *old, const tally_line *hang) {
   size_t lines = 0;
   for (const char *p = old; p != NULL && (p = strchr(p, '\n')) != NULL; p++) lines++;
+  if (lines > TALLY_MAX + 1) lines = TALLY_MAX + 1; /* a planted file's further lines dropped */
   tally_line *all = lagscope__alloc_array(lines + 2, sizeof(*all));
   char *out = all != NULL ? lagscope__alloc((lines + 2) * LINE_BYTES + sizeof(TALLY_HEAD)) : NULL;
   if (out == NULL) {
@@ -119,9 +120,10 @@ static char *tally_with(const char *old, const tally_line *hang) {
     if (!(all[i].total_ms > -1e15 && all[i].total_ms < 1e15 && all[i].max_ms > -1e15 &&
           all[i].max_ms < 1e15))
       continue;
-    used += (size_t)snprintf(out + used, LINE_BYTES, "%s %" PRIu64 " %.3f %.3f %" PRId64 " %" PRId64 " %s %s\n",
-                            all[i].signature, all[i].count, all[i].total_ms, all[i].max_ms,
-                            all[i].first_wall_ms, all[i].last_wall_ms, all[i].kind, all[i].label);
+    used += (size_t)snprintf(out + used, LINE_BYTES,
+                             "%s %" PRIu64 " %.3f %.3f %" PRId64 " %" PRId64 " %s %s\n",
+                             all[i].signature, all[i].count, all[i].total_ms, all[i].max_ms,
+                             all[i].first_wall_ms, all[i].last_wall_ms, all[i].kind, all[i].label);
   }
   lagscope__dealloc(all);
   return out;

@@ -312,6 +312,9 @@ static void test_bounds_tally(void) {
   lagscope__store *s;
   CHECK_EQ_INT(lagscope__store_open(dir, 2, 0, &s, why, sizeof(why)), 0);
   const char *sig = "0123456789abcdef";
+  char planted[512]; /* a file of that name that is no tally: written anew */
+  test_path_in(planted, sizeof(planted), dir, LAGSCOPE__STORE_TALLY);
+  test_write_text(planted, "- 999999 1e300 1e300 0 0 x y\n");
   for (int i = 1; i <= 5; i++) {
     char id[16], name[24];
     snprintf(id, sizeof(id), "r%d", i);
