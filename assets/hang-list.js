@@ -138,8 +138,11 @@ export function elapsedMs(entry, now) {
 
 /* The list's groups, the one of the newest hang first: the hangs of one signature together,
  * newest first; a hang without one (in progress, or from before signatures) alone. Each
- * { key, signature, entries, count, totalMs, lastWallMs, label }. */
-export function groupHangs(entries) {
+ * { key, signature, entries, count, listed, evicted, totalMs, lastWallMs, label }.
+ * signatures (a Map, signature -> a group of GET /api/v1/signatures), when given, has the
+ * store's counts: every hang of the signature, those on pages not loaded and those whose
+ * reports the store's bound deleted ("evicted") too; listed is how many the page holds. */
+export function groupHangs(entries, signatures) {
   const groups = new Map();
   for (const entry of newestFirst(entries)) {
     const key = entry.signature ? 'sig:' + entry.signature : entry.key;
@@ -153,6 +156,18 @@ export function groupHangs(entries) {
     group.count++;
     if (isFinite(entry.duration_ms)) group.totalMs += entry.duration_ms;
   }
+  for (const group of groups.values()) {
+    group.listed = group.count;
+    group.evicted = 0;
+    const known = group.signature && signatures ? signatures.get(group.signature) : null;
+    // The store's counts were read at one moment: a hang the stream told of since is counted
+    // by the page alone, until they are read again.
+    if (!known || !(known.count >= group.count)) continue;
+    group.count = known.count;
+    group.totalMs = known.total_ms;
+    group.evicted = known.evicted || 0;
+    if (known.last_wall_ms > group.lastWallMs) group.lastWallMs = known.last_wall_ms;
+  }
   return Array.from(groups.values());
 }
 
@@ -165,11 +180,17 @@ export function fmtAgo(wallMs, nowWallMs) {
   return Math.floor(s / 86400) + ' d ago';
 }
 
-/* A group's line: "lock · image-loader ×14, 9.2 s in all, last 2 s ago". */
+/* A group's line: "lock · image-loader ×14, 9.2 s in all, last 2 s ago", and when the page
+ * lists fewer than it counts, how many it lists and how many have no report left:
+ * "… (13 listed, 6 without a report)". */
 export function groupLine(group, nowWallMs, fmtTotal) {
   const what = group.label || '(unknown function)';
+  const listed = group.listed !== undefined ? group.listed : group.count;
+  const cap = listed < group.count
+    ? ' (' + listed + ' listed' + (group.evicted ? ', ' + group.evicted + ' without a report' : '') + ')'
+    : '';
   return what + ' \u00d7' + group.count + ', ' + fmtTotal(group.totalMs) + ' in all, last ' +
-    fmtAgo(group.lastWallMs, nowWallMs);
+    fmtAgo(group.lastWallMs, nowWallMs) + cap;
 }
 
 /* The list's order: newest first. */

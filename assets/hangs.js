@@ -11,16 +11,21 @@ import { byId, el, setText, toast } from './dom.js';
 import { basename, fmtDuration, fmtWall, stateLabel } from './format.js';
 import { elapsedMs, groupHangs, groupLine } from './hang-list.js';
 import {
-  addHangPage, appPid, hangEntries, hangNextOffset, hangTotal, isSelectedHang,
+  addHangPage, appPid, hangEntries, hangEvicted, hangNextOffset, hangSignatures, hangTotal, isSelectedHang,
+  setSignatures,
 } from './state.js';
 
 const HANG_PAGE = 20;
 
-/* A page of the stored hangs: the newest (reset) or the next older one. */
+/* A page of the stored hangs: the newest (reset) or the next older one. With the newest, the
+ * store's counts by signature (the groups' lines count every hang, not the loaded ones). */
 export async function loadHangs(reset) {
   const offset = reset ? 0 : hangNextOffset();
-  const page = await api('/api/v1/hangs?limit=' + HANG_PAGE + '&offset=' + offset);
+  const [page, signatures] = await Promise.all([
+    api('/api/v1/hangs?limit=' + HANG_PAGE + '&offset=' + offset),
+    reset ? api('/api/v1/signatures').catch(() => null) : null]);
   addHangPage(page, offset, reset);
+  if (signatures) setSignatures(signatures);
   return page;
 }
 
@@ -49,6 +54,12 @@ export function createHangList({ onSelect, onLiveTick }) {
     }
   }
 
+  /* The store's counts came (GET /api/v1/signatures): the groups' lines. */
+  function renderSignatures() {
+    placeItems();
+    renderCount();
+  }
+
   /* One entry changed (state.js's "hang" event): its item, the groups and order (an ended
    * hang's signature may put it in a group), the count. */
   function renderEntry({ entry }) {
@@ -57,10 +68,16 @@ export function createHangList({ onSelect, onLiveTick }) {
     renderCount();
   }
 
+  /* "20 of 110": the hangs listed of every hang counted; the store keeps a bounded number of
+   * reports, and the hangs whose reports it deleted are counted, never listed. */
   function renderCount() {
     const shown = hangEntries().size;
-    const total = Math.max(hangTotal(), shown);
+    const evicted = hangEvicted();
+    const total = Math.max(hangTotal() + evicted, shown);
     setText('hang-count', total ? shown + (shown < total ? ' of ' + total : '') : '');
+    const count = byId('hang-count');
+    count.title = evicted ? evicted + ' of them without a report: the store keeps ' + hangTotal() +
+      ' (config.report_max_count) and deleted the oldest' : '';
     byId('hang-empty').hidden = shown > 0;
     const more = byId('hang-more');
     more.hidden = hangNextOffset() >= hangTotal();
@@ -79,7 +96,7 @@ export function createHangList({ onSelect, onLiveTick }) {
   /* Newest first: a hang alone as its item, two or more of one signature as a group. */
   function placeItems() {
     const items = [];
-    for (const group of groupHangs(hangEntries())) {
+    for (const group of groupHangs(hangEntries(), hangSignatures())) {
       if (group.count < 2) {
         items.push(nodes.get(group.entries[0].key));
         continue;
@@ -113,14 +130,14 @@ export function createHangList({ onSelect, onLiveTick }) {
   }
 
   function groupOf(key) {
-    return groupHangs(hangEntries()).find((group) => group.key === key);
+    return groupHangs(hangEntries(), hangSignatures()).find((group) => group.key === key);
   }
 
   function renderGroup(g, group) {
     if (!group) return;
     const open = expanded.has(group.key);
     g.header.textContent = groupLine(group, Date.now(), fmtDuration);
-    g.header.title = 'signature ' + group.signature + (open ? '' : ': show all ' + group.count);
+    g.header.title = 'signature ' + group.signature + (open ? '' : ': show the ' + group.listed + ' listed');
     g.header.setAttribute('aria-expanded', String(open));
     g.item.dataset.signature = group.signature;
     g.item.dataset.count = String(group.count);
@@ -129,7 +146,7 @@ export function createHangList({ onSelect, onLiveTick }) {
 
   function renderGroupLines() {
     if (groupNodes.size === 0) return;
-    for (const group of groupHangs(hangEntries()))
+    for (const group of groupHangs(hangEntries(), hangSignatures()))
       if (groupNodes.has(group.key) && group.count >= 2) renderGroup(groupNodes.get(group.key), group);
   }
 
@@ -211,5 +228,5 @@ export function createHangList({ onSelect, onLiveTick }) {
     if (on) badge.textContent = 'HANG ' + (ms > 0 ? (ms / 1000).toFixed(1) + ' s' : '');
   }
 
-  return { loadMore, renderEntry, renderCount, renderSelection, tickLive, startLiveTimer, hangBegan };
+  return { loadMore, renderEntry, renderCount, renderSignatures, renderSelection, tickLive, startLiveTimer, hangBegan };
 }

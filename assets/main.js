@@ -109,6 +109,7 @@ function wire() {
   on('hitches', drawHitches);
   on('hang', hangList.renderEntry);
   on('hang-page', hangList.renderCount);
+  on('signatures', hangList.renderSignatures);
   on('hang-began', hangList.hangBegan);
   on('hang-sample', (entry) => {
     hangList.startLiveTimer();

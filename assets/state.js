@@ -163,6 +163,8 @@ export function addHitches(list) {
 const hangs = {
   entries: new Map(),   // key -> entry
   total: 0,             // the store's count, from the last page
+  evicted: 0,           // hangs whose reports the store's bound deleted, from the last page
+  signatures: new Map(), // signature -> GET /api/v1/signatures' group: the store's counts
   nextOffset: 0,        // where the next "more" page starts
 };
 
@@ -170,6 +172,14 @@ export function hangEntries() { return hangs.entries; }
 export function hangEntry(key) { return hangs.entries.get(key); }
 export function hangTotal() { return hangs.total; }
 export function hangNextOffset() { return hangs.nextOffset; }
+export function hangEvicted() { return hangs.evicted; }
+export function hangSignatures() { return hangs.signatures; }
+
+/* GET /api/v1/signatures' answer: every hang counted by signature, for the groups' lines. */
+export function setSignatures(answer) {
+  hangs.signatures = new Map((answer.signatures || []).map((g) => [g.signature, g]));
+  emit('signatures', answer);
+}
 
 /* Merges what is known about one hang into its entry. */
 function upsertHang(key, fields) {
@@ -190,6 +200,7 @@ export function hangFromSummary(summary) {
 /* A page of GET /api/v1/hangs from offset; reset: the newest page, refreshed. */
 export function addHangPage(page, offset, reset) {
   hangs.total = page.total;
+  hangs.evicted = page.evicted || 0;
   hangs.nextOffset = nextOffsetAfter(hangs.nextOffset, offset, page.hangs.length, reset);
   for (const summary of page.hangs) hangFromSummary(summary);
   emit('hang-page', page);

@@ -99,6 +99,7 @@ typedef struct demo_options {
   unsigned port;          /* the viewer's; passed on, lagscope validates */
   const char *bind;       /* NULL: lagscope's default, every interface */
   unsigned max_clients, max_streams; /* 0: lagscope's defaults */
+  unsigned max_reports;   /* the store's bound (config.report_max_count); 0: lagscope's */
   unsigned churn_threads; /* a load: about this many short-lived threads alive (0: none) */
 } demo_options;
 
@@ -139,6 +140,7 @@ static void demo_usage(FILE *out) {
           "                       127.0.0.1: this machine only)\n"
           "  --max-clients N      connections the viewer serves at once (default 32)\n"
           "  --max-streams N      live streams among them (default 16)\n"
+          "  --max-reports N      reports the store keeps (default 50)\n"
           "  --no-server          no LAN viewer\n"
           "  --churn-threads N    a load, as a busy app's pools give: about N threads that keep\n"
           "                       starting and ending (default 0)\n"
@@ -236,7 +238,8 @@ static int demo_parse_events(const char *name, const char *text, int *jsonl) {
 static const char *const demo_valued_options[] = {
     "--fps", "--stall-kind", "--stall-ms", "--stall-every", "--duration", "--events",
     "--threshold-ms", "--refresh-hz", "--report-dir", "--hud-scale", "--hud-corner", "--hud-mode",
-    "--port", "--bind", "--max-clients", "--max-streams", "--churn-threads"};
+    "--port", "--bind", "--max-clients", "--max-streams", "--max-reports",
+    "--churn-threads"};
 
 static int demo_is_valued(const char *name) {
   for (size_t i = 0; i < sizeof demo_valued_options / sizeof demo_valued_options[0]; i++)
@@ -266,6 +269,8 @@ static int demo_parse_valued(demo_options *o, const char *name, const char *valu
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->max_clients);
   if (strcmp(name, "--max-streams") == 0)
     return demo_parse_uint(name, value, 0, UINT32_MAX, &o->max_streams);
+  if (strcmp(name, "--max-reports") == 0)
+    return demo_parse_uint(name, value, 0, UINT32_MAX, &o->max_reports);
   if (strcmp(name, "--bind") == 0) {
     o->bind = value; /* lagscope says what is wrong with it */
     return 0;
@@ -966,6 +971,7 @@ static lagscope_config demo_config(const demo_options *o, int windowed) {
   c.server_bind = o->bind;
   if (o->max_clients != 0) c.server_max_clients = o->max_clients;
   if (o->max_streams != 0) c.server_max_stream_clients = o->max_streams;
+  if (o->max_reports != 0) c.report_max_count = o->max_reports;
   if (!o->heartbeat) {
     c.post_main = demo_post_main;
     c.post_main_user = &demo_main_queue;

@@ -315,6 +315,18 @@ typedef struct hang_list_job {
   char *text; /* the answer, printed; NULL when out of memory */
 } hang_list_job;
 
+/* Adds a tally line's count to *total. */
+static void count_evicted(void *ctx, const lagscope__store_tallied *hangs) {
+  *(uint64_t *)ctx += hangs->count;
+}
+
+/* How many hangs' reports the store's bounds deleted (its tally): the list leaves them out. */
+static uint64_t evicted_count(const char *dir) {
+  uint64_t total = 0;
+  lagscope__store_tally_read(dir, count_evicted, &total);
+  return total;
+}
+
 static void hang_list_build(void *arg) {
   hang_list_job *job = arg;
   const lagscope__web_route *route = &job->req->route;
@@ -322,6 +334,7 @@ static void hang_list_build(void *arg) {
   cJSON_AddNumberToObject(doc, "total", (double)job->count);
   cJSON_AddNumberToObject(doc, "offset", route->offset);
   cJSON_AddNumberToObject(doc, "limit", route->limit);
+  cJSON_AddNumberToObject(doc, "evicted", (double)evicted_count(job->req->web->report_dir));
   cJSON *list = cJSON_AddArrayToObject(doc, "hangs");
   for (size_t i = route->offset; i < job->count && i < (size_t)route->offset + route->limit; i++) {
     cJSON *summary = summary_of(job->req->web->report_dir, job->entries[i].id);
@@ -357,6 +370,8 @@ static cJSON *group_new(cJSON *groups, const cJSON *summary) {
   copy_member(g, "kind", summary, "kind");
   copy_member(g, "signature_frames", summary, "signature_frames");
   cJSON_AddNumberToObject(g, "count", 0);
+  cJSON_AddNumberToObject(g, "reports", 0);
+  cJSON_AddNumberToObject(g, "evicted", 0);
   cJSON_AddNumberToObject(g, "total_ms", 0);
   cJSON_AddNumberToObject(g, "max_ms", 0);
   cJSON_AddNumberToObject(g, "last_wall_ms", number_of(summary, "start_wall_ms"));
@@ -378,6 +393,7 @@ static void set_number(cJSON *g, const char *name, double value) {
 static void group_add(cJSON *g, const cJSON *summary) {
   double ms = number_of(summary, "duration_ms");
   set_number(g, "count", number_of(g, "count") + 1);
+  set_number(g, "reports", number_of(g, "reports") + 1);
   set_number(g, "total_ms", number_of(g, "total_ms") + ms);
   if (ms > number_of(g, "max_ms")) set_number(g, "max_ms", ms);
   set_number(g, "first_wall_ms", number_of(summary, "start_wall_ms")); /* the oldest so far */
@@ -387,11 +403,48 @@ static void group_add(cJSON *g, const cJSON *summary) {
     cJSON_AddItemToArray(ids, cJSON_CreateString(id->valuestring));
 }
 
+/* What the signature list adds up beside its groups. */
+typedef struct signature_totals {
+  cJSON *groups;
+  double unsigned_hangs, reports, evicted;
+} signature_totals;
+
+/* One signature's evicted hangs (the store's tally) added to its group, made when no kept
+ * report has that signature: counted, never listed (no report left to list). */
+static void group_add_evicted(void *ctx, const lagscope__store_tallied *hangs) {
+  signature_totals *t = ctx;
+  double n = (double)hangs->count;
+  t->evicted += n;
+  if (hangs->signature == NULL) {
+    t->unsigned_hangs += n;
+    return;
+  }
+  cJSON *g = group_of(t->groups, hangs->signature);
+  if (g == NULL) {
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "signature", hangs->signature);
+    if (hangs->label != NULL) cJSON_AddStringToObject(s, "label", hangs->label);
+    if (hangs->kind != NULL) cJSON_AddStringToObject(s, "kind", hangs->kind);
+    cJSON_AddNumberToObject(s, "start_wall_ms", (double)hangs->last_wall_ms);
+    g = s != NULL ? group_new(t->groups, s) : NULL;
+    cJSON_Delete(s);
+    if (g == NULL) return;
+  }
+  set_number(g, "count", number_of(g, "count") + n);
+  set_number(g, "evicted", number_of(g, "evicted") + n);
+  set_number(g, "total_ms", number_of(g, "total_ms") + hangs->total_ms);
+  if (hangs->max_ms > number_of(g, "max_ms")) set_number(g, "max_ms", hangs->max_ms);
+  if ((double)hangs->first_wall_ms < number_of(g, "first_wall_ms"))
+    set_number(g, "first_wall_ms", (double)hangs->first_wall_ms);
+  if ((double)hangs->last_wall_ms > number_of(g, "last_wall_ms"))
+    set_number(g, "last_wall_ms", (double)hangs->last_wall_ms);
+}
+
 static void signature_list_build(void *arg) {
   hang_list_job *job = arg;
   cJSON *doc = cJSON_CreateObject();
   cJSON *groups = cJSON_AddArrayToObject(doc, "signatures");
-  size_t unsigned_hangs = 0;
+  signature_totals totals = {.groups = groups};
   for (size_t i = 0; i < job->count && groups != NULL; i++) {
     cJSON *summary = summary_of(job->req->web->report_dir, job->entries[i].id);
     const cJSON *signature = member(summary, "signature");
@@ -400,11 +453,17 @@ static void signature_list_build(void *arg) {
       if (g == NULL) g = group_new(groups, summary);
       if (g != NULL) group_add(g, summary);
     } else if (summary != NULL) {
-      unsigned_hangs++;
+      totals.unsigned_hangs++;
     }
+    if (summary != NULL) totals.reports++;
     cJSON_Delete(summary);
   }
-  cJSON_AddNumberToObject(doc, "unsigned", (double)unsigned_hangs);
+  if (groups != NULL)
+    lagscope__store_tally_read(job->req->web->report_dir, group_add_evicted, &totals);
+  cJSON_AddNumberToObject(doc, "unsigned", totals.unsigned_hangs);
+  cJSON_AddNumberToObject(doc, "hangs", totals.reports + totals.evicted);
+  cJSON_AddNumberToObject(doc, "reports", totals.reports);
+  cJSON_AddNumberToObject(doc, "evicted", totals.evicted);
   job->text = print(doc);
 }
 

@@ -262,6 +262,19 @@ int lagscope__store_list(const char *dir, lagscope__store_entry **entries, size_
  * would keep (a link, a FIFO, another document), ELIMIT for a file past the store's size
  * bound, ESYS otherwise (a folder that lagscope__folder_open refuses). A */
 int lagscope__store_read(const char *dir, const char *id, char **text, size_t *len);
+/* The hangs whose reports the bounds deleted, counted by signature (store_tally.c): fn is called
+ * once a signature (NULL: reports without one, and signatures past the tally's bound of 1000),
+ * with what the tally keeps; kind and label are the newest hang's (NULL when it had none). The
+ * strings live for the call. LAGSCOPE_OK when nothing was evicted yet; else the folder's or
+ * the read's error. A */
+typedef struct lagscope__store_tallied {
+  const char *signature, *kind, *label;
+  uint64_t count;
+  double total_ms, max_ms;
+  int64_t first_wall_ms, last_wall_ms;
+} lagscope__store_tallied;
+typedef void (*lagscope__store_tally_fn)(void *ctx, const lagscope__store_tallied *hangs);
+int lagscope__store_tally_read(const char *dir, lagscope__store_tally_fn fn, void *ctx);
 
 /* ---- recovery at start (core/report/recover_publish.c): what store recovery finds, published --- */
 /* Held by the hang recorder, zeroed; store and dir (for messages) outlive it. */

@@ -200,6 +200,19 @@ static lagscope__store_known *learn_files(const lagscope__store *s, lagscope__st
   return now;
 }
 
+/* Deletes the report name, counted first in the evicted hangs' tally (store_tally.c): 1 when it
+ * is gone. A */
+static int evict(lagscope__store *s, const char *name) {
+  char *text = NULL;
+  size_t len = 0;
+  int read = lagscope__store_read_at(s->dirfd, name, LAGSCOPE__STORE_MAX_FILE_BYTES, 1, &text,
+                                     &len) == LAGSCOPE_OK;
+  int gone = unlinkat(s->dirfd, name, 0) == 0 || errno == ENOENT;
+  if (gone && read) lagscope__store_tally_add(s->dirfd, text, len);
+  lagscope__dealloc(text);
+  return gone;
+}
+
 /* Deletes reports while there are more than max_reports or more than max_bytes, idle hangs'
  * first (an idle hang never costs a hang its place), then the oldest; never keep (the file
  * just written), nor a report in progress: an earlier run's that recovery (on its own thread)
@@ -229,7 +242,7 @@ static void enforce_bounds(lagscope__store *s, const char *keep) {
     const lagscope__store_listed *f = &l.items[i];
     if (!f->valid || f->state == LAGSCOPE__REPORT_IN_PROGRESS || strcmp(f->name, keep) == 0)
       continue;
-    if (unlinkat(s->dirfd, f->name, 0) != 0 && errno != ENOENT) continue;
+    if (!evict(s, f->name)) continue;
     count--;
     bytes -= f->size;
   }
@@ -279,8 +292,8 @@ static int hooked(const char *step, const char *temp, int fd) {
  * 0, or -1 with errno and *step the call that failed ("create", "write", "sync", "close",
  * "rename"), the temporary file removed when it was made. O_EXCL and O_NOFOLLOW: a stale or
  * planted temporary file (a link, a FIFO) is removed, never written through. */
-static int write_renamed(int dirfd, const char *temp, const char *name, const char *json,
-                         const char **step) {
+int lagscope__store_write_renamed(int dirfd, const char *temp, const char *name,
+                                  const char *json, const char **step) {
   *step = "create";
   int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
   int fd = hooked("create", temp, -1) == 0 ? openat(dirfd, temp, flags, 0600) : -1;
@@ -342,7 +355,7 @@ static int write_report(const lagscope__store *s, const char *id, const char *js
     return LAGSCOPE_EINVAL;
   }
   const char *step = NULL;
-  if (write_renamed(s->dirfd, temp, name, json, &step) != 0) {
+  if (lagscope__store_write_renamed(s->dirfd, temp, name, json, &step) != 0) {
     lagscope__explain(why, why_size,
                       "cannot %s the report %s (%s/%s): %s; the previous file, if any, is intact",
                       step, final_path, s->dir, temp, strerror(errno));

@@ -1,11 +1,12 @@
 /* What the report store's files share, and no other file: the store's bounds, its struct, the
  * folder's listing and the few helpers more than one of them calls. The rest of the core sees
- * only report.h's store entry points. The store is four files, by job:
+ * only report.h's store entry points. The store is five files, by job:
  *
  *   store.c          the store opened and closed, reports written atomically, bounds kept
  *   store_folder.c   the folder opened safely, a file read from it, the store's names, listing
  *   store_check.c    what the store accepts as a report; the viewer's list and read
  *   store_recover.c  at start, the reports an earlier run left in progress closed and handed over
+ *   store_tally.c    the hangs whose reports the bounds deleted, counted by signature
  *
  * Tags as in internal.h: A allocates (lagscope__alloc), F neither allocates nor locks; nothing
  * here locks. POSIX file calls only (these files build for Linux, macOS and iOS alike). */
@@ -101,6 +102,19 @@ int lagscope__store_list_dir(int dirfd, const char *dir, lagscope__store_listing
 void lagscope__store_temp_name(const char *name, char temp[LAGSCOPE__STORE_MAX_ID + 16]);
 /* Listed files by name, a report's temporary file first, for lagscope__sort. F */
 int lagscope__store_by_name(const void *a, const void *b);
+
+/* ---- store_tally.c ------------------------------------------------------------------------ */
+/* The evicted hangs' tally's file in the folder (not a report's name: never listed as one). */
+#define LAGSCOPE__STORE_TALLY "evicted-hangs"
+/* Counts the report text[0, len), about to be deleted by the bounds, in the folder dirfd's
+ * tally. Best effort: a tally that cannot be written stays as it was. The writer's alone. A */
+void lagscope__store_tally_add(int dirfd, const char *text, size_t len);
+
+/* ---- store.c ------------------------------------------------------------------------------ */
+/* Writes json to the temporary file temp of the folder dirfd, syncs it and renames it to name:
+ * 0, or -1 with errno and *step the call that failed. */
+int lagscope__store_write_renamed(int dirfd, const char *temp, const char *name,
+                                  const char *json, const char **step);
 
 /* ---- store_check.c ------------------------------------------------------------------------ */
 /* Why a report file is unusable, or NULL when it is fine (*state is then its state): stem is

@@ -16,7 +16,9 @@
  *   read, then opening a FIFO) has its verdict's phases strip: read then openat, in order;
  *   a stall repeated every 0.8 s is one group of its signature in the hang list ("sleep ·
  *   demo_sleep_ms ×3, 845 ms in all, last 1 s ago"), growing live, closed on its newest hang and
- *   opened to all of them, as /api/v1/signatures counts them.
+ *   opened to all of them, as /api/v1/signatures counts them; with --max-reports 3, six hangs
+ *   and more: the group line counts them all and says how many it lists ("(3 listed, 3
+ *   without a report)").
  *
  * Usage: node e2e.js --demo <lagscope-demo> --artifacts <folder> [--keep-going]
  * Screenshots and the demo's output go to the artifacts folder. Exit 0 pass, 1 fail, 77 skip
@@ -899,6 +901,38 @@ async function run(opts, playwright) {
     await groupContext.close();
     await repeated.stop(5000);
     ok('"sleep · demo_sleep_ms ×' + countAfter + '", grown live from ×' + countBefore + '; open: ' + openCount + ' hangs');
+
+    step('more hangs than the store keeps: the group line counts them all and says how many it lists');
+    const capDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-e2e-cap-'));
+    reportDirs.push(capDir);
+    const capped = new Demo(opts.demo, opts.artifacts, capDir, 'demo-capped', 300,
+      ['--stall-kind', 'sleep', '--stall-every', '0.6', '--max-reports', '3']);
+    demos.push(capped);
+    const capServer = await capped.start(0, 20000);
+    await capped.waitLine((o) => o.type === 'hang_ended' && o.hang_id >= 6, 'a sixth hang_ended', 20000);
+    const capContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const capPage = await capContext.newPage();
+    watchPage(capPage, problems, 'capped');
+    await capPage.goto(capServer.url, { timeout: 15000 });
+    const capLineRe = /^sleep · demo_sleep_ms ×(\d+), (\d+ ms|[\d.]+ s) in all, last \d+ s ago \((\d+) listed, (\d+) without a report\)$/;
+    const capLineNode = capPage.locator('.hang-group [data-testid=hang-group]').first();
+    await capPage.waitForFunction((re) => {
+      const node = document.querySelector('.hang-group [data-testid=hang-group]');
+      return node && new RegExp(re).test(node.textContent);
+    }, capLineRe.source, { timeout: 10000 });
+    const capLine = await capLineNode.textContent();
+    const [, capCount, , capListed, capEvicted] = capLineRe.exec(capLine).map(Number);
+    const capApi = await capPage.evaluate(async () => (await fetch('/api/v1/signatures')).json());
+    check(capCount >= 6 && capListed < capCount && capEvicted >= 3 && capApi.evicted >= capEvicted &&
+      capApi.hangs >= capCount && capApi.reports === 3,
+      'the capped group line "' + capLine + '"; /api/v1/signatures: ' + JSON.stringify(capApi).slice(0, 300));
+    const capCountText = await capPage.locator('#hang-count').textContent();
+    check(/^\d+ of \d+$/.test(capCountText) && Number(capCountText.split(' of ')[1]) >= capCount,
+      'the list\'s count "' + capCountText + '" for ' + capCount + ' hangs');
+    shots.push(await screenshot(capPage, opts.artifacts, 'laptop-hang-group-capped'));
+    await capContext.close();
+    await capped.stop(5000);
+    ok('"' + capLine + '", the list "' + capCountText + '"');
 
     check(problems.length === 0, 'the page logged problems:\n  ' + problems.join('\n  '));
     await laptop.close();

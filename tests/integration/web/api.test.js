@@ -6,7 +6,7 @@
 //
 // Usage: node api.test.js --demo PATH/lagscope-demo [--keep-going] [--only PHASE]
 //   --keep-going  run every check and report every failure (default: stop at the first one)
-//   --only PHASE  run one phase: routes, hitches, folder, limits, dos, slow (default: all)
+//   --only PHASE  run one phase: routes, hitches, folder, limits, dos, slow, counts (default: all)
 // Exit: 0 every check passed, 1 a check failed, 2 bad usage, 77 skipped (Node too old).
 //
 // Every wait is bounded and waits on a condition; every demo started is killed on every exit
@@ -1394,6 +1394,48 @@ async function phaseSlowClients() {
   }
 }
 
+// ---- phase: counts past the store's bound ----------------------------------------------------------------
+
+// More hangs than the store keeps (--max-reports 4): the lists count every hang, the evicted
+// ones too, and say how many they list (docs/viewer-api.md, "Counts past the store's bound").
+async function phaseCounts() {
+  const dir = tempDir('counts');
+  const KEEP = 4, HANGS = 10;
+  const demo = await Demo.start(dir, ['--threshold-ms', '60', '--stall-ms', '120',
+    '--max-reports', String(KEEP)]);
+  try {
+    const ended = [];
+    for (let i = 0; i < HANGS; i++) ended.push(await demo.stall());
+    const endedMs = ended.reduce((sum, l) => sum + l.duration_ms, 0);
+    await check(`GET /api/v1/signatures: ${HANGS} hangs counted, ${KEEP} reports kept`, async () => {
+      const { json } = await getJson(demo, '/api/v1/signatures');
+      const counted = json.signatures.reduce((sum, g) => sum + g.count, 0) + json.unsigned;
+      equal(counted, HANGS, `the groups' counts (${JSON.stringify(json).slice(0, 600)})`);
+      equal(json.hangs, HANGS, 'signatures: hangs');
+      equal(json.reports, KEEP, 'signatures: reports (kept)');
+      equal(json.evicted, HANGS - KEEP, 'signatures: evicted');
+      const totalMs = json.signatures.reduce((sum, g) => sum + g.total_ms, 0);
+      expect(Math.abs(totalMs - endedMs) < 0.01 * HANGS,
+        `the groups' total_ms ${totalMs}, the hang_ended lines' ${endedMs}`);
+      for (const g of json.signatures) {
+        equal(g.count, g.reports + g.evicted, `group ${g.signature}: count = reports + evicted`);
+        equal(g.ids.length, g.reports, `group ${g.signature}: ids listed`);
+      }
+      return `${json.signatures.length} group(s), ${totalMs.toFixed(1)} ms`;
+    });
+    await check(`GET /api/v1/hangs: total ${KEEP} kept, evicted ${HANGS - KEEP} said`, async () => {
+      const { json } = await getJson(demo, '/api/v1/hangs');
+      equal(json.total, KEEP, 'hangs: total (the reports kept)');
+      equal(json.evicted, HANGS - KEEP, 'hangs: evicted');
+      equal((await status(demo)).hangs, HANGS, 'status: hangs');
+      return `total ${json.total}, evicted ${json.evicted}`;
+    });
+  } finally {
+    await demo.stop('counts');
+    removeDir(dir);
+  }
+}
+
 // ---- the run ---------------------------------------------------------------------------------------------
 
 async function main() {
@@ -1407,7 +1449,7 @@ async function main() {
     const routes = await phaseRoutes();
     if (routes) await phaseRollover(routes);
   }, folder: phaseFolder, hitches: phaseHitches, limits: phaseLimits, dos: phaseDenialOfService,
-  slow: phaseSlowClients };
+  slow: phaseSlowClients, counts: phaseCounts };
   if (options.only && !phases[options.only]) usage(`unknown phase ${options.only}`);
   for (const [name, phase] of Object.entries(phases))
     if (!options.only || options.only === name) await phase();

@@ -48,13 +48,16 @@ static int exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
+/* The folder's entries, the evicted hangs' tally left out (the bounds write it as they delete). */
 static int count_entries(const char *dir) {
   DIR *d = opendir(dir);
   CHECK(d != NULL);
   int n = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+        strcmp(e->d_name, LAGSCOPE__STORE_TALLY) != 0)
+      n++;
   closedir(d);
   return n;
 }
@@ -271,6 +274,70 @@ static void store_report_ok(lagscope__store *s, const char *id, size_t size) {
   char *text = report_text(id, "ended", size);
   store_write_ok(s, id, text);
   free(text);
+}
+
+/* A report of the signature sig, duration_ms ms, started at wall_ms, for the tally. */
+static char *signed_report(const char *id, const char *sig, double ms, long long wall_ms) {
+  char *text = malloc(512);
+  snprintf(text, 512,
+           "{\"schema_version\":1,\"id\":\"%s\",\"state\":\"ended\",\"start\":{\"wall_ms\":%lld},"
+           "\"duration_ms\":%.3f,\"cause\":{\"kind\":\"sleep\",\"label\":\"sleep \\u00b7 nap\"},"
+           "\"signature\":\"%s\"}",
+           id, wall_ms, ms, sig);
+  return text;
+}
+
+typedef struct tallied_seen {
+  int lines;
+  lagscope__store_tallied sig, none; /* the signature's line, the "-" line (strings dropped) */
+  char label[64];
+} tallied_seen;
+
+static void tally_seen(void *ctx, const lagscope__store_tallied *t) {
+  tallied_seen *seen = ctx;
+  seen->lines++;
+  if (t->signature == NULL) {
+    seen->none = *t;
+    return;
+  }
+  seen->sig = *t;
+  snprintf(seen->label, sizeof(seen->label), "%s", t->label != NULL ? t->label : "");
+}
+
+/* Each report the bounds delete is counted in the evicted hangs' tally, by its signature: the
+ * viewer's lists count every hang (issue 44). */
+static void test_bounds_tally(void) {
+  char dir[512], why[512];
+  make_dir(dir, sizeof(dir), "tally");
+  lagscope__store *s;
+  CHECK_EQ_INT(lagscope__store_open(dir, 2, 0, &s, why, sizeof(why)), 0);
+  const char *sig = "0123456789abcdef";
+  char planted[512]; /* a file of that name that is no tally: written anew */
+  test_path_in(planted, sizeof(planted), dir, LAGSCOPE__STORE_TALLY);
+  test_write_text(planted, "- 999999 1e300 1e300 0 0 x y\n");
+  for (int i = 1; i <= 5; i++) {
+    char id[16], name[24];
+    snprintf(id, sizeof(id), "r%d", i);
+    snprintf(name, sizeof(name), "r%d.json", i);
+    char *text = signed_report(id, sig, 100.25 * i, 1000LL * i);
+    store_write_ok(s, id, text);
+    free(text);
+    set_mtime(dir, name, 1000 * i);
+  }
+  store_report_ok(s, "u1", 200); /* no signature: the "-" line, when it goes */
+  set_mtime(dir, "u1.json", 500);
+  store_report_ok(s, "u2", 200);
+  tallied_seen seen = {0};
+  CHECK_EQ_INT(lagscope__store_tally_read(dir, tally_seen, &seen), 0);
+  CHECK_EQ_INT(seen.lines, 2);
+  CHECK_EQ_INT((int)seen.sig.count, 4); /* r1..r4 went: r5 and u2 are kept */
+  CHECK(seen.sig.total_ms > 1002.49 && seen.sig.total_ms < 1002.51);
+  CHECK(seen.sig.max_ms > 400.99 && seen.sig.max_ms < 401.01);
+  CHECK_EQ_INT((int)seen.sig.first_wall_ms, 1000);
+  CHECK_EQ_INT((int)seen.sig.last_wall_ms, 4000);
+  CHECK(strcmp(seen.label, "sleep \xc2\xb7 nap") == 0);
+  CHECK_EQ_INT((int)seen.none.count, 1);
+  lagscope__store_close(s);
 }
 
 static void test_bounds_by_count(void) {
@@ -832,6 +899,7 @@ static const test_case cases[] = {
     TEST_CASE(write_and_ids),
     TEST_CASE(write_failures),
     TEST_CASE(bounds_by_count),
+    TEST_CASE(bounds_tally),
     TEST_CASE(bounds_idle_first),
     TEST_CASE(bounds_keep_in_progress),
     TEST_CASE(bounds_ignore_non_reports),

@@ -168,6 +168,32 @@ test('a hang that ends joins its signature\'s group', () => {
   assert.equal(groups[0].count, 2);
 });
 
+test('a group counts every hang of its signature, not only the loaded ones, and says how many it lists', () => {
+  // 13 of the signature's 26 hangs loaded (a page of 20 and the stream); the store counts 26,
+  // 6 of them without a report (evicted by its bound): /api/v1/signatures' group.
+  const entries = new Map();
+  const SIG = '0123456789abcdef';
+  for (let i = 1; i <= 13; i++)
+    merge(entries, summaryFields(summary({ hang_id: i, id: 'r-' + i, signature: SIG, label: 'sleep · nap',
+      start_wall_ms: 1000000 + i * 1000, duration_ms: 281.5 })));
+  const signatures = new Map([[SIG, { signature: SIG, count: 26, reports: 20, evicted: 6, total_ms: 7300,
+    last_wall_ms: 1013000 }]]);
+  const [group] = groupHangs(entries, signatures);
+  assert.equal(group.count, 26);
+  assert.equal(group.listed, 13);
+  assert.equal(group.evicted, 6);
+  assert.ok(Math.abs(group.totalMs - 7300) < 1e-3);
+  const line = groupLine(group, 1015000, (ms) => (ms / 1000).toFixed(1) + ' s');
+  assert.equal(line, 'sleep · nap \u00d726, 7.3 s in all, last 2 s ago (13 listed, 6 without a report)');
+  // A hang the stream told of after the store's counts were read: the loaded ones are not undercounted.
+  merge(entries, endedFields({ hang_id: 40, report_id: 'r-40', duration_ms: 500, signature: SIG }, PID));
+  const small = new Map([[SIG, { signature: SIG, count: 13, reports: 13, evicted: 0, total_ms: 3659.5 }]]);
+  const [later] = groupHangs(entries, small);
+  assert.equal(later.count, 14);
+  assert.ok(Math.abs(later.totalMs - 4159.5) < 1e-3);
+  assert.equal(groupLine(later, 1015000, (ms) => (ms / 1000).toFixed(1) + ' s'), 'sleep · nap \u00d714, 4.2 s in all, last 2 s ago');
+});
+
 test('how long ago', () => {
   assert.equal(fmtAgo(0, 2000), '2 s ago');
   assert.equal(fmtAgo(5000, 0), '0 s ago'); // a clock behind: never "in the future"
