@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,7 +43,37 @@ typedef struct scenario {
   int block_signals;         /* the main thread blocks every signal from the first frame */
   lagscope_event_fn also;    /* another subscriber (NULL: none) */
   uint32_t stall_before_loop_ms; /* a stall after lagscope_start, before the loop's first run */
+  uint64_t before_start_ns;      /* test_now_ns() just before lagscope_start */
+  uint64_t first_frame_ns;       /* test_now_ns() at the loop's first frame */
 } scenario;
+
+/* How long the monitor thread has waited, runnable, for a CPU (schedstat's run_delay): time the
+ * machine did not run it, which no code of lagscope's can shorten. 0 when not known. */
+static uint64_t monitor_run_delay_ns(void) {
+  DIR *tasks = opendir("/proc/self/task");
+  if (tasks == NULL) return 0;
+  uint64_t delay = 0;
+  struct dirent *e;
+  while ((e = readdir(tasks)) != NULL) {
+    char path[300], text[64] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) continue;
+    int is_monitor = fgets(text, sizeof(text), f) != NULL && strcmp(text, "lagscope-mon\n") == 0;
+    fclose(f);
+    if (!is_monitor) continue;
+    snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+    unsigned long long on_cpu, waited;
+    if ((f = fopen(path, "r")) != NULL && fscanf(f, "%llu %llu", &on_cpu, &waited) == 2)
+      delay = waited;
+    if (f != NULL) fclose(f);
+  }
+  closedir(tasks);
+  return delay;
+}
+
+/* The monitor's run_delay over the stall at the start (stall_at_start). */
+static uint64_t stall_run_delay_ns;
 
 static void stall_frame(host_loop *loop, uint64_t frame, void *user) {
   (void)loop;
@@ -52,11 +83,14 @@ static void stall_frame(host_loop *loop, uint64_t frame, void *user) {
     sigfillset(&all);
     CHECK(pthread_sigmask(SIG_BLOCK, &all, NULL) == 0);
   }
+  if (frame == 0) s->first_frame_ns = test_now_ns();
   if (s->heartbeat) lagscope_heartbeat();
   int due = s->every_frames != 0 ? frame > 0 && frame % s->every_frames == 0
                                  : frame == (s->at_start ? 0 : 30);
   if (!due) return;
+  uint64_t delay_before = s->at_start ? monitor_run_delay_ns() : 0;
   test_stall_busy(s->stall_ms);
+  if (s->at_start) stall_run_delay_ns = monitor_run_delay_ns() - delay_before;
   s->stalls_done++;
   s->last_stall_end = test_now_ns();
 }
@@ -87,6 +121,7 @@ static void run(scenario *s, double max_seconds, host_done_fn done) {
   c.on_event = recorder_on_event, c.on_event_user = &s->rec;
   lagscope_subscription also = 0; /* the other subscriber: it ends with lagscope_stop */
   c.usage_interval_ms = 100; /* more metrics events: proof the monitor kept running */
+  s->before_start_ns = test_now_ns();
   CHECK_EQ_INT(lagscope_start(&c), 0);
   if (s->also != NULL) CHECK_EQ_INT(lagscope_subscribe(s->also, s, &also), 0);
   if (s->stall_before_loop_ms) test_stall_busy(s->stall_before_loop_ms);
@@ -263,9 +298,24 @@ static void stall_at_start(void) {
   uint64_t start = s.rec.ended[0].as.hang_ended.start_ns, look = atomic_load(&first_post_ns);
   CHECK(look >= start);
   double first = cJSON_GetArrayItem(t_ms, 0)->valuedouble - (double)(look - start) / 1e6;
-  printf("first sample %.1f ms after the monitor's first look, %.1f ms into the hang\n", first,
-         cJSON_GetArrayItem(t_ms, 0)->valuedouble);
-  CHECK_MSG(first <= 75.0, "the first sample is %.1f ms after the monitor's first look", first);
+  /* It plans that look 50 ms after the first (a ping posted is looked at half a ping interval
+   * later), and wakes then unless busy: 25 ms more for its wake-up and the capture's start.
+   * Two waits are the machine's, not lagscope's. The time it waited for a CPU: under load (6
+   * other tests at once, load 12) it woke 15 to 55 ms after its plan with no work done between
+   * the two looks (its CPU time rose 0.2 ms), and the first sample came at 105.7 ms; the
+   * excuse is its run-queue wait over the whole stall, never its work. And a sample the kernel
+   * did not deliver (unseen: no tick found the spinning thread on its CPU in the 50 ms answer
+   * time, as test_standin shows) pushes the first to the next look: 139.9 ms after a wake 39.7
+   * ms late and one unseen. */
+  const cJSON *samples = cJSON_GetObjectItemCaseSensitive(report, "samples");
+  double waited = (double)stall_run_delay_ns / 1e6;
+  double unseen = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(samples, "unseen"));
+  printf("first sample %.1f ms after the monitor's first look, %.1f ms into the hang; the monitor "
+         "waited %.1f ms for a CPU during the stall; %.0f samples unseen\n",
+         first, cJSON_GetArrayItem(t_ms, 0)->valuedouble, waited, unseen);
+  CHECK_MSG(first <= 75.0 + waited + 50.0 * unseen,
+            "the first sample is %.1f ms after the monitor's first look (%.1f ms waiting for a "
+            "CPU, %.0f unseen)", first, waited, unseen);
   cJSON_Delete(report);
   remove_folder(dir);
   recorder_destroy(&s.rec);
@@ -293,8 +343,15 @@ static void stall_in_startup(void) {
             "not told as start-up");
   CHECK_MSG(!second && !s.rec.ended[1].as.hang_ended.startup, "a stall after the loop ran is "
             "told as start-up");
+  /* At most what the main thread itself went without a frame, from lagscope_start to its
+   * first frame, and 100 ms: the stall's 600 on a quiet machine, more when a loaded one ran it
+   * late (4 copies at once under three CPU hogs: 705-961 ms hangs, 5 runs of 12, over a bound
+   * of 700 that took the machine to run it at once). */
   double ms = (double)s.rec.ended[0].as.hang_ended.duration_ns / 1e6;
-  CHECK_MSG(ms >= 500 && ms <= 700, "the start-up hang lasted %.1f ms", ms);
+  double frameless = (double)(s.first_frame_ns - s.before_start_ns) / 1e6;
+  printf("start-up hang %.1f ms; no frame for %.1f ms from lagscope_start\n", ms, frameless);
+  CHECK_MSG(ms >= 500 && ms <= frameless + 100, "the start-up hang lasted %.1f ms (no frame for "
+            "%.1f ms)", ms, frameless);
   recorder_destroy(&s.rec);
 }
 
