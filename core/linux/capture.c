@@ -70,18 +70,11 @@ static int blocks_capture_signal(int32_t tid) {
   return (mask & ALL_BLOCKABLE) != ALL_BLOCKABLE || tid == blocked_tid;
 }
 
-/* After a request went unanswered: whether the mask says why. Not while our handler runs (for
- * a late signal of this request, on a loaded machine): its mask blocks every signal, and taken
- * for the app's it told a thread that never blocked anything as signal_blocked from then on
- * (test_standin, 6 copies at once). F */
+/* After a request went unanswered: whether the mask says why. F */
 static int unanswered_for_its_mask(int32_t tid) {
   uint64_t mask;
   int sig = lagscope__capture_signal();
-  uint64_t handlers = lagscope__capture_handlers_seen();
   if (lagscope__linux_signal_mask(tid, &mask) != 0 || !(mask >> (sig - 1) & 1)) return 0;
-  if ((mask & ALL_BLOCKABLE) == ALL_BLOCKABLE &&
-      (handlers == 0 || handlers != lagscope__capture_handlers_seen()))
-    return 0; /* perhaps our handler's mask */
   blocked_tid = tid;
   return 1;
 }

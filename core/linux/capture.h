@@ -51,10 +51,6 @@ extern lagscope__capture_snapshot lagscope__capture_the_snapshot;
 void lagscope__capture_copy_stack(lagscope__capture_snapshot *s);
 /* Is sig's handler ours? F */
 int lagscope__capture_handler_is_ours(int sig);
-/* One more than how many of our handlers have run, whatever signal each came for; 0 while one
- * runs (its mask blocks every signal: not the app's). Two equal non-zero readings around a read
- * of a thread's mask: no handler ran meanwhile. F */
-uint64_t lagscope__capture_handlers_seen(void);
 
 enum lagscope__capture_timer_result {
   LAGSCOPE__CAPTURE_TIMER_TAKEN,

@@ -238,27 +238,9 @@ static int sent_by_us(const siginfo_t *info) {
   return info->si_code == SI_QUEUE && info->si_pid == getpid();
 }
 
-/* Handlers entered and left, whatever signal they came for: while they differ a handler runs,
- * with every signal blocked, and the thread's mask says nothing of the app's (capture.h). */
-static _Atomic uint64_t handlers_entered, handlers_left;
-
-uint64_t lagscope__capture_handlers_seen(void) {
-  uint64_t left = atomic_load_explicit(&handlers_left, memory_order_acquire);
-  uint64_t entered = atomic_load_explicit(&handlers_entered, memory_order_acquire);
-  return entered != left ? 0 : entered + 1; /* 0: one runs now */
-}
-
-static void claim_and_copy(siginfo_t *info, void *context);
-
 static void capture_handler(int sig, siginfo_t *info, void *context) {
   (void)sig;
-  atomic_fetch_add_explicit(&handlers_entered, 1, memory_order_acq_rel);
-  if (sent_by_us(info)) claim_and_copy(info, context);
-  atomic_fetch_add_explicit(&handlers_left, 1, memory_order_acq_rel);
-}
-
-/* The request its signal was sent for claimed, the snapshot taken, the monitor woken. */
-static void claim_and_copy(siginfo_t *info, void *context) {
+  if (!sent_by_us(info)) return;
   int saved_errno = errno;
   uint32_t generation = (uint32_t)info->si_value.sival_int;
   uint32_t expected = REQUEST_WORD(generation, REQUESTED);
