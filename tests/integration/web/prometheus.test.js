@@ -22,7 +22,6 @@
 // Exit: 0 passed, 1 failed, 2 bad usage.
 'use strict';
 
-const net = require('net');
 const http = require('http');
 const fs = require('fs');
 const path = require('path');
@@ -36,7 +35,7 @@ if (!demoPath || !prometheusPath || !promtoolPath) {
   console.error('usage: node prometheus.test.js --demo PATH --prometheus PATH --promtool PATH');
   process.exit(2);
 }
-const { fail, tempDir, track, letGo, until } = require('./script.js').testScript(150000);
+const { fail, tempDir, track, letGo, until, startServer } = require('./script.js').testScript(150000);
 
 function get(url, headers = {}) {
   return new Promise((resolve) => {
@@ -171,13 +170,6 @@ function checkNeverLogged(demos) {
   console.log('ok   no instance printed its credential');
 }
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, HOST, () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
 // Prometheus scraping the demo every second, as docs/viewer-api.md's scrape config says.
 async function startPrometheus(demo) {
   const dir = tempDir('lagscope-prom-');
@@ -187,26 +179,9 @@ async function startPrometheus(demo) {
     'scrape_configs:', '  - job_name: lagscope',
     '    authorization:', `      credentials: '${demo.credential}'`,
     '    static_configs:', `      - targets: ['${target}']`, ''].join('\n'));
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const port = await freePort();
-    const proc = spawn(prometheusPath, [`--config.file=${path.join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${path.join(dir, `data${attempt}`)}`, `--web.listen-address=${HOST}:${port}`],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
-    track(proc);
-    let err = '', exited = false;
-    proc.stderr.on('data', (c) => { err += c; });
-    proc.on('exit', () => { exited = true; });
-    const api = `http://${HOST}:${port}`;
-    const ready = await until('Prometheus ready', 30000, async () => {
-      if (exited) return 'exited';
-      return (await get(`${api}/-/ready`)).status === 200 ? 'ready' : null;
-    });
-    if (ready === 'ready') return { proc, api };
-    letGo(proc);
-    if (!/address already in use/.test(err)) fail(`Prometheus exited:\n${err}`);
-    console.log(`note port ${port} was taken before Prometheus could listen: another`);
-  }
-  fail('Prometheus found no free port in 3 tries');
+  return startServer('Prometheus', prometheusPath, (attempt) => [
+    `--config.file=${path.join(dir, 'prometheus.yml')}`,
+    `--storage.tsdb.path=${path.join(dir, `data${attempt}`)}`], HOST);
 }
 
 async function query(api, promql) {

@@ -35,7 +35,8 @@ if (!runPath || !subjectPath || !gatewayPath || !prometheusPath) {
   console.error('usage: node pushgateway.test.js --run PATH --subject PATH --pushgateway PATH --prometheus PATH');
   process.exit(2);
 }
-const { fail, tempDir, track, letGo, until } = require('./script.js').testScript(150000);
+const { fail, tempDir, track, letGo, until, freePort, startServer } =
+  require('./script.js').testScript(150000);
 
 function get(url) {
   return new Promise((resolve) => {
@@ -48,36 +49,6 @@ function get(url) {
     req.on('error', () => resolve({ status: 0, body: '' }));
     req.setTimeout(5000, () => req.destroy());
   });
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, HOST, () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-// A server (the gateway or Prometheus) on a free port, once its /-/ready answers.
-async function startServer(name, file, args) {
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const port = await freePort();
-    const proc = spawn(file, [...args(attempt), `--web.listen-address=${HOST}:${port}`],
-      { stdio: ['ignore', 'ignore', 'pipe'] });
-    track(proc);
-    let err = '', exited = false;
-    proc.stderr.on('data', (c) => { err += c; });
-    proc.on('exit', () => { exited = true; });
-    const api = `http://${HOST}:${port}`;
-    const ready = await until(`${name} ready`, 30000, async () => {
-      if (exited) return 'exited';
-      return (await get(`${api}/-/ready`)).status === 200 ? 'ready' : null;
-    });
-    if (ready === 'ready') return { proc, api };
-    letGo(proc);
-    if (!/address already in use/.test(err)) fail(`${name} exited:\n${err}`);
-    console.log(`note port ${port} was taken before ${name} could listen: another`);
-  }
-  fail(`${name} found no free port in 3 tries`);
 }
 
 // lagscope-run with args, then the program; its exit status, stderr and how long it took.
@@ -141,7 +112,7 @@ async function checkScraped(gw, instance) {
     'scrape_configs:', '  - job_name: pushgateway', '    honor_labels: true',
     '    static_configs:', `      - targets: ['${new URL(gw.api).host}']`, ''].join('\n'));
   const prom = await startServer('Prometheus', prometheusPath, (attempt) => [
-    `--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, `data${attempt}`)}`]);
+    `--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, `data${attempt}`)}`], HOST);
   const q = `sum(lagscope_hangs_total{job="glib_pings",instance="${instance}"})`;
   const r = await until(`${q} in Prometheus`, 30000, async () => {
     const a = await get(`${prom.api}/api/v1/query?query=${encodeURIComponent(q)}`);
@@ -158,7 +129,7 @@ async function checkScraped(gw, instance) {
 async function checkUnreachable() {
   const silent = net.createServer((s) => { s.on('data', () => {}); s.on('error', () => {}); });
   await new Promise((r) => silent.listen(0, HOST, r));
-  const refused = await freePort();
+  const refused = await freePort(HOST);
   const program = ['perl', '-e', 'exit 7']; // exit(), so its atexit handlers run (a shell's exit does not)
   const plain = await run([], program);
   if (plain.code !== 7) fail(`without a push: exit ${plain.code}, not 7\n${plain.stderr}`);
@@ -181,7 +152,7 @@ async function checkUnreachable() {
 }
 
 async function main() {
-  const gw = await startServer('the Pushgateway', gatewayPath, () => []);
+  const gw = await startServer('the Pushgateway', gatewayPath, () => [], HOST);
   await checkPushed(gw, null);
   const instance = await checkPushed(gw, 'ci/run 1');
   await checkScraped(gw, instance);

@@ -2,12 +2,16 @@
 // exits 1), a bound on the whole run, temporary folders and child processes that are removed
 // and killed at exit whatever happens, and a bounded wait for a condition (never a bare sleep).
 // api.test.js runs many named checks and keeps its own runner; the one-scenario scripts
-// (port.test.js, prometheus.test.js) use this.
+// (port.test.js, prometheus.test.js, pushgateway.test.js) use this. Also a free port, and a
+// Prometheus-family server (Prometheus, the Pushgateway) started on one.
 'use strict';
 
 const fs = require('fs');
+const http = require('http');
+const net = require('net');
 const os = require('os');
 const path = require('path');
+const { spawn } = require('child_process');
 
 // Returns the script's helpers; the whole run fails once it has taken longer than limitMs.
 function testScript(limitMs) {
@@ -48,7 +52,49 @@ function testScript(limitMs) {
     }
   }
 
-  return { fail, sleep, tempDir, track, letGo, until };
+  // A port free on host now (the kernel's pick for port 0; a server may still lose it).
+  function freePort(host) {
+    return new Promise((resolve) => {
+      const s = net.createServer();
+      s.listen(0, host, () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    });
+  }
+
+  // GET url's status, 0 when it cannot be had within 5 s.
+  function statusOf(url) {
+    return new Promise((resolve) => {
+      const req = http.get(url, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
+      req.on('error', () => resolve(0));
+      req.setTimeout(5000, () => req.destroy());
+    });
+  }
+
+  // A Prometheus-family server (file with args(attempt), then --web.listen-address) on a free
+  // port of host, once its /-/ready answers: { proc, api }. A port taken between the pick and
+  // the server's listen is tried again, 3 times at most; any other exit fails the test.
+  async function startServer(name, file, args, host) {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const port = await freePort(host);
+      const proc = spawn(file, [...args(attempt), `--web.listen-address=${host}:${port}`],
+        { stdio: ['ignore', 'ignore', 'pipe'] });
+      track(proc);
+      let err = '', exited = false;
+      proc.stderr.on('data', (c) => { err += c; });
+      proc.on('exit', () => { exited = true; });
+      const api = `http://${host}:${port}`;
+      const ready = await until(`${name} ready`, 30000, async () => {
+        if (exited) return 'exited';
+        return (await statusOf(`${api}/-/ready`)) === 200 ? 'ready' : null;
+      });
+      if (ready === 'ready') return { proc, api };
+      letGo(proc);
+      if (!/address already in use/.test(err)) fail(`${name} exited:\n${err}`);
+      console.log(`note port ${port} was taken before ${name} could listen: another`);
+    }
+    fail(`${name} found no free port in 3 tries`);
+  }
+
+  return { fail, sleep, tempDir, track, letGo, until, freePort, startServer };
 }
 
 module.exports = { testScript };
