@@ -234,18 +234,20 @@ static void push_count(const lagscope_event *e, void *state) {
   lagscope__web_openmetrics_count(&((push_state *)state)->counts, e);
 }
 
+/* The job: the request made from the final counts, its wake-up, two references (the stopping
+ * thread's and lagscope-push's); NULL when memory ran out. A */
 static push_job *job_new(const push_state *s) {
-  push_job *job = lagscope__alloc(sizeof(*job));
+  push_job *job = lagscope__alloc(sizeof(*job)); /* zeroed */
+  if (job == NULL) return NULL;
   char *text = lagscope__web_openmetrics_text(&s->counts, s->app, lagscope__process_id(), 0);
-  if (job != NULL && text != NULL) job->request = request_make(s, text, &job->request_len);
-  if (text != NULL) lagscope__dealloc(text);
-  if (job != NULL && job->request != NULL) job->done = lagscope__wakeup_new();
-  if (job != NULL && job->done == NULL) {
-    if (job->request != NULL) lagscope__dealloc(job->request);
+  if (text != NULL) job->request = request_make(s, text, &job->request_len);
+  lagscope__dealloc(text);
+  if (job->request != NULL) job->done = lagscope__wakeup_new();
+  if (job->done == NULL) {
+    lagscope__dealloc(job->request);
     lagscope__dealloc(job);
     return NULL;
   }
-  if (job == NULL) return NULL;
   job->url = s->url;
   atomic_store(&job->refs, 2);
   job->deadline_ns = lagscope__now_ns() + PUSH_BOUND_NS;
