@@ -22,7 +22,6 @@
 // Exit: 0 passed, 1 failed, 2 bad usage.
 'use strict';
 
-const http = require('http');
 const fs = require('fs');
 const path = require('path');
 const { spawn, spawnSync } = require('child_process');
@@ -35,20 +34,8 @@ if (!demoPath || !prometheusPath || !promtoolPath) {
   console.error('usage: node prometheus.test.js --demo PATH --prometheus PATH --promtool PATH');
   process.exit(2);
 }
-const { fail, tempDir, track, letGo, until, startServer } = require('./script.js').testScript(150000);
-
-function get(url, headers = {}) {
-  return new Promise((resolve) => {
-    const req = http.get(url, { headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], body }));
-    });
-    req.on('error', () => resolve({ status: 0, body: '' }));
-    req.setTimeout(5000, () => req.destroy());
-  });
-}
+const { fail, tempDir, track, letGo, until, get, startServer } =
+  require('./script.js').testScript(150000);
 
 // Credentials of the user's, as LAGSCOPE_METRICS_TOKEN gives them (16..128 characters).
 const CREDENTIAL_A = 'team-scrape-A/7f3e9c1d+x', CREDENTIAL_B = 'team-scrape-B~42aa90cd=x';

@@ -21,7 +21,6 @@
 'use strict';
 
 const net = require('net');
-const http = require('http');
 const fs = require('fs');
 const path = require('path');
 const { spawn } = require('child_process');
@@ -35,21 +34,8 @@ if (!runPath || !subjectPath || !gatewayPath || !prometheusPath) {
   console.error('usage: node pushgateway.test.js --run PATH --subject PATH --pushgateway PATH --prometheus PATH');
   process.exit(2);
 }
-const { fail, tempDir, track, letGo, until, freePort, startServer } =
+const { fail, tempDir, track, letGo, until, get, freePort, startServer } =
   require('./script.js').testScript(150000);
-
-function get(url) {
-  return new Promise((resolve) => {
-    const req = http.get(url, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode, body }));
-    });
-    req.on('error', () => resolve({ status: 0, body: '' }));
-    req.setTimeout(5000, () => req.destroy());
-  });
-}
 
 // lagscope-run with args, then the program; its exit status, stderr and how long it took.
 function run(args, program) {

@@ -2,8 +2,8 @@
 // exits 1), a bound on the whole run, temporary folders and child processes that are removed
 // and killed at exit whatever happens, and a bounded wait for a condition (never a bare sleep).
 // api.test.js runs many named checks and keeps its own runner; the one-scenario scripts
-// (port.test.js, prometheus.test.js, pushgateway.test.js) use this. Also a free port, and a
-// Prometheus-family server (Prometheus, the Pushgateway) started on one.
+// (port.test.js, prometheus.test.js, pushgateway.test.js) use this. Also a GET, a free port,
+// and a Prometheus-family server (Prometheus, the Pushgateway) started on one.
 'use strict';
 
 const fs = require('fs');
@@ -60,11 +60,16 @@ function testScript(limitMs) {
     });
   }
 
-  // GET url's status, 0 when it cannot be had within 5 s.
-  function statusOf(url) {
+  // GET url with headers: { status (0 when it cannot be had within 5 s), type, body }.
+  function get(url, headers = {}) {
     return new Promise((resolve) => {
-      const req = http.get(url, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
-      req.on('error', () => resolve(0));
+      const req = http.get(url, { headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => { body += c; });
+        res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], body }));
+      });
+      req.on('error', () => resolve({ status: 0, body: '' }));
       req.setTimeout(5000, () => req.destroy());
     });
   }
@@ -84,7 +89,7 @@ function testScript(limitMs) {
       const api = `http://${host}:${port}`;
       const ready = await until(`${name} ready`, 30000, async () => {
         if (exited) return 'exited';
-        return (await statusOf(`${api}/-/ready`)) === 200 ? 'ready' : null;
+        return (await get(`${api}/-/ready`)).status === 200 ? 'ready' : null;
       });
       if (ready === 'ready') return { proc, api };
       letGo(proc);
@@ -94,7 +99,7 @@ function testScript(limitMs) {
     fail(`${name} found no free port in 3 tries`);
   }
 
-  return { fail, sleep, tempDir, track, letGo, until, freePort, startServer };
+  return { fail, sleep, tempDir, track, letGo, until, get, freePort, startServer };
 }
 
 module.exports = { testScript };
