@@ -156,8 +156,9 @@ typedef struct lagscope_config {
   /* The display's refresh rate, the frame budget's source, where none is measured (Apple's
    * display link, and the X11 overlay's RandR reading replace it). Default 60. Range 1..1000 Hz. */
   uint32_t refresh_hz;
-  /* Slots in the central event queue; a full queue drops (counted). Default 256. A power of
-   * two in 16..65536. */
+  /* Slots in each lane of the central event queue (each publishing thread has a lane; 8 lanes,
+   * more threads share them); a full lane drops (counted). Default 256. A power of two in
+   * 16..65536. */
   uint32_t bus_capacity;
   /* Slots in each subscriber's own queue; a slow subscriber loses events (counted) and never
    * holds up the others. Default 256. A power of two in 16..65536. */

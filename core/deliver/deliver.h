@@ -10,43 +10,67 @@
 #include "port.h"
 
 /* ---- bus (core/deliver/bus.c) ------------------------------------------------------------------------
- * A bounded multi-producer queue of events (a ring of sequenced slots: reserve with a CAS,
- * fill, commit). A full queue refuses the event and counts it. Also used, one per subscriber,
- * as that subscriber's own queue. */
+ * A bounded multi-producer queue of events with one consumer. Publishers never share a line
+ * while publishing: each thread publishes into a lane of its own (its ticket, taken at its
+ * first publish, picks it), a ring of sequenced slots (reserve with a CAS that only threads
+ * sharing the lane contend for, fill, commit). The consumer takes each lane's events in their
+ * order, a burst at a time, lane after lane: one thread's events keep its order; events of
+ * different threads come in the order the consumer finds them. A full lane refuses the event
+ * and counts it. Also used, with one lane, as each subscriber's own queue. */
+#define LAGSCOPE__BUS_LANES 8 /* the central bus's; more publishing threads share lanes */
+
 typedef struct lagscope__bus_slot {
+  /* The slot's state for its lane position p, against p's lap base b = p & ~mask: b free, b + 1
+   * committed. Zero, as mapped, is "free for the first lap": an unused lane is never touched. */
   _Atomic uint64_t sequence;
   lagscope_event event;
 } lagscope__bus_slot;
 
+typedef struct lagscope__bus_lane {
+  /* Publishers' line: the next position to reserve (also the events accepted, ever) and the
+   * refusals. */
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t head;
+  _Atomic uint64_t dropped;
+  /* The consumer's line: the next position to take. */
+  _Alignas(LAGSCOPE__CACHE_LINE) uint64_t tail;
+} lagscope__bus_lane;
+
 typedef struct lagscope__bus {
   /* Read-only after init: a line that every publisher and the consumer share without writing. */
-  uint64_t mask;
-  lagscope__bus_slot *slots;
+  uint64_t mask;                /* a lane's capacity - 1 */
+  uint32_t lane_count;          /* LAGSCOPE__BUS_LANES, or 1 for a subscriber's queue */
+  int stamps;                   /* take stamps delivery sequences (else keeps the event's) */
+  lagscope__bus_slot *slots;    /* lane i's ring is slots[i * capacity ...] */
+  lagscope__bus_lane *lanes;
   lagscope__wakeup *wakeup;
-  /* Each written counter on a line of its own, so that publishers, the consumer and drops do
-   * not invalidate each other's reads. */
-  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t head; /* next position to reserve: also the
-                                                            number of events accepted, ever */
-  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t tail; /* next position to take */
-  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t dropped;
+  /* The consumer's own: the lane it takes from, how many it took there in a row, and the
+   * sequence of the next event it delivers. */
+  _Alignas(LAGSCOPE__CACHE_LINE) uint32_t lane_now;
+  uint32_t burst_now;
+  uint64_t delivered;
   _Alignas(LAGSCOPE__CACHE_LINE) _Atomic int consumer_sleeping; /* is, or is about to be, waiting */
 } lagscope__bus;
 
-int lagscope__bus_init(lagscope__bus *bus, uint32_t capacity); /* A; capacity a power of two */
+/* The central bus: LAGSCOPE__BUS_LANES lanes of `capacity` slots (mapped, touched as used);
+ * take stamps each event's sequence in delivery order. A; capacity a power of two */
+int lagscope__bus_init(lagscope__bus *bus, uint32_t capacity);
+/* A subscriber's queue: one lane of `capacity` slots for one publisher (the dispatcher);
+ * take keeps each event's sequence (the central bus's order). A; capacity a power of two */
+int lagscope__bus_init_queue(lagscope__bus *bus, uint32_t capacity);
 /* Releases the payloads of events never taken, then the slots. A */
 void lagscope__bus_destroy(lagscope__bus *bus);
-/* Copies *event in and stamps its sequence. The bus owns the payload reference from here on
- * (on EFULL it releases it). 0 or LAGSCOPE_EFULL. F (one futex wake when the consumer sleeps). */
+/* Copies *event into the calling thread's lane. The bus owns the payload reference from here
+ * on (on EFULL it releases it). 0 or LAGSCOPE_EFULL. F (one futex wake when the consumer
+ * sleeps). */
 int lagscope__bus_publish(lagscope__bus *bus, const lagscope_event *event);
-/* As publish, but keeps event->sequence (a subscriber's queue keeps the bus's order). F */
-int lagscope__bus_forward(lagscope__bus *bus, const lagscope_event *event);
-/* Single consumer: takes the oldest event into *out (the caller then owns its payload
- * reference). 1 if taken, 0 if empty. F */
+/* Single consumer: takes the next event into *out (the caller then owns its payload
+ * reference). 1 if taken, 0 if every lane is empty. F */
 int lagscope__bus_take(lagscope__bus *bus, lagscope_event *out);
 /* Single consumer: waits until an event may be there or the deadline passes. F */
 void lagscope__bus_wait(lagscope__bus *bus, uint64_t deadline_ns);
-/* Events accepted, ever. F */
+/* Events accepted, ever; events refused, ever. F */
 uint64_t lagscope__bus_published(const lagscope__bus *bus);
+uint64_t lagscope__bus_dropped(const lagscope__bus *bus);
 /* Wakes a waiting consumer (for shutdown). F */
 void lagscope__bus_wake(lagscope__bus *bus);
 

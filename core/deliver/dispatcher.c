@@ -83,7 +83,7 @@ int lagscope__dispatcher_subscribe(lagscope__dispatcher *d, lagscope_event_fn fn
                                    lagscope_subscription *out) {
   subscriber *s = lagscope__alloc(sizeof(*s));
   if (s == NULL) return LAGSCOPE_ENOMEM;
-  int rc = lagscope__bus_init(&s->queue, d->subscriber_capacity);
+  int rc = lagscope__bus_init_queue(&s->queue, d->subscriber_capacity);
   if (rc != LAGSCOPE_OK) {
     lagscope__dealloc(s);
     return rc;
@@ -194,7 +194,7 @@ static void fan_out(lagscope__dispatcher *d, const lagscope_event *e) {
   pthread_mutex_lock(&d->subscribers_lock);
   for (subscriber *s = d->subscribers; s != NULL; s = s->next) {
     lagscope_retain(e->payload.any);
-    if (lagscope__bus_forward(&s->queue, e) != LAGSCOPE_OK)
+    if (lagscope__bus_publish(&s->queue, e) != LAGSCOPE_OK)
       atomic_fetch_add_explicit(&d->subscriber_drops, 1, memory_order_relaxed);
   }
   pthread_mutex_unlock(&d->subscribers_lock);
@@ -277,7 +277,7 @@ void lagscope__dispatcher_free(lagscope__dispatcher *d) {
 lagscope__bus *lagscope__dispatcher_bus(lagscope__dispatcher *d) { return &d->bus; }
 
 uint64_t lagscope__dispatcher_dropped(lagscope__dispatcher *d) {
-  return atomic_load_explicit(&d->bus.dropped, memory_order_relaxed) +
+  return lagscope__bus_dropped(&d->bus) +
          atomic_load_explicit(&d->subscriber_drops, memory_order_relaxed);
 }
 

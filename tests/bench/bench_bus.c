@@ -1,16 +1,19 @@
 /*
- * bench_bus — the internal event bus (internal.h, core/deliver/bus.c) against the obvious alternative,
- * a mutex + condition variable bounded queue, measured in the same run.
+ * bench_bus — the internal event bus (internal.h, core/deliver/bus.c: a lane per publishing
+ * thread) against two baselines measured in the same run: the bus as it was before its lanes
+ * (one ring of sequenced slots that every publisher reserves in with a CAS: "one ring") and the
+ * obvious alternative, a mutex + condition variable bounded queue.
  *
- * Both queues get the same capacity (the default bus_capacity), the same event struct, the
+ * Every queue gets the same capacity (the default bus_capacity), the same event struct, the
  * same rules (never block a publisher, drop and count when full, wake the consumer only when
- * it waits) and are called the same way, through function pointers. Figures:
+ * it waits) and is called the same way, through function pointers. Figures:
  *   - publish cost with one publisher and no contention: fill the queue, then drain it
  *     (untimed), median over many runs;
- *   - publish cost and throughput with one publisher and a live consumer;
- *   - throughput with 4 publishers and 1 consumer over ~1 s, and the drops.
- * Throughput is events accepted and delivered per second (the consumer takes them all; the
- * benchmark checks that nothing is lost or reordered, and exits 1 if something is).
+ *   - publish cost with one publisher and a live consumer;
+ *   - throughput with 1, 2, 4 and 8 publishers and 1 consumer, and the drops.
+ * Throughput is events accepted and delivered per second. The consumer takes them all and
+ * checks that nothing is lost or duplicated, that each publisher's events come in its order
+ * and that sequences increase; the benchmark exits 1 if not.
  *
  * Usage: bench_bus [--millis N] [--runs N]
  *   --millis: ms of each throughput figure per queue (split in runs); --runs: publish-cost fills
@@ -75,6 +78,99 @@ static void bus_wait(void *q, uint64_t timeout_ns) {
 
 static const queue_ops bus_ops = {"bus",    bus_create, bus_destroy, bus_publish,
                                   bus_take, bus_wait,   bus_wake};
+
+/* ---- baseline 1: the bus before its lanes ---------------------------------------------------
+ * One ring of sequenced slots for every publisher (Vyukov's bounded queue), as core/deliver/bus.c
+ * was until its lanes: each publish is a CAS on the one head line all publishers share. */
+typedef struct one_ring {
+  uint64_t mask;
+  lagscope__bus_slot *slots;
+  lagscope__wakeup *wakeup;
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t head;
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t tail;
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic uint64_t dropped;
+  _Alignas(LAGSCOPE__CACHE_LINE) _Atomic int consumer_sleeping;
+} one_ring;
+
+static void *ring_create(uint32_t capacity) {
+  one_ring *r = aligned_alloc(LAGSCOPE__CACHE_LINE, sizeof *r);
+  if (r == NULL) return NULL;
+  memset(r, 0, sizeof *r);
+  r->slots = calloc(capacity, sizeof *r->slots);
+  r->wakeup = lagscope__wakeup_new();
+  if (r->slots == NULL || r->wakeup == NULL) {
+    free(r->slots);
+    if (r->wakeup != NULL) lagscope__wakeup_free(r->wakeup);
+    free(r);
+    return NULL;
+  }
+  r->mask = capacity - 1;
+  for (uint64_t i = 0; i < capacity; i++) atomic_init(&r->slots[i].sequence, i);
+  return r;
+}
+
+static void ring_destroy(void *q) {
+  one_ring *r = q;
+  lagscope__wakeup_free(r->wakeup);
+  free(r->slots);
+  free(r);
+}
+
+static int ring_publish(void *q, const lagscope_event *event) {
+  one_ring *r = q;
+  uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+  lagscope__bus_slot *slot;
+  for (;;) {
+    slot = &r->slots[pos & r->mask];
+    int64_t diff = (int64_t)(atomic_load_explicit(&slot->sequence, memory_order_acquire) - pos);
+    if (diff == 0) {
+      if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1, memory_order_relaxed,
+                                                memory_order_relaxed))
+        break;
+    } else if (diff < 0) {
+      atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+      return LAGSCOPE_EFULL;
+    } else {
+      pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+    }
+  }
+  slot->event = *event;
+  slot->event.sequence = pos;
+  atomic_store_explicit(&slot->sequence, pos + 1, memory_order_release);
+  if (atomic_load_explicit(&r->consumer_sleeping, memory_order_seq_cst) &&
+      atomic_exchange_explicit(&r->consumer_sleeping, 0, memory_order_seq_cst))
+    lagscope__wakeup_post(r->wakeup);
+  return 0;
+}
+
+static lagscope__bus_slot *ring_ready(one_ring *r, uint64_t pos) {
+  lagscope__bus_slot *slot = &r->slots[pos & r->mask];
+  return atomic_load_explicit(&slot->sequence, memory_order_acquire) == pos + 1 ? slot : NULL;
+}
+
+static int ring_take(void *q, lagscope_event *out) {
+  one_ring *r = q;
+  uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  lagscope__bus_slot *slot = ring_ready(r, pos);
+  if (slot == NULL) return 0;
+  *out = slot->event;
+  atomic_store_explicit(&slot->sequence, pos + r->mask + 1, memory_order_release);
+  atomic_store_explicit(&r->tail, pos + 1, memory_order_relaxed);
+  return 1;
+}
+
+static void ring_wait(void *q, uint64_t timeout_ns) {
+  one_ring *r = q;
+  atomic_store_explicit(&r->consumer_sleeping, 1, memory_order_seq_cst);
+  if (ring_ready(r, atomic_load_explicit(&r->tail, memory_order_relaxed)) == NULL)
+    lagscope__wakeup_wait_until(r->wakeup, lagscope__now_ns() + timeout_ns);
+  atomic_store_explicit(&r->consumer_sleeping, 0, memory_order_seq_cst);
+}
+
+static void ring_wake(void *q) { lagscope__wakeup_post(((one_ring *)q)->wakeup); }
+
+static const queue_ops ring_ops = {"one ring", ring_create, ring_destroy, ring_publish,
+                                   ring_take,  ring_wait,   ring_wake};
 
 /* ---- the baseline: a mutex + condvar bounded queue ------------------------------------------
  * Written plainly, as one would without a lock-free ring, and given the same advantages: a
@@ -214,19 +310,24 @@ static double publish_cost(const queue_ops *ops, unsigned runs) {
 }
 
 /* ---- (b) throughput: N publishers, 1 consumer --------------------------------------------- */
+#define MAX_PUBLISHERS 8
+#define WHO_SHIFT 40 /* an event's hang_id: publisher << WHO_SHIFT | its count of accepted events */
+
 typedef struct run {
   const queue_ops *ops;
   void *q;
+  unsigned publishers;
   pthread_barrier_t start;  /* everyone starts together */
   atomic_bool stop;         /* publishers: stop publishing */
   atomic_bool consumer_stop;/* consumer: drain what is left and stop */
   uint64_t taken;           /* consumer's count */
-  bool order_broken;        /* consumer saw a sequence go backwards or repeat */
+  bool order_broken;        /* a publisher's events out of its order, or sequences not rising */
 } run;
 
 typedef struct publisher {
   pthread_t thread;
   run *run;
+  uint64_t who;
   uint64_t attempts, accepted;
 } publisher;
 
@@ -237,7 +338,10 @@ static void *publisher_main(void *arg) {
   uint64_t attempts = 0, accepted = 0;
   pthread_barrier_wait(&p->run->start);
   while (!atomic_load_explicit(&p->run->stop, memory_order_relaxed)) {
-    for (int i = 0; i < BURST; i++) accepted += ops->publish(p->run->q, &e) == 0;
+    for (int i = 0; i < BURST; i++) {
+      e.as.hang_began.hang_id = p->who << WHO_SHIFT | accepted;
+      accepted += ops->publish(p->run->q, &e) == 0;
+    }
     attempts += BURST;
   }
   p->attempts = attempts;
@@ -245,18 +349,24 @@ static void *publisher_main(void *arg) {
   return NULL;
 }
 
-/* Takes everything, checking that sequences strictly increase (the bus's delivery order). */
+/* Takes everything, checking each publisher's order and that sequences strictly increase (the
+ * bus's delivery order). */
 static void *consumer_main(void *arg) {
   run *r = arg;
   lagscope_event e;
-  uint64_t taken = 0, last = 0;
+  uint64_t taken = 0, last = 0, next[MAX_PUBLISHERS] = {0};
   pthread_barrier_wait(&r->start);
   for (;;) {
     /* Read the flag before draining: publishers are joined before it is set, so the drain
      * that follows seeing it is the last one needed. */
     bool done = atomic_load(&r->consumer_stop);
     while (r->ops->take(r->q, &e)) {
-      if (taken > 0 && e.sequence <= last) r->order_broken = true;
+      uint64_t who = e.as.hang_began.hang_id >> WHO_SHIFT;
+      uint64_t count = e.as.hang_began.hang_id & ((1ull << WHO_SHIFT) - 1);
+      if ((taken > 0 && e.sequence <= last) || who >= r->publishers || count != next[who])
+        r->order_broken = true;
+      else
+        next[who]++;
       last = e.sequence;
       taken++;
     }
@@ -289,14 +399,14 @@ static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg) {
 
 /* Starts the consumer and n publishers, lets them run for `millis`, stops and joins them. */
 static int measure_throughput(const queue_ops *ops, unsigned n, unsigned millis, throughput *out) {
-  run r = {.ops = ops, .q = ops->create(CAPACITY)};
-  publisher pubs[8];
+  run r = {.ops = ops, .q = ops->create(CAPACITY), .publishers = n};
+  publisher pubs[MAX_PUBLISHERS];
   pthread_t consumer;
-  if (r.q == NULL || n > 8) return -1;
+  if (r.q == NULL || n > MAX_PUBLISHERS) return -1;
   pthread_barrier_init(&r.start, NULL, n + 2);
   start_thread(&consumer, consumer_main, &r);
   for (unsigned i = 0; i < n; i++) {
-    pubs[i] = (publisher){.run = &r};
+    pubs[i] = (publisher){.run = &r, .who = i};
     start_thread(&pubs[i].thread, publisher_main, &pubs[i]);
   }
   pthread_barrier_wait(&r.start);
@@ -320,9 +430,14 @@ static int measure_throughput(const queue_ops *ops, unsigned n, unsigned millis,
 }
 
 /* ---- the table ------------------------------------------------------------------------------ */
+#define QUEUES 3      /* the bus, one ring, mutex+condvar */
+#define COUNTS 4      /* 1, 2, 4 and 8 publishers */
+static const queue_ops *const queues[QUEUES] = {&bus_ops, &ring_ops, &mutex_ops};
+static const unsigned publisher_counts[COUNTS] = {1, 2, 4, 8};
+
 typedef struct results {
-  double cost;           /* ns per publish, no contention */
-  throughput one, four;  /* 1 and 4 publishers, 1 consumer */
+  double cost[QUEUES];                  /* ns per publish, no contention */
+  throughput rate[COUNTS][QUEUES];      /* n publishers, 1 consumer */
 } results;
 
 static double per_second(const throughput *t) { return (double)t->accepted / t->seconds; }
@@ -331,48 +446,63 @@ static double drop_percent(const throughput *t) {
   return t->attempts ? 100.0 * (double)(t->attempts - t->accepted) / (double)t->attempts : 0.0;
 }
 
-static void row_ns(const char *figure, double bus, double mutex, const char *goal) {
-  char value[32], base[48], ratio[16];
-  snprintf(value, sizeof value, "%.1f ns", bus);
-  snprintf(base, sizeof base, "%.1f ns %s", mutex, mutex_ops.name);
-  bench_row(figure, value, base, bench_ratio(ratio, sizeof ratio, bus, mutex), goal);
+static void row_ns(const char *figure, const double ns[QUEUES], const char *goal) {
+  char value[32], base[64], ratio[16];
+  snprintf(value, sizeof value, "%.1f ns", ns[0]);
+  snprintf(base, sizeof base, "%.1f one ring · %.1f mutex", ns[1], ns[2]);
+  bench_row(figure, value, base, bench_ratio(ratio, sizeof ratio, ns[0], ns[1]), goal);
 }
 
-static void row_rate(const char *figure, double bus, double mutex, const char *goal) {
-  char value[32], base[48], ratio[16];
-  snprintf(value, sizeof value, "%.2f M/s", bus / 1e6);
-  snprintf(base, sizeof base, "%.2f M/s %s", mutex / 1e6, mutex_ops.name);
-  bench_row(figure, value, base, bench_ratio(ratio, sizeof ratio, bus, mutex), goal);
+static void row_rate(const char *figure, const throughput t[QUEUES], const char *goal) {
+  char value[32], base[64], ratio[16];
+  snprintf(value, sizeof value, "%.2f M/s", per_second(&t[0]) / 1e6);
+  snprintf(base, sizeof base, "%.2f one ring · %.2f mutex", per_second(&t[1]) / 1e6,
+           per_second(&t[2]) / 1e6);
+  bench_row(figure, value, base, bench_ratio(ratio, sizeof ratio, per_second(&t[0]), per_second(&t[1])),
+            goal);
 }
 
-static void row_drops(const char *figure, const throughput *bus, const throughput *mutex) {
-  char value[32], base[48];
-  snprintf(value, sizeof value, "%.1f %%", drop_percent(bus));
-  snprintf(base, sizeof base, "%.1f %% %s", drop_percent(mutex), mutex_ops.name);
+static void row_drops(const char *figure, const throughput t[QUEUES]) {
+  char value[32], base[64];
+  snprintf(value, sizeof value, "%.1f %%", drop_percent(&t[0]));
+  snprintf(base, sizeof base, "%.1f %% one ring · %.1f %% mutex", drop_percent(&t[1]),
+           drop_percent(&t[2]));
   bench_row(figure, value, base, "-", "- (full queue drops, counted)");
 }
 
-static void print_table(const results *bus, const results *mq, unsigned runs, unsigned millis) {
-  char title[200];
+static void print_table(const results *r, unsigned runs, unsigned millis) {
+  char title[240], figure[64], value[32], base[64], ratio[16];
   snprintf(title, sizeof title,
-           "event bus vs mutex+condvar queue (capacity %u; publish cost: median of %u fills;\n"
-           "  with consumer: median of %u runs of %u ms)",
+           "event bus (a lane per publisher) vs one ring (the bus before its lanes) and a\n"
+           "  mutex+condvar queue (capacity %u; publish cost: median of %u fills; with consumer:\n"
+           "  median of %u runs of %u ms; ratio: the bus against one ring)",
            CAPACITY, runs, SLICES, millis / SLICES);
   bench_table_begin(title);
-  row_ns("publish, 1 publisher, no consumer", bus->cost, mq->cost, "≤ 100 ns");
-  row_ns("publish, 1 publisher + live consumer (wall)", ns_per_attempt(&bus->one),
-         ns_per_attempt(&mq->one), "≤ 100 ns");
-  row_rate("delivered, 1 publisher + 1 consumer", per_second(&bus->one), per_second(&mq->one),
-           "-");
-  row_drops("dropped, 1 publisher (% of publishes)", &bus->one, &mq->one);
-  row_rate("delivered, 4 publishers + 1 consumer", per_second(&bus->four), per_second(&mq->four),
-           "≥ 5 M events/s");
-  row_drops("dropped, 4 publishers (% of publishes)", &bus->four, &mq->four);
-  printf("(median 4-publisher run: bus %llu published, %llu dropped; %s %llu published, %llu dropped)\n",
-         (unsigned long long)bus->four.accepted,
-         (unsigned long long)(bus->four.attempts - bus->four.accepted), mutex_ops.name,
-         (unsigned long long)mq->four.accepted,
-         (unsigned long long)(mq->four.attempts - mq->four.accepted));
+  row_ns("publish, 1 publisher, no consumer", r->cost, "≤ 100 ns");
+  double wall[QUEUES];
+  for (int q = 0; q < QUEUES; q++) wall[q] = ns_per_attempt(&r->rate[0][q]);
+  row_ns("publish, 1 publisher + live consumer (wall)", wall, "≤ 100 ns");
+  for (int c = 0; c < COUNTS; c++) {
+    snprintf(figure, sizeof figure, "delivered, %u publisher%s + 1 consumer", publisher_counts[c],
+             publisher_counts[c] == 1 ? "" : "s");
+    row_rate(figure, r->rate[c], publisher_counts[c] == 4 ? "≥ 5 M events/s" : "-");
+  }
+  /* The second bound: more publishers never deliver less than one did. */
+  double one = per_second(&r->rate[0][0]);
+  for (int c = 1; c < COUNTS; c++) {
+    double many = per_second(&r->rate[c][0]);
+    snprintf(figure, sizeof figure, "bus, %u publishers against 1", publisher_counts[c]);
+    snprintf(value, sizeof value, "%.2f M/s", many / 1e6);
+    snprintf(base, sizeof base, "%.2f M/s with 1 publisher", one / 1e6);
+    bench_row(figure, value, base, bench_ratio(ratio, sizeof ratio, many, one), "≥ 1.00x");
+  }
+  row_drops("dropped, 4 publishers (% of publishes)", r->rate[2]);
+  printf("(median 4-publisher run: bus %llu published, %llu dropped; one ring %llu published, %llu "
+         "dropped)\n",
+         (unsigned long long)r->rate[2][0].accepted,
+         (unsigned long long)(r->rate[2][0].attempts - r->rate[2][0].accepted),
+         (unsigned long long)r->rate[2][1].accepted,
+         (unsigned long long)(r->rate[2][1].attempts - r->rate[2][1].accepted));
 }
 
 /* The run with the median delivery rate is the one reported, so that one slowed (or lucky)
@@ -387,25 +517,25 @@ static throughput median_slice(throughput *slices, unsigned n) {
   return slices[n / 2];
 }
 
-/* Both queues with n publishers and one consumer, `millis` ms in all for each. Returns -1,
- * with a message, when a queue could not be made or lost, duplicated or reordered events. */
-static int measure_throughputs(unsigned n, unsigned millis, throughput *bus, throughput *mq) {
-  const queue_ops *ops[2] = {&bus_ops, &mutex_ops};
-  throughput slices[2][SLICES];
+/* Every queue with n publishers and one consumer, `millis` ms in all for each, in turns so that
+ * the machine's noise over time hits all alike. Returns -1, with a message, when a queue could
+ * not be made or lost, duplicated or reordered events. */
+static int measure_throughputs(unsigned n, unsigned millis, throughput out[QUEUES]) {
+  throughput slices[QUEUES][SLICES];
   for (unsigned i = 0; i < SLICES; i++) {
-    for (int q = 0; q < 2; q++) {
-      if (measure_throughput(ops[q], n, millis / SLICES, &slices[q][i]) != 0) {
-        fprintf(stderr, "bench_bus: %s: could not create the queue\n", ops[q]->name);
+    for (int q = 0; q < QUEUES; q++) {
+      if (measure_throughput(queues[q], n, millis / SLICES, &slices[q][i]) != 0) {
+        fprintf(stderr, "bench_bus: %s: could not create the queue\n", queues[q]->name);
         return -1;
       }
       if (slices[q][i].broken) {
-        fprintf(stderr, "bench_bus: %s lost, duplicated or reordered events\n", ops[q]->name);
+        fprintf(stderr, "bench_bus: %s, %u publishers: lost, duplicated or reordered events\n",
+                queues[q]->name, n);
         return -1;
       }
     }
   }
-  *bus = median_slice(slices[0], SLICES);
-  *mq = median_slice(slices[1], SLICES);
+  for (int q = 0; q < QUEUES; q++) out[q] = median_slice(slices[q], SLICES);
   return 0;
 }
 
@@ -422,17 +552,17 @@ static void become_multithreaded(void) {
 int main(int argc, char **argv) {
   unsigned millis = bench_arg_uint(argc, argv, "--millis", 1000, 10);
   unsigned runs = bench_arg_uint(argc, argv, "--runs", 201, 1);
-  results bus, mq;
+  static results r;
   become_multithreaded();
-  bus.cost = publish_cost(&bus_ops, runs);
-  mq.cost = publish_cost(&mutex_ops, runs);
-  if (bus.cost < 0 || mq.cost < 0) {
-    fprintf(stderr, "bench_bus: a queue refused or lost events while not full\n");
-    return 1;
+  for (int q = 0; q < QUEUES; q++) {
+    r.cost[q] = publish_cost(queues[q], runs);
+    if (r.cost[q] < 0) {
+      fprintf(stderr, "bench_bus: %s refused or lost events while not full\n", queues[q]->name);
+      return 1;
+    }
   }
-  if (measure_throughputs(1, millis, &bus.one, &mq.one) != 0 ||
-      measure_throughputs(4, millis, &bus.four, &mq.four) != 0)
-    return 1;
-  print_table(&bus, &mq, runs, millis);
+  for (int c = 0; c < COUNTS; c++)
+    if (measure_throughputs(publisher_counts[c], millis, r.rate[c]) != 0) return 1;
+  print_table(&r, runs, millis);
   return 0;
 }
