@@ -117,6 +117,8 @@ static void frame_presented(unsigned loop) {
   answer_waiting_ping();
 }
 
+void lagscope__preload_frame_presented(unsigned loop) { frame_presented(loop); }
+
 /* ---- GLib: the default main context --------------------------------------------------------- */
 
 typedef void *(*context_default_fn)(void);
@@ -200,6 +202,7 @@ static int attach_ping_source(void) {
 static void glib_loop_seen(void) {
   if (atomic_load_explicit(&glib_wakeup, memory_order_relaxed) == NULL && attach_ping_source() != 0)
     return;
+  lagscope__preload_gtk4_hooks_install(); /* GTK 4's frames (hooks_gtk4.c) */
   loop_pass(LAGSCOPE__LOOP_GLIB);
 }
 
