@@ -28,6 +28,14 @@ void test_sdl_wait_idle_then_stall(void);
 /* test_attach_qt.c */
 void test_qt_stall(void);
 
+/* test_attach_gtk4.c */
+void test_gtk4_frames_x11(void);
+void test_gtk4_frames_wayland(void);
+void test_gtk4_demo_frames_x11(void);
+void test_gtk4_demo_frames_wayland(void);
+void test_qt6_frames_x11(void);
+void test_qt6_frames_wayland(void);
+
 /* test_attach_overlay.c */
 void test_overlay_gtk_live_badge(void);
 void test_overlay_qt_live_badge(void);

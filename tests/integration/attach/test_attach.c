@@ -6,6 +6,8 @@
  *   test_attach_gl.c       OpenGL: glxgears (glX), es2gears_x11 (EGL)
  *   test_attach_sdl.c      SDL2: testgl2, testsprite2, testvulkan, sdl_state, sdl_wait
  *   test_attach_qt.c       Qt 5: qt_stall
+ *   test_attach_gtk4.c     GTK 4 and Qt 6, on X11 and on Wayland (weston): gtk4_stall,
+ *                          gtk4-demo, qt6_stall
  *   test_attach_overlay.c  the HUD in lagscope's own window over a program's
  *   test_attach_editors.c  l3afpad opening FIFOs (phases, killed in a hang, under its dialog)
  *   test_attach_runner.c   lagscope-run itself: exit status, environment, stops, bad options,
@@ -50,6 +52,12 @@ static const test_case cases[] = {
     TEST_CASE(l3afpad_killed_in_hang),
     TEST_CASE(overlay_l3afpad_over_its_dialog),
     TEST_CASE(refresh_from_randr),
+    TEST_CASE(gtk4_frames_x11),
+    TEST_CASE(gtk4_frames_wayland),
+    TEST_CASE(gtk4_demo_frames_x11),
+    TEST_CASE(gtk4_demo_frames_wayland),
+    TEST_CASE(qt6_frames_x11),
+    TEST_CASE(qt6_frames_wayland),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
