@@ -35,6 +35,7 @@ void test_gtk4_demo_frames_x11(void);
 void test_gtk4_demo_frames_wayland(void);
 void test_qt6_frames_x11(void);
 void test_qt6_frames_wayland(void);
+void test_overlay_qt6_live_badge(void);
 
 /* test_attach_overlay.c */
 void test_overlay_gtk_live_badge(void);

@@ -58,6 +58,7 @@ static const test_case cases[] = {
     TEST_CASE(gtk4_demo_frames_wayland),
     TEST_CASE(qt6_frames_x11),
     TEST_CASE(qt6_frames_wayland),
+    TEST_CASE(overlay_qt6_live_badge),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

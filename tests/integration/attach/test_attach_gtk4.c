@@ -235,3 +235,23 @@ void test_qt6_frames_wayland(void) {
   weston_stop();
   remove_folder();
 }
+
+/* Qt 6 on X11 gets the HUD as Qt 5 does: lagscope's overlay window over its window, whose live
+ * badge counts up during a 2.5 s stall (test_attach_overlay.c's Qt 5 case, on qt6_stall). On
+ * Wayland no overlay can exist: the viewer shows the HUD (test_overlay_wayland_said). */
+void test_overlay_qt6_live_badge(void) {
+  skip_without(LAGSCOPE_QT6_STALL_PATH);
+  make_folder();
+  with_screen();
+  setenv("QT_QPA_PLATFORM", "xcb", 1);
+  char *program[] = {LAGSCOPE_QT6_STALL_PATH, "3000", "2500", NULL};
+  spawn_proc p;
+  Display *d = NULL;
+  Window app = start_under_overlay(&p, NULL, program, "qt_stall", &d);
+  await_live_badge(d, app, "qt6");
+  XCloseDisplay(d);
+  char err[16384];
+  CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
