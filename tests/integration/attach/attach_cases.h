@@ -15,6 +15,7 @@ void test_glib_pings_allocate_nothing(void);
 /* test_attach_gl.c */
 void test_glxgears_frames_and_hud(void);
 void test_es2gears_egl_hud(void);
+void test_egl_swap_with_damage(void);
 
 /* test_attach_sdl.c */
 void test_sdl_testgl2_hud(void);

@@ -3,7 +3,8 @@
  *   test_attach_gtk.c      GTK 3 and GLib: the tests' own gtk_stall and glib_pings, a program
  *                          with its code in a private library, mousepad, gtk3-widget-factory,
  *                          gtk3-demo
- *   test_attach_gl.c       OpenGL: glxgears (glX), es2gears_x11 (EGL)
+ *   test_attach_gl.c       OpenGL: glxgears (glX), es2gears_x11 (EGL), egl_damage (EGL
+ *                          swaps with damage)
  *   test_attach_sdl.c      SDL2: testgl2, testsprite2, testvulkan, sdl_state, sdl_wait
  *   test_attach_qt.c       Qt 5: qt_stall
  *   test_attach_gtk4.c     GTK 4 and Qt 6, on X11 and on Wayland (weston): gtk4_stall,
@@ -26,6 +27,7 @@ static const test_case cases[] = {
     TEST_CASE(mousepad_own_code),
     TEST_CASE(glxgears_frames_and_hud),
     TEST_CASE(es2gears_egl_hud),
+    TEST_CASE(egl_swap_with_damage),
     TEST_CASE(sdl_testgl2_hud),
     TEST_CASE(widget_factory_idle),
     TEST_CASE(gtk3_demo_modal_and_hidden),
