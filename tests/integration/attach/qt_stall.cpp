@@ -22,9 +22,11 @@ static double now_ms() {
 }
 
 __attribute__((noinline)) static void attach_qt_stall(int ms) {
-  double end = now_ms() + ms;
-  while (now_ms() < end) {
-  }
+  timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000.0 + (now.tv_nsec - start.tv_nsec) / 1e6 < ms);
 }
 
 /* A label that counts its paints: the frames the program drew. */
