@@ -127,7 +127,7 @@ static void gtk4_stall_case(void) {
   cJSON *all = read_events();
   check_animated(all, frames, fps);
   check_stall(all, "attach_gtk4_stall");
-  CHECK(strstr(err, "in now_ms <- attach_gtk4_stall") != NULL);
+  CHECK(strstr(err, " <- attach_gtk4_stall (gtk4_stall.c:") != NULL);
   cJSON_Delete(all);
 }
 
