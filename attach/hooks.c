@@ -117,6 +117,8 @@ static void frame_presented(unsigned loop) {
   answer_waiting_ping();
 }
 
+void lagscope__preload_frame_presented(unsigned loop) { frame_presented(loop); }
+
 /* ---- GLib: the default main context --------------------------------------------------------- */
 
 typedef void *(*context_default_fn)(void);
@@ -200,6 +202,7 @@ static int attach_ping_source(void) {
 static void glib_loop_seen(void) {
   if (atomic_load_explicit(&glib_wakeup, memory_order_relaxed) == NULL && attach_ping_source() != 0)
     return;
+  lagscope__preload_gtk4_hooks_install(); /* GTK 4's frames (hooks_gtk4.c) */
   loop_pass(LAGSCOPE__LOOP_GLIB);
 }
 
@@ -450,6 +453,45 @@ HOOK unsigned eglSwapBuffers(void *display, void *surface) {
   unsigned swapped = real != NULL ? real(display, surface) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;
+}
+
+/* The swaps with damage (EGL_KHR_swap_buffers_with_damage, EGL_EXT_swap_buffers_with_damage),
+ * which GL toolkits and many Wayland clients use: extensions, which libglvnd's libEGL does not
+ * export, so a program gets them from eglGetProcAddress (hooked below) and the real ones come
+ * from there too. */
+typedef unsigned (*egl_swap_damage_fn)(void *display, void *surface, const int *rects, int n);
+static _Atomic(egl_swap_damage_fn) swap_damage_khr, swap_damage_ext;
+
+static unsigned egl_swap_with_damage(egl_swap_damage_fn real, void *display, void *surface,
+                                     const int *rects, int n) {
+  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) egl_draw_hud(display, surface);
+  unsigned swapped = real != NULL ? real(display, surface, rects, n) : 0;
+  frame_presented(LAGSCOPE__LOOP_GL);
+  return swapped;
+}
+
+HOOK unsigned eglSwapBuffersWithDamageKHR(void *display, void *surface, const int *rects, int n) {
+  return egl_swap_with_damage(atomic_load(&swap_damage_khr), display, surface, rects, n);
+}
+
+HOOK unsigned eglSwapBuffersWithDamageEXT(void *display, void *surface, const int *rects, int n) {
+  return egl_swap_with_damage(atomic_load(&swap_damage_ext), display, surface, rects, n);
+}
+
+/* The swaps' addresses handed out are the hooks', the real ones kept for them. */
+HOOK void *eglGetProcAddress(const char *name) {
+  REAL(lagscope__gl_proc_fn, eglGetProcAddress, "libEGL.so.1")
+  void *found = real != NULL ? real(name) : NULL;
+  if (found == NULL || name == NULL) return found;
+  if (strcmp(name, "eglSwapBuffersWithDamageKHR") == 0) {
+    atomic_store(&swap_damage_khr, (egl_swap_damage_fn)found);
+    return (void *)eglSwapBuffersWithDamageKHR;
+  }
+  if (strcmp(name, "eglSwapBuffersWithDamageEXT") == 0) {
+    atomic_store(&swap_damage_ext, (egl_swap_damage_fn)found);
+    return (void *)eglSwapBuffersWithDamageEXT;
+  }
+  return found;
 }
 
 /* The HUD's objects die with their context: forgotten (on any thread), so that a later context

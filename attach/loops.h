@@ -26,7 +26,8 @@
      "g_main_loop_run, g_main_context_iteration, g_application_run, gdk_window_end_draw_frame")   \
   XX(SDL, sdl, "SDL2", "SDL2",                                                                     \
      "SDL_PollEvent, SDL_WaitEvent, SDL_WaitEventTimeout, SDL_RenderPresent, SDL_GL_SwapWindow")  \
-  XX(GL, gl, "OpenGL (glX, EGL)", "GL", "glXSwapBuffers, eglSwapBuffers")                          \
+  XX(GL, gl, "OpenGL (glX, EGL)", "GL",                                                            \
+     "glXSwapBuffers, eglSwapBuffers, eglSwapBuffersWithDamageKHR, eglSwapBuffersWithDamageEXT")  \
   XX(X11, x11, "Xlib", "Xlib", "XNextEvent")
 
 /* The loops' positions, then their bits (the preload's lagscope__preload_loops). */

@@ -31,6 +31,14 @@ void lagscope__preload_hooks_arm(void);
  * neither has it. dlsym takes the loader's lock: look up once. (hooks.c) */
 void *lagscope__preload_real_symbol(const char *name, const char *soname);
 
+/* A frame presented by loop (LAGSCOPE__LOOP_GLIB, …): counted, the loop seen, a waiting ping
+ * answered; on the main thread only, else nothing. No lock, no allocation. (hooks.c) */
+void lagscope__preload_frame_presented(unsigned loop);
+
+/* GTK 4's frames counted from GDK's signals (hooks_gtk4.c), once libgtk-4 is loaded: called on
+ * the main thread when GLib's loop is seen there; installs once, then returns at once. */
+void lagscope__preload_gtk4_hooks_install(void);
+
 /* 1 when this run shows the HUD (not --no-hud). Any thread, after the constructor. */
 int lagscope__preload_hud_wanted(void);
 

@@ -15,6 +15,7 @@ void test_glib_pings_allocate_nothing(void);
 /* test_attach_gl.c */
 void test_glxgears_frames_and_hud(void);
 void test_es2gears_egl_hud(void);
+void test_egl_swap_with_damage(void);
 
 /* test_attach_sdl.c */
 void test_sdl_testgl2_hud(void);
@@ -27,6 +28,15 @@ void test_sdl_wait_idle_then_stall(void);
 
 /* test_attach_qt.c */
 void test_qt_stall(void);
+
+/* test_attach_gtk4.c */
+void test_gtk4_frames_x11(void);
+void test_gtk4_frames_wayland(void);
+void test_gtk4_demo_frames_x11(void);
+void test_gtk4_demo_frames_wayland(void);
+void test_qt6_frames_x11(void);
+void test_qt6_frames_wayland(void);
+void test_overlay_qt6_live_badge(void);
 
 /* test_attach_overlay.c */
 void test_overlay_gtk_live_badge(void);

@@ -3,9 +3,12 @@
  *   test_attach_gtk.c      GTK 3 and GLib: the tests' own gtk_stall and glib_pings, a program
  *                          with its code in a private library, mousepad, gtk3-widget-factory,
  *                          gtk3-demo
- *   test_attach_gl.c       OpenGL: glxgears (glX), es2gears_x11 (EGL)
+ *   test_attach_gl.c       OpenGL: glxgears (glX), es2gears_x11 (EGL), egl_damage (EGL
+ *                          swaps with damage)
  *   test_attach_sdl.c      SDL2: testgl2, testsprite2, testvulkan, sdl_state, sdl_wait
  *   test_attach_qt.c       Qt 5: qt_stall
+ *   test_attach_gtk4.c     GTK 4 and Qt 6, on X11 and on Wayland (weston): gtk4_stall,
+ *                          gtk4-demo, qt6_stall
  *   test_attach_overlay.c  the HUD in lagscope's own window over a program's
  *   test_attach_editors.c  l3afpad opening FIFOs (phases, killed in a hang, under its dialog)
  *   test_attach_runner.c   lagscope-run itself: exit status, environment, stops, bad options,
@@ -24,6 +27,7 @@ static const test_case cases[] = {
     TEST_CASE(mousepad_own_code),
     TEST_CASE(glxgears_frames_and_hud),
     TEST_CASE(es2gears_egl_hud),
+    TEST_CASE(egl_swap_with_damage),
     TEST_CASE(sdl_testgl2_hud),
     TEST_CASE(widget_factory_idle),
     TEST_CASE(gtk3_demo_modal_and_hidden),
@@ -50,6 +54,13 @@ static const test_case cases[] = {
     TEST_CASE(l3afpad_killed_in_hang),
     TEST_CASE(overlay_l3afpad_over_its_dialog),
     TEST_CASE(refresh_from_randr),
+    TEST_CASE(gtk4_frames_x11),
+    TEST_CASE(gtk4_frames_wayland),
+    TEST_CASE(gtk4_demo_frames_x11),
+    TEST_CASE(gtk4_demo_frames_wayland),
+    TEST_CASE(qt6_frames_x11),
+    TEST_CASE(qt6_frames_wayland),
+    TEST_CASE(overlay_qt6_live_badge),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

@@ -77,3 +77,29 @@ void test_es2gears_egl_hud(void) {
   xvfb_stop(&xvfb);
   remove_folder();
 }
+
+/* A program presenting with eglSwapBuffersWithDamageKHR, which it got from eglGetProcAddress
+ * (egl_damage, on a stand-in EGL: Mesa's software one has no such swap): every swap is a frame
+ * lagscope counts, the GL loop is seen (the program is watched), and its 800 ms stall is one
+ * hang naming attach_egl_stall. */
+void test_egl_swap_with_damage(void) {
+  make_folder();
+  char *program[] = {LAGSCOPE_EGL_DAMAGE_PATH, NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  char line[256];
+  unsigned swaps = 0;
+  while (spawn_read_line(&p, line, sizeof line, WAIT_MS) == SPAWN_LINE)
+    if (sscanf(line, "egl_damage: %u swaps with damage", &swaps) == 1) printf("%s\n", line);
+  char err[16384];
+  CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0);
+  cJSON *all = read_events();
+  double counted = frames_counted(all);
+  printf("%u swaps with damage, %.0f frames counted\n", swaps, counted);
+  CHECK_MSG(swaps == 150 && counted == swaps, "%.0f frames counted for %u swaps", counted, swaps);
+  CHECK_EQ_INT(count_type(all, "hang_ended"), 1);
+  CHECK(stack_has(cJSON_GetObjectItemCaseSensitive(last_of_type(all, "hang_ended"), "heaviest_stack"),
+                  "attach_egl_stall"));
+  cJSON_Delete(all);
+  remove_folder();
+}
