@@ -14,6 +14,10 @@
  * loops.h, the one list of them). Any thread; lock-free. */
 unsigned lagscope__preload_loops(void);
 
+/* A frame of loop (LAGSCOPE__LOOP_*) was presented: on the main thread, the loop is seen, the
+ * frame counted and the waiting ping answered; elsewhere nothing. Any thread; lock-free. */
+void lagscope__preload_frame_presented(unsigned loop);
+
 /* The config's post_main: keeps the ping for the next hook that runs on the main thread and,
  * once GLib's default loop was seen there, wakes that loop, where a source of lagscope's (one
  * for the program's life, at G_PRIORITY_DEFAULT, attached by the main thread) answers it
