@@ -34,6 +34,7 @@ static const test_case cases[] = {
     TEST_CASE(sdl_renderer_state_kept),
     TEST_CASE(sdl_vulkan_hud),
     TEST_CASE(vulkan_vkcube_frames_and_hud),
+    TEST_CASE(vulkan_vkcube_stall),
     TEST_CASE(sdl_wait_idle_then_stall),
     TEST_CASE(qt_stall),
     TEST_CASE(glib_pings_allocate_nothing),

@@ -1,7 +1,8 @@
 /* lagscope-run on Vulkan programs (test_attach.c lists the cases), through the preload's
  * Vulkan layer (attach/vk_layer.c): Debian's vkcube on Mesa's software Vulkan (lavapipe),
  * which has no loop lagscope hooked before the layer: its presents are frames, the run is
- * watched, and the HUD is copied into its swapchain image (none with --no-hud). */
+ * watched, and the HUD is copied into its swapchain image (none with --no-hud); and vkcube
+ * stalled on cue (vk_stall.c, preloaded into it), the hang found whole with its stack. */
 #define _GNU_SOURCE
 #include "attach_support.h"
 #include "attach_cases.h"
@@ -70,6 +71,42 @@ void test_vulkan_vkcube_frames_and_hud(void) {
   printf("without the HUD: %.1f %% alike\n", match * 100);
   CHECK(match < HUD_MATCH);
   shot_free(&area_shot);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
+/* vkcube's main thread spins 1.2 s in attach_vk_stall (vk_stall.c) at its 60th vkQueueSubmit:
+ * with its presents the only loop lagscope sees, that is a hang, begun and ended, its cause
+ * the CPU and its stack through attach_vk_stall; lagscope-run's summary says it. */
+void test_vulkan_vkcube_stall(void) {
+  skip_without(LAGSCOPE_VKCUBE_PATH);
+  if (access(LAGSCOPE_LAVAPIPE_ICD, R_OK) != 0) skip_without(LAGSCOPE_LAVAPIPE_ICD);
+  make_folder();
+  with_screen();
+  with_lavapipe();
+  CHECK(setenv("LD_PRELOAD", LAGSCOPE_VK_STALL_PATH, 1) == 0);
+  char *program[] = {LAGSCOPE_VKCUBE_PATH, "--c", "150", NULL};
+  char *extra[] = {"--threshold-ms", "400", NULL};
+  char err[16384];
+  int code = run_to_end(extra, program, err, sizeof err);
+  unsetenv("LD_PRELOAD");
+  printf("lagscope-run said:\n%s\n", err);
+  CHECK_EQ_INT(code, 0);
+  cJSON *all = read_events();
+  const cJSON *ended = NULL, *e;
+  cJSON_ArrayForEach(e, all) {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(e, "type");
+    if (cJSON_IsString(type) && strcmp(type->valuestring, "hang_ended") == 0 &&
+        stack_has(cJSON_GetObjectItemCaseSensitive(e, "heaviest_stack"), "attach_vk_stall"))
+      ended = e;
+  }
+  CHECK_MSG(ended != NULL, "no hang through attach_vk_stall in vkcube");
+  double ms = spawn_json_number(ended, "duration_ms", -1);
+  printf("the stall's hang: %.1f ms\n", ms);
+  CHECK_MSG(ms >= 1000 && ms <= 3000, "hang of %.1f ms for a 1200 ms stall", ms);
+  CHECK_MSG(strstr(err, "cpu: On the CPU for") != NULL, "lagscope-run's summary says no CPU hang");
+  CHECK_MSG(strstr(err, "attach_vk_stall") != NULL, "the summary's stack misses attach_vk_stall");
+  cJSON_Delete(all);
   xvfb_stop(&xvfb);
   remove_folder();
 }
