@@ -3,7 +3,8 @@
  * preload.c starts lagscope from the library's constructor, on the main thread, from the
  * settings lagscope-run leaves in the environment. hooks.c interposes the functions through
  * which a program's loop shows itself (GLib's loop, SDL2's event queue and present, the GL
- * swaps, Xlib's wait) and answers lagscope's pings from them. */
+ * swaps, Xlib's wait) and answers lagscope's pings from them; vk_layer.c is its Vulkan layer,
+ * which sees a Vulkan program's presents. */
 #ifndef LAGSCOPE_ATTACH_PRELOAD_H
 #define LAGSCOPE_ATTACH_PRELOAD_H
 
