@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MAX_SWAPCHAINS 8
+#define MAX_SWAPCHAINS 32
 #define MAX_IMAGES 8
 
 typedef struct hud_target {

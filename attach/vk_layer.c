@@ -18,8 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MAX_INSTANCES 8
-#define MAX_DEVICES 8
+#define MAX_INSTANCES 16
+#define MAX_DEVICES 32
 
 typedef struct vk_instance {
   _Atomic(void *) key;
