@@ -28,7 +28,8 @@
      "SDL_PollEvent, SDL_WaitEvent, SDL_WaitEventTimeout, SDL_RenderPresent, SDL_GL_SwapWindow")  \
   XX(GL, gl, "OpenGL (glX, EGL)", "GL",                                                            \
      "glXSwapBuffers, eglSwapBuffers, eglSwapBuffersWithDamageKHR, eglSwapBuffersWithDamageEXT")  \
-  XX(X11, x11, "Xlib", "Xlib", "XNextEvent")
+  XX(X11, x11, "Xlib", "Xlib", "XNextEvent")                                                      \
+  XX(VULKAN, vulkan, "Vulkan", "Vulkan", "vkQueuePresentKHR")
 
 /* The loops' positions, then their bits (the preload's lagscope__preload_loops). */
 enum {

@@ -3,7 +3,8 @@
  * preload.c starts lagscope from the library's constructor, on the main thread, from the
  * settings lagscope-run leaves in the environment. hooks.c interposes the functions through
  * which a program's loop shows itself (GLib's loop, SDL2's event queue and present, the GL
- * swaps, Xlib's wait) and answers lagscope's pings from them. */
+ * swaps, Xlib's wait) and answers lagscope's pings from them; vk_layer.c is its Vulkan layer,
+ * which sees a Vulkan program's presents. */
 #ifndef LAGSCOPE_ATTACH_PRELOAD_H
 #define LAGSCOPE_ATTACH_PRELOAD_H
 
@@ -13,6 +14,10 @@
 /* The loops the program has shown on its main thread so far, as bits (LAGSCOPE__LOOP_GLIB, …:
  * loops.h, the one list of them). Any thread; lock-free. */
 unsigned lagscope__preload_loops(void);
+
+/* A frame of loop (LAGSCOPE__LOOP_*) was presented: on the main thread, the loop is seen, the
+ * frame counted and the waiting ping answered; elsewhere nothing. Any thread; lock-free. */
+void lagscope__preload_frame_presented(unsigned loop);
 
 /* The config's post_main: keeps the ping for the next hook that runs on the main thread and,
  * once GLib's default loop was seen there, wakes that loop, where a source of lagscope's (one

@@ -12,6 +12,7 @@
 #include "channel.h"
 #include "compare.h"
 #include "run_summary.h"
+#include "run_vulkan.h"
 
 #include "base/base.h" /* the config table's bounds: macros and an inline function only */
 
@@ -56,8 +57,8 @@ typedef struct options {
 
 static void usage(FILE *out) {
   fputs("usage: lagscope-run [options] -- PROGRAM [ARGS...]\n"
-        "Runs PROGRAM with lagscope preloaded: its GLib, SDL2 or OpenGL loop is watched, hangs\n"
-        "are reported and the viewer's URL is printed.\n"
+        "Runs PROGRAM with lagscope preloaded: its GLib, SDL2, OpenGL or Vulkan loop is\n"
+        "watched, hangs are reported and the viewer's URL is printed.\n"
         "  --events FILE       append every event to FILE, one JSON object per line\n"
         "  --report-dir DIR    store hang reports in DIR\n"
         "  --port N            the viewer's port (default 8080; 0: any free port)\n"
@@ -87,17 +88,19 @@ static void usage(FILE *out) {
         out);
   char loops[160]; /* "GLib, SDL2, GL or Xlib": loops.h */
   lagscope__run_loop_names(loops, sizeof(loops), 1);
-  fprintf(out, "  --allow-unwatched   a program in which lagscope sees no %s\n", loops);
-  fputs("                      loop is expected: its status, not exit 5\n"
+  fprintf(out, "  --allow-unwatched   a program in which lagscope sees no\n"
+               "                      %s loop\n", loops);
+  fputs("                      is expected: its status, not exit 5\n"
         "  --pushgateway URL   at exit, push the run's final metrics (/metrics) to the\n"
         "                      Prometheus Pushgateway at URL (http://HOST:PORT), job the\n"
         "                      program's name; 2 s at most, a failure said, never fatal\n"
         "  --push-instance I   the push's instance label (default: host name:pid)\n"
         "  --quiet             no lagscope log lines; the summary only when over budget\n"
         "  --no-hud            no HUD at all (neither in frames nor in an overlay window)\n"
-        "  --hud-mode M        frame: the HUD in OpenGL and SDL frames only; overlay: in a\n"
-        "                      window of lagscope's over the program's, live during hangs\n"
-        "                      (default: frames where the program draws them, else overlay)\n"
+        "  --hud-mode M        frame: the HUD in OpenGL, SDL and Vulkan frames only;\n"
+        "                      overlay: in a window of lagscope's over the program's, live\n"
+        "                      during hangs (default: frames where the program draws them,\n"
+        "                      else overlay)\n"
         "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
         "  --hud-expanded      the expanded HUD (its graph, stats and last hang)\n"
         "  --help              this text\n"
@@ -293,7 +296,7 @@ static int prepare_environment(const options *o, const char *preload, const chan
   rc |= set("LAGSCOPE_RUN_HUD_EXPANDED", o->hud_expanded ? "1" : NULL);
   rc |= set("LAGSCOPE_RUN_PUSHGATEWAY", o->pushgateway);
   rc |= set("LAGSCOPE_RUN_PUSH_INSTANCE", o->push_instance);
-  return rc;
+  return rc | lagscope__run_vulkan_prepare(ch->dir_fd, ch->folder, preload);
 }
 
 static pid_t child;
@@ -608,6 +611,7 @@ static int make_channel(channel *ch) {
 static void remove_channel(channel *ch) {
   if (unlinkat(ch->dir_fd, "hangs.jsonl", 0) != 0 && errno == EISDIR)
     unlinkat(ch->dir_fd, "hangs.jsonl", AT_REMOVEDIR);
+  lagscope__run_vulkan_remove(ch->dir_fd);
   rmdir(ch->folder);
 }
 

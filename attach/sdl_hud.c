@@ -310,9 +310,16 @@ void lagscope__sdl_hud_window_gone(void *window) {
   lagscope__sdl_hud_forget(sdl.SDL_GetRenderer(window));
 }
 
+/* A preload with its Vulkan layer draws the HUD into Vulkan frames (vk_hud.c): nothing to say. */
+#ifdef LAGSCOPE_PRELOAD_VK_LAYER
+static const int vulkan_layer = 1;
+#else
+static const int vulkan_layer = 0;
+#endif
+
 void lagscope__sdl_hud_window_made(void *window, uint32_t flags) {
   static int said;
-  if (window == NULL || !(flags & SDL_WINDOW_VULKAN) || said || !lagscope__preload_hud_wanted())
+  if (vulkan_layer || window == NULL || !(flags & SDL_WINDOW_VULKAN) || said || !lagscope__preload_hud_wanted())
     return;
   said = 1;
   lagscope__log("no HUD in this program's frames: it draws with Vulkan, which lagscope-run's "

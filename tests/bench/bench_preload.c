@@ -9,6 +9,10 @@
  * /proc/PID/stat), lagscope's own threads' CPU (their schedstat), its resident memory and its
  * threads at the end.
  *
+ * Then the same, alone and with lagscope-run's defaults, for gtk4-widget-factory (idle) and
+ * vkcube (drawing, on Mesa's lavapipe: the HUD copied into its frames by the preload's Vulkan
+ * layer), each where installed, its rows beside its baseline.
+ *
  * Usage: bench_preload [--seconds N] [--runs N]. Exits 77 without Xvfb or the program.
  */
 #define _GNU_SOURCE
@@ -179,7 +183,8 @@ static pid_t program_pid(pid_t pid, int through_launcher) {
 
 /* One run: the program alone or under lagscope-run, measured for seconds after the warm-up.
  * alone_files: the files a run alone mapped (read by such a run, compared by one with). */
-static int measure(int variant, unsigned seconds, mapped_files *alone_files, sample *out) {
+static int measure(char *const program[], int variant, unsigned seconds,
+                   mapped_files *alone_files, sample *out) {
   int with_lagscope = variant != 0, no_hud = variant == 2;
   /* A fresh report folder: each start reads the reports it finds, so the user's folder,
    * growing by a report a run, would make the figures drift. */
@@ -188,16 +193,14 @@ static int measure(int variant, unsigned seconds, mapped_files *alone_files, sam
     perror("bench_preload: mkdtemp");
     return -1;
   }
-  char *alone[] = {LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
-  char *launched[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
-                      "--report-dir", report_dir, "--",
-                      LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
-  char *without_hud[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
-                         "--report-dir", report_dir, "--no-hud", "--refresh-hz", "60", "--",
-                         LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
-  char **argv = !with_lagscope ? alone : no_hud ? without_hud : launched;
+  char *launched[16] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
+                        "--report-dir", report_dir, "--"};
+  char *without_hud[20] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
+                           "--report-dir", report_dir, "--no-hud", "--refresh-hz", "60", "--"};
+  for (int i = 0; i < 4 && program[i] != NULL; i++) launched[9 + i] = without_hud[12 + i] = program[i];
+  char *const *argv = !with_lagscope ? program : no_hud ? without_hud : launched;
   spawn_proc p;
-  if (spawn_start(&p, argv[0], argv, SPAWN_CAPTURE_STDERR) != 0) {
+  if (spawn_start(&p, argv[0], (char **)argv, SPAWN_CAPTURE_STDERR) != 0) {
     if (with_lagscope) bench_remove_folder(report_dir);
     return -1;
   }
@@ -230,6 +233,56 @@ static int measure(int variant, unsigned seconds, mapped_files *alone_files, sam
   return 0;
 }
 
+/* One more program alone and under lagscope-run (its defaults), runs times alternating: its
+ * rows (CPU and resident memory, medians) beside its baseline; skipped (said) when missing. */
+static void other_program(const char *name, char *const program[], unsigned seconds,
+                          unsigned runs) {
+  if (access(program[0], X_OK) != 0) {
+    printf("%s: skipped, not installed\n", name);
+    return;
+  }
+  double cpu[2][64], rss[2][64];
+  static mapped_files files;
+  for (unsigned r = 0; r < runs; r++) {
+    for (int with = 0; with < 2; with++) {
+      sample s;
+      if (measure(program, with, seconds, &files, &s) != 0) {
+        printf("%s: a run %s lagscope failed\n", name, with ? "with" : "without");
+        mapped_files_clear(&files);
+        return;
+      }
+      cpu[with][r] = s.cpu_percent;
+      rss[with][r] = s.rss_kib;
+    }
+  }
+  mapped_files_clear(&files);
+  double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
+  double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
+  char row[96], v[64], b[64], ratio[32];
+  snprintf(row, sizeof row, "%s: process CPU, %% of one core", name);
+  snprintf(v, sizeof v, "%.3f %% (%+.3f)", cpu1, cpu1 - cpu0);
+  snprintf(b, sizeof b, "%.3f %% alone", cpu0);
+  bench_row(row, v, b, bench_ratio(ratio, sizeof ratio, cpu1, cpu0), "-");
+  snprintf(row, sizeof row, "%s: resident memory at the end", name);
+  snprintf(v, sizeof v, "%.0f KiB (%+.0f)", rss1, rss1 - rss0);
+  snprintf(b, sizeof b, "%.0f KiB alone", rss0);
+  bench_row(row, v, b, bench_ratio(ratio, sizeof ratio, rss1, rss0), "-");
+}
+
+/* GTK 4 (its widget factory, idle: GL frames of its own) and Vulkan (vkcube, drawing without
+ * pause on Mesa's software lavapipe, the HUD copied into each frame by the preload's layer)
+ * beside GTK 3's table. */
+static void others(unsigned seconds, unsigned runs) {
+  char *gtk4[] = {LAGSCOPE_GTK4_WIDGET_FACTORY_PATH, NULL};
+  char *vkcube[] = {LAGSCOPE_VKCUBE_PATH, NULL};
+  bench_table_begin("lagscope-run on GTK 4 and Vulkan programs (medians; in brackets, the "
+                    "difference)");
+  other_program("gtk4-widget-factory (idle)", gtk4, seconds, runs);
+  if (access(LAGSCOPE_LAVAPIPE_ICD, R_OK) == 0) setenv("VK_ICD_FILENAMES", LAGSCOPE_LAVAPIPE_ICD, 1);
+  other_program("vkcube (lavapipe, drawing)", vkcube, seconds, runs);
+  unsetenv("VK_ICD_FILENAMES");
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
@@ -249,13 +302,14 @@ int main(int argc, char **argv) {
          "runs alone, %u under lagscope-run and %u with --no-hud --refresh-hz 60, "
          "alternating...\n",
          seconds, WARM_UP_MS / 1000, runs, runs, runs);
+  char *widget_factory[] = {LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
   double cpu[3][64], rss[3][64], anon[3][64], files[3][64], threads[3][64], own[64], own_file[64];
   static mapped_files alone_files;
   if (runs > 64) runs = 64;
   for (unsigned r = 0; r < runs; r++) {
     for (int with = 0; with < 3; with++) {
       sample s;
-      if (measure(with, seconds, &alone_files, &s) != 0) {
+      if (measure(widget_factory, with, seconds, &alone_files, &s) != 0) {
         fprintf(stderr, "bench_preload: a run %s lagscope failed\n", with ? "with" : "without");
         xvfb_stop(&xvfb);
         return 1;
@@ -268,7 +322,6 @@ int main(int argc, char **argv) {
       if (with == 1) own[r] = s.own_cpu_percent, own_file[r] = s.own_files_kib;
     }
   }
-  xvfb_stop(&xvfb);
   mapped_files_clear(&alone_files);
   double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
   double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
@@ -327,5 +380,7 @@ int main(int argc, char **argv) {
          "over the whole measured time. Memory: the anonymous part varies by a few KiB from\n"
          "run to run; the program's own file pages (libraries mapped 64 KiB around each\n"
          "fault) vary by the spread shown even alone, which the difference carries.\n");
+  others(seconds, runs);
+  xvfb_stop(&xvfb);
   return 0;
 }

@@ -23,8 +23,12 @@ void test_sdl_testsprite_frames(void);
 void test_sdl_frames_then_exit(void);
 void test_sdl_renderer_hud(void);
 void test_sdl_renderer_state_kept(void);
-void test_sdl_vulkan_no_hud_said(void);
+void test_sdl_vulkan_hud(void);
 void test_sdl_wait_idle_then_stall(void);
+
+/* test_attach_vulkan.c */
+void test_vulkan_vkcube_frames_and_hud(void);
+void test_vulkan_vkcube_stall(void);
 
 /* test_attach_qt.c */
 void test_qt_stall(void);

@@ -1,0 +1,289 @@
+/* The preload's Vulkan layer (see vk_layer.h): the loader's chain followed through
+ * vkCreateInstance and vkCreateDevice, and vkQueuePresentKHR seen: each present on the main
+ * thread is a frame of the Vulkan loop (hooks.c's frame path, as a GL swap is), which answers
+ * the waiting ping, and the HUD is copied into the presented image first (vk_hud.c).
+ *
+ * The instances and devices are kept in small fixed tables keyed by the loader's dispatch
+ * table (a device's queues share its key). They change under the layer's own lock, in the
+ * program's create and destroy calls; a present reads them without it. */
+#define _GNU_SOURCE
+#include "vk_layer.h"
+
+#include "preload.h"
+#include "x11_overlay.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_INSTANCES 16
+#define MAX_DEVICES 32
+
+typedef struct vk_instance {
+  _Atomic(void *) key;
+  VkInstance handle;
+  PFN_vkGetInstanceProcAddr next_proc;
+  PFN_vkDestroyInstance destroy;
+} vk_instance;
+
+static vk_instance instances[MAX_INSTANCES];
+static lagscope__vk_device devices[MAX_DEVICES];
+static _Atomic(void *) device_keys[MAX_DEVICES];
+static pthread_mutex_t tables = PTHREAD_MUTEX_INITIALIZER;
+
+static vk_instance *instance_of(const void *handle) {
+  void *key = lagscope__vk_key(handle);
+  for (int i = 0; i < MAX_INSTANCES; i++)
+    if (atomic_load_explicit(&instances[i].key, memory_order_acquire) == key) return &instances[i];
+  return NULL;
+}
+
+/* A physical device shares its instance's key; failing that, the one instance there is. */
+static vk_instance *instance_of_physical(VkPhysicalDevice physical) {
+  vk_instance *found = instance_of(physical), *only = NULL;
+  int count = 0;
+  for (int i = 0; found == NULL && i < MAX_INSTANCES; i++)
+    if (atomic_load(&instances[i].key) != NULL) only = &instances[i], count++;
+  return found != NULL ? found : count == 1 ? only : NULL;
+}
+
+static lagscope__vk_device *device_of(const void *handle) {
+  void *key = lagscope__vk_key(handle);
+  for (int i = 0; i < MAX_DEVICES; i++)
+    if (atomic_load_explicit(&device_keys[i], memory_order_acquire) == key) return &devices[i];
+  return NULL;
+}
+
+uint32_t lagscope__vk_queue_family(const lagscope__vk_device *d, VkQueue queue) {
+  for (int i = 0; i < LAGSCOPE__VK_MAX_QUEUES; i++)
+    if (d->queues[i].queue == queue) return d->queues[i].family;
+  return UINT32_MAX;
+}
+
+/* The chain's link for this layer in a create info's pNext (type: the loader's sType). */
+static void *chain_info(const void *next, VkStructureType type, VkLayerFunction function) {
+  for (const VkBaseInStructure *s = next; s != NULL; s = s->pNext) {
+    /* VkLayerInstanceCreateInfo and VkLayerDeviceCreateInfo begin alike. */
+    const VkLayerInstanceCreateInfo *info = (const VkLayerInstanceCreateInfo *)s;
+    if (s->sType == type && info->function == function) return (void *)s;
+  }
+  return NULL;
+}
+
+/* ---- instances ----------------------------------------------------------------------------- */
+
+static VKAPI_ATTR VkResult VKAPI_CALL create_instance(const VkInstanceCreateInfo *info,
+                                                      const VkAllocationCallbacks *allocator,
+                                                      VkInstance *out) {
+  VkLayerInstanceCreateInfo *link = chain_info(
+      info->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO, VK_LAYER_LINK_INFO);
+  if (link == NULL || link->u.pLayerInfo == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+  PFN_vkGetInstanceProcAddr next_proc = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  link->u.pLayerInfo = link->u.pLayerInfo->pNext; /* the next layer finds its own link */
+  PFN_vkCreateInstance create = (PFN_vkCreateInstance)next_proc(NULL, "vkCreateInstance");
+  if (create == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+  VkResult rc = create(info, allocator, out);
+  if (rc != VK_SUCCESS) return rc;
+  pthread_mutex_lock(&tables);
+  for (int i = 0; i < MAX_INSTANCES; i++) {
+    if (atomic_load(&instances[i].key) != NULL) continue;
+    instances[i].handle = *out;
+    instances[i].next_proc = next_proc;
+    instances[i].destroy = (PFN_vkDestroyInstance)next_proc(*out, "vkDestroyInstance");
+    atomic_store_explicit(&instances[i].key, lagscope__vk_key(*out), memory_order_release);
+    break;
+  }
+  pthread_mutex_unlock(&tables);
+  return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL destroy_instance(VkInstance instance,
+                                                   const VkAllocationCallbacks *allocator) {
+  vk_instance *found = instance != VK_NULL_HANDLE ? instance_of(instance) : NULL;
+  if (found == NULL) return;
+  PFN_vkDestroyInstance destroy = found->destroy;
+  pthread_mutex_lock(&tables);
+  atomic_store(&found->key, NULL);
+  pthread_mutex_unlock(&tables);
+  if (destroy != NULL) destroy(instance, allocator);
+}
+
+/* ---- devices ------------------------------------------------------------------------------- */
+
+static void load_device(lagscope__vk_device *d, vk_instance *instance) {
+#define LAGSCOPE__VK_LOAD(name) d->name = (PFN_vk##name)d->next_proc(d->handle, "vk" #name);
+  LAGSCOPE__VK_DEVICE_FUNCTIONS(LAGSCOPE__VK_LOAD)
+#undef LAGSCOPE__VK_LOAD
+  if (instance == NULL) return;
+  d->surface_capabilities = (PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR)instance->next_proc(
+      instance->handle, "vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
+  d->memory_properties = (PFN_vkGetPhysicalDeviceMemoryProperties)instance->next_proc(
+      instance->handle, "vkGetPhysicalDeviceMemoryProperties");
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL create_device(VkPhysicalDevice physical,
+                                                    const VkDeviceCreateInfo *info,
+                                                    const VkAllocationCallbacks *allocator,
+                                                    VkDevice *out) {
+  VkLayerDeviceCreateInfo *link =
+      chain_info(info->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO, VK_LAYER_LINK_INFO);
+  VkLayerDeviceCreateInfo *loader_data = chain_info(
+      info->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO, VK_LOADER_DATA_CALLBACK);
+  if (link == NULL || link->u.pLayerInfo == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+  PFN_vkGetInstanceProcAddr next_instance_proc = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  PFN_vkGetDeviceProcAddr next_proc = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+  link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+  vk_instance *instance = instance_of_physical(physical);
+  PFN_vkCreateDevice create = (PFN_vkCreateDevice)next_instance_proc(
+      instance != NULL ? instance->handle : VK_NULL_HANDLE, "vkCreateDevice");
+  if (create == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+  VkResult rc = create(physical, info, allocator, out);
+  if (rc != VK_SUCCESS) return rc;
+  pthread_mutex_lock(&tables);
+  for (int i = 0; i < MAX_DEVICES; i++) {
+    if (atomic_load(&device_keys[i]) != NULL) continue;
+    lagscope__vk_device *d = &devices[i];
+    memset(d, 0, sizeof(*d));
+    d->handle = *out;
+    d->physical = physical;
+    d->next_proc = next_proc;
+    d->set_loader_data = loader_data != NULL ? loader_data->u.pfnSetDeviceLoaderData : NULL;
+    load_device(d, instance);
+    d->key = lagscope__vk_key(*out);
+    atomic_store_explicit(&device_keys[i], d->key, memory_order_release);
+    break;
+  }
+  pthread_mutex_unlock(&tables);
+  return VK_SUCCESS;
+}
+
+static VKAPI_ATTR void VKAPI_CALL destroy_device(VkDevice device,
+                                                 const VkAllocationCallbacks *allocator) {
+  lagscope__vk_device *d = device != VK_NULL_HANDLE ? device_of(device) : NULL;
+  if (d == NULL) return;
+  PFN_vkDestroyDevice destroy = d->DestroyDevice;
+  pthread_mutex_lock(&tables);
+  lagscope__vk_hud_device_gone(d);
+  atomic_store(&device_keys[d - devices], NULL);
+  pthread_mutex_unlock(&tables);
+  if (destroy != NULL) destroy(device, allocator);
+}
+
+static VKAPI_ATTR void VKAPI_CALL get_device_queue(VkDevice device, uint32_t family,
+                                                   uint32_t index, VkQueue *out) {
+  lagscope__vk_device *d = device_of(device);
+  if (d == NULL || d->GetDeviceQueue == NULL) return;
+  d->GetDeviceQueue(device, family, index, out);
+  pthread_mutex_lock(&tables);
+  for (int i = 0; i < LAGSCOPE__VK_MAX_QUEUES; i++) {
+    if (d->queues[i].queue != VK_NULL_HANDLE && d->queues[i].queue != *out) continue;
+    d->queues[i].queue = *out;
+    d->queues[i].family = family;
+    break;
+  }
+  pthread_mutex_unlock(&tables);
+}
+
+/* ---- swapchains and presents --------------------------------------------------------------- */
+
+static VKAPI_ATTR VkResult VKAPI_CALL create_swapchain(VkDevice device,
+                                                       const VkSwapchainCreateInfoKHR *info,
+                                                       const VkAllocationCallbacks *allocator,
+                                                       VkSwapchainKHR *out) {
+  lagscope__vk_device *d = device_of(device);
+  if (d == NULL || d->CreateSwapchainKHR == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+  VkSwapchainCreateInfoKHR changed;
+  lagscope__vk_hud_swapchain_usage(d, info, &changed);
+  VkResult rc = d->CreateSwapchainKHR(device, &changed, allocator, out);
+  if (rc != VK_SUCCESS && changed.imageUsage != info->imageUsage)
+    rc = d->CreateSwapchainKHR(device, info, allocator, out), changed = *info;
+  if (rc != VK_SUCCESS) return rc;
+  pthread_mutex_lock(&tables);
+  lagscope__vk_hud_swapchain_made(d, *out, &changed);
+  pthread_mutex_unlock(&tables);
+  return rc;
+}
+
+static VKAPI_ATTR void VKAPI_CALL destroy_swapchain(VkDevice device, VkSwapchainKHR swapchain,
+                                                    const VkAllocationCallbacks *allocator) {
+  lagscope__vk_device *d = device_of(device);
+  if (d == NULL || d->DestroySwapchainKHR == NULL) return;
+  pthread_mutex_lock(&tables);
+  lagscope__vk_hud_swapchain_gone(d, swapchain);
+  pthread_mutex_unlock(&tables);
+  d->DestroySwapchainKHR(device, swapchain, allocator);
+}
+
+static int on_main_thread(void) { return syscall(SYS_gettid) == getpid(); }
+
+/* A frame of the Vulkan loop, after the real present; the HUD copied in before it. */
+static VKAPI_ATTR VkResult VKAPI_CALL queue_present(VkQueue queue, const VkPresentInfoKHR *info) {
+  lagscope__vk_device *d = device_of(queue);
+  if (d == NULL || d->QueuePresentKHR == NULL) return VK_ERROR_DEVICE_LOST;
+  VkPresentInfoKHR changed = *info;
+  VkSemaphore wait = VK_NULL_HANDLE;
+  int main_thread = on_main_thread();
+  if (main_thread && lagscope__preload_hud_wanted() && !lagscope__preload_overlay_only() &&
+      lagscope__hud_x11_frame_may_draw() && lagscope__vk_hud_draw(d, queue, info, &wait)) {
+    changed.waitSemaphoreCount = 1;
+    changed.pWaitSemaphores = &wait;
+  }
+  VkResult rc = d->QueuePresentKHR(queue, &changed);
+  if (main_thread) lagscope__preload_frame_presented(LAGSCOPE__LOOP_VULKAN);
+  return rc;
+}
+
+/* ---- the loader's entry points ------------------------------------------------------------- */
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_device_proc(VkDevice device, const char *name);
+
+/* The layer's own definition of name, or NULL. */
+static PFN_vkVoidFunction own_device_proc(const char *name) {
+  static const struct {
+    const char *name;
+    PFN_vkVoidFunction fn;
+  } own[] = {{"vkGetDeviceProcAddr", (PFN_vkVoidFunction)get_device_proc},
+             {"vkDestroyDevice", (PFN_vkVoidFunction)destroy_device},
+             {"vkGetDeviceQueue", (PFN_vkVoidFunction)get_device_queue},
+             {"vkCreateSwapchainKHR", (PFN_vkVoidFunction)create_swapchain},
+             {"vkDestroySwapchainKHR", (PFN_vkVoidFunction)destroy_swapchain},
+             {"vkQueuePresentKHR", (PFN_vkVoidFunction)queue_present}};
+  for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+    if (strcmp(name, own[i].name) == 0) return own[i].fn;
+  return NULL;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_device_proc(VkDevice device, const char *name) {
+  PFN_vkVoidFunction own = own_device_proc(name);
+  if (own != NULL) return own;
+  lagscope__vk_device *d = device != VK_NULL_HANDLE ? device_of(device) : NULL;
+  return d != NULL ? d->next_proc(device, name) : NULL;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_instance_proc(VkInstance instance,
+                                                                  const char *name) {
+  if (strcmp(name, "vkGetInstanceProcAddr") == 0) return (PFN_vkVoidFunction)get_instance_proc;
+  if (strcmp(name, "vkCreateInstance") == 0) return (PFN_vkVoidFunction)create_instance;
+  if (strcmp(name, "vkDestroyInstance") == 0) return (PFN_vkVoidFunction)destroy_instance;
+  if (strcmp(name, "vkCreateDevice") == 0) return (PFN_vkVoidFunction)create_device;
+  PFN_vkVoidFunction own = own_device_proc(name);
+  if (own != NULL) return own;
+  vk_instance *found = instance != VK_NULL_HANDLE ? instance_of(instance) : NULL;
+  return found != NULL ? found->next_proc(instance, name) : NULL;
+}
+
+/* The one name the layer exports: the loader asks it for the two entry points above. */
+__attribute__((visibility("default"))) VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *version) {
+  if (version == NULL || version->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
+    return VK_ERROR_INITIALIZATION_FAILED;
+  if (version->loaderLayerInterfaceVersion >= 2) {
+    version->loaderLayerInterfaceVersion = 2;
+    version->pfnGetInstanceProcAddr = get_instance_proc;
+    version->pfnGetDeviceProcAddr = get_device_proc;
+    version->pfnGetPhysicalDeviceProcAddr = NULL;
+  }
+  return VK_SUCCESS;
+}

@@ -1,0 +1,112 @@
+/* lagscope-run on Vulkan programs (test_attach.c lists the cases), through the preload's
+ * Vulkan layer (attach/vk_layer.c): Debian's vkcube on Mesa's software Vulkan (lavapipe),
+ * which has no loop lagscope hooked before the layer: its presents are frames, the run is
+ * watched, and the HUD is copied into its swapchain image (none with --no-hud); and vkcube
+ * stalled on cue (vk_stall.c, preloaded into it), the hang found whole with its stack. */
+#define _GNU_SOURCE
+#include "attach_support.h"
+#include "attach_cases.h"
+
+/* lavapipe, the one driver that draws under Xvfb: the loader told so (its other drivers
+ * fail there, or draw nowhere). */
+static void with_lavapipe(void) {
+  CHECK(setenv("VK_ICD_FILENAMES", LAGSCOPE_LAVAPIPE_ICD, 1) == 0);
+}
+
+/* vkcube's window has no title, and centres itself: it is found on the screen as the bounds
+ * of its lit clear colour (the screen around it is black), once a metrics line says the
+ * program draws; shot_area of it, into area_shot. */
+static void take_corner_shot(void) {
+  await_drawn_and_answering();
+  await_metrics(metrics_count() + 1);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  shot screen;
+  CHECK(screen_shot(d, DefaultRootWindow(d), &screen) == 0);
+  XCloseDisplay(d);
+  box window = shot_bounds(&screen, (box){0, 0, screen.width, screen.height}, is_lit);
+  CHECK_MSG(window.x1 - window.x0 >= shot_area.x1 && window.y1 - window.y0 >= shot_area.y1,
+            "vkcube's window not found on the screen (lit bounds %d,%d-%d,%d)", window.x0,
+            window.y0, window.x1, window.y1);
+  int w = shot_area.x1 - shot_area.x0, h = shot_area.y1 - shot_area.y0;
+  area_shot = (shot){.width = w, .height = h, .pixels = calloc((size_t)w * h, 4)};
+  CHECK(area_shot.pixels != NULL);
+  for (int y = 0; y < h; y++)
+    memcpy(area_shot.pixels + y * w,
+           screen.pixels + (window.y0 + shot_area.y0 + y) * screen.width + window.x0 + shot_area.x0,
+           (size_t)w * 4);
+  shot_free(&screen);
+}
+
+void test_vulkan_vkcube_frames_and_hud(void) {
+  skip_without(LAGSCOPE_VKCUBE_PATH);
+  if (access(LAGSCOPE_LAVAPIPE_ICD, R_OK) != 0) skip_without(LAGSCOPE_LAVAPIPE_ICD);
+  make_folder();
+  with_screen();
+  with_lavapipe();
+  /* vkcube's cube stays in the middle of its 500 x 500 window: the HUD's corner is its dark
+   * grey clear colour, under the HUD's translucent pixels black (a copy, not a blend). */
+  char *program[] = {LAGSCOPE_VKCUBE_PATH, NULL};
+  shot_area = (box){0, 0, 180, 80};
+  char err[16384];
+  int code = run_for_metrics(NULL, program, 4, take_corner_shot, err, sizeof err);
+  printf("lagscope-run said:\n%s\n", err);
+  CHECK_MSG(strstr(err, "not watched") == NULL, "vkcube's run was not watched");
+  CHECK_MSG(code == 0 || code == 128 + SIGTERM, "lagscope-run's exit %d", code);
+  cJSON *all = read_events();
+  check_no_hang(all);
+  CHECK_MSG(frames_counted(all) >= 20, "%.0f vkQueuePresentKHR frames counted", frames_counted(all));
+  cJSON_Delete(all);
+  save_artifact(&area_shot, "vkcube_hud.png");
+  check_hud_shown(&area_shot, (box){8, 8, 8 + HUD_W, 8 + HUD_H});
+  shot_free(&area_shot);
+
+  /* --no-hud: the corner is vkcube's own, and the comparison fails. */
+  char *extra[] = {"--no-hud", NULL};
+  unlink(events);
+  code = run_for_metrics(extra, program, 2, take_corner_shot, err, sizeof err);
+  CHECK_MSG(code == 0 || code == 128 + SIGTERM, "lagscope-run's exit %d", code);
+  save_artifact(&area_shot, "vkcube_no_hud.png");
+  double match = reference_match(&area_shot, (box){8, 8, 8 + HUD_W, 8 + HUD_H}, 16);
+  printf("without the HUD: %.1f %% alike\n", match * 100);
+  CHECK(match < HUD_MATCH);
+  shot_free(&area_shot);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
+/* vkcube's main thread spins 1.2 s in attach_vk_stall (vk_stall.c) at its 60th vkQueueSubmit:
+ * with its presents the only loop lagscope sees, that is a hang, begun and ended, its cause
+ * the CPU and its stack through attach_vk_stall; lagscope-run's summary says it. */
+void test_vulkan_vkcube_stall(void) {
+  skip_without(LAGSCOPE_VKCUBE_PATH);
+  if (access(LAGSCOPE_LAVAPIPE_ICD, R_OK) != 0) skip_without(LAGSCOPE_LAVAPIPE_ICD);
+  make_folder();
+  with_screen();
+  with_lavapipe();
+  CHECK(setenv("LD_PRELOAD", LAGSCOPE_VK_STALL_PATH, 1) == 0);
+  char *program[] = {LAGSCOPE_VKCUBE_PATH, "--c", "150", NULL};
+  char *extra[] = {"--threshold-ms", "400", NULL};
+  char err[16384];
+  int code = run_to_end(extra, program, err, sizeof err);
+  unsetenv("LD_PRELOAD");
+  printf("lagscope-run said:\n%s\n", err);
+  CHECK_EQ_INT(code, 0);
+  cJSON *all = read_events();
+  const cJSON *ended = NULL, *e;
+  cJSON_ArrayForEach(e, all) {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(e, "type");
+    if (cJSON_IsString(type) && strcmp(type->valuestring, "hang_ended") == 0 &&
+        stack_has(cJSON_GetObjectItemCaseSensitive(e, "heaviest_stack"), "attach_vk_stall"))
+      ended = e;
+  }
+  CHECK_MSG(ended != NULL, "no hang through attach_vk_stall in vkcube");
+  double ms = spawn_json_number(ended, "duration_ms", -1);
+  printf("the stall's hang: %.1f ms\n", ms);
+  CHECK_MSG(ms >= 1000 && ms <= 3000, "hang of %.1f ms for a 1200 ms stall", ms);
+  CHECK_MSG(strstr(err, "cpu: On the CPU for") != NULL, "lagscope-run's summary says no CPU hang");
+  CHECK_MSG(strstr(err, "attach_vk_stall") != NULL, "the summary's stack misses attach_vk_stall");
+  cJSON_Delete(all);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
