@@ -27,7 +27,8 @@
   XX(SDL, sdl, "SDL2", "SDL2",                                                                     \
      "SDL_PollEvent, SDL_WaitEvent, SDL_WaitEventTimeout, SDL_RenderPresent, SDL_GL_SwapWindow")  \
   XX(GL, gl, "OpenGL (glX, EGL)", "GL", "glXSwapBuffers, eglSwapBuffers")                          \
-  XX(X11, x11, "Xlib", "Xlib", "XNextEvent")
+  XX(X11, x11, "Xlib", "Xlib", "XNextEvent")                                                      \
+  XX(WAYLAND, wayland, "Wayland", "Wayland", "wl_display_dispatch, wl_surface_commit (toplevel)")
 
 /* The loops' positions, then their bits (the preload's lagscope__preload_loops). */
 enum {
