@@ -28,7 +28,7 @@
      "SDL_PollEvent, SDL_WaitEvent, SDL_WaitEventTimeout, SDL_RenderPresent, SDL_GL_SwapWindow")  \
   XX(GL, gl, "OpenGL (glX, EGL)", "GL", "glXSwapBuffers, eglSwapBuffers")                          \
   XX(X11, x11, "Xlib", "Xlib", "XNextEvent")                                                      \
-  XX(WAYLAND, wayland, "Wayland", "Wayland", "wl_display_dispatch, wl_surface_commit (toplevel)")
+  XX(WAYLAND, wayland, "Wayland", "Wayland", "wl_display_dispatch, wl_proxy_marshal_flags")
 
 /* The loops' positions, then their bits (the preload's lagscope__preload_loops). */
 enum {
