@@ -53,7 +53,7 @@ typedef void *(*marshal_array_fn)(void *proxy, uint32_t opcode, const struct wl_
                                   uint32_t version, uint32_t flags, union wl_argument *args);
 
 enum { WM_BASE_GET_XDG_SURFACE = 2, XDG_SURFACE_GET_TOPLEVEL = 1, XDG_SURFACE_SET_GEOMETRY = 3 };
-enum { SURFACE_COMMIT = 6 };
+enum { SURFACE_DESTROY = 0, SURFACE_COMMIT = 6, XDG_SURFACE_DESTROY = 0 };
 
 /* The main thread's: which wl_surface each xdg_surface is, the toplevel, its geometry. */
 static struct {
@@ -128,7 +128,16 @@ HOOK void *wl_proxy_marshal_flags(void *proxy, uint32_t opcode, const struct wl_
   if (main_thread && proxy == toplevel && opcode == SURFACE_COMMIT &&
       strcmp(own->name, "wl_surface") == 0)
     toplevel_commit();
+  if (main_thread && proxy == toplevel && opcode == SURFACE_DESTROY &&
+      strcmp(own->name, "wl_surface") == 0) { /* the window is gone: the next one gets the HUD */
+    lagscope__hud_wl_parent_gone();
+    toplevel = toplevel_xdg = NULL;
+  }
   if (main_thread && strcmp(own->name, "xdg_surface") == 0) {
+    if (opcode == XDG_SURFACE_DESTROY)
+      for (int i = 0; i < XDG_SURFACES; i++)
+        if (xdg_surfaces[i].xdg == proxy) xdg_surfaces[i].xdg = xdg_surfaces[i].surface = NULL;
+    if (opcode == XDG_SURFACE_DESTROY && proxy == toplevel_xdg) toplevel_xdg = NULL;
     if (opcode == XDG_SURFACE_GET_TOPLEVEL && toplevel == NULL) {
       for (int i = 0; i < XDG_SURFACES; i++)
         if (xdg_surfaces[i].xdg == proxy) toplevel = xdg_surfaces[i].surface, toplevel_xdg = proxy;

@@ -411,6 +411,16 @@ void lagscope__hud_wl_before_commit(void *toplevel, int x, int y, int width, int
   }
 }
 
+void lagscope__hud_wl_parent_gone(void) {
+  pthread_mutex_lock(&hud.lock);
+  if (hud.subsurface != NULL && !atomic_load(&hud.stopping)) {
+    atomic_store(&hud.placed, 0); /* the thread draws no more until the next is placed */
+    request(hud.subsurface, SUBSURFACE_DESTROY, DESTROY, NULL);
+    hud.subsurface = NULL;
+  }
+  pthread_mutex_unlock(&hud.lock);
+}
+
 void lagscope__hud_wl_disconnecting(void *display) {
   pthread_mutex_lock(&hud.lock);
   int ours = hud.started && hud.display == display && !atomic_load(&hud.stopping);

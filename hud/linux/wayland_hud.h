@@ -26,6 +26,10 @@ void lagscope__hud_wl_connected(void *display);
  * where the HUD's corner goes. Requests only: never a round trip, never a wait. */
 void lagscope__hud_wl_before_commit(void *toplevel, int x, int y, int width, int height);
 
+/* The program destroys the toplevel surface (main thread, before the request is sent): the
+ * HUD's subsurface goes with it, and the next toplevel's first commit makes another. */
+void lagscope__hud_wl_parent_gone(void);
+
 /* The program disconnects display: the thread stops and its objects go first. Main thread. */
 void lagscope__hud_wl_disconnecting(void *display);
 
