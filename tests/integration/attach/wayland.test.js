@@ -94,7 +94,7 @@ function changedIn(a, b, box) {
 const children = [];
 process.on('exit', () => children.forEach((c) => { try { c.kill('SIGKILL'); } catch (e) {} }));
 
-async function startWeston(name) {
+async function startWeston(name, x11Display) {
   const runtime = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-wl-'));
   fs.chmodSync(runtime, 0o700);
   const socket = `lagscope-${name}-${process.pid}`;
@@ -102,12 +102,16 @@ async function startWeston(name) {
   const env = { ...process.env, XDG_RUNTIME_DIR: runtime };
   delete env.DISPLAY;
   delete env.WAYLAND_DISPLAY;
-  const weston = spawn('weston', ['--backend=headless-backend.so', '--use-pixman', '--debug',
+  if (x11Display) env.DISPLAY = x11Display; /* weston's output a window there: xdotool clicks in it */
+  const backend = x11Display ? 'x11-backend.so' : 'headless-backend.so';
+  const weston = spawn('weston', [`--backend=${backend}`, '--use-pixman', '--debug',
     `--socket=${socket}`, '--width=800', '--height=600', '--idle-time=0'],
     { env, cwd: runtime, stdio: ['ignore', log, log] });
   children.push(weston);
   await until('weston\'s socket', () => fs.existsSync(path.join(runtime, socket)));
-  return { runtime, env: { ...env, WAYLAND_DISPLAY: socket, GDK_BACKEND: 'wayland' }, weston };
+  const clientEnv = { ...env, WAYLAND_DISPLAY: socket, GDK_BACKEND: 'wayland' };
+  delete clientEnv.DISPLAY; /* the program: Wayland only */
+  return { runtime, env: clientEnv, weston };
 }
 
 function startRun(w, extra, program) {
@@ -204,12 +208,42 @@ async function simpleShmFrames() {
   await stop(w);
 }
 
+// A click on the HUD reaches the program's button under it (the subsurface's input region is
+// empty): weston's output is a window on an Xvfb of the case's own, where xdotool clicks.
+async function clickThrough() {
+  console.log('wayland: a click through the HUD');
+  if (!which('Xvfb') || !which('xdotool')) return console.log('wayland: click: skipped: no Xvfb or xdotool');
+  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1024x768x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+  children.push(xvfb);
+  let number = '';
+  xvfb.stdio[3].on('data', (d) => (number += d));
+  const display = ':' + (await until('Xvfb\'s display number', () => (/\n/.test(number) ? number.trim() : null)));
+  const w = await startWeston('click', display);
+  const r = startRun(w, [], [gtkStall, '--button', '--stall-ms', '2500', '--stall-after-ms', '1500', '--quit-after-ms', '8000']);
+  await until('the stall under way', () => r.lines().some(inStall(500)));
+  const box = badgeBox(screenshot(w, 'click_stall'));
+  if (!box) fail(`no hang badge mid-stall (${outDir}/wayland_click_stall.png)`);
+  await until('the stall\'s end', () => r.lines().some((e) => e.type === 'hang_ended' && e.duration_ms >= 2000));
+  // The badge's bottom middle: on the HUD, over gtk_stall's button (the upper half of its window).
+  const x = String((box.x0 + box.x1) >> 1), y = String(box.y1 - 2);
+  const click = spawnSync('xdotool', ['mousemove', x, y, 'sleep', '0.3', 'mousedown', '1', 'sleep', '0.15', 'mouseup', '1'],
+    { env: { ...process.env, DISPLAY: display }, encoding: 'utf8' });
+  if (click.status !== 0) fail(`xdotool: ${click.stderr}`);
+  await until('gtk_stall\'s "clicked" after a click on the HUD at ' + x + ',' + y, () => r.output().includes('gtk_stall: clicked'), 5000);
+  console.log(`wayland: the click at ${x},${y}, on the HUD, reached gtk_stall's button`);
+  process.kill(r.lines().find((e) => e.type === 'run_started').pid, 'SIGTERM');
+  await r.ended;
+  await stop(w);
+  xvfb.kill('SIGTERM');
+}
+
 (async () => {
   const only = process.env.LAGSCOPE_WAYLAND_CASE; /* one case, when debugging */
   if (!only || only === 'stall') await gtkStallBadgeCounts();
   if (!only || only === 'nohud') await noHud();
   if (!only || only === 'shm')
   await simpleShmFrames();
+  if (!only || only === 'click') await clickThrough();
   console.log(`wayland: ok (${shots} screenshots in ${outDir})`);
 })().catch((e) => {
   if (!process.exitCode) console.error(`wayland: FAIL: ${e.stack}`);
