@@ -62,7 +62,13 @@ static struct {
 static void *toplevel, *toplevel_xdg;
 static int geometry[4];
 
-static int on_main_thread(void) { return syscall(SYS_gettid) == getpid(); }
+/* 1 on the process's main thread, cached per thread: the hook runs at every request. */
+static __thread int thread_kind __attribute__((tls_model("initial-exec"))); /* 0: not known */
+
+static int on_main_thread(void) {
+  if (thread_kind == 0) thread_kind = syscall(SYS_gettid) == getpid() ? 1 : 2;
+  return thread_kind == 1;
+}
 
 static const struct wl_interface *interface_of(void *proxy) {
   return proxy != NULL ? *(const struct wl_interface *const *)proxy : NULL;

@@ -11,6 +11,7 @@
 
 #include "channel.h"
 #include "internal.h" /* lagscope__autostart_wanted, lagscope__event_text */
+#include "wayland_hud.h"
 #include "x11_overlay.h"
 
 #include <errno.h>
@@ -354,6 +355,7 @@ void lagscope__preload_display_opened(const char *name, int may_draw) {
 /* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
 static void forget_in_child(void) {
   lagscope__hud_x11_forget_in_child();
+  lagscope__hud_wl_forget_in_child();
   events_path[0] = '\0';
   channel_path[0] = '\0';
   channel_status = NULL; /* shared with the parent: its count, not this child's */

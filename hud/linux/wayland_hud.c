@@ -152,6 +152,7 @@ static struct {
   _Atomic int ready;    /* the thread made the HUD's surface: it may be placed */
   _Atomic int placed;   /* the subsurface exists (made by the main thread) */
   _Atomic int stopping;
+  _Atomic int in_child; /* a child forked without exec: the thread and objects are the parent's */
   pthread_t thread;
   int wake_fd;
   void *display, *queue;
@@ -359,8 +360,13 @@ static void *thread_main(void *unused) {
   return NULL;
 }
 
+void lagscope__hud_wl_forget_in_child(void) {
+  atomic_store(&hud.in_child, 1);
+  atomic_store(&hud.ready, 0);
+}
+
 void lagscope__hud_wl_connected(void *display) {
-  if (display == NULL || !lagscope_is_running()) return;
+  if (display == NULL || !lagscope_is_running() || atomic_load(&hud.in_child)) return;
   pthread_mutex_lock(&hud.lock);
   if (!hud.started && find_libwayland()) {
     hud.display = display;
@@ -412,6 +418,7 @@ void lagscope__hud_wl_before_commit(void *toplevel, int x, int y, int width, int
 }
 
 void lagscope__hud_wl_parent_gone(void) {
+  if (atomic_load(&hud.in_child)) return;
   pthread_mutex_lock(&hud.lock);
   if (hud.subsurface != NULL && !atomic_load(&hud.stopping)) {
     atomic_store(&hud.placed, 0); /* the thread draws no more until the next is placed */
@@ -422,6 +429,7 @@ void lagscope__hud_wl_parent_gone(void) {
 }
 
 void lagscope__hud_wl_disconnecting(void *display) {
+  if (atomic_load(&hud.in_child)) return; /* its lock may have been held at the fork */
   pthread_mutex_lock(&hud.lock);
   int ours = hud.started && hud.display == display && !atomic_load(&hud.stopping);
   if (ours) atomic_store(&hud.stopping, 1);

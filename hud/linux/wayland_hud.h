@@ -33,4 +33,8 @@ void lagscope__hud_wl_parent_gone(void);
 /* The program disconnects display: the thread stops and its objects go first. Main thread. */
 void lagscope__hud_wl_disconnecting(void *display);
 
+/* In a child forked without exec: nothing of the HUD runs there (no thread, the parent's
+ * objects). pthread_atfork's child handler. */
+void lagscope__hud_wl_forget_in_child(void);
+
 #endif
