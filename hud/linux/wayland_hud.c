@@ -304,23 +304,27 @@ static void show_latest(uint64_t *shown) {
 
 /* ---- the thread ---- */
 
-/* Reads and dispatches lagscope's queue for up to PERIOD_MS, or until woken; 0 when the
- * connection failed. Events for the program's queues are queued for it by read_events. */
+/* Waits up to PERIOD_MS (or a wake) for the socket to have something, then reads and
+ * dispatches lagscope's queue; 0 when the connection failed. lagscope is a prepared reader only
+ * from prepare_read_queue to its read or cancel, microseconds apart: libwayland makes a thread's
+ * read_events wait for every prepared reader, and the program's main thread must never wait for
+ * lagscope's. Events for the program's queues are queued for it by whichever thread reads. */
 static int wait_period(void) {
-  while (wl.prepare_read_queue(hud.display, hud.queue) != 0)
-    if (wl.dispatch_queue_pending(hud.display, hud.queue) < 0) return 0;
   wl.flush(hud.display);
   struct pollfd fds[2] = {{wl.get_fd(hud.display), POLLIN, 0}, {hud.wake_fd, POLLIN, 0}};
-  int n = poll(fds, 2, PERIOD_MS);
-  if (n > 0 && (fds[0].revents & POLLIN)) {
-    if (wl.read_events(hud.display) < 0) return 0;
-  } else {
-    wl.cancel_read(hud.display);
-  }
+  poll(fds, 2, PERIOD_MS);
   if (fds[1].revents & POLLIN) {
     uint64_t count;
     if (read(hud.wake_fd, &count, sizeof(count)) < 0) { /* drained; nothing to do */
     }
+  }
+  while (wl.prepare_read_queue(hud.display, hud.queue) != 0)
+    if (wl.dispatch_queue_pending(hud.display, hud.queue) < 0) return 0;
+  struct pollfd now = {wl.get_fd(hud.display), POLLIN, 0};
+  if (poll(&now, 1, 0) > 0 && (now.revents & POLLIN)) {
+    if (wl.read_events(hud.display) < 0) return 0;
+  } else {
+    wl.cancel_read(hud.display);
   }
   return wl.dispatch_queue_pending(hud.display, hud.queue) >= 0;
 }
