@@ -110,14 +110,27 @@ static void loop_pass(unsigned loop) {
   answer_waiting_ping();
 }
 
+static atomic_int toolkit_frames; /* a toolkit's hook counted a frame: commits are not frames */
+
 static void frame_presented(unsigned loop) {
   if (!on_main_thread()) return;
+  if (loop != LAGSCOPE__LOOP_WAYLAND) atomic_store_explicit(&toolkit_frames, 1, memory_order_relaxed);
   loop_seen(loop);
   lagscope_frame();
   answer_waiting_ping();
 }
 
 void lagscope__preload_frame_presented(unsigned loop) { frame_presented(loop); }
+
+/* (preload.h) hooks_wayland.c's frames and waits. */
+void lagscope__preload_wayland_frame(void) {
+  if (!atomic_load_explicit(&toolkit_frames, memory_order_relaxed)) frame_presented(LAGSCOPE__LOOP_WAYLAND);
+}
+
+void lagscope__preload_wayland_wait(int begins) {
+  loop_pass(LAGSCOPE__LOOP_WAYLAND);
+  if (begins) lagscope_idle_begin(); else lagscope_idle_end();
+}
 
 /* ---- GLib: the default main context --------------------------------------------------------- */
 

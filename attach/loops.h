@@ -29,7 +29,8 @@
   XX(GL, gl, "OpenGL (glX, EGL)", "GL",                                                            \
      "glXSwapBuffers, eglSwapBuffers, eglSwapBuffersWithDamageKHR, eglSwapBuffersWithDamageEXT")  \
   XX(X11, x11, "Xlib", "Xlib", "XNextEvent")                                                      \
-  XX(VULKAN, vulkan, "Vulkan", "Vulkan", "vkQueuePresentKHR")
+  XX(VULKAN, vulkan, "Vulkan", "Vulkan", "vkQueuePresentKHR")                                     \
+  XX(WAYLAND, wayland, "Wayland", "Wayland", "wl_display_dispatch, wl_proxy_marshal_flags")
 
 /* The loops' positions, then their bits (the preload's lagscope__preload_loops). */
 enum {

@@ -11,6 +11,7 @@
 
 #include "channel.h"
 #include "internal.h" /* lagscope__autostart_wanted, lagscope__event_text */
+#include "wayland_hud.h"
 #include "x11_overlay.h"
 
 #include <errno.h>
@@ -261,7 +262,7 @@ static void on_event(const lagscope_event *event, void *user) {
                     event->type == LAGSCOPE_EVENT_MONITOR_BLIND ||
                     event->type == LAGSCOPE_EVENT_SERVER_STARTED ||
                     (event->type == LAGSCOPE_EVENT_ERROR && event->payload.message != NULL &&
-                     strncmp(event->payload.message, LAGSCOPE__HUD_X11_FAILED,
+                     strncmp(event->payload.message, LAGSCOPE__HUD_X11_FAILED, /* and Wayland's */
                              strlen(LAGSCOPE__HUD_X11_FAILED)) == 0));
   if (events_path[0] == '\0' && !to_channel) return;
   char *json = lagscope__event_text(event); /* lagscope's heap, not malloc's */
@@ -333,19 +334,11 @@ static void stop_at_exit(void) {
   write_loops();
 }
 
-/* A Wayland session without X: a compositor gives ordinary clients no window above another's
- * (only its own protocols, e.g. wlr-layer-shell, which GNOME does not offer), so the HUD's
- * overlay cannot exist there. Said once, at the start. */
-static void say_if_wayland_only(void) {
-  const char *x = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
-  if (!hud_wanted || quiet || (x != NULL && x[0] != '\0') || wayland == NULL || wayland[0] == '\0')
-    return;
-  fprintf(stderr, "lagscope-preload: Wayland without X: compositors give ordinary clients no "
-                  "overlay window, so no HUD is shown over this program; the viewer shows it "
-                  "(lagscope-run prints its address)\n");
-}
-
 int lagscope__preload_hud_wanted(void) { return hud_wanted; }
+
+int lagscope__preload_wayland_hud_wanted(void) {
+  return hud_wanted && hud_mode != LAGSCOPE__HUD_FRAME;
+}
 
 int lagscope__preload_overlay_only(void) { return hud_wanted && hud_mode == LAGSCOPE__HUD_OVERLAY; }
 
@@ -362,6 +355,7 @@ void lagscope__preload_display_opened(const char *name, int may_draw) {
 /* In a child forked without exec, lagscope's threads are gone: nothing of it runs there. */
 static void forget_in_child(void) {
   lagscope__hud_x11_forget_in_child();
+  lagscope__hud_wl_forget_in_child();
   events_path[0] = '\0';
   channel_path[0] = '\0';
   channel_status = NULL; /* shared with the parent: its count, not this child's */
@@ -438,5 +432,4 @@ __attribute__((constructor)) static void preload_start(void) {
     return;
   }
   atexit(stop_at_exit);
-  say_if_wayland_only();
 }

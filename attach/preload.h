@@ -57,4 +57,14 @@ int lagscope__preload_overlay_only(void);
  * says once that it has none. Any thread. */
 void lagscope__preload_display_opened(const char *name, int may_draw);
 
+/* hooks_wayland.c's: a commit of the program's toplevel surface, a frame unless a toolkit's
+ * hook (GTK, SDL, GL) has counted frames; the program's wl_display_dispatch begins (1: idle
+ * while it waits) or returns (0). Main thread; lock-free. (hooks.c) */
+void lagscope__preload_wayland_frame(void);
+void lagscope__preload_wayland_wait(int begins);
+
+/* 1 when the HUD is to be shown on Wayland: not --no-hud, not --hud-mode frame. Any thread,
+ * after the constructor. (preload.c) */
+int lagscope__preload_wayland_hud_wanted(void);
+
 #endif

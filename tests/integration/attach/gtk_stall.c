@@ -1,6 +1,7 @@
 /* A GTK 3 program that knows nothing of lagscope, for lagscope-run's tests: a window with a
  * label (and with --button, above it, a button that retitles the window "gtk_stall clicked"), one stall of --stall-ms (default 700; 0: none) in a g_timeout_add callback after
  * --stall-after-ms (default 1000), then it quits --quit-after-ms later (default 1000).
+ * A click also says "gtk_stall: clicked" on stdout.
  * The stall spins on the CPU in attach_stall_callback, the function its hang must name. */
 #include "subject.h"
 
@@ -13,6 +14,8 @@ static int with_button;
 static void clicked(GtkButton *button, gpointer window) {
   (void)button;
   gtk_window_set_title(GTK_WINDOW(window), "gtk_stall clicked");
+  printf("gtk_stall: clicked\n"); /* where no X server tells the title: Wayland */
+  fflush(stdout);
 }
 
 static gboolean quit_callback(gpointer unused) {

@@ -27,7 +27,7 @@ void test_exit_status_and_environment(void) {
   CHECK_MSG(strstr(env, "LAGSCOPE_RUN_") == NULL, "a setting reached the child:\n%s", env);
   CHECK_MSG(strstr(env, "lagscope-preload") == NULL, "the preload reached the child:\n%s", env);
   CHECK_MSG(strstr(env, "LD_PRELOAD=libm.so.6\n") != NULL, "the user's LD_PRELOAD was lost:\n%s", env);
-  CHECK(strstr(err, "no GLib, SDL2, OpenGL (glX, EGL), Xlib or Vulkan loop was seen in sh") != NULL);
+  CHECK(strstr(err, "no GLib, SDL2, OpenGL (glX, EGL), Xlib, Vulkan or Wayland loop was seen in sh") != NULL);
   unlink(env_out);
   remove_folder();
 }

@@ -33,9 +33,11 @@ function loops() {
   return entries;
 }
 
-// hooks.c's exported hooks (HOOK type name(…) { … }), with their bodies.
+// hooks.c's exported hooks (HOOK type name(…) { … }), with their bodies; and those of its
+// siblings for one library each (attach/hooks_*.c: hooks_wayland.c).
 function hooks() {
-  const source = read('attach/hooks.c');
+  const siblings = fs.readdirSync(path.join(ROOT, 'attach')).filter((f) => /^hooks_\w+\.c$/.test(f)).sort();
+  const source = ['hooks.c', ...siblings].map((f) => read('attach/' + f)).join('\n');
   const found = new Map();
   const HOOK = /^HOOK [^(\n]*?\b(\w+)\(([^)]*)\)\s*\{/gm;
   for (const m of source.matchAll(HOOK)) {

@@ -306,7 +306,7 @@ static void test_no_channel_and_no_loop(void) {
   CHECK(strstr(summary_of(&v, 0), "app: no hang\n") != NULL);
   write_channel("{\"type\":\"run_loops\",\"glib\":false,\"sdl\":false,\"gl\":false,\"x11\":false}\n");
   CHECK_EQ_INT(lagscope__run_summary_read(channel, 0, NULL, &v), 0);
-  CHECK(strstr(summary_of(&v, 0), "no GLib, SDL2, OpenGL (glX, EGL), Xlib or Vulkan loop was seen in app") != NULL);
+  CHECK(strstr(summary_of(&v, 0), "no GLib, SDL2, OpenGL (glX, EGL), Xlib, Vulkan or Wayland loop was seen in app") != NULL);
   lagscope__run_summary_free(&v);
   remove_channel();
 }

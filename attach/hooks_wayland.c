@@ -1,0 +1,197 @@
+/* The preload's libwayland-client hooks: any Wayland client's connection, toplevel surface,
+ * frames and wait for input, where no toolkit hook shows them, and the HUD on Wayland
+ * (hud/linux/wayland_hud.h) made a subsurface of its toplevel.
+ *
+ * Every request a client sends goes through wl_proxy_marshal_flags (libwayland 1.20 on: the
+ * protocol's inline wrappers, wl_surface_commit among them, call it), so one hook sees them
+ * all: xdg_wm_base.get_xdg_surface (which wl_surface an xdg_surface is), xdg_surface.
+ * get_toplevel (that surface is the toplevel), xdg_surface.set_window_geometry (the window in
+ * it) and wl_surface.commit of the toplevel (a frame). The hook passes the request on unchanged
+ * through wl_proxy_marshal_array_flags, its arguments read from the variadic list as libwayland
+ * reads them, by the request's signature. Requests from programs built against libwayland
+ * older than 1.20 (wl_proxy_marshal, _constructor) are not seen: no frames, no HUD. */
+#define _GNU_SOURCE
+#include "preload.h"
+
+#include "wayland_hud.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define HOOK __attribute__((visibility("default")))
+#define MAX_ARGS 20 /* WL_CLOSURE_MAX_ARGS */
+#define XDG_SURFACES 16
+
+/* libwayland's ABI (wayland-util.h): a proxy begins with its wl_object, whose first member is
+ * its interface. */
+struct wl_message {
+  const char *name, *signature;
+  const void **types;
+};
+struct wl_interface {
+  const char *name;
+  int version, method_count;
+  const struct wl_message *methods;
+  int event_count;
+  const struct wl_message *events;
+};
+union wl_argument {
+  int32_t i;
+  uint32_t u;
+  const char *s;
+  void *o;
+  uint32_t n;
+  void *a;
+  int32_t h;
+};
+typedef void *(*marshal_array_fn)(void *proxy, uint32_t opcode, const struct wl_interface *iface,
+                                  uint32_t version, uint32_t flags, union wl_argument *args);
+
+enum { WM_BASE_GET_XDG_SURFACE = 2, XDG_SURFACE_GET_TOPLEVEL = 1, XDG_SURFACE_SET_GEOMETRY = 3 };
+enum { SURFACE_DESTROY = 0, SURFACE_COMMIT = 6, XDG_SURFACE_DESTROY = 0 };
+
+/* The main thread's: which wl_surface each xdg_surface is, the toplevel, its geometry. */
+static struct {
+  void *xdg, *surface;
+} xdg_surfaces[XDG_SURFACES];
+static void *toplevel, *toplevel_xdg;
+static int geometry[4];
+
+/* 1 on the process's main thread, cached per thread: the hook runs at every request. */
+static __thread int thread_kind __attribute__((tls_model("initial-exec"))); /* 0: not known */
+
+static int on_main_thread(void) {
+  if (thread_kind == 0) thread_kind = syscall(SYS_gettid) == getpid() ? 1 : 2;
+  return thread_kind == 1;
+}
+
+static const struct wl_interface *interface_of(void *proxy) {
+  return proxy != NULL ? *(const struct wl_interface *const *)proxy : NULL;
+}
+
+/* The arguments as libwayland's wl_argument_from_va_list reads them; their count. */
+static int read_args(const char *signature, va_list ap, union wl_argument *args) {
+  int n = 0;
+  for (const char *c = signature; *c != '\0' && n < MAX_ARGS; c++) {
+    switch (*c) {
+    case 'i': case 'h': case 'f': args[n++].i = va_arg(ap, int32_t); break;
+    case 'u': args[n++].u = va_arg(ap, uint32_t); break;
+    case 's': args[n++].s = va_arg(ap, const char *); break;
+    case 'o': case 'n': case 'a': args[n++].o = va_arg(ap, void *); break;
+    default: break; /* a version's digits, '?' (nullable) */
+    }
+  }
+  return n;
+}
+
+/* The xdg_surface a get_xdg_surface made, and its wl_surface. Main thread. */
+static void note_xdg_surface(void *made, void *surface) {
+  for (int i = 0; i < XDG_SURFACES && made != NULL; i++)
+    if (xdg_surfaces[i].xdg == NULL || xdg_surfaces[i].xdg == made) {
+      xdg_surfaces[i].xdg = made, xdg_surfaces[i].surface = surface;
+      return;
+    }
+}
+
+/* The real definition of name in libwayland-client, looked up once into cache. */
+static void *real_symbol(_Atomic(void *) *cache, const char *name) {
+  void *found = atomic_load_explicit(cache, memory_order_relaxed);
+  if (found == NULL) {
+    found = lagscope__preload_real_symbol(name, "libwayland-client.so.0");
+    atomic_store_explicit(cache, found, memory_order_relaxed);
+  }
+  return found;
+}
+#define REAL(type, name)                                                                     \
+  static _Atomic(void *) name##_cache;                                                       \
+  type real = (type)real_symbol(&name##_cache, #name);
+
+/* The toplevel's commit: the HUD's subsurface placed with it, and a frame when no toolkit's
+ * hook counts them. Main thread, before the commit is sent. */
+static void toplevel_commit(void) {
+  lagscope__hud_wl_before_commit(toplevel, geometry[0], geometry[1], geometry[2], geometry[3]);
+  lagscope__preload_wayland_frame();
+}
+
+HOOK void *wl_proxy_marshal_flags(void *proxy, uint32_t opcode, const struct wl_interface *iface,
+                                  uint32_t version, uint32_t flags, ...) {
+  REAL(marshal_array_fn, wl_proxy_marshal_array_flags)
+  const struct wl_interface *own = interface_of(proxy);
+  union wl_argument args[MAX_ARGS];
+  memset(args, 0, sizeof(args));
+  if (own != NULL && opcode < (uint32_t)own->method_count) {
+    va_list ap;
+    va_start(ap, flags);
+    read_args(own->methods[opcode].signature, ap, args);
+    va_end(ap);
+  }
+  int main_thread = own != NULL && on_main_thread();
+  if (main_thread && proxy == toplevel && opcode == SURFACE_COMMIT &&
+      strcmp(own->name, "wl_surface") == 0)
+    toplevel_commit();
+  if (main_thread && proxy == toplevel && opcode == SURFACE_DESTROY &&
+      strcmp(own->name, "wl_surface") == 0) { /* the window is gone: the next one gets the HUD */
+    lagscope__hud_wl_parent_gone();
+    toplevel = toplevel_xdg = NULL;
+  }
+  if (main_thread && strcmp(own->name, "xdg_surface") == 0) {
+    if (opcode == XDG_SURFACE_DESTROY)
+      for (int i = 0; i < XDG_SURFACES; i++)
+        if (xdg_surfaces[i].xdg == proxy) xdg_surfaces[i].xdg = xdg_surfaces[i].surface = NULL;
+    if (opcode == XDG_SURFACE_DESTROY && proxy == toplevel_xdg) toplevel_xdg = NULL;
+    if (opcode == XDG_SURFACE_GET_TOPLEVEL && toplevel == NULL) {
+      for (int i = 0; i < XDG_SURFACES; i++)
+        if (xdg_surfaces[i].xdg == proxy) toplevel = xdg_surfaces[i].surface, toplevel_xdg = proxy;
+    } else if (opcode == XDG_SURFACE_SET_GEOMETRY && proxy == toplevel_xdg) {
+      for (int i = 0; i < 4; i++) geometry[i] = args[i].i;
+    }
+  }
+  void *made = real != NULL ? real(proxy, opcode, iface, version, flags, args) : NULL;
+  if (main_thread && opcode == WM_BASE_GET_XDG_SURFACE && strcmp(own->name, "xdg_wm_base") == 0)
+    note_xdg_surface(made, args[1].o);
+  return made;
+}
+
+typedef void *(*connect_fn)(const char *name);
+typedef void *(*connect_fd_fn)(int fd);
+typedef void (*disconnect_fn)(void *display);
+typedef int (*dispatch_fn)(void *display);
+
+HOOK void *wl_display_connect(const char *name) {
+  REAL(connect_fn, wl_display_connect)
+  void *display = real != NULL ? real(name) : NULL;
+  if (display != NULL && on_main_thread() && lagscope__preload_wayland_hud_wanted())
+    lagscope__hud_wl_connected(display);
+  return display;
+}
+
+HOOK void *wl_display_connect_to_fd(int fd) {
+  REAL(connect_fd_fn, wl_display_connect_to_fd)
+  void *display = real != NULL ? real(fd) : NULL;
+  if (display != NULL && on_main_thread() && lagscope__preload_wayland_hud_wanted())
+    lagscope__hud_wl_connected(display);
+  return display;
+}
+
+/* lagscope's objects on this display go first, and its thread stops using it. */
+HOOK void wl_display_disconnect(void *display) {
+  REAL(disconnect_fn, wl_display_disconnect)
+  lagscope__hud_wl_disconnecting(display);
+  if (on_main_thread()) toplevel = toplevel_xdg = NULL;
+  if (real != NULL) real(display);
+}
+
+/* A plain client's loop (weston's simple clients): blocks until events come, a wait for input. */
+HOOK int wl_display_dispatch(void *display) {
+  REAL(dispatch_fn, wl_display_dispatch)
+  int main_thread = on_main_thread();
+  if (main_thread) lagscope__preload_wayland_wait(1);
+  int rc = real != NULL ? real(display) : -1;
+  if (main_thread) lagscope__preload_wayland_wait(0);
+  return rc;
+}

@@ -1,0 +1,251 @@
+// lagscope-run on Wayland (issue 43): the HUD as a subsurface of the program's toplevel,
+// live while its main thread is stuck, and frames from a plain client's surface commits.
+// Each case runs its own weston (headless backend, pixman renderer, --debug so that
+// weston-screenshooter may shoot) on a socket of its own, in a runtime folder of its own (0700).
+// Usage: node wayland.test.js LAGSCOPE_RUN GTK_STALL OUT_DIR. Exit 77 without weston.
+'use strict';
+const { spawn, spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const zlib = require('zlib');
+
+const [run, gtkStall, outDir] = process.argv.slice(2).map((p) => path.resolve(p));
+const WAIT_MS = 30000;
+
+function which(name) {
+  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+for (const tool of ['weston', 'weston-screenshooter', 'weston-simple-shm']) {
+  if (!which(tool)) {
+    console.log(`wayland: skipped: ${tool} not found (Debian: apt-get install weston)`);
+    process.exit(77);
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+function fail(message) {
+  console.error(`wayland: FAIL: ${message}`);
+  process.exitCode = 1;
+  throw new Error(message);
+}
+async function until(what, test, ms = WAIT_MS) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const got = test();
+    if (got) return got;
+    if (Date.now() > end) fail(`${what}: not within ${ms} ms`);
+    await sleep(50);
+  }
+}
+
+// ---- a PNG (8-bit RGB or RGBA, not interlaced: cairo's, which weston-screenshooter writes) ----
+function readPng(file) {
+  const data = fs.readFileSync(file);
+  let pos = 8, width = 0, height = 0, type = 0;
+  const idat = [];
+  while (pos < data.length) {
+    const len = data.readUInt32BE(pos), kind = data.toString('ascii', pos + 4, pos + 8);
+    const body = data.subarray(pos + 8, pos + 8 + len);
+    if (kind === 'IHDR') (width = body.readUInt32BE(0)), (height = body.readUInt32BE(4)), (type = body[9]);
+    if (kind === 'IDAT') idat.push(body);
+    pos += 12 + len;
+  }
+  const bpp = type === 6 ? 4 : 3, row = width * bpp, raw = zlib.inflateSync(Buffer.concat(idat));
+  const px = Buffer.alloc(row * height);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (row + 1)], src = y * (row + 1) + 1;
+    for (let x = 0; x < row; x++) {
+      const a = x >= bpp ? px[y * row + x - bpp] : 0, b = y > 0 ? px[(y - 1) * row + x] : 0;
+      const c = x >= bpp && y > 0 ? px[(y - 1) * row + x - bpp] : 0;
+      let v = raw[src + x];
+      if (f === 1) v += a;
+      else if (f === 2) v += b;
+      else if (f === 3) v += (a + b) >> 1;
+      else if (f === 4) {
+        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      px[y * row + x] = v & 255;
+    }
+  }
+  return { width, height, at: (x, y) => [px[y * row + x * bpp], px[y * row + x * bpp + 1], px[y * row + x * bpp + 2]] };
+}
+
+// The hang badge's red (the HUD's, #ff453a-ish): nothing else on weston's grey desktop, GTK's
+// light theme or simple-shm's pattern... which has red: only shots of GTK programs use this.
+const isBadgeRed = ([r, g, b]) => r > 220 && g < 110 && b < 110;
+function badgeBox(png) {
+  let x0 = 1e9, y0 = 1e9, x1 = -1, y1 = -1, n = 0;
+  for (let y = 0; y < png.height; y++)
+    for (let x = 0; x < png.width; x++)
+      if (isBadgeRed(png.at(x, y))) (n++), (x0 = Math.min(x0, x)), (y0 = Math.min(y0, y)), (x1 = Math.max(x1, x)), (y1 = Math.max(y1, y));
+  return n >= 200 ? { x0, y0, x1, y1, n } : null;
+}
+function changedIn(a, b, box) {
+  let n = 0;
+  for (let y = box.y0; y <= box.y1; y++)
+    for (let x = box.x0; x <= box.x1; x++) if (a.at(x, y).join() !== b.at(x, y).join()) n++;
+  return n;
+}
+
+// ---- weston, lagscope-run, screenshots ----
+const children = [];
+process.on('exit', () => children.forEach((c) => { try { c.kill('SIGKILL'); } catch (e) {} }));
+
+async function startWeston(name, x11Display) {
+  const runtime = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-wl-'));
+  fs.chmodSync(runtime, 0o700);
+  const socket = `lagscope-${name}-${process.pid}`;
+  const log = fs.openSync(path.join(runtime, 'weston.log'), 'w');
+  const env = { ...process.env, XDG_RUNTIME_DIR: runtime };
+  delete env.DISPLAY;
+  delete env.WAYLAND_DISPLAY;
+  if (x11Display) env.DISPLAY = x11Display; /* weston's output a window there: xdotool clicks in it */
+  const backend = x11Display ? 'x11-backend.so' : 'headless-backend.so';
+  const weston = spawn('weston', [`--backend=${backend}`, '--use-pixman', '--debug',
+    `--socket=${socket}`, '--width=800', '--height=600', '--idle-time=0'],
+    { env, cwd: runtime, stdio: ['ignore', log, log] });
+  children.push(weston);
+  await until('weston\'s socket', () => fs.existsSync(path.join(runtime, socket)));
+  const clientEnv = { ...env, WAYLAND_DISPLAY: socket, GDK_BACKEND: 'wayland' };
+  delete clientEnv.DISPLAY; /* the program: Wayland only */
+  return { runtime, env: clientEnv, weston };
+}
+
+function startRun(w, extra, program) {
+  const events = path.join(w.runtime, 'events.jsonl'), json = path.join(w.runtime, 'run.json');
+  const p = spawn(run, ['--port', '0', '--bind', '127.0.0.1', '--events', events, '--json', json, ...extra, '--', ...program],
+    { env: w.env, cwd: w.runtime, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(p);
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  p.stderr.on('data', (d) => (out += d));
+  const ended = new Promise((r) => p.on('exit', (code) => r(code)));
+  const lines = () => (fs.existsSync(events) ? fs.readFileSync(events, 'utf8') : '').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return { p, ended, lines, output: () => out, json: () => JSON.parse(fs.readFileSync(json, 'utf8')) };
+}
+
+let shots = 0;
+function screenshot(w, name) {
+  const before = new Set(fs.readdirSync(w.runtime));
+  const r = spawnSync('weston-screenshooter', [], { env: w.env, cwd: w.runtime, encoding: 'utf8', timeout: 10000 });
+  const made = fs.readdirSync(w.runtime).find((f) => f.endsWith('.png') && !before.has(f));
+  if (r.status !== 0 || !made) fail(`weston-screenshooter: exit ${r.status}, ${r.stderr}`);
+  fs.mkdirSync(outDir, { recursive: true });
+  const kept = path.join(outDir, `wayland_${name}.png`);
+  fs.copyFileSync(path.join(w.runtime, made), kept);
+  shots++;
+  return readPng(kept);
+}
+
+async function stop(w) {
+  w.weston.kill('SIGTERM');
+  await new Promise((r) => (w.weston.exitCode !== null ? r() : w.weston.on('exit', r)));
+  fs.rmSync(w.runtime, { recursive: true, force: true });
+}
+
+// ---- the cases ----
+
+// A sample of gtk_stall's stall, ms into it.
+const inStall = (ms) => (e) => e.type === 'hang_sample' && e.elapsed_ms >= ms &&
+  JSON.stringify(e.stack).includes('attach_stall_callback');
+
+// A GTK 3 program of the project's (gtk_stall) stalls 4 s: the HUD's badge counts in two shots
+// mid-stall, the hang is found whole with its cause.
+async function gtkStallBadgeCounts() {
+  const w = await startWeston('stall');
+  const r = startRun(w, [], [gtkStall, '--button', '--stall-ms', '4000', '--stall-after-ms', '1500', '--quit-after-ms', '500']);
+  await until('the 4 s stall under way', () => r.lines().some(inStall(500)));
+  const first = screenshot(w, 'stall_1');
+  await sleep(1200);
+  const second = screenshot(w, 'stall_2');
+  const box1 = badgeBox(first), box2 = badgeBox(second);
+  if (!box1 || !box2) fail(`no hang badge in the shots mid-stall (${outDir}/wayland_stall_*.png): ${r.output()}`);
+  const changed = changedIn(first, second, box1);
+  if (changed < 20) fail(`the badge did not count between the shots (${changed} pixels changed)`);
+  console.log(`wayland: badge at (${box1.x0},${box1.y0})-(${box1.x1},${box1.y1}), ${changed} of its pixels changed in 1.2 s`);
+  const code = await r.ended;
+  const hangs = r.json().hangs || [];
+  const stall = hangs.find((h) => h.duration_ms >= 3500);
+  if (code !== 0 || !stall) fail(`lagscope-run exit ${code}, hangs ${JSON.stringify(hangs).slice(0, 400)}: ${r.output()}`);
+  if (!JSON.stringify(stall).includes('attach_stall_callback')) fail(`the stall's cause misses attach_stall_callback: ${JSON.stringify(stall).slice(0, 600)}`);
+  console.log(`wayland: hang of ${stall.duration_ms} ms, cause: ${stall.cause}`);
+  await stop(w);
+}
+
+// The same with --no-hud: no badge mid-stall.
+async function noHud() {
+  console.log('wayland: --no-hud');
+  const w = await startWeston('nohud');
+  const r = startRun(w, ['--no-hud'], [gtkStall, '--stall-ms', '3000', '--stall-after-ms', '1500', '--quit-after-ms', '500']);
+  await until('the stall under way', () => r.lines().some(inStall(800)));
+  const shot = screenshot(w, 'no_hud');
+  if (badgeBox(shot)) fail(`a HUD with --no-hud (${outDir}/wayland_no_hud.png)`);
+  await r.ended;
+  await stop(w);
+}
+
+// weston-simple-shm (Debian's, no toolkit): its frames counted from its toplevel's commits, and
+// the HUD over it.
+async function simpleShmFrames() {
+  console.log('wayland: weston-simple-shm');
+  const w = await startWeston('shm');
+  const r = startRun(w, [], ['weston-simple-shm']);
+  const frames = await until('30 frames of weston-simple-shm counted', () => {
+    const m = r.lines().filter((e) => e.type === 'metrics').pop();
+    return m && m.total_frames >= 30 ? m.total_frames : null;
+  });
+  screenshot(w, 'simple_shm');
+  // weston-simple-shm ends on SIGINT (lagscope-run passes no signal on: the program gets it).
+  process.kill(r.lines().find((e) => e.type === 'run_started').pid, 'SIGINT');
+  const code = await r.ended;
+  // Its only loop is libwayland's (wl_display_dispatch): watched, not 'no loop seen' (exit 5).
+  const summary = r.json();
+  if (code !== 0 || summary.watched !== true) fail(`lagscope-run exit ${code}, watched ${summary.watched}: ${r.output()}`);
+  console.log(`wayland: weston-simple-shm: ${frames} frames counted, lagscope-run exit ${code}`);
+  await stop(w);
+}
+
+// A click on the HUD reaches the program's button under it (the subsurface's input region is
+// empty): weston's output is a window on an Xvfb of the case's own, where xdotool clicks.
+async function clickThrough() {
+  console.log('wayland: a click through the HUD');
+  if (!which('Xvfb') || !which('xdotool')) return console.log('wayland: click: skipped: no Xvfb or xdotool');
+  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1024x768x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+  children.push(xvfb);
+  let number = '';
+  xvfb.stdio[3].on('data', (d) => (number += d));
+  const display = ':' + (await until('Xvfb\'s display number', () => (/\n/.test(number) ? number.trim() : null)));
+  const w = await startWeston('click', display);
+  const r = startRun(w, [], [gtkStall, '--button', '--stall-ms', '2500', '--stall-after-ms', '1500', '--quit-after-ms', '8000']);
+  await until('the stall under way', () => r.lines().some(inStall(500)));
+  const box = badgeBox(screenshot(w, 'click_stall'));
+  if (!box) fail(`no hang badge mid-stall (${outDir}/wayland_click_stall.png)`);
+  await until('the stall\'s end', () => r.lines().some((e) => e.type === 'hang_ended' && e.duration_ms >= 2000));
+  // The badge's bottom middle: on the HUD, over gtk_stall's button (the upper half of its window).
+  const x = String((box.x0 + box.x1) >> 1), y = String(box.y1 - 2);
+  const click = spawnSync('xdotool', ['mousemove', x, y, 'sleep', '0.3', 'mousedown', '1', 'sleep', '0.15', 'mouseup', '1'],
+    { env: { ...process.env, DISPLAY: display }, encoding: 'utf8' });
+  if (click.status !== 0) fail(`xdotool: ${click.stderr}`);
+  await until('gtk_stall\'s "clicked" after a click on the HUD at ' + x + ',' + y, () => r.output().includes('gtk_stall: clicked'), 5000);
+  console.log(`wayland: the click at ${x},${y}, on the HUD, reached gtk_stall's button`);
+  process.kill(r.lines().find((e) => e.type === 'run_started').pid, 'SIGTERM');
+  await r.ended;
+  await stop(w);
+  xvfb.kill('SIGTERM');
+}
+
+(async () => {
+  const only = process.env.LAGSCOPE_WAYLAND_CASE; /* one case, when debugging */
+  if (!only || only === 'stall') await gtkStallBadgeCounts();
+  if (!only || only === 'nohud') await noHud();
+  if (!only || only === 'shm')
+  await simpleShmFrames();
+  if (!only || only === 'click') await clickThrough();
+  console.log(`wayland: ok (${shots} screenshots in ${outDir})`);
+})().catch((e) => {
+  if (!process.exitCode) console.error(`wayland: FAIL: ${e.stack}`);
+  process.exit(1); /* the children are killed on exit */
+});
