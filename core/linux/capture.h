@@ -27,6 +27,13 @@
  * below that zone, so it is intact when the handler runs. */
 #define LAGSCOPE__CAPTURE_BELOW_SP_BYTES 128u
 
+/* The one signal our handler leaves unblocked (SIGRTMAX on Linux): while it runs, or while the
+ * kernel delivers its signal or returns from it, the thread's mask blocks every signal but
+ * this one, which an app that blocks signals does not choose; an app's handler for it would
+ * run below our frame, not in the bytes we copy. Unless the app blocks it too: then the mask
+ * blocks all, and only the handler counts (lagscope__capture_handlers_seen) tell. */
+#define LAGSCOPE__CAPTURE_MASK_HOLE 64
+
 /* ---- the snapshot: written by the handler or the blocked path, read by the walk ---- */
 
 typedef struct lagscope__capture_snapshot {

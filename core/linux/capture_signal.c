@@ -364,7 +364,9 @@ static int install_handler(int sig) {
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = capture_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigfillset(&sa.sa_mask); /* nothing interrupts the copy */
+  sigfillset(&sa.sa_mask); /* no other handler of the app runs while ours copies */
+  /* but one: the hole makes our handler's mask tell itself from an app's that blocks all */
+  sigdelset(&sa.sa_mask, LAGSCOPE__CAPTURE_MASK_HOLE);
   signals_deferred = __tsan_init != NULL;
   static int atfork_registered;
   note_own_pid();
