@@ -27,6 +27,13 @@
  * below that zone, so it is intact when the handler runs. */
 #define LAGSCOPE__CAPTURE_BELOW_SP_BYTES 128u
 
+/* The one signal our handler leaves unblocked (SIGRTMAX on Linux): while it runs, or while the
+ * kernel delivers its signal or returns from it, the thread's mask blocks every signal but
+ * this one, which an app that blocks signals does not choose; an app's handler for it would
+ * run below our frame, not in the bytes we copy. Unless the app blocks it too: then the mask
+ * blocks all, and only the handler counts (lagscope__capture_handlers_seen) tell. */
+#define LAGSCOPE__CAPTURE_MASK_HOLE 64
+
 /* ---- the snapshot: written by the handler or the blocked path, read by the walk ---- */
 
 typedef struct lagscope__capture_snapshot {
@@ -51,6 +58,16 @@ extern lagscope__capture_snapshot lagscope__capture_the_snapshot;
 void lagscope__capture_copy_stack(lagscope__capture_snapshot *s);
 /* Is sig's handler ours? F */
 int lagscope__capture_handler_is_ours(int sig);
+/* One more than how many of our handlers have run, whatever signal each came for; 0 while one
+ * runs (its mask blocks every signal: not the app's). Two equal non-zero readings around a read
+ * of a thread's mask: no handler ran meanwhile. F */
+uint64_t lagscope__capture_handlers_seen(void);
+/* Before a capture of tid: its stack mapping's end, when learnt, bounds the checked copy. F */
+void lagscope__capture_aim(int32_t tid);
+/* After a capture of tid (the snapshot in hand, on the monitor): the mapping that holds its
+ * stack pointer learnt, when not the main stack's and not known yet; at most one read of
+ * /proc/self/maps a second. F */
+void lagscope__capture_learn_stack(int32_t tid);
 
 enum lagscope__capture_timer_result {
   LAGSCOPE__CAPTURE_TIMER_TAKEN,

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -167,11 +168,20 @@ void lagscope__capture_main_stack(uintptr_t *low, uintptr_t *high) {
 }
 
 /* Copies len bytes of the running thread's own stack with plain loads: other frames' bytes,
- * which the sanitizers would call out of bounds. Async-signal-safe. */
+ * which the sanitizers would call out of bounds. A word at a time (the byte loop it was took
+ * ~8x the loads); volatile, so that no memcpy (a sanitizer's interceptor) is made of it.
+ * Async-signal-safe. */
 __attribute__((no_sanitize("address", "thread", "undefined"))) static void
 copy_own_stack(uint8_t *to, uintptr_t from, size_t len) {
+  size_t i = 0;
+  if (from % sizeof(uintptr_t) == 0 && (uintptr_t)to % sizeof(uintptr_t) == 0) {
+    const volatile uintptr_t *words = (const volatile uintptr_t *)from;
+    uintptr_t *into = (uintptr_t *)(void *)to;
+    for (; i + sizeof(uintptr_t) <= len; i += sizeof(uintptr_t))
+      into[i / sizeof(uintptr_t)] = words[i / sizeof(uintptr_t)];
+  }
   const volatile uint8_t *source = (const volatile uint8_t *)from;
-  for (size_t i = 0; i < len; i++) to[i] = source[i];
+  for (; i < len; i++) to[i] = source[i];
 }
 
 static _Atomic int force_checked_copy;
@@ -200,14 +210,55 @@ static int copy_main_stack(lagscope__capture_snapshot *s) {
   return 1;
 }
 
-/* The main thread's own stack mapping read in place, else a read the kernel checks (capture.h). */
+/* This process's id, for the checked copy and a queued signal's sender: getpid() is a system
+ * call (glibc caches it no more), and the handler made one or two. Set at install, and again
+ * in a forked child (pthread_atfork), whose id it would otherwise read the parent's memory by. */
+static _Atomic pid_t own_pid;
+static void note_own_pid(void) { atomic_store_explicit(&own_pid, getpid(), memory_order_relaxed); }
+
+/* The stack mapping [low, high) of the thread asked now, when it is not the main stack: the
+ * checked copy stops at its end rather than reading 32 KiB whatever the stack's depth (what a
+ * thread's stack holds above its outermost frame is its TLS, not frames). It only bounds the
+ * length of a read the kernel checks: a stale one makes the copy shorter or longer, never
+ * unchecked. Set by the monitor before each request from what it learnt after an earlier
+ * capture of the same thread (lagscope__capture_learn_stack); 0: not known. */
+static _Atomic uintptr_t aimed_low, aimed_high;
+static int32_t known_tid;                          /* monitor only: the mapping last learnt */
+static uintptr_t known_low, known_high;
+static uint64_t known_read_ns;
+
+void lagscope__capture_aim(int32_t tid) {
+  int known = tid == known_tid && tid != 0;
+  atomic_store_explicit(&aimed_high, known ? known_high : 0, memory_order_relaxed);
+  atomic_store_explicit(&aimed_low, known ? known_low : 0, memory_order_release);
+}
+
+void lagscope__capture_learn_stack(int32_t tid) {
+  uintptr_t sp = lagscope__capture_the_snapshot.registers[LAGSCOPE__CFI_SP], low, high;
+  if (sp >= atomic_load(&main_stack_low) && sp < atomic_load(&main_stack_high)) return;
+  if (tid == known_tid && sp >= known_low && sp < known_high) return; /* as known */
+  uint64_t now = lagscope__now_ns();
+  if (known_read_ns != 0 && now - known_read_ns < MAIN_STACK_REFRESH_NS) return;
+  known_read_ns = now; /* a fiber's stack that keeps moving costs one read of the maps a second */
+  if (!mapping_holding(sp, &low, &high)) return;
+  known_tid = tid, known_low = low, known_high = high;
+}
+
+/* The main thread's own stack mapping read in place, else a read the kernel checks (capture.h),
+ * no longer than to the end of the asked thread's stack mapping when it is known. */
 void lagscope__capture_copy_stack(lagscope__capture_snapshot *s) {
   if (copy_main_stack(s)) return;
+  uintptr_t sp = s->registers[LAGSCOPE__CFI_SP];
+  uintptr_t low = atomic_load_explicit(&aimed_low, memory_order_acquire);
+  uintptr_t high = atomic_load_explicit(&aimed_high, memory_order_relaxed);
   for (uintptr_t below = LAGSCOPE__CAPTURE_BELOW_SP_BYTES;; below = 0) {
-    s->stack_base = s->registers[LAGSCOPE__CFI_SP] - below;
-    struct iovec local = {s->stack, below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES};
-    struct iovec remote = {(void *)s->stack_base, below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES};
-    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    s->stack_base = sp - below;
+    size_t len = below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES;
+    if (sp >= low && sp < high && high - s->stack_base < len) len = high - s->stack_base;
+    struct iovec local = {s->stack, len};
+    struct iovec remote = {(void *)s->stack_base, len};
+    pid_t pid = atomic_load_explicit(&own_pid, memory_order_relaxed);
+    ssize_t n = process_vm_readv(pid != 0 ? pid : getpid(), &local, 1, &remote, 1, 0);
     s->stack_len = n > 0 ? (size_t)n : 0;
     if (s->stack_len > below || below == 0) return;
   }
@@ -235,36 +286,59 @@ interrupted_a_syscall(const ucontext_t *uc) {
 static int sent_by_us(const siginfo_t *info) {
   if (info->si_code == SI_TIMER)
     return info->si_timerid == atomic_load_explicit(&armed_timer, memory_order_acquire);
-  return info->si_code == SI_QUEUE && info->si_pid == getpid();
+  return info->si_code == SI_QUEUE &&
+         info->si_pid == atomic_load_explicit(&own_pid, memory_order_relaxed);
 }
 
-static void capture_handler(int sig, siginfo_t *info, void *context) {
-  (void)sig;
-  if (!sent_by_us(info)) return;
-  int saved_errno = errno;
+/* Handlers entered and left, whatever signal each came for: while they differ one runs, with
+ * every signal blocked, and the thread's mask says nothing of the app's (capture.h). */
+static _Atomic uint64_t handlers_entered, handlers_left;
+
+uint64_t lagscope__capture_handlers_seen(void) {
+  uint64_t left = atomic_load_explicit(&handlers_left, memory_order_acquire);
+  uint64_t entered = atomic_load_explicit(&handlers_entered, memory_order_acquire);
+  return entered != left ? 0 : entered + 1; /* 0: one runs now */
+}
+
+/* The request its signal was sent for claimed, the snapshot taken from registers (the
+ * interrupted context's, or under TSan those capture_handler took of itself), the monitor
+ * woken. */
+static void claim_and_copy(const siginfo_t *info, const ucontext_t *registers,
+                           const ucontext_t *interrupted) {
   uint32_t generation = (uint32_t)info->si_value.sival_int;
   uint32_t expected = REQUEST_WORD(generation, REQUESTED);
-  if (atomic_compare_exchange_strong_explicit(&request_word, &expected,
-                                              REQUEST_WORD(generation, CLAIMED),
-                                              memory_order_acq_rel, memory_order_acquire)) {
-    uint64_t entered_ns = lagscope__now_ns(); /* the vDSO's clock: no system call */
-    lagscope__capture_snapshot *s = &lagscope__capture_the_snapshot;
-    s->from_handler = signals_deferred;
-    if (signals_deferred) {
-      ucontext_t here; /* glibc's getcontext: a few stores and a sigprocmask, no lock */
-      getcontext(&here);
-      lagscope__cfi_registers_from_ucontext(&here, s->registers);
-    } else {
-      lagscope__cfi_registers_from_ucontext(context, s->registers);
-    }
-    lagscope__capture_copy_stack(s);
-    if (interrupted_a_syscall(context))
-      atomic_fetch_add_explicit(&interrupted_syscalls, 1, memory_order_relaxed);
-    s->handler_ns = lagscope__now_ns() - entered_ns;
-    atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_release);
-    futex_wake(&request_word);
+  if (!atomic_compare_exchange_strong_explicit(&request_word, &expected,
+                                               REQUEST_WORD(generation, CLAIMED),
+                                               memory_order_acq_rel, memory_order_acquire))
+    return; /* a late signal: its request was abandoned */
+  uint64_t entered_ns = lagscope__now_ns(); /* the vDSO's clock: no system call */
+  lagscope__capture_snapshot *s = &lagscope__capture_the_snapshot;
+  s->from_handler = registers != interrupted;
+  lagscope__cfi_registers_from_ucontext(registers, s->registers);
+  lagscope__capture_copy_stack(s);
+  if (interrupted_a_syscall(interrupted))
+    atomic_fetch_add_explicit(&interrupted_syscalls, 1, memory_order_relaxed);
+  s->handler_ns = lagscope__now_ns() - entered_ns;
+  atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_release);
+  futex_wake(&request_word);
+}
+
+/* Under TSan (signals_deferred) the registers are taken here, in the handler's own frame and
+ * not in claim_and_copy's: the walk then starts at this function, the one frame capture.c
+ * drops, and the stack above it is the interrupted code's (through TSan's delivery). Taken in
+ * a callee, the callee's frame was dropped instead and this one was told as the app's
+ * ('cpu · capture_handler', web_api under TSan). */
+static void capture_handler(int sig, siginfo_t *info, void *context) {
+  (void)sig;
+  atomic_fetch_add_explicit(&handlers_entered, 1, memory_order_acq_rel);
+  if (sent_by_us(info)) {
+    int saved_errno = errno;
+    ucontext_t here; /* glibc's getcontext: a few stores and a sigprocmask, no lock */
+    if (signals_deferred) getcontext(&here);
+    claim_and_copy(info, signals_deferred ? &here : context, context);
+    errno = saved_errno;
   }
-  errno = saved_errno;
+  atomic_fetch_add_explicit(&handlers_left, 1, memory_order_acq_rel);
 }
 
 uint64_t lagscope__capture_interrupted_syscalls(void) {
@@ -290,8 +364,13 @@ static int install_handler(int sig) {
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = capture_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigfillset(&sa.sa_mask); /* nothing interrupts the copy */
+  sigfillset(&sa.sa_mask); /* no other handler of the app runs while ours copies */
+  /* but one: the hole makes our handler's mask tell itself from an app's that blocks all */
+  sigdelset(&sa.sa_mask, LAGSCOPE__CAPTURE_MASK_HOLE);
   signals_deferred = __tsan_init != NULL;
+  static int atfork_registered;
+  note_own_pid();
+  if (!atfork_registered) atfork_registered = pthread_atfork(NULL, NULL, note_own_pid) == 0;
   return sigaction(sig, &sa, NULL) == 0 ? LAGSCOPE_OK : LAGSCOPE_ESYS;
 }
 
