@@ -98,7 +98,7 @@ static void usage(FILE *out) {
         "  --hud-mode M        frame: the HUD in OpenGL and SDL frames only; overlay: in a\n"
         "                      window of lagscope's over the program's, live during hangs\n"
         "                      (default: frames where the program draws them, else overlay)\n"
-        "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
+        "  --hud-corner C      the HUD's corner: tl, tr, bl (default), br\n"
         "  --hud-expanded      the expanded HUD (its graph, stats and last hang)\n"
         "  --help              this text\n"
         "Exit: PROGRAM's status; 3 a hang over the budget (or a failing signature); 2 bad\n"

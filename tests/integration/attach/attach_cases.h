@@ -43,6 +43,7 @@ void test_l3afpad_killed_in_hang(void);
 void test_overlay_l3afpad_over_its_dialog(void);
 void test_overlay_l3afpad_dialog_window_manager(void);
 void test_overlay_mousepad_over_its_dialog(void);
+void test_hud_clear_of_menu_bar(void);
 
 /* test_attach_featherpad.c */
 void test_featherpad_cpu_names(void);

@@ -52,6 +52,7 @@ static const test_case cases[] = {
     TEST_CASE(overlay_l3afpad_over_its_dialog),
     TEST_CASE(overlay_l3afpad_dialog_window_manager),
     TEST_CASE(overlay_mousepad_over_its_dialog),
+    TEST_CASE(hud_clear_of_menu_bar),
     TEST_CASE(featherpad_cpu_names),
     TEST_CASE(refresh_from_randr),
 };

@@ -679,3 +679,69 @@ void test_l3afpad_killed_in_hang(void) {
   xvfb_stop(&xvfb);
   remove_folder();
 }
+
+/* ---- the HUD's default corner, clear of the menu bar (issue 45, item 9) ---------------------- */
+
+static int is_white(uint32_t p) { return px_r(p) == 255 && px_g(p) == 255 && px_b(p) == 255; }
+
+/* l3afpad's menu bar in a shot of its window: from the top down to the first white row of its
+ * text view, seen in a column at three quarters of the width (clear of any corner's HUD); its
+ * titles (File, Edit, …) are dark pixels in that band. */
+static box menu_bar_of(const shot *s) {
+  int x = s->width * 3 / 4, y = 0;
+  while (y < s->height && !is_white(s->pixels[(size_t)y * (size_t)s->width + (size_t)x])) y++;
+  return (box){0, 0, s->width, y};
+}
+
+/* l3afpad under lagscope-run with the HUD at its default corner: the overlay's rectangle does
+ * not meet the menu bar's, whose titles it covered at the top left (before: the overlay at
+ * 8,8, inside a menu bar 0..27 high). */
+void test_hud_clear_of_menu_bar(void) {
+  skip_without(LAGSCOPE_L3AFPAD_PATH);
+  make_folder();
+  with_screen();
+  gtk_settings_in_folder();
+  run_at_default_corner = 1;
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window win = await_window(d, "(Untitled)");
+  await_drawn_and_answering();
+  Window overlay = await_window(d, OVERLAY_TITLE);
+  int ox = 0, oy = 0, wx = 0, wy = 0;
+  XWindowAttributes oa, wa;
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  /* Placed over the window (it follows it once found): inside the window's rectangle. */
+  for (;;) {
+    int seen = screen_window_origin(d, overlay, &ox, &oy) && screen_window_origin(d, win, &wx, &wy) &&
+               XGetWindowAttributes(d, overlay, &oa) && XGetWindowAttributes(d, win, &wa);
+    if (seen && ox >= wx && oy >= wy && ox + oa.width <= wx + wa.width && oy + oa.height <= wy + wa.height &&
+        oa.width > 1)
+      break;
+    CHECK_MSG(spawn_now_ns() < deadline, "the overlay (%dx%d at %d,%d) is not over the window at %d,%d in %d ms",
+              oa.width, oa.height, ox, oy, wx, wy, WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+  shot s;
+  CHECK(screen_shot(d, win, &s) == 0);
+  save_artifact(&s, "l3afpad-default-corner.png");
+  box bar = menu_bar_of(&s);
+  long titles = shot_count(&s, bar, is_dark);
+  box hud = {ox - wx, oy - wy, ox - wx + oa.width, oy - wy + oa.height}; /* in the window */
+  printf("the menu bar: %d px high, %ld dark pixels (its titles); the HUD at %d,%d..%d,%d of a %dx%d window\n",
+         bar.y1, titles, hud.x0, hud.y0, hud.x1, hud.y1, wa.width, wa.height);
+  CHECK_MSG(bar.y1 >= 15 && bar.y1 < wa.height / 2 && titles >= 50,
+            "no menu bar found (%d px high, %ld dark pixels)", bar.y1, titles);
+  CHECK_MSG(hud.y0 >= bar.y1 || hud.y1 <= bar.y0 || hud.x0 >= bar.x1 || hud.x1 <= bar.x0,
+            "the HUD (%d,%d..%d,%d) covers the menu bar (0,0..%d,%d)", hud.x0, hud.y0, hud.x1, hud.y1,
+            bar.x1, bar.y1);
+  shot_free(&s);
+  spawn_signal(&p, SIGTERM); /* passed on: l3afpad ends */
+  char err[16384];
+  wait_run(&p, err, sizeof err);
+  XCloseDisplay(d);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
