@@ -413,7 +413,7 @@ __attribute__((constructor)) static void preload_start(void) {
                               LAGSCOPE__HUD_AUTO);
   lagscope__hud_x11_set_mode((lagscope__hud_mode)hud_mode);
   config.hud_corner = (lagscope_hud_corner)take_number("LAGSCOPE_RUN_HUD_CORNER", 0,
-                                                       LAGSCOPE_HUD_BOTTOM_RIGHT, 0);
+                                                       LAGSCOPE_HUD_BOTTOM_RIGHT, config.hud_corner);
   config.hud_expanded = (int)take_number("LAGSCOPE_RUN_HUD_EXPANDED", 0, 1, 0);
   quiet = (int)take_number("LAGSCOPE_RUN_QUIET", 0, 1, 0);
   config.log = log_line;

@@ -101,7 +101,7 @@ static void usage(FILE *out) {
         "                      overlay: in a window of lagscope's over the program's, live\n"
         "                      during hangs (default: frames where the program draws them,\n"
         "                      else overlay)\n"
-        "  --hud-corner C      the HUD's corner: tl (default), tr, bl, br\n"
+        "  --hud-corner C      the HUD's corner: tl, tr, bl (default), br\n"
         "  --hud-expanded      the expanded HUD (its graph, stats and last hang)\n"
         "  --help              this text\n"
         "Exit: PROGRAM's status; 3 a hang over the budget (or a failing signature); 2 bad\n"

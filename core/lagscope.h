@@ -186,7 +186,8 @@ typedef struct lagscope_config {
   int hud;
   /* Pixels per point: 1 on a desktop, 2 or 3 on a phone. Default 1. Range 0.5..8. */
   float hud_scale;
-  /* Which corner the host should place it in (returned with each image). Default top left. */
+  /* Which corner the host should place it in (returned with each image). Default bottom left
+   * (clear of a window's menu bar and of its title bar's buttons). */
   lagscope_hud_corner hud_corner;
   /* Start expanded (graph, CPU, memory, URL) rather than compact. Default 0. */
   int hud_expanded;

@@ -128,7 +128,7 @@ static void demo_usage(FILE *out) {
           "  --headless           no window, no HUD: the main loop only (also what a build\n"
           "                       without SDL2, or a run without a display, falls back to)\n"
           "  --hud-scale F        HUD pixels per point, 0.5..8 (default 1)\n"
-          "  --hud-corner C       tl | tr | bl | br: the HUD's corner (default tl)\n"
+          "  --hud-corner C       tl | tr | bl | br: the HUD's corner (default bl)\n"
           "  --hud-expanded       start with the HUD expanded (graph, CPU, memory)\n"
           "  --hud-mode M         overlay | frame: where the HUD goes. overlay: in lagscope's\n"
           "                       window over the demo's (X11), redrawn by lagscope's thread,\n"

@@ -20,7 +20,9 @@ lagscope_config lagscope_config_default(void) {
 #define LAGSCOPE_SET_DEFAULT_(name, type, default_value, ...) c.name = default_value;
   LAGSCOPE__CONFIG_FIELDS(LAGSCOPE_SET_DEFAULT_)
 #undef LAGSCOPE_SET_DEFAULT_
-  c.hud_corner = LAGSCOPE_HUD_TOP_LEFT;
+  /* Bottom left: at the top left it covered an editor's first menu titles (File, Edit), and
+   * top right is where GTK draws its client-side close button (issue 45, item 9). */
+  c.hud_corner = LAGSCOPE_HUD_BOTTOM_LEFT;
   return c;
 }
 

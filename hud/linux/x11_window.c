@@ -161,9 +161,43 @@ xcb_window_t lagscope__hud_x11_find_app_window(overlay *o) {
 
 /* ---- stacked above it ---------------------------------------------------------------------------- */
 
-/* 1 when w, a child of the root, is the program's: its _NET_WM_PID, or that of a child of it (a
- * window manager's frame holds the client window). */
-static int is_own(overlay *o, xcb_window_t w, uint32_t self) {
+/* The top-level windows (children of the root) that hold the program's clients: a window
+ * manager's frames, found from its _NET_CLIENT_LIST (the clients with our _NET_WM_PID), at most
+ * max into tops; their count. A frame holds many windows of the manager's own (openbox: 56, the
+ * client the last), so it is not told by its children. The pids are asked all at once.
+ * Allocates (and frees). */
+#define OWN_TOPS_MAX 16
+static int own_tops(overlay *o, uint32_t self, xcb_window_t *tops, int max) {
+  xcb_get_property_reply_t *p = xcb_get_property_reply(
+      o->c, xcb_get_property(o->c, 0, o->screen->root, o->client_list, XCB_ATOM_WINDOW, 0, 4096),
+      NULL);
+  int count = p != NULL && p->format == 32 ? xcb_get_property_value_length(p) / 4 : 0, found = 0;
+  xcb_get_property_cookie_t *asked = count > 0 ? lagscope__alloc((size_t)count * sizeof(*asked)) : NULL;
+  if (asked != NULL) {
+    xcb_window_t *list = xcb_get_property_value(p);
+    for (int i = 0; i < count; i++)
+      asked[i] = xcb_get_property(o->c, 0, list[i], o->wm_pid, XCB_ATOM_CARDINAL, 0, 1);
+    for (int i = 0; i < count; i++) {
+      xcb_get_property_reply_t *r = xcb_get_property_reply(o->c, asked[i], NULL);
+      uint32_t pid = 0;
+      if (r != NULL && r->format == 32 && xcb_get_property_value_length(r) >= 4)
+        memcpy(&pid, xcb_get_property_value(r), 4);
+      free(r);
+      if (pid != self || found == max) continue;
+      xcb_window_t top = lagscope__hud_x11_top_of(o, list[i]);
+      if (top != XCB_WINDOW_NONE) tops[found++] = top;
+    }
+    lagscope__dealloc(asked);
+  }
+  free(p);
+  return found;
+}
+
+/* 1 when w, a child of the root, is the program's: its _NET_WM_PID, that of a child of it (a
+ * reparenting window manager's frame with few windows), or one of tops (own_tops). */
+static int is_own(overlay *o, xcb_window_t w, uint32_t self, const xcb_window_t *tops, int top_count) {
+  for (int i = 0; i < top_count; i++)
+    if (tops[i] == w) return 1;
   if (window_pid(o, w) == self) return 1;
   xcb_query_tree_reply_t *t = xcb_query_tree_reply(o->c, xcb_query_tree(o->c, w), NULL);
   if (t == NULL) return 0;
@@ -203,12 +237,13 @@ static xcb_window_t stack_sibling(overlay *o, int x, int y, int width, int heigh
   int n = xcb_query_tree_children_length(t), first = 0;
   while (first < n && children[first] != o->app_top) first++;
   first++;
-  xcb_window_t sibling = o->app_top;
+  xcb_window_t sibling = o->app_top, tops[OWN_TOPS_MAX];
+  uint32_t self = (uint32_t)getpid();
+  int top_count = n > first ? own_tops(o, self, tops, OWN_TOPS_MAX) : 0;
   xcb_get_window_attributes_cookie_t *asked =
       n > first ? lagscope__alloc((size_t)(n - first) * sizeof(*asked)) : NULL;
   if (asked != NULL) {
     for (int i = first; i < n; i++) asked[i - first] = xcb_get_window_attributes(o->c, children[i]);
-    uint32_t self = (uint32_t)getpid();
     int i = first, stop = 0;
     for (; i < n && !stop; i++) {
       xcb_get_window_attributes_reply_t *a =
@@ -218,7 +253,7 @@ static xcb_window_t stack_sibling(overlay *o, int x, int y, int width, int heigh
         continue;
       }
       if (!covers(o, children[i], a, x, y, width, height)) continue;
-      if (is_own(o, children[i], self))
+      if (is_own(o, children[i], self, tops, top_count))
         sibling = children[i];
       else
         stop = 1;

@@ -55,6 +55,12 @@ void test_overlay_stacked_with_its_window(void);
 void test_l3afpad_fifo_phases(void);
 void test_l3afpad_killed_in_hang(void);
 void test_overlay_l3afpad_over_its_dialog(void);
+void test_overlay_l3afpad_dialog_window_manager(void);
+void test_overlay_mousepad_over_its_dialog(void);
+void test_hud_clear_of_menu_bar(void);
+
+/* test_attach_featherpad.c */
+void test_featherpad_cpu_names(void);
 
 /* test_attach_runner.c */
 void test_exit_status_and_environment(void);

@@ -89,13 +89,17 @@ void await_metrics(int n) {
   }
 }
 
-/* lagscope-run's arguments: the viewer on loopback, port 0; the case's events file; extra;
- * "--"; the program's. Returns argv (static). */
+int run_at_default_corner;
+
+/* lagscope-run's arguments: the viewer on loopback, port 0; the case's events file; the HUD at
+ * the top left, where the cases' shots look for it (unless run_at_default_corner; a later
+ * --hud-corner in extra wins); extra; "--"; the program's. Returns argv (static). */
 char **run_args(char *const extra[], char *const program[]) {
   static char *argv[64];
   int n = 0;
   char *fixed[] = {LAGSCOPE_RUN_PATH, "--port", "0", "--bind", "127.0.0.1", "--events", events};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) argv[n++] = fixed[i];
+  if (!run_at_default_corner) argv[n++] = "--hud-corner", argv[n++] = "tl";
   for (int i = 0; extra != NULL && extra[i] != NULL; i++) argv[n++] = extra[i];
   argv[n++] = "--";
   for (int i = 0; program[i] != NULL; i++) argv[n++] = program[i];

@@ -66,7 +66,9 @@ const cJSON *hang_covering(const cJSON *all, uint64_t at_ns);
 int await_hang_over(uint64_t at_ns);
 const cJSON *hang_ended_of(const cJSON *all, int id);
 
-/* lagscope-run run: its arguments, its end, its metrics. */
+/* lagscope-run run: its arguments, its end, its metrics. run_at_default_corner: 1 for a case
+ * that looks at the HUD's default corner (run_args passes none). */
+extern int run_at_default_corner;
 char **run_args(char *const extra[], char *const program[]);
 int wait_run(spawn_proc *p, char *err, size_t size);
 int run_to_end(char *const extra[], char *const program[], char *err, size_t size);

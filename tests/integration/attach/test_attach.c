@@ -12,6 +12,7 @@
  *                          gtk4-demo, qt6_stall
  *   test_attach_overlay.c  the HUD in lagscope's own window over a program's
  *   test_attach_editors.c  l3afpad opening FIFOs (phases, killed in a hang, under its dialog)
+ *   test_attach_featherpad.c  featherpad's CPU hangs on a large file, named alike
  *   test_attach_runner.c   lagscope-run itself: exit status, environment, stops, bad options,
  *                          never harming, the display's rate from RandR
  * and what they share in attach_support.h (attach_support.c, attach_screen.c).
@@ -56,6 +57,10 @@ static const test_case cases[] = {
     TEST_CASE(l3afpad_fifo_phases),
     TEST_CASE(l3afpad_killed_in_hang),
     TEST_CASE(overlay_l3afpad_over_its_dialog),
+    TEST_CASE(overlay_l3afpad_dialog_window_manager),
+    TEST_CASE(overlay_mousepad_over_its_dialog),
+    TEST_CASE(hud_clear_of_menu_bar),
+    TEST_CASE(featherpad_cpu_names),
     TEST_CASE(refresh_from_randr),
     TEST_CASE(gtk4_frames_x11),
     TEST_CASE(gtk4_frames_wayland),

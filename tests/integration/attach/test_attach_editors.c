@@ -347,14 +347,44 @@ static void check_l3afpad_hang(const cJSON *all, int n, const expected_phase *wa
   cJSON_Delete(report);
 }
 
-/* Issue 45, item 7: l3afpad stuck while its Open dialog (900 x 700 at the screen's corner, a
- * transient window mapped above the main window) covers the HUD's corner. The stall: GTK reads
- * its bookmarks file again on the main thread when it changes (the dialog's side pane shows
- * them); the test puts a FIFO there with no writer, and GTK's open() waits for one. The badge is
- * seen over the dialog, counting, while the dialog is viewable over that corner. */
-void test_overlay_l3afpad_over_its_dialog(void) {
-  skip_without(LAGSCOPE_L3AFPAD_PATH);
+/* A window manager on the case's screen (openbox, its defaults): it reparents each program's
+ * window into a frame of its own, a child of the root. Waits (bounded) until it manages the
+ * screen (it owns the WM_S0 selection). */
+static void with_window_manager(Display *d, spawn_proc *wm) {
+  char *args[] = {LAGSCOPE_OPENBOX_PATH, "--sm-disable", NULL};
+  CHECK(spawn_start(wm, LAGSCOPE_OPENBOX_PATH, args, SPAWN_CAPTURE_STDERR) == 0);
+  Atom wm_s0 = XInternAtom(d, "WM_S0", False);
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  while (XGetSelectionOwner(d, wm_s0) == None) {
+    CHECK_MSG(spawn_now_ns() < deadline, "openbox did not manage the screen in %d ms", WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+}
+
+/* The window's ancestor that is a child of the root: a window manager's frame, or itself. */
+static Window top_level_of(Display *d, Window w) {
+  for (;;) {
+    Window root, parent, *children = NULL;
+    unsigned n = 0;
+    if (!XQueryTree(d, w, &root, &parent, &children, &n)) return w;
+    if (children != NULL) XFree(children);
+    if (parent == root || parent == None) return w;
+    w = parent;
+  }
+}
+
+/* Issue 45, item 7: a GTK editor stuck while its Open dialog (900 x 700 at the screen's corner,
+ * a transient window mapped above the main window) covers the HUD's corner; under a window
+ * manager (wm: openbox) or none. The stall: GTK reads its bookmarks file again on the main
+ * thread when it changes (the dialog's side pane shows them); the test puts a FIFO there with
+ * no writer, and GTK's open() waits for one. The badge is seen over the dialog, counting, while
+ * the dialog is viewable over that corner. program: the editor's argv; title and dialog_title
+ * its windows'; name the shots'. */
+static void badge_over_open_dialog(char *program[], const char *title, const char *dialog_title,
+                                   int wm, const char *name) {
+  skip_without(program[0]);
   skip_without(LAGSCOPE_XDOTOOL_PATH);
+  if (wm) skip_without(LAGSCOPE_OPENBOX_PATH);
   make_folder();
   with_screen();
   gtk_settings_in_folder();
@@ -368,12 +398,12 @@ void test_overlay_l3afpad_over_its_dialog(void) {
   CHECK(mkdir(gtk_dir, 0700) == 0 && mkfifo(fifo, 0600) == 0 && link(fifo, fifo_link) == 0);
   FILE *empty = fopen(plain, "w");
   CHECK(empty != NULL && fclose(empty) == 0);
-  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
-  spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
   Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
   CHECK(d != NULL);
-  Window win = await_window(d, "(Untitled)");
+  spawn_proc p, manager;
+  if (wm) with_window_manager(d, &manager);
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  Window win = await_window(d, title);
   await_drawn_and_answering();
   await_overlay(d, win, 1);
   pid_t app = child_of(p.pid);
@@ -382,7 +412,7 @@ void test_overlay_l3afpad_over_its_dialog(void) {
   snprintf(id, sizeof id, "%lu", (unsigned long)win);
   char *open_dialog[] = {LAGSCOPE_XDOTOOL_PATH, "windowfocus", "--sync", id, "key", "ctrl+o", NULL};
   xdotool(open_dialog);
-  Window dialog = await_window(d, "Open");
+  Window dialog = await_window(d, dialog_title);
   char dialog_id[32];
   snprintf(dialog_id, sizeof dialog_id, "%lu", (unsigned long)dialog);
   char *fit[] = {LAGSCOPE_XDOTOOL_PATH, "windowsize", "--sync", dialog_id, "900", "700",
@@ -414,7 +444,14 @@ void test_overlay_l3afpad_over_its_dialog(void) {
             a.width, a.height, dx, dy, wx, wy);
   printf("the Open dialog, %dx%d at %d,%d, covers the window's corner at %d,%d\n", a.width, a.height, dx,
          dy, wx, wy);
-  await_live_badge_after(d, win, "l3afpad-dialog", ended);
+  if (wm) { /* framed: the windows the overlay is stacked among are the frames, not these */
+    Window frame = top_level_of(d, win), dialog_frame = top_level_of(d, dialog);
+    printf("framed by the window manager: the window in 0x%lx, the dialog in 0x%lx\n",
+           (unsigned long)frame, (unsigned long)dialog_frame);
+    CHECK_MSG(frame != win && dialog_frame != dialog, "openbox did not frame the windows");
+  }
+  await_live_badge_after(d, win, name, ended);
+  save_screen(wm ? "overlay-dialog-wm-screen.png" : "overlay-dialog-screen.png");
   /* An empty file in its place (GTK may read it again, on the monitor's next event), then a
    * writer for the FIFO it waits on: its open passes, its read finds the end. */
   CHECK(rename(plain, bookmarks) == 0);
@@ -422,12 +459,34 @@ void test_overlay_l3afpad_over_its_dialog(void) {
   CHECK(writer >= 0);
   close(writer);
   await_more("hang_ended", ended);
-  char *quit[] = {LAGSCOPE_XDOTOOL_PATH, "key", "Escape", "windowfocus", "--sync", id, "key", "ctrl+q", NULL};
-  xdotool(quit);
-  XCloseDisplay(d);
+  spawn_signal(&p, SIGTERM); /* passed on: the editor ends */
   char err[32768];
-  CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0); /* l3afpad's own: no budget given */
+  wait_run(&p, err, sizeof err);
+  if (wm) {
+    spawn_signal(&manager, SIGTERM);
+    spawn_wait(&manager, WAIT_MS);
+    spawn_close(&manager);
+  }
+  XCloseDisplay(d);
+  xvfb_stop(&xvfb);
   remove_folder();
+}
+
+void test_overlay_l3afpad_over_its_dialog(void) {
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  badge_over_open_dialog(program, "(Untitled)", "Open", 0, "l3afpad-dialog");
+}
+
+/* The same under a window manager: openbox frames the main window and the dialog. */
+void test_overlay_l3afpad_dialog_window_manager(void) {
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  badge_over_open_dialog(program, "(Untitled)", "Open", 1, "l3afpad-dialog-wm");
+}
+
+/* mousepad's File > Open dialog. */
+void test_overlay_mousepad_over_its_dialog(void) {
+  char *program[] = {LAGSCOPE_MOUSEPAD_PATH, "--disable-server", NULL};
+  badge_over_open_dialog(program, "Untitled 1 - Mousepad", "Open File", 0, "mousepad-dialog");
 }
 
 /* Debian's l3afpad (GTK 3, stripped), unchanged, opens FIFOs through File > Open as a user
@@ -616,6 +675,72 @@ void test_l3afpad_killed_in_hang(void) {
   CHECK_MSG(strstr(xml, "(not ended: the program ended during it); io: Blocked") != NULL, "%s", xml);
   CHECK_MSG(strstr(xml, "<property name=\"not_ended\" value=\"1\"/>") != NULL, "%s", xml);
   close(writer);
+  XCloseDisplay(d);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
+/* ---- the HUD's default corner, clear of the menu bar (issue 45, item 9) ---------------------- */
+
+static int is_white(uint32_t p) { return px_r(p) == 255 && px_g(p) == 255 && px_b(p) == 255; }
+
+/* l3afpad's menu bar in a shot of its window: from the top down to the first white row of its
+ * text view, seen in a column at three quarters of the width (clear of any corner's HUD); its
+ * titles (File, Edit, …) are dark pixels in that band. */
+static box menu_bar_of(const shot *s) {
+  int x = s->width * 3 / 4, y = 0;
+  while (y < s->height && !is_white(s->pixels[(size_t)y * (size_t)s->width + (size_t)x])) y++;
+  return (box){0, 0, s->width, y};
+}
+
+/* l3afpad under lagscope-run with the HUD at its default corner: the overlay's rectangle does
+ * not meet the menu bar's, whose titles it covered at the top left (before: the overlay at
+ * 8,8, inside a menu bar 0..27 high). */
+void test_hud_clear_of_menu_bar(void) {
+  skip_without(LAGSCOPE_L3AFPAD_PATH);
+  make_folder();
+  with_screen();
+  gtk_settings_in_folder();
+  run_at_default_corner = 1;
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  spawn_proc p;
+  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
+  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(d != NULL);
+  Window win = await_window(d, "(Untitled)");
+  await_drawn_and_answering();
+  Window overlay = await_window(d, OVERLAY_TITLE);
+  int ox = 0, oy = 0, wx = 0, wy = 0;
+  XWindowAttributes oa, wa;
+  uint64_t deadline = spawn_now_ns() + (uint64_t)WAIT_MS * 1000000u;
+  /* Placed over the window (it follows it once found): inside the window's rectangle. */
+  for (;;) {
+    int seen = screen_window_origin(d, overlay, &ox, &oy) && screen_window_origin(d, win, &wx, &wy) &&
+               XGetWindowAttributes(d, overlay, &oa) && XGetWindowAttributes(d, win, &wa);
+    if (seen && ox >= wx && oy >= wy && ox + oa.width <= wx + wa.width && oy + oa.height <= wy + wa.height &&
+        oa.width > 1)
+      break;
+    CHECK_MSG(spawn_now_ns() < deadline, "the overlay (%dx%d at %d,%d) is not over the window at %d,%d in %d ms",
+              oa.width, oa.height, ox, oy, wx, wy, WAIT_MS);
+    spawn_sleep_ms(20);
+  }
+  shot s;
+  CHECK(screen_shot(d, win, &s) == 0);
+  save_artifact(&s, "l3afpad-default-corner.png");
+  box bar = menu_bar_of(&s);
+  long titles = shot_count(&s, bar, is_dark);
+  box hud = {ox - wx, oy - wy, ox - wx + oa.width, oy - wy + oa.height}; /* in the window */
+  printf("the menu bar: %d px high, %ld dark pixels (its titles); the HUD at %d,%d..%d,%d of a %dx%d window\n",
+         bar.y1, titles, hud.x0, hud.y0, hud.x1, hud.y1, wa.width, wa.height);
+  CHECK_MSG(bar.y1 >= 15 && bar.y1 < wa.height / 2 && titles >= 50,
+            "no menu bar found (%d px high, %ld dark pixels)", bar.y1, titles);
+  CHECK_MSG(hud.y0 >= bar.y1 || hud.y1 <= bar.y0 || hud.x0 >= bar.x1 || hud.x1 <= bar.x0,
+            "the HUD (%d,%d..%d,%d) covers the menu bar (0,0..%d,%d)", hud.x0, hud.y0, hud.x1, hud.y1,
+            bar.x1, bar.y1);
+  shot_free(&s);
+  spawn_signal(&p, SIGTERM); /* passed on: l3afpad ends */
+  char err[16384];
+  wait_run(&p, err, sizeof err);
   XCloseDisplay(d);
   xvfb_stop(&xvfb);
   remove_folder();

@@ -88,6 +88,7 @@ int main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   lagscope_config c = lagscope_config_default();
   c.server = 0;
+  c.hud_corner = LAGSCOPE_HUD_TOP_LEFT; /* where window_overlay's shots look */
   c.on_event = print_errors;
   int rc = lagscope_start(&c);
   if (rc != 0) {

@@ -294,7 +294,7 @@ int main(int argc, char **argv) {
    * overlay window, which window_overlay looks at), frozen with them during a stall. */
   char *args[] = {(char *)demo_path, "--port", "0", "--bind", "127.0.0.1", "--events", "jsonl",
                   "--stall-every", "2", "--stall-ms", "800", "--duration", "6", "--hud-expanded",
-                  "--hud-mode", "frame", NULL};
+                  "--hud-mode", "frame", "--hud-corner", "tl", NULL}; /* where the shots look */
   CHECK(spawn_start(&demo, demo_path, args, SPAWN_INHERIT_STDERR) == 0);
   run_state st = {0, 0, 0};
   cJSON *started = wait_for(&st, "demo_started", LINE_TIMEOUT_MS);

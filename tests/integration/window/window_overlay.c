@@ -115,7 +115,8 @@ static void test_demo_live_badge(void) {
   demo_env_for_window();
   /* The default --hud-mode: the overlay, SDL's window being an X11 one. */
   char *args[] = {WINDOW_DEMO_PATH, "--port", "0", "--bind", "127.0.0.1", "--events", "jsonl",
-                  "--stall-every", "3", "--stall-ms", "2500", "--duration", "7", NULL};
+                  "--stall-every", "3", "--stall-ms", "2500", "--duration", "7", "--hud-corner", "tl",
+                  NULL}; /* the corner where the shots look */
   demo_run r = {0};
   CHECK(spawn_start(&r.p, WINDOW_DEMO_PATH, args, SPAWN_CAPTURE_STDERR) == 0);
   cJSON *started = wait_for(&r, "demo_started");
