@@ -1,6 +1,6 @@
 /*
  * bench_preload: what lagscope-run costs an idle GTK application. Debian's gtk3-widget-factory
- * runs under Xvfb for --seconds (after 3 s of start-up, not counted), alone (the baseline) and
+ * (and Debian's l3afpad, an editor that draws nothing while idle, when installed) runs under Xvfb for --seconds (after 3 s of start-up, not counted), alone (the baseline) and
  * under lagscope-run with its defaults (the viewer on, on 127.0.0.1 port 0; the HUD in lagscope's
  * overlay window, as for every GTK program, and the display's rate read from RandR: lagscope's
  * own X connection) and with --no-hud --refresh-hz 60 (no X connection of lagscope's), --runs
@@ -179,7 +179,8 @@ static pid_t program_pid(pid_t pid, int through_launcher) {
 
 /* One run: the program alone or under lagscope-run, measured for seconds after the warm-up.
  * alone_files: the files a run alone mapped (read by such a run, compared by one with). */
-static int measure(int variant, unsigned seconds, mapped_files *alone_files, sample *out) {
+static int measure(char *program, int variant, unsigned seconds, mapped_files *alone_files,
+                   sample *out) {
   int with_lagscope = variant != 0, no_hud = variant == 2;
   /* A fresh report folder: each start reads the reports it finds, so the user's folder,
    * growing by a report a run, would make the figures drift. */
@@ -188,13 +189,12 @@ static int measure(int variant, unsigned seconds, mapped_files *alone_files, sam
     perror("bench_preload: mkdtemp");
     return -1;
   }
-  char *alone[] = {LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
+  char *alone[] = {program, NULL};
   char *launched[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
-                      "--report-dir", report_dir, "--",
-                      LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
+                      "--report-dir", report_dir, "--", program, NULL};
   char *without_hud[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
                          "--report-dir", report_dir, "--no-hud", "--refresh-hz", "60", "--",
-                         LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
+                         program, NULL};
   char **argv = !with_lagscope ? alone : no_hud ? without_hud : launched;
   spawn_proc p;
   if (spawn_start(&p, argv[0], argv, SPAWN_CAPTURE_STDERR) != 0) {
@@ -230,35 +230,23 @@ static int measure(int variant, unsigned seconds, mapped_files *alone_files, sam
   return 0;
 }
 
-int main(int argc, char **argv) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
-  unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
-  unsigned runs = bench_arg_uint(argc, argv, "--runs", 3, 1);
-  if (access(LAGSCOPE_WIDGET_FACTORY_PATH, X_OK) != 0 || access(LAGSCOPE_XVFB_PATH, X_OK) != 0) {
-    printf("bench_preload: skipped: needs gtk3-widget-factory (gtk-3-examples) and Xvfb\n");
-    return BENCH_SKIP;
-  }
-  spawn_proc xvfb;
-  char display[32], why[4096];
-  if (xvfb_start(&xvfb, LAGSCOPE_XVFB_PATH, display, sizeof display, 10000, why, sizeof why) != 0) {
-    fprintf(stderr, "bench_preload: %s\n", why);
-    return 1;
-  }
-  setenv("DISPLAY", display, 1);
-  printf("bench_preload: gtk3-widget-factory idle, %u s measured after %d s of start-up, %u "
-         "runs alone, %u under lagscope-run and %u with --no-hud --refresh-hz 60, "
-         "alternating...\n",
-         seconds, WARM_UP_MS / 1000, runs, runs, runs);
+/* The program's runs, alternating, and its two tables; -1 when a run failed. */
+static int bench_program(char *program, unsigned seconds, unsigned runs) {
+  const char *name = strrchr(program, '/') != NULL ? strrchr(program, '/') + 1 : program;
+  printf("bench_preload: %s idle, %u s measured after %d s of start-up, %u runs alone, %u under "
+         "lagscope-run and %u with --no-hud --refresh-hz 60, alternating...\n",
+         name, seconds, WARM_UP_MS / 1000, runs, runs, runs);
   double cpu[3][64], rss[3][64], anon[3][64], files[3][64], threads[3][64], own[64], own_file[64];
   static mapped_files alone_files;
   if (runs > 64) runs = 64;
   for (unsigned r = 0; r < runs; r++) {
     for (int with = 0; with < 3; with++) {
       sample s;
-      if (measure(with, seconds, &alone_files, &s) != 0) {
-        fprintf(stderr, "bench_preload: a run %s lagscope failed\n", with ? "with" : "without");
-        xvfb_stop(&xvfb);
-        return 1;
+      if (measure(program, with, seconds, &alone_files, &s) != 0) {
+        fprintf(stderr, "bench_preload: a run of %s %s lagscope failed\n", name,
+                with ? "with" : "without");
+        mapped_files_clear(&alone_files);
+        return -1;
       }
       cpu[with][r] = s.cpu_percent;
       rss[with][r] = s.rss_kib;
@@ -268,7 +256,6 @@ int main(int argc, char **argv) {
       if (with == 1) own[r] = s.own_cpu_percent, own_file[r] = s.own_files_kib;
     }
   }
-  xvfb_stop(&xvfb);
   mapped_files_clear(&alone_files);
   double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
   double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
@@ -284,8 +271,9 @@ int main(int argc, char **argv) {
     if (files[0][r] < files_low) files_low = files[0][r];
     if (files[0][r] > files_high) files_high = files[0][r];
   }
-  char v[64], b[64], ratio[32];
-  bench_table_begin("lagscope-run on gtk3-widget-factory, idle (medians)");
+  char v[64], b[64], ratio[32], title[160];
+  snprintf(title, sizeof title, "lagscope-run on %s, idle (medians)", name);
+  bench_table_begin(title);
   snprintf(v, sizeof v, "%.3f %%", cpu1);
   snprintf(b, sizeof b, "%.3f %% alone", cpu0);
   bench_row("process CPU, % of one core", v, b, bench_ratio(ratio, sizeof ratio, cpu1, cpu0), "-");
@@ -297,7 +285,7 @@ int main(int argc, char **argv) {
   snprintf(b, sizeof b, "%.0f KiB alone", rss0);
   bench_row("resident memory at the end", v, b, bench_ratio(ratio, sizeof ratio, rss1, rss0), "-");
   snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss0);
-  bench_row("lagscope's memory (the difference)", v, "-", "-", "≤ 1 MiB");
+  bench_row("lagscope's memory (the difference)", v, "-", "-", "< 1 MiB (1024 KiB)");
   snprintf(v, sizeof v, "%+.0f KiB", anon1 - anon0);
   snprintf(b, sizeof b, "%.0f KiB alone", anon0);
   bench_row("  of it, anonymous (the difference)", v, b, "-", "-");
@@ -320,12 +308,37 @@ int main(int argc, char **argv) {
   snprintf(v, sizeof v, "%+.0f", th1 - th2);
   snprintf(b, sizeof b, "%.0f without", th2);
   bench_row("threads", v, b, "-", "-");
-  printf("note: idle, the program draws its spinner at 60 Hz, whose frames spare it\n"
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  unsigned seconds = bench_arg_uint(argc, argv, "--seconds", 30, 1);
+  unsigned runs = bench_arg_uint(argc, argv, "--runs", 3, 1);
+  if (access(LAGSCOPE_WIDGET_FACTORY_PATH, X_OK) != 0 || access(LAGSCOPE_XVFB_PATH, X_OK) != 0) {
+    printf("bench_preload: skipped: needs gtk3-widget-factory (gtk-3-examples) and Xvfb\n");
+    return BENCH_SKIP;
+  }
+  spawn_proc xvfb;
+  char display[32], why[4096];
+  if (xvfb_start(&xvfb, LAGSCOPE_XVFB_PATH, display, sizeof display, 10000, why, sizeof why) != 0) {
+    fprintf(stderr, "bench_preload: %s\n", why);
+    return 1;
+  }
+  setenv("DISPLAY", display, 1);
+  if (runs > 64) runs = 64;
+  int rc = bench_program(LAGSCOPE_WIDGET_FACTORY_PATH, seconds, runs);
+  if (rc == 0 && LAGSCOPE_L3AFPAD_PATH[0] != '\0' && access(LAGSCOPE_L3AFPAD_PATH, X_OK) == 0)
+    rc = bench_program(LAGSCOPE_L3AFPAD_PATH, seconds, runs);
+  else if (rc == 0)
+    printf("bench_preload: l3afpad's table skipped: not installed\n");
+  xvfb_stop(&xvfb);
+  printf("note: idle, gtk3-widget-factory draws its spinner at 60 Hz, whose frames spare it\n"
          "lagscope's pings; lagscope samples every 500 ms, with the viewer listening. The\n"
          "difference also holds the main thread's share and the run-to-run noise; the own\n"
          "threads' figure is lagscope's monitor, dispatcher, subscribers and viewer alone,\n"
          "over the whole measured time. Memory: the anonymous part varies by a few KiB from\n"
          "run to run; the program's own file pages (libraries mapped 64 KiB around each\n"
          "fault) vary by the spread shown even alone, which the difference carries.\n");
-  return 0;
+  return rc == 0 ? 0 : 1;
 }
