@@ -101,9 +101,26 @@ static void op_text(lagscope__hud_canvas *c, float x, float y, const char *utf8,
   cairo_t *cr = context_of(c);
   use_font(c, size, weight);
   set_color(cr, color);
-  cairo_move_to(cr, x, y);
-  cairo_show_text(cr, utf8);
-  cairo_new_path(cr); /* show_text leaves the current point behind */
+  /* The glyphs' outlines filled, not shown: cairo composites shown glyphs on an image through
+   * pixman's glyph cache, a table of 256 KiB made at the first glyph and kept for the life of
+   * the process (an X app's own text is drawn by the server, so it never has one). Unhinted
+   * and grey, the fill covers the pixels the glyphs' images would. */
+  cairo_glyph_t *glyphs = NULL;
+  int count = 0;
+  if (cairo_scaled_font_text_to_glyphs(cairo_get_scaled_font(cr), x, y, utf8, -1, &glyphs, &count,
+                                       NULL, NULL, NULL) != CAIRO_STATUS_SUCCESS)
+    return;
+  /* Each glyph at a whole pixel, where the image compositor would have put its image. */
+  for (int i = 0; i < count; i++) {
+    cairo_user_to_device(cr, &glyphs[i].x, &glyphs[i].y);
+    glyphs[i].x = round(glyphs[i].x);
+    glyphs[i].y = round(glyphs[i].y);
+    cairo_device_to_user(cr, &glyphs[i].x, &glyphs[i].y);
+  }
+  cairo_new_path(cr);
+  cairo_glyph_path(cr, glyphs, count);
+  cairo_glyph_free(glyphs);
+  cairo_fill(cr);
 }
 
 static float op_measure_text(lagscope__hud_canvas *c, const char *utf8, float size,

@@ -18,10 +18,10 @@
 
 struct lagscope__hud {
   float scale;
-  lagscope__hud_rect largest;    /* the expanded layout: the buffers' size */
   lagscope_hud_corner corner;
   lagscope__hud_state state;
   lagscope__hud_canvas *canvases[BUFFERS];
+  lagscope__hud_rect sizes[BUFFERS]; /* each canvas's size: the layout it last drew */
   lagscope_hud_image images[BUFFERS];
   uint32_t back;            /* the renderer's */
   uint32_t front;           /* the main thread's */
@@ -48,8 +48,6 @@ lagscope__hud *lagscope__hud_new(const lagscope_config *config) {
   h->corner = config->hud_corner;
   atomic_init(&h->expanded, config->hud_expanded ? 1 : 0);
   h->state.refresh_hz = config->refresh_hz;
-  h->state.expanded = 1; /* the largest layout sizes the buffers */
-  h->largest = lagscope__hud_bounds(&h->state);
   h->state.expanded = config->hud_expanded ? 1 : 0;
   h->back = 0;
   h->front = 1;
@@ -147,25 +145,34 @@ void lagscope__hud_set_viewer_url(lagscope__hud *h, const char *url) {
 
 /* ---- drawing (dispatcher thread) ---- */
 
-/* The buffers, and with them the canvas library and its fonts, exist only once a host has
- * asked to show the HUD: an app without a screen never pays for them. */
-static int make_canvases(lagscope__hud *h) {
-  for (int i = 0; i < BUFFERS; i++) {
-    if (h->canvases[i] == NULL)
-      h->canvases[i] = lagscope__hud_canvas_new(h->largest.width, h->largest.height, h->scale);
-    if (h->canvases[i] == NULL) return 0;
+/* The back buffer, sized to the layout it is about to draw (the compact one while idle: 33 KiB
+ * at scale 1, where the expanded one's 212 KiB a buffer would sit unused). Only the back buffer
+ * is remade: the renderer alone owns it, while the front may be in a reader's hands. The
+ * buffers, and with them the canvas library and its fonts, exist only once a host has asked to
+ * show the HUD: an app without a screen never pays for them. A */
+static lagscope__hud_canvas *back_canvas(lagscope__hud *h, lagscope__hud_rect bounds) {
+  uint32_t i = h->back;
+  if (h->canvases[i] != NULL &&
+      (h->sizes[i].width != bounds.width || h->sizes[i].height != bounds.height)) {
+    lagscope__hud_canvas_free(h->canvases[i]);
+    h->canvases[i] = NULL;
+    h->images[i].pixels = NULL;
   }
-  return 1;
+  if (h->canvases[i] == NULL) {
+    h->canvases[i] = lagscope__hud_canvas_new(bounds.width, bounds.height, h->scale);
+    h->sizes[i] = bounds;
+  }
+  return h->canvases[i];
 }
 
 static void render(lagscope__hud *h, uint64_t now) {
-  if (!make_canvases(h)) return; /* out of memory: no image, lagscope runs on */
-  lagscope__hud_canvas *canvas = h->canvases[h->back];
+  lagscope__hud_rect bounds = lagscope__hud_bounds(&h->state);
+  lagscope__hud_canvas *canvas = back_canvas(h, bounds);
+  if (canvas == NULL) return; /* out of memory: no image, lagscope runs on */
   if (h->state.hang_in_progress)
     h->state.hang_elapsed_ms = now > h->hang_start_ns ? (double)(now - h->hang_start_ns) / 1e6 : 0;
   lagscope__hud_canvas_clear(canvas);
   lagscope__hud_draw(canvas, &h->state);
-  lagscope__hud_rect bounds = lagscope__hud_bounds(&h->state);
   lagscope_hud_image *image = &h->images[h->back];
   int width, height, stride;
   image->pixels = lagscope__hud_canvas_pixels(canvas, &width, &height, &stride);

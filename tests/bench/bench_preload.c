@@ -1,6 +1,6 @@
 /*
  * bench_preload: what lagscope-run costs an idle GTK application. Debian's gtk3-widget-factory
- * runs under Xvfb for --seconds (after 3 s of start-up, not counted), alone (the baseline) and
+ * (and Debian's l3afpad, an editor that draws nothing while idle, when installed) runs under Xvfb for --seconds (after 3 s of start-up, not counted), alone (the baseline) and
  * under lagscope-run with its defaults (the viewer on, on 127.0.0.1 port 0; the HUD in lagscope's
  * overlay window, as for every GTK program, and the display's rate read from RandR: lagscope's
  * own X connection) and with --no-hud --refresh-hz 60 (no X connection of lagscope's), --runs
@@ -183,8 +183,8 @@ static pid_t program_pid(pid_t pid, int through_launcher) {
 
 /* One run: the program alone or under lagscope-run, measured for seconds after the warm-up.
  * alone_files: the files a run alone mapped (read by such a run, compared by one with). */
-static int measure(char *const program[], int variant, unsigned seconds,
-                   mapped_files *alone_files, sample *out) {
+static int measure(char *program, int variant, unsigned seconds, mapped_files *alone_files,
+                   sample *out) {
   int with_lagscope = variant != 0, no_hud = variant == 2;
   /* A fresh report folder: each start reads the reports it finds, so the user's folder,
    * growing by a report a run, would make the figures drift. */
@@ -193,14 +193,15 @@ static int measure(char *const program[], int variant, unsigned seconds,
     perror("bench_preload: mkdtemp");
     return -1;
   }
-  char *launched[16] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
-                        "--report-dir", report_dir, "--"};
-  char *without_hud[20] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
-                           "--report-dir", report_dir, "--no-hud", "--refresh-hz", "60", "--"};
-  for (int i = 0; i < 4 && program[i] != NULL; i++) launched[9 + i] = without_hud[12 + i] = program[i];
-  char *const *argv = !with_lagscope ? program : no_hud ? without_hud : launched;
+  char *alone[] = {program, NULL};
+  char *launched[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
+                      "--report-dir", report_dir, "--", program, NULL};
+  char *without_hud[] = {LAGSCOPE_RUN_PATH, "--quiet", "--port", "0", "--bind", "127.0.0.1",
+                         "--report-dir", report_dir, "--no-hud", "--refresh-hz", "60", "--",
+                         program, NULL};
+  char **argv = !with_lagscope ? alone : no_hud ? without_hud : launched;
   spawn_proc p;
-  if (spawn_start(&p, argv[0], (char **)argv, SPAWN_CAPTURE_STDERR) != 0) {
+  if (spawn_start(&p, argv[0], argv, SPAWN_CAPTURE_STDERR) != 0) {
     if (with_lagscope) bench_remove_folder(report_dir);
     return -1;
   }
@@ -233,11 +234,91 @@ static int measure(char *const program[], int variant, unsigned seconds,
   return 0;
 }
 
+/* The program's runs, alternating, and its two tables; -1 when a run failed. */
+static int bench_program(char *program, unsigned seconds, unsigned runs) {
+  const char *name = strrchr(program, '/') != NULL ? strrchr(program, '/') + 1 : program;
+  printf("bench_preload: %s idle, %u s measured after %d s of start-up, %u runs alone, %u under "
+         "lagscope-run and %u with --no-hud --refresh-hz 60, alternating...\n",
+         name, seconds, WARM_UP_MS / 1000, runs, runs, runs);
+  double cpu[3][64], rss[3][64], anon[3][64], files[3][64], threads[3][64], own[64], own_file[64];
+  static mapped_files alone_files;
+  if (runs > 64) runs = 64;
+  for (unsigned r = 0; r < runs; r++) {
+    for (int with = 0; with < 3; with++) {
+      sample s;
+      if (measure(program, with, seconds, &alone_files, &s) != 0) {
+        fprintf(stderr, "bench_preload: a run of %s %s lagscope failed\n", name,
+                with ? "with" : "without");
+        mapped_files_clear(&alone_files);
+        return -1;
+      }
+      cpu[with][r] = s.cpu_percent;
+      rss[with][r] = s.rss_kib;
+      anon[with][r] = s.anon_kib;
+      files[with][r] = s.rss_kib - s.anon_kib;
+      threads[with][r] = s.threads;
+      if (with == 1) own[r] = s.own_cpu_percent, own_file[r] = s.own_files_kib;
+    }
+  }
+  mapped_files_clear(&alone_files);
+  double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
+  double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
+  double th0 = bench_median(threads[0], runs), th1 = bench_median(threads[1], runs);
+  double own_cpu = bench_median(own, runs);
+  double cpu2 = bench_median(cpu[2], runs), rss2 = bench_median(rss[2], runs);
+  double th2 = bench_median(threads[2], runs);
+  double anon0 = bench_median(anon[0], runs), anon1 = bench_median(anon[1], runs);
+  double files0 = bench_median(files[0], runs), files1 = bench_median(files[1], runs);
+  double own_files = bench_median(own_file, runs);
+  double files_low = files[0][0], files_high = files[0][0];
+  for (unsigned r = 1; r < runs; r++) {
+    if (files[0][r] < files_low) files_low = files[0][r];
+    if (files[0][r] > files_high) files_high = files[0][r];
+  }
+  char v[64], b[64], ratio[32], title[160];
+  snprintf(title, sizeof title, "lagscope-run on %s, idle (medians)", name);
+  bench_table_begin(title);
+  snprintf(v, sizeof v, "%.3f %%", cpu1);
+  snprintf(b, sizeof b, "%.3f %% alone", cpu0);
+  bench_row("process CPU, % of one core", v, b, bench_ratio(ratio, sizeof ratio, cpu1, cpu0), "-");
+  snprintf(v, sizeof v, "%+.3f %%", cpu1 - cpu0);
+  bench_row("lagscope's share (the difference)", v, "-", "-", "≤ 0.2 % of a core");
+  snprintf(v, sizeof v, "%.3f %%", own_cpu);
+  bench_row("lagscope's own threads (schedstat)", v, "-", "-", "≤ 0.2 % of a core");
+  snprintf(v, sizeof v, "%.0f KiB", rss1);
+  snprintf(b, sizeof b, "%.0f KiB alone", rss0);
+  bench_row("resident memory at the end", v, b, bench_ratio(ratio, sizeof ratio, rss1, rss0), "-");
+  snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss0);
+  bench_row("lagscope's memory (the difference)", v, "-", "-", "< 1 MiB (1024 KiB)");
+  snprintf(v, sizeof v, "%+.0f KiB", anon1 - anon0);
+  snprintf(b, sizeof b, "%.0f KiB alone", anon0);
+  bench_row("  of it, anonymous (the difference)", v, b, "-", "-");
+  snprintf(v, sizeof v, "%.0f KiB", own_files);
+  bench_row("  of it, files only lagscope maps", v, "-", "-", "-");
+  snprintf(v, sizeof v, "%+.0f KiB", files1 - files0 - own_files);
+  snprintf(b, sizeof b, "spread %.0f KiB alone", files_high - files_low);
+  bench_row("  of it, the program's files (the difference)", v, b, "-", "-");
+  snprintf(v, sizeof v, "%.0f", th1);
+  snprintf(b, sizeof b, "%.0f alone", th0);
+  bench_row("threads", v, b, "-", "-");
+  bench_table_begin("of it, lagscope's X connection: the HUD's overlay window and the rate's "
+                    "reading (the default minus --no-hud --refresh-hz 60, medians)");
+  snprintf(v, sizeof v, "%+.3f %%", cpu1 - cpu2);
+  snprintf(b, sizeof b, "%.3f %% without", cpu2);
+  bench_row("process CPU, % of one core", v, b, "-", "-");
+  snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss2);
+  snprintf(b, sizeof b, "%.0f KiB without", rss2);
+  bench_row("resident memory at the end", v, b, "-", "-");
+  snprintf(v, sizeof v, "%+.0f", th1 - th2);
+  snprintf(b, sizeof b, "%.0f without", th2);
+  bench_row("threads", v, b, "-", "-");
+  return 0;
+}
+
 /* One more program alone and under lagscope-run (its defaults), runs times alternating: its
  * rows (CPU and resident memory, medians) beside its baseline; skipped (said) when missing. */
-static void other_program(const char *name, char *const program[], unsigned seconds,
-                          unsigned runs) {
-  if (access(program[0], X_OK) != 0) {
+static void other_program(const char *name, char *program, unsigned seconds, unsigned runs) {
+  if (access(program, X_OK) != 0) {
     printf("%s: skipped, not installed\n", name);
     return;
   }
@@ -273,13 +354,11 @@ static void other_program(const char *name, char *const program[], unsigned seco
  * pause on Mesa's software lavapipe, the HUD copied into each frame by the preload's layer)
  * beside GTK 3's table. */
 static void others(unsigned seconds, unsigned runs) {
-  char *gtk4[] = {LAGSCOPE_GTK4_WIDGET_FACTORY_PATH, NULL};
-  char *vkcube[] = {LAGSCOPE_VKCUBE_PATH, NULL};
   bench_table_begin("lagscope-run on GTK 4 and Vulkan programs (medians; in brackets, the "
                     "difference)");
-  other_program("gtk4-widget-factory (idle)", gtk4, seconds, runs);
+  other_program("gtk4-widget-factory (idle)", LAGSCOPE_GTK4_WIDGET_FACTORY_PATH, seconds, runs);
   if (access(LAGSCOPE_LAVAPIPE_ICD, R_OK) == 0) setenv("VK_ICD_FILENAMES", LAGSCOPE_LAVAPIPE_ICD, 1);
-  other_program("vkcube (lavapipe, drawing)", vkcube, seconds, runs);
+  other_program("vkcube (lavapipe, drawing)", LAGSCOPE_VKCUBE_PATH, seconds, runs);
   unsetenv("VK_ICD_FILENAMES");
 }
 
@@ -298,89 +377,20 @@ int main(int argc, char **argv) {
     return 1;
   }
   setenv("DISPLAY", display, 1);
-  printf("bench_preload: gtk3-widget-factory idle, %u s measured after %d s of start-up, %u "
-         "runs alone, %u under lagscope-run and %u with --no-hud --refresh-hz 60, "
-         "alternating...\n",
-         seconds, WARM_UP_MS / 1000, runs, runs, runs);
-  char *widget_factory[] = {LAGSCOPE_WIDGET_FACTORY_PATH, NULL};
-  double cpu[3][64], rss[3][64], anon[3][64], files[3][64], threads[3][64], own[64], own_file[64];
-  static mapped_files alone_files;
   if (runs > 64) runs = 64;
-  for (unsigned r = 0; r < runs; r++) {
-    for (int with = 0; with < 3; with++) {
-      sample s;
-      if (measure(widget_factory, with, seconds, &alone_files, &s) != 0) {
-        fprintf(stderr, "bench_preload: a run %s lagscope failed\n", with ? "with" : "without");
-        xvfb_stop(&xvfb);
-        return 1;
-      }
-      cpu[with][r] = s.cpu_percent;
-      rss[with][r] = s.rss_kib;
-      anon[with][r] = s.anon_kib;
-      files[with][r] = s.rss_kib - s.anon_kib;
-      threads[with][r] = s.threads;
-      if (with == 1) own[r] = s.own_cpu_percent, own_file[r] = s.own_files_kib;
-    }
-  }
-  mapped_files_clear(&alone_files);
-  double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
-  double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
-  double th0 = bench_median(threads[0], runs), th1 = bench_median(threads[1], runs);
-  double own_cpu = bench_median(own, runs);
-  double cpu2 = bench_median(cpu[2], runs), rss2 = bench_median(rss[2], runs);
-  double th2 = bench_median(threads[2], runs);
-  double anon0 = bench_median(anon[0], runs), anon1 = bench_median(anon[1], runs);
-  double files0 = bench_median(files[0], runs), files1 = bench_median(files[1], runs);
-  double own_files = bench_median(own_file, runs);
-  double files_low = files[0][0], files_high = files[0][0];
-  for (unsigned r = 1; r < runs; r++) {
-    if (files[0][r] < files_low) files_low = files[0][r];
-    if (files[0][r] > files_high) files_high = files[0][r];
-  }
-  char v[64], b[64], ratio[32];
-  bench_table_begin("lagscope-run on gtk3-widget-factory, idle (medians)");
-  snprintf(v, sizeof v, "%.3f %%", cpu1);
-  snprintf(b, sizeof b, "%.3f %% alone", cpu0);
-  bench_row("process CPU, % of one core", v, b, bench_ratio(ratio, sizeof ratio, cpu1, cpu0), "-");
-  snprintf(v, sizeof v, "%+.3f %%", cpu1 - cpu0);
-  bench_row("lagscope's share (the difference)", v, "-", "-", "≤ 0.2 % of a core");
-  snprintf(v, sizeof v, "%.3f %%", own_cpu);
-  bench_row("lagscope's own threads (schedstat)", v, "-", "-", "≤ 0.2 % of a core");
-  snprintf(v, sizeof v, "%.0f KiB", rss1);
-  snprintf(b, sizeof b, "%.0f KiB alone", rss0);
-  bench_row("resident memory at the end", v, b, bench_ratio(ratio, sizeof ratio, rss1, rss0), "-");
-  snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss0);
-  bench_row("lagscope's memory (the difference)", v, "-", "-", "≤ 1 MiB");
-  snprintf(v, sizeof v, "%+.0f KiB", anon1 - anon0);
-  snprintf(b, sizeof b, "%.0f KiB alone", anon0);
-  bench_row("  of it, anonymous (the difference)", v, b, "-", "-");
-  snprintf(v, sizeof v, "%.0f KiB", own_files);
-  bench_row("  of it, files only lagscope maps", v, "-", "-", "-");
-  snprintf(v, sizeof v, "%+.0f KiB", files1 - files0 - own_files);
-  snprintf(b, sizeof b, "spread %.0f KiB alone", files_high - files_low);
-  bench_row("  of it, the program's files (the difference)", v, b, "-", "-");
-  snprintf(v, sizeof v, "%.0f", th1);
-  snprintf(b, sizeof b, "%.0f alone", th0);
-  bench_row("threads", v, b, "-", "-");
-  bench_table_begin("of it, lagscope's X connection: the HUD's overlay window and the rate's "
-                    "reading (the default minus --no-hud --refresh-hz 60, medians)");
-  snprintf(v, sizeof v, "%+.3f %%", cpu1 - cpu2);
-  snprintf(b, sizeof b, "%.3f %% without", cpu2);
-  bench_row("process CPU, % of one core", v, b, "-", "-");
-  snprintf(v, sizeof v, "%+.0f KiB", rss1 - rss2);
-  snprintf(b, sizeof b, "%.0f KiB without", rss2);
-  bench_row("resident memory at the end", v, b, "-", "-");
-  snprintf(v, sizeof v, "%+.0f", th1 - th2);
-  snprintf(b, sizeof b, "%.0f without", th2);
-  bench_row("threads", v, b, "-", "-");
-  printf("note: idle, the program draws its spinner at 60 Hz, whose frames spare it\n"
+  int rc = bench_program(LAGSCOPE_WIDGET_FACTORY_PATH, seconds, runs);
+  if (rc == 0 && LAGSCOPE_L3AFPAD_PATH[0] != '\0' && access(LAGSCOPE_L3AFPAD_PATH, X_OK) == 0)
+    rc = bench_program(LAGSCOPE_L3AFPAD_PATH, seconds, runs);
+  else if (rc == 0)
+    printf("bench_preload: l3afpad's table skipped: not installed\n");
+  if (rc == 0) others(seconds, runs);
+  xvfb_stop(&xvfb);
+  printf("note: idle, gtk3-widget-factory draws its spinner at 60 Hz, whose frames spare it\n"
          "lagscope's pings; lagscope samples every 500 ms, with the viewer listening. The\n"
          "difference also holds the main thread's share and the run-to-run noise; the own\n"
          "threads' figure is lagscope's monitor, dispatcher, subscribers and viewer alone,\n"
          "over the whole measured time. Memory: the anonymous part varies by a few KiB from\n"
          "run to run; the program's own file pages (libraries mapped 64 KiB around each\n"
          "fault) vary by the spread shown even alone, which the difference carries.\n");
-  others(seconds, runs);
-  xvfb_stop(&xvfb);
-  return 0;
+  return rc == 0 ? 0 : 1;
 }

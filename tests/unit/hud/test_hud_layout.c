@@ -381,6 +381,35 @@ static int renderer_draws_after(const char *cause_json, const lagscope__hud_stat
   return same;
 }
 
+/* The renderer's buffers are the size of the layout they hold, not of the largest: idle, the
+ * compact HUD's rows are all a buffer holds (a row of the image is its whole row in the
+ * buffer), and a buffer grows when the HUD expands and shrinks back when it folds. */
+static void test_renderer_buffers_sized_to_layout(void) {
+  lagscope_config config = lagscope_config_default();
+  config.hud_expanded = 0;
+  config.hud_scale = 1.0f;
+  lagscope__hud *h = lagscope__hud_new(&config);
+  CHECK(h != NULL);
+  lagscope__hud_want(h);
+  uint64_t now = 1000000000u;
+  for (int round = 0; round < 3; round++) {
+    int expanded = round == 1;
+    lagscope__hud_request_expanded(h, expanded);
+    lagscope__hud_tick(h, now);
+    now += 1000000000u;
+    lagscope_hud_image image;
+    CHECK_EQ_INT(lagscope__hud_take(h, &image), 0);
+    lagscope__hud_state state = {.expanded = expanded};
+    lagscope__hud_rect bounds = lagscope__hud_bounds(&state);
+    CHECK_EQ_INT(image.width, (int)bounds.width);
+    CHECK_EQ_INT(image.height, (int)bounds.height);
+    CHECK_MSG(image.stride == image.width * 4,
+              "%s HUD: a buffer row of %d bytes for an image row of %d", expanded ? "expanded" : "compact",
+              image.stride, image.width * 4);
+  }
+  lagscope__hud_free(h);
+}
+
 static void test_renderer_label(void) {
   lagscope_config config = lagscope_config_default();
   lagscope__hud_state expected;
@@ -415,6 +444,7 @@ static const test_case cases[] = {
     TEST_CASE(texts),
     TEST_CASE(nothing_outside),
     TEST_CASE(renderer_label),
+    TEST_CASE(renderer_buffers_sized_to_layout),
 };
 
 int main(int argc, char **argv) {
