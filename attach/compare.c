@@ -559,8 +559,9 @@ void lagscope__compare_json_object(FILE *out, const lagscope__compare *c,
           c->skipped[0], c->skipped[1], c->unsigned_hangs[0], c->unsigned_hangs[1]);
   for (size_t i = 0; i < c->count; i++) {
     const lagscope__compare_group *g = &c->groups[i];
-    fprintf(out, "%s{\"signature\":\"%s\",\"status\":\"%s\",\"failing\":%s,\"what\":", i ? "," : "",
-            g->signature, lagscope__compare_status_name(g->status), g->failing ? "true" : "false");
+    fprintf(out, "%s{\"signature\":\"%s\",\"status\":\"%s\",\"failing\":%s,\"accepted\":%s,\"what\":",
+            i ? "," : "", g->signature, lagscope__compare_status_name(g->status),
+            g->failing ? "true" : "false", g->accepted ? "true" : "false");
     lagscope__put_json_string(out, g->what);
     fputs(",\"baseline\":", out);
     put_side(out, g, 0);

@@ -61,7 +61,10 @@ expect 0 run-merged "$run" "${quiet[@]}" --baseline "$dir/older.jsonl" --rules "
 has run-merged.out "0 new, 0 regressed, 0 fixed, 1 unchanged"
 echo "ok   merge: an older build's signature and this one's compared as one (lagscope-compare, --baseline)"
 printf 'accept %s\n' "$sig" >"$dir/accept.rules"
-expect 0 accepted "$compare" --rules "$dir/accept.rules" --junit "$dir/accepted.xml" "$dir/older.jsonl" "$dir/own-O2.jsonl"
+expect 0 accepted "$compare" --rules "$dir/accept.rules" --junit "$dir/accepted.xml" \
+  --json "$dir/accepted.json" "$dir/older.jsonl" "$dir/own-O2.jsonl"
+grep -qF "{\"signature\":\"$sig\",\"status\":\"new\",\"failing\":false,\"accepted\":true" "$dir/accepted.json" ||
+  { cat "$dir/accepted.json"; fail "accepted: --json does not say so"; }
 has accepted.out "1 new, 0 regressed, 1 fixed, 0 unchanged"
 has accepted.out "new accepted    $sig"
 grep -q 'failures="0"' "$dir/accepted.xml" || { cat "$dir/accepted.xml"; fail "accepted: the JUnit has a failure"; }
