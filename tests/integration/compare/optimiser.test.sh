@@ -2,6 +2,10 @@
 # Issue 44, item 6: signatures survive the optimiser (docs/hang-report.md, "The signature").
 # 1. optimiser_stall built at -O0 and at -O2 (settle inlined, nap's tail call to g_usleep):
 #    one stall, one signature, the same frames (nap, settle, on_timeout, main).
+# 2. A program the project did not write: zstd's example simple_compression.c (Debian's
+#    libzstd-dev) at -O0 and -O2 ($LAGSCOPE_ZSTD_O0, $LAGSCOPE_ZSTD_O2: optimiser_zstd), stalled
+#    opening its output, a FIFO no one reads until the hang's report is on disk: one signature,
+#    its static helpers named (inlined into its main at -O2).
 # 3. A fingerprint rules file (--rules) honoured by lagscope-compare and lagscope-run
 #    --baseline: a baseline whose stall had another signature (an older build's) merged with
 #    this run's is compared as one; an accepted signature never fails the gate; a bad file is
@@ -35,6 +39,38 @@ case "$a" in
   *) fail "optimiser_stall: frames are not nap, settle, on_timeout, main: $a" ;;
 esac
 echo "ok   optimiser_stall: -O0 and -O2 give one signature ($a)"
+
+# ---- 2. zstd's example, -O0 and -O2 ----------------------------------------------------------
+# zstd_stall NAME PROGRAM: as stall, the output FIFO read once a report of the hang is on disk.
+zstd_stall() {
+  local name=$1 program=$2 i
+  mkdir -p "$dir/$name-reports"
+  printf 'lagscope %.0s' {1..2000} >"$dir/$name-in"
+  mkfifo "$dir/$name-in.zst"
+  (for ((i = 0; i < 600; i++)); do # 60 s at most
+    ls "$dir/$name-reports"/*.json >/dev/null 2>&1 && break
+    sleep 0.1
+  done; cat "$dir/$name-in.zst" >/dev/null) &
+  local reader=$!
+  "$run" "${quiet[@]}" --report-dir "$dir/$name-reports" --events "$dir/$name.jsonl" -- \
+    "$program" "$dir/$name-in" >"$dir/$name.out" 2>&1 || { cat "$dir/$name.out"; fail "$name: lagscope-run exit $?"; }
+  wait "$reader"
+  grep '"type":"hang_ended"' "$dir/$name.jsonl" | head -1 |
+    grep -o '"signature":"[0-9a-f]*","signature_frames":\[[^]]*\]' |
+    sed 's/"signature":"\([0-9a-f]*\)","signature_frames":\[\(.*\)\]/\1 \2/; s/"//g'
+}
+if [ -n "${LAGSCOPE_ZSTD_O0:-}" ]; then
+  a=$(zstd_stall zstd-O0 "$LAGSCOPE_ZSTD_O0") z=$(zstd_stall zstd-O2 "$LAGSCOPE_ZSTD_O2")
+  [ -n "$a" ] && [ -n "$z" ] || fail "zstd's example: no hang with a signature (-O0: '$a', -O2: '$z')"
+  [ "$a" = "$z" ] || fail "zstd's example: -O0 and -O2 differ: -O0 $a; -O2 $z"
+  case "$a" in
+    *" fopen_orDie,saveFile_orDie,compress_orDie,zstd_example_main,compress,main"*) ;;
+    *) fail "zstd's example: frames are not its helpers': $a" ;;
+  esac
+  echo "ok   zstd's simple_compression.c: -O0 and -O2 give one signature ($a)"
+else
+  echo "skip zstd's example (libzstd-dev's examples not found at configure time)"
+fi
 
 # ---- 3. fingerprint rules ------------------------------------------------------------------
 sig=${b%% *}
