@@ -57,6 +57,7 @@ static int reindex(lagscope__compare *c, size_t size) {
 /* The signature's group, added if new: through the index, so that reading n signatures takes
  * time in n (a search of the list took 66 s for 200 000). NULL without memory. Allocates. */
 static lagscope__compare_group *group_for(lagscope__compare *c, const char *signature) {
+  signature = lagscope__compare_merged(c, signature); /* a merge rule's signatures are one */
   if ((c->index == NULL || (c->count + 1) * 2 > c->index_size) &&
       reindex(c, c->index_size >= 64 ? c->index_size * 2 : 64) != 0)
     return NULL;
@@ -344,6 +345,7 @@ int lagscope__compare_read(lagscope__compare *c, int side, const char *path, cha
 }
 
 void lagscope__compare_free(lagscope__compare *c) {
+  lagscope__compare_free_rules(c);
   free(c->groups);
   free(c->index);
   memset(c, 0, sizeof(*c));
@@ -383,7 +385,9 @@ size_t lagscope__compare_judge(lagscope__compare *c, const lagscope__compare_opt
                                    : LAGSCOPE__COMPARE_UNCHANGED;
     int worse = g->status == LAGSCOPE__COMPARE_NEW || g->status == LAGSCOPE__COMPARE_REGRESSED;
     /* A hang not ended lasted at least its time: over any budget. */
-    g->failing = worse && (o->budget_ms == 0 || g->max_ms[1] > o->budget_ms || g->open[1] > 0);
+    g->accepted = lagscope__compare_accepted(c, g->signature);
+    g->failing = worse && !g->accepted &&
+                 (o->budget_ms == 0 || g->max_ms[1] > o->budget_ms || g->open[1] > 0);
     failing += (size_t)g->failing;
   }
   if (c->count > 1) qsort(c->groups, c->count, sizeof(c->groups[0]), by_weight);
@@ -421,7 +425,7 @@ void lagscope__compare_table(FILE *out, const lagscope__compare *c,
     const lagscope__compare_group *g = &c->groups[i];
     char status[24], base[32], now[32];
     snprintf(status, sizeof(status), "%s%s", lagscope__compare_status_name(g->status),
-             g->failing ? " FAIL" : "");
+             g->failing ? " FAIL" : g->accepted ? " accepted" : "");
     snprintf(base, sizeof(base), "%u x %.0f ms", g->count[0], g->total_ms[0]);
     snprintf(now, sizeof(now), "%u x %.0f ms", g->count[1], g->total_ms[1]);
     fprintf(out, "  %-15s %-16s %17s %17s  %s", status, g->signature, base, now,
@@ -555,8 +559,9 @@ void lagscope__compare_json_object(FILE *out, const lagscope__compare *c,
           c->skipped[0], c->skipped[1], c->unsigned_hangs[0], c->unsigned_hangs[1]);
   for (size_t i = 0; i < c->count; i++) {
     const lagscope__compare_group *g = &c->groups[i];
-    fprintf(out, "%s{\"signature\":\"%s\",\"status\":\"%s\",\"failing\":%s,\"what\":", i ? "," : "",
-            g->signature, lagscope__compare_status_name(g->status), g->failing ? "true" : "false");
+    fprintf(out, "%s{\"signature\":\"%s\",\"status\":\"%s\",\"failing\":%s,\"accepted\":%s,\"what\":",
+            i ? "," : "", g->signature, lagscope__compare_status_name(g->status),
+            g->failing ? "true" : "false", g->accepted ? "true" : "false");
     lagscope__put_json_string(out, g->what);
     fputs(",\"baseline\":", out);
     put_side(out, g, 0);

@@ -28,7 +28,19 @@ typedef struct lagscope__compare_group {
                           them; a report left in_progress): over any budget, never fixed */
   lagscope__compare_status status;
   int failing;         /* new or regressed, and over the budget */
+  int accepted;        /* a rules file's accept: told, never failing */
 } lagscope__compare_group;
+
+/* A fingerprint rule's signature (compare_rules.c): merged into `to`, or accepted (to == it). */
+typedef struct lagscope__compare_rule {
+  char signature[17], to[17];
+  unsigned line; /* in the rules file, for its messages */
+} lagscope__compare_rule;
+
+typedef struct lagscope__compare_rules {
+  lagscope__compare_rule *merges, *accepted;
+  size_t merge_count, accept_count;
+} lagscope__compare_rules;
 
 typedef struct lagscope__compare {
   lagscope__compare_group *groups;
@@ -42,6 +54,7 @@ typedef struct lagscope__compare {
   size_t runs[2], events[2], reports[2], hangs[2];
   size_t open_unknown[2]; /* hangs not ended (hang_began alone) whose report was not found */
   char run_id[2][64];  /* the first run_started's id, or "" */
+  lagscope__compare_rules rules; /* read before the sides: applied as they are read */
 } lagscope__compare;
 
 typedef struct lagscope__compare_options {
@@ -86,6 +99,16 @@ void lagscope__compare_json_object(FILE *out, const lagscope__compare *c,
 int lagscope__compare_json(const char *path, const lagscope__compare *c,
                            const lagscope__compare_options *o, char *why, size_t why_size);
 void lagscope__compare_free(lagscope__compare *c);
+/* ---- compare_rules.c: a fingerprint rules file (docs/guide.md, "Fingerprint rules") ---- */
+/* Reads path's rules into c, before its sides are read. 0; -1 with a sentence in why naming
+ * the file and the line (an unknown rule, a word not a signature, a signature merged twice). A */
+int lagscope__compare_read_rules(lagscope__compare *c, const char *path, char *why,
+                                 size_t why_size);
+/* The signature a merge rule counts signature as (itself when none). F */
+const char *lagscope__compare_merged(const lagscope__compare *c, const char *signature);
+/* 1 when an accept rule names signature (or one merged into it). F */
+int lagscope__compare_accepted(const lagscope__compare *c, const char *signature);
+void lagscope__compare_free_rules(lagscope__compare *c); /* A */
 
 /* The status's word: "unchanged", "new", "regressed", "fixed". */
 const char *lagscope__compare_status_name(lagscope__compare_status s);

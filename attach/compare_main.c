@@ -20,9 +20,12 @@ static void usage(FILE *out) {
         "  --junit FILE        write JUnit XML, one testcase per signature\n"
         "  --summary-md FILE   write a Markdown table (a CI job's summary)\n"
         "  --json FILE         write the comparison as JSON (for scripts)\n"
+        "  --rules FILE        fingerprint rules: 'merge SIG SIG...' counts signatures as one,\n"
+        "                      'accept SIG...' never fails the gate ('#' comments)\n"
         "  --help              this text\n"
         "Exit: 0; 3 when a new or regressed signature fails; 2 for bad usage or input, or a\n"
-        "side that holds no run (an empty file or folder, a file not lagscope's).\n",
+        "side that holds no run (an empty file or folder, a file not lagscope's), or a bad\n"
+        "--rules file (its line said).\n",
         out);
 }
 
@@ -47,7 +50,7 @@ static int number(const char *name, const char *text, double max, double *out) {
 
 typedef struct compare_options {
   lagscope__compare_options judge;
-  const char *junit, *summary_md, *json, *sides[2];
+  const char *junit, *summary_md, *json, *rules, *sides[2];
 } compare_options;
 
 static int parse(int argc, char **argv, compare_options *o) {
@@ -69,6 +72,7 @@ static int parse(int argc, char **argv, compare_options *o) {
     if (strcmp(a, "--junit") == 0) o->junit = v;
     else if (strcmp(a, "--summary-md") == 0) o->summary_md = v;
     else if (strcmp(a, "--json") == 0) o->json = v;
+    else if (strcmp(a, "--rules") == 0) o->rules = v;
     else if (strcmp(a, "--tolerance-ms") == 0) {
       if (number(a, v, 3600000, &o->judge.tolerance_ms)) return 2;
     } else if (strcmp(a, "--tolerance-pct") == 0) {
@@ -89,6 +93,11 @@ int main(int argc, char **argv) {
   if (rc != 0) return rc == 1 ? 0 : rc;
   lagscope__compare c = {0};
   char why[512];
+  if (o.rules != NULL && lagscope__compare_read_rules(&c, o.rules, why, sizeof(why)) != 0) {
+    fprintf(stderr, "lagscope-compare: bad --rules file: %s (exit 2)\n", why);
+    lagscope__compare_free(&c);
+    return 2;
+  }
   for (int side = 0; side < 2; side++)
     if ((rc = lagscope__compare_read(&c, side, o.sides[side], why, sizeof(why))) != 0) {
       fprintf(stderr, "lagscope-compare: %s%s (exit 2)\n",

@@ -42,6 +42,7 @@ typedef struct options {
   const char *refresh_hz; /* NULL: read from RandR (x11_refresh.h), else config's 60 */
   const char *junit;
   const char *baseline;   /* --baseline: compare this run's hangs with it by signature */
+  const char *rules;      /* with --baseline: a fingerprint rules file (compare_rules.c) */
   const char *summary_md; /* with --baseline: the comparison as Markdown */
   const char *json;       /* --json: the run (and comparison) as JSON for scripts */
   const char *tolerance_ms, *tolerance_pct;
@@ -82,6 +83,7 @@ static void usage(FILE *out) {
         "  --tolerance-ms N    with --baseline: a signature's total may grow by N ms (250)\n"
         "  --tolerance-pct P   and by P % of the baseline's (25) and stay unchanged\n"
         "  --summary-md FILE   with --baseline: the comparison as Markdown (a CI summary)\n"
+        "  --rules FILE        with --baseline: fingerprint rules (merge, accept: see the guide)\n"
         "  --json FILE         write the run as JSON to FILE: exit status, each hang's\n"
         "                      name, signature, cause, frames, report (with --baseline:\n"
         "                      the comparison too)\n",
@@ -169,6 +171,7 @@ static int parse_options(int argc, char **argv, options *o) {
                         : strcmp(a, "--refresh-hz") == 0 ? &o->refresh_hz
                         : strcmp(a, "--junit") == 0      ? &o->junit
                         : strcmp(a, "--baseline") == 0   ? &o->baseline
+                        : strcmp(a, "--rules") == 0      ? &o->rules
                         : strcmp(a, "--summary-md") == 0 ? &o->summary_md
                         : strcmp(a, "--json") == 0       ? &o->json
                         : strcmp(a, "--tolerance-ms") == 0 ? &o->tolerance_ms
@@ -217,8 +220,10 @@ static int parse_options(int argc, char **argv, options *o) {
     *slot = value;
   }
   if (i >= argc) return bad_option("no program to run", "give it after --");
-  if (o->baseline == NULL && (o->summary_md || o->tolerance_ms || o->tolerance_pct))
-    return bad_option("needs --baseline", o->summary_md ? "--summary-md" : "--tolerance-ms/-pct");
+  if (o->baseline == NULL && (o->summary_md || o->tolerance_ms || o->tolerance_pct || o->rules))
+    return bad_option("needs --baseline", o->summary_md ? "--summary-md"
+                                          : o->rules    ? "--rules"
+                                                        : "--tolerance-ms/-pct");
   o->program = argv + i;
   return 0;
 }
@@ -372,7 +377,8 @@ static int compare_with_baseline(const options *o, const char *channel, int stat
       .budget_ms = o->budget_ms};
   lagscope__compare c = {0};
   char why[512];
-  if (lagscope__compare_read(&c, 0, o->baseline, why, sizeof(why)) != 0 ||
+  if ((o->rules != NULL && lagscope__compare_read_rules(&c, o->rules, why, sizeof(why)) != 0) ||
+      lagscope__compare_read(&c, 0, o->baseline, why, sizeof(why)) != 0 ||
       lagscope__compare_read(&c, 1, channel, why, sizeof(why)) != 0) {
     fprintf(stderr, "lagscope-run: cannot compare: %s\n", why);
     lagscope__compare_free(&c);

@@ -280,6 +280,7 @@ int lagscope__capture_take_raw(int32_t tid, uint64_t timeout_ns, lagscope__stack
 
 /* ---- symbols (core/linux/symbols.c: ELF and DWARF; core/darwin/symbols.c: Mach-O) ----------
  * Addresses to names, off the captured thread. */
+#define LAGSCOPE__FRAME_INLINED 4 /* inlined functions kept per frame, innermost first */
 typedef struct lagscope__stack_frame {
   uintptr_t address;         /* as captured */
   const char *function;      /* demangled, NULL when unknown (never invented) */
@@ -291,6 +292,11 @@ typedef struct lagscope__stack_frame {
   const char *file;          /* source file from DWARF; NULL when unknown */
   uint32_t line;             /* 0 when unknown */
   uint8_t code;              /* lagscope__code: whose code it is (core/stack/symbols.c) */
+  /* From DWARF, for a signature that survives the optimiser (core/report/signature.c): the
+   * functions inlined at the address, innermost first (NULL past the last), and the function
+   * this frame called that is not the frame above it (a tail call removed that frame). */
+  const char *inlined[LAGSCOPE__FRAME_INLINED];
+  const char *tail_called;
 } lagscope__stack_frame;
 
 /* Whose code a frame is, by one rule for every place a hang names "your code" (the label, the

@@ -179,6 +179,7 @@ int lagscope__symbol_index_resolve(lagscope__symbol_index *s, uintptr_t address,
     out->function_offset = address - (o->bias + (uintptr_t)o->base + e->start);
   }
   lagscope__elf_find_line(o, file_address, out);
+  lagscope__elf_find_inlines(o, file_address, lookup != address ? address - o->bias : 0, out);
   return 0;
 }
 

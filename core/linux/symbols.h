@@ -169,6 +169,11 @@ void lagscope__elf_keep_dwarf(lagscope__elf_object *o, int *fd, Elf **elf, int *
  * address; file points into libdw's line table, which lives as long as o's reader. A */
 void lagscope__elf_find_line(const lagscope__elf_object *o, uint64_t file_address,
                              lagscope__stack_frame *out);
+/* out's inlined (the functions inlined at the file address, innermost first) and, for a
+ * return address (0: the frame is the innermost), tail_called: the function its call site
+ * names when that is defined in the same unit. Names live as long as o's reader. F */
+void lagscope__elf_find_inlines(const lagscope__elf_object *o, uint64_t file_address,
+                                uint64_t return_address, lagscope__stack_frame *out);
 /* Ends o's DWARF reader and closes its file, if it has one. A */
 void lagscope__elf_drop_dwarf(lagscope__elf_object *o);
 

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "symbols.h"
 
+#include <dwarf.h>
 #include <gelf.h>
 #include <string.h>
 
@@ -39,7 +40,8 @@ static int has_plain_dwarf(Elf *elf) {
  * cannot be loaded, names still, no lines. */
 #define LIBDW_CALLS(XX)                                                                      \
   XX(dwarf_begin_elf) XX(dwarf_end) XX(dwarf_addrdie) XX(dwarf_getsrc_die) XX(dwarf_lineno)   \
-  XX(dwarf_linesrc)
+  XX(dwarf_linesrc) XX(dwarf_child) XX(dwarf_siblingof) XX(dwarf_haspc) XX(dwarf_tag)          \
+  XX(dwarf_diename) XX(dwarf_attr) XX(dwarf_hasattr) XX(dwarf_formref_die) XX(dwarf_formaddr)
 
 static LAGSCOPE__LAZY_TABLE(LIBDW_CALLS) libdw;
 static const char *const libdw_names[] = {LIBDW_CALLS(LAGSCOPE__LAZY_NAME)};
@@ -95,4 +97,77 @@ void lagscope__elf_find_line(const lagscope__elf_object *o, uint64_t file_addres
   if (file == NULL) return;
   out->file = file;
   out->line = (uint32_t)number;
+}
+
+/* ---- inlined functions and tail calls ------------------------------------------------------- */
+
+#define SCOPE_DEPTH 16 /* nested scopes followed: inlining deeper than this is cut */
+
+/* The scopes that hold pc, outermost first (a subprogram, its blocks and inlined subroutines),
+ * walked from the CU's DIE without allocating (dwarf_getscopes mallocs). Returns how many. */
+static int scopes_at(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die scopes[SCOPE_DEPTH]) {
+  int depth = 0;
+  Dwarf_Die parent = *cu, child;
+  while (depth < SCOPE_DEPTH && libdw.call.dwarf_child(&parent, &child) == 0) {
+    int found = 0;
+    do {
+      int tag = libdw.call.dwarf_tag(&child);
+      if (tag == DW_TAG_namespace || tag == DW_TAG_module) { /* no range: C++ definitions in it */
+        Dwarf_Die inner;
+        if (libdw.call.dwarf_child(&child, &inner) == 0) {
+          parent = child, found = 1;
+          break;
+        }
+      } else if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+                  tag == DW_TAG_lexical_block) &&
+                 libdw.call.dwarf_haspc(&child, pc) == 1) {
+        scopes[depth++] = child;
+        parent = child, found = 1;
+        break;
+      }
+    } while (libdw.call.dwarf_siblingof(&child, &child) == 0);
+    if (!found) break;
+  }
+  return depth;
+}
+
+/* The function the call returning to return_pc called, when scope holds that call's call site
+ * (DWARF 5's DW_TAG_call_site, GCC's older GNU form) and the callee is defined in this unit:
+ * one declared only may be any object's (memcpy is an IFUNC's variant below). NULL otherwise. */
+static const char *callee_at(Dwarf_Die *scope, Dwarf_Addr return_pc) {
+  Dwarf_Die child;
+  if (libdw.call.dwarf_child(scope, &child) != 0) return NULL;
+  do {
+    int tag = libdw.call.dwarf_tag(&child);
+    if (tag != DW_TAG_call_site && tag != DW_TAG_GNU_call_site) continue;
+    Dwarf_Attribute a;
+    Dwarf_Addr at;
+    int gnu = tag == DW_TAG_GNU_call_site;
+    if (libdw.call.dwarf_attr(&child, gnu ? DW_AT_low_pc : DW_AT_call_return_pc, &a) == NULL ||
+        libdw.call.dwarf_formaddr(&a, &at) != 0 || at != return_pc)
+      continue;
+    Dwarf_Die origin;
+    if (libdw.call.dwarf_attr(&child, gnu ? DW_AT_abstract_origin : DW_AT_call_origin, &a) == NULL ||
+        libdw.call.dwarf_formref_die(&a, &origin) == NULL ||
+        libdw.call.dwarf_hasattr(&origin, DW_AT_declaration))
+      return NULL;
+    return libdw.call.dwarf_diename(&origin);
+  } while (libdw.call.dwarf_siblingof(&child, &child) == 0);
+  return NULL;
+}
+
+/* Names point into libdw's string section, which lives as long as the object's Dwarf. */
+void lagscope__elf_find_inlines(const lagscope__elf_object *o, uint64_t file_address,
+                                uint64_t return_address, lagscope__stack_frame *out) {
+  Dwarf_Die cu, scopes[SCOPE_DEPTH];
+  if (o->dwarf == NULL || libdw.call.dwarf_addrdie(o->dwarf, file_address, &cu) == NULL) return;
+  int depth = scopes_at(&cu, file_address, scopes);
+  uint32_t n = 0;
+  for (int i = depth - 1; i >= 0 && n < LAGSCOPE__FRAME_INLINED; i--) {
+    if (libdw.call.dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+    const char *name = libdw.call.dwarf_diename(&scopes[i]);
+    if (name != NULL) out->inlined[n++] = name;
+  }
+  if (return_address != 0 && depth > 0)
+    out->tail_called = callee_at(&scopes[depth - 1], return_address);
 }

@@ -37,6 +37,13 @@ static void entry_fields(lagscope__json_writer *w, const lagscope__stack_frame *
   }
   if (f->file != NULL) lagscope__jw_string(w, "file", f->file);
   if (f->line != 0) lagscope__jw_u64(w, "line", f->line);
+  if (f->inlined[0] != NULL) {
+    lagscope__jw_begin_array(w, "inlined");
+    for (int i = 0; i < LAGSCOPE__FRAME_INLINED && f->inlined[i] != NULL; i++)
+      lagscope__jw_string(w, NULL, f->inlined[i]);
+    lagscope__jw_end_array(w);
+  }
+  if (f->tail_called != NULL) lagscope__jw_string(w, "tail_called", f->tail_called);
   static const char *const codes[] = {"system", "app", "lagscope"};
   lagscope__jw_string(w, "code", codes[f->code <= LAGSCOPE__CODE_LAGSCOPE ? f->code : 0]);
 }

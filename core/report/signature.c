@@ -33,23 +33,53 @@ static void add_name(lagscope__signature *s, const char *name) {
   snprintf(s->entries[s->entry_count++], LAGSCOPE__SIGNATURE_NAME, "%s", name);
 }
 
+/* An app's frame as the source has it, innermost first (docs/hang-report.md, "The
+ * signature"): the function its call named when a tail call took that function's frame away
+ * (tail_called, unless it is the frame above), the functions inlined at the address, then its
+ * own. So -O0 and -O2 builds of one stall give one list. */
+static void add_frame_names(lagscope__signature *s, const char *stack, lagscope__json_span frame,
+                            const char *above, char *name) {
+  const char *text = stack + frame.start;
+  size_t len = frame.end - frame.start;
+  if (lagscope__json_member_text(text, len, "tail_called", name, LAGSCOPE__SIGNATURE_NAME)) {
+    strip_clone_suffix(name);
+    if (strcmp(name, above) != 0) add_name(s, name);
+  }
+  lagscope__json_span list = lagscope__json_member_span(stack, frame, "inlined"), element;
+  size_t at = 0;
+  while (list.end > list.start &&
+         lagscope__json_next_element(stack + list.start, list.end - list.start, &at, &element)) {
+    if (lagscope__json_string_text(stack + list.start + element.start, element.end - element.start,
+                                   name, LAGSCOPE__SIGNATURE_NAME))
+      add_name(s, name);
+  }
+}
+
 /* The frames whose code is `code` (NULL: any but lagscope's that has a function name),
- * innermost first, at most max of them. */
+ * innermost first, until max names. */
 static void collect(lagscope__signature *s, const char *stack, size_t n, const char *code,
                     uint32_t max) {
   lagscope__json_span element;
   size_t at = 0;
+  char above[LAGSCOPE__SIGNATURE_NAME] = ""; /* the function of the frame above, any code's */
   while (s->entry_count < max && lagscope__json_next_element(stack, n, &at, &element)) {
     const char *frame = stack + element.start;
     size_t len = element.end - element.start;
-    char name[LAGSCOPE__SIGNATURE_NAME];
+    char name[LAGSCOPE__SIGNATURE_NAME], own[LAGSCOPE__SIGNATURE_NAME] = "";
+    if (lagscope__json_member_text(frame, len, "function", own, sizeof(own))) strip_clone_suffix(own);
     if (code != NULL) {
-      if (!has_code(stack, element, code) || !lagscope__report_entry_name(frame, len, name, sizeof(name)))
+      if (has_code(stack, element, code)) add_frame_names(s, stack, element, above, name);
+      if (!has_code(stack, element, code) || !lagscope__report_entry_name(frame, len, name, sizeof(name))) {
+        memcpy(above, own, sizeof(above));
         continue;
-    } else if (has_code(stack, element, "lagscope") ||
-               !lagscope__json_member_text(frame, len, "function", name, sizeof(name))) {
+      }
+    } else if (has_code(stack, element, "lagscope") || own[0] == '\0') {
+      memcpy(above, own, sizeof(above));
       continue;
+    } else {
+      snprintf(name, sizeof(name), "%s", own);
     }
+    memcpy(above, own, sizeof(above));
     strip_clone_suffix(name);
     add_name(s, name);
   }

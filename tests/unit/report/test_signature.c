@@ -139,6 +139,29 @@ static void test_written_as_json(void) {
 /* A recovered report's heaviest stack and cause, read from a file anyone could have planted
  * (lagscope__hang_report_read_parts): members of the wrong type are left out, strings
  * written again, and the hang_recovered event's text stays one valid JSON object. */
+/* An -O2 frame as symbols_dwarf.c gives it: its inlined functions and a tail-called one put
+ * back, so that it names what the -O0 build's frames named; a tail_called that is the frame
+ * above (no tail call) and one of a system frame's are not added twice nor at all. */
+#define APP_O2(fn, extra) \
+  "{\"address\":\"0x5\",\"function\":\"" fn "\",\"offset\":9,\"module\":\"/build/a/demo\"," \
+  "\"build_id\":\"\",\"load_address\":\"0x0\",\"module_offset\":\"0x5\"," extra "\"code\":\"app\"}"
+
+static void test_inlined_and_tail_called_as_at_o0(void) {
+  lagscope__signature o0, o2, same;
+  sig("sleep", "[" SYS("g_usleep") "," APP("nap", "0x1", "1") "," APP("settle", "0x2", "2") ","
+               APP("on_timeout", "0x3", "3") "," APP("main", "0x4", "4") "]", &o0);
+  sig("sleep", "[" SYS("g_usleep") "," APP_O2("on_timeout", "\"inlined\":[\"settle\"],\"tail_called\":\"nap\",")
+               "," APP_O2("main", "\"tail_called\":\"on_timeout\",") "]", &o2);
+  CHECK_MSG(strcmp(o0.id, o2.id) == 0, "%s vs %s", o0.id, o2.id);
+  CHECK_EQ_INT((int)o2.entry_count, 4);
+  CHECK(strcmp(o2.entries[0], "nap") == 0 && strcmp(o2.entries[1], "settle") == 0);
+  /* the call site names the frame above (g_usleep, no tail call): nothing added */
+  sig("sleep", "[" SYS("g_usleep") "," APP_O2("nap", "\"tail_called\":\"g_usleep\",") ","
+               APP("settle", "0x2", "2") "," APP("on_timeout", "0x3", "3") "," APP("main", "0x4", "4") "]",
+      &same);
+  CHECK_MSG(strcmp(o0.id, same.id) == 0, "%s vs %s", o0.id, same.id);
+}
+
 static void test_recovered_parts_from_hostile_files(void) {
   static const char *const files[] = {
       "{\"heaviest_stack\":5,\"cause\":\"cpu\"}",
@@ -189,6 +212,7 @@ static const test_case cases[] = {
     TEST_CASE(hostile_stacks),
     TEST_CASE(written_as_json),
     TEST_CASE(recovered_parts_from_hostile_files),
+    TEST_CASE(inlined_and_tail_called_as_at_o0),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
