@@ -251,7 +251,7 @@ async function widgetFactoryHud() {
   if (!have(widgetFactory, 'gtk4-widget-factory: not installed (gtk-4-examples)')) return;
   const w = await startWeston('gtk4wf');
   const r = startRun(w, [], [widgetFactory]);
-  const frames = await until('frames of gtk4-widget-factory counted', () => framesCounted(r) || null);
+  const frames = await until('10 frames of gtk4-widget-factory counted', () => (framesCounted(r) >= 10 ? framesCounted(r) : null));
   await sleep(1000); /* its window drawn, the HUD updated */
   const rows = hudPanelRows(screenshot(w, 'widget_factory'));
   if (rows < 30) fail(`no HUD over gtk4-widget-factory (${outDir}/wayland_widget_factory.png: ${rows} rows of its panel)`);
