@@ -1,5 +1,6 @@
 // lagscope-run on Wayland (issue 43): the HUD as a subsurface of the program's toplevel,
-// live while its main thread is stuck, and frames from a plain client's surface commits.
+// live while its main thread is stuck (GTK 3, GTK 4, Qt 6, Debian's gtk4-widget-factory), and
+// frames from a plain client's surface commits.
 // Each case runs its own weston (headless backend, pixman renderer, --debug so that
 // weston-screenshooter may shoot) on a socket of its own, in a runtime folder of its own (0700).
 // Usage: node wayland.test.js LAGSCOPE_RUN GTK_STALL OUT_DIR [GTK4_STALL QT6_STALL QT6_WAYLAND
