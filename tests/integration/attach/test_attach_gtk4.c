@@ -4,8 +4,8 @@
  * drew is counted, at its own cadence, "idle" is false while it animates, and the stall is one
  * hang naming its function; and gtk4-demo's "frames" demo (a frame-rate meter animating every
  * frame): its frames counted, not idle. GSK_RENDERER=cairo: Debian 12's GTK 4 has no Vulkan
- * renderer, and its GL one under Mesa's software GL draws a frame or two and then waits
- * (the program itself draws no more: nothing to count). */
+ * renderer, and its GL one under Mesa's software GL draws a frame or two and then waits on
+ * Xvfb (the program itself draws no more: nothing to count), while on weston it draws on. */
 #define _GNU_SOURCE
 #include "attach_support.h"
 #include "attach_cases.h"
