@@ -91,9 +91,13 @@ static struct {
       *subsurface_if, *region_if, *shm_if, *pool_if, *buffer_if;
 } wl;
 
-/* 1 when every function and interface was found. */
+/* 1 when every function and interface was found: in the program's libwayland-client, which
+ * may not be in the global scope (Qt loads it with its platform plugin, RTLD_LOCAL), hence
+ * through a handle of it (RTLD_NOLOAD: nothing is loaded; the handle kept, it stays loaded). */
 static int find_libwayland(void) {
-#define FIND(field, name) *(void **)&wl.field = dlsym(RTLD_DEFAULT, name);
+  void *lib = dlopen("libwayland-client.so.0", RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == NULL) lib = RTLD_DEFAULT;
+#define FIND(field, name) *(void **)&wl.field = dlsym(lib, name);
   FIND(marshal, "wl_proxy_marshal_array_flags")
   FIND(create_queue, "wl_display_create_queue")
   FIND(queue_destroy, "wl_event_queue_destroy")

@@ -4,8 +4,8 @@
  * drew is counted, at its own cadence, "idle" is false while it animates, and the stall is one
  * hang naming its function; and gtk4-demo's "frames" demo (a frame-rate meter animating every
  * frame): its frames counted, not idle. GSK_RENDERER=cairo: Debian 12's GTK 4 has no Vulkan
- * renderer, and its GL one under Mesa's software GL draws a frame or two and then waits
- * (the program itself draws no more: nothing to count). */
+ * renderer, and its GL one under Mesa's software GL draws a frame or two and then waits on
+ * Xvfb (the program itself draws no more: nothing to count), while on weston it draws on. */
 #define _GNU_SOURCE
 #include "attach_support.h"
 #include "attach_cases.h"
@@ -238,7 +238,7 @@ void test_qt6_frames_wayland(void) {
 
 /* Qt 6 on X11 gets the HUD as Qt 5 does: lagscope's overlay window over its window, whose live
  * badge counts up during a 2.5 s stall (test_attach_overlay.c's Qt 5 case, on qt6_stall). On
- * Wayland no overlay can exist: the viewer shows the HUD (test_overlay_wayland_said). */
+ * Wayland it gets lagscope's subsurface in its window (wayland.test.js's Qt 6 case). */
 void test_overlay_qt6_live_badge(void) {
   skip_without(LAGSCOPE_QT6_STALL_PATH);
   make_folder();

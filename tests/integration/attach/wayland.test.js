@@ -1,8 +1,11 @@
 // lagscope-run on Wayland (issue 43): the HUD as a subsurface of the program's toplevel,
-// live while its main thread is stuck, and frames from a plain client's surface commits.
+// live while its main thread is stuck (GTK 3, GTK 4, Qt 6, Debian's gtk4-widget-factory), and
+// frames from a plain client's surface commits.
 // Each case runs its own weston (headless backend, pixman renderer, --debug so that
 // weston-screenshooter may shoot) on a socket of its own, in a runtime folder of its own (0700).
-// Usage: node wayland.test.js LAGSCOPE_RUN GTK_STALL OUT_DIR. Exit 77 without weston.
+// Usage: node wayland.test.js LAGSCOPE_RUN GTK_STALL OUT_DIR [GTK4_STALL QT6_STALL QT6_WAYLAND
+// GTK4_WIDGET_FACTORY] (the last four: a case skipped where its path does not exist). Exit 77
+// without weston.
 'use strict';
 const { spawn, spawnSync } = require('child_process');
 const fs = require('fs');
@@ -10,7 +13,9 @@ const os = require('os');
 const path = require('path');
 const zlib = require('zlib');
 
-const [run, gtkStall, outDir] = process.argv.slice(2).map((p) => path.resolve(p));
+const [run, gtkStall, outDir, gtk4Stall, qt6Stall, qt6Wayland, widgetFactory] =
+  process.argv.slice(2).map((p) => path.resolve(p));
+const have = (file, what) => (file && fs.existsSync(file)) || void console.log(`wayland: skipped: ${what}`);
 const WAIT_MS = 30000;
 
 function which(name) {
@@ -114,10 +119,10 @@ async function startWeston(name, x11Display) {
   return { runtime, env: clientEnv, weston };
 }
 
-function startRun(w, extra, program) {
+function startRun(w, extra, program, env = {}) {
   const events = path.join(w.runtime, 'events.jsonl'), json = path.join(w.runtime, 'run.json');
   const p = spawn(run, ['--port', '0', '--bind', '127.0.0.1', '--events', events, '--json', json, ...extra, '--', ...program],
-    { env: w.env, cwd: w.runtime, stdio: ['ignore', 'pipe', 'pipe'] });
+    { env: { ...w.env, ...env }, cwd: w.runtime, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(p);
   let out = '';
   p.stdout.on('data', (d) => (out += d));
@@ -148,30 +153,112 @@ async function stop(w) {
 
 // ---- the cases ----
 
-// A sample of gtk_stall's stall, ms into it.
-const inStall = (ms) => (e) => e.type === 'hang_sample' && e.elapsed_ms >= ms &&
-  JSON.stringify(e.stack).includes('attach_stall_callback');
+// A sample of a stall in fn, ms into it.
+const inStall = (ms, fn = 'attach_stall_callback') => (e) => e.type === 'hang_sample' &&
+  e.elapsed_ms >= ms && JSON.stringify(e.stack).includes(fn);
+const framesCounted = (r) => (r.lines().filter((e) => e.type === 'metrics').pop() || {}).total_frames || 0;
+
+// The frames the program said it drew (its last line, matched by re) counted once: not also its
+// toplevel's commits (a toolkit's hook turns commit counting off), at most extra more.
+function countedOnce(r, re, extra) {
+  const own = Number((re.exec(r.output()) || [])[1]), counted = framesCounted(r);
+  if (!(own >= 30) || counted < own * 0.95 || counted > own * 1.05 + extra) fail(`the program drew ${own} frames, lagscope counted ${counted}`);
+  console.log(`wayland: the program drew ${own} frames, lagscope counted ${counted}`);
+}
+
+// Two shots 1.2 s apart while the program's main thread is stuck in fn (wayland_NAME_1/2.png):
+// the hang badge in both, and changed between them (it counts up: the HUD is live).
+async function badgeCountsMidStall(w, r, name, fn) {
+  await until(`${name}'s stall under way`, () => r.lines().some(inStall(500, fn)));
+  const first = screenshot(w, `${name}_1`);
+  await sleep(1200);
+  const second = screenshot(w, `${name}_2`);
+  const box1 = badgeBox(first), box2 = badgeBox(second);
+  if (!box1 || !box2) fail(`no hang badge in the shots mid-stall (${outDir}/wayland_${name}_*.png): ${r.output()}`);
+  const changed = changedIn(first, second, box1);
+  if (changed < 20) fail(`${name}: the badge did not count between the shots (${changed} pixels changed)`);
+  console.log(`wayland: ${name}: badge at (${box1.x0},${box1.y0})-(${box1.x1},${box1.y1}), ${changed} of its pixels changed in 1.2 s`);
+}
+
+// lagscope-run's end: exit 0 and a hang of at least ms whose cause names fn.
+async function hangFoundWhole(r, ms, fn) {
+  const code = await r.ended;
+  const hangs = r.json().hangs || [];
+  const stall = hangs.find((h) => h.duration_ms >= ms);
+  if (code !== 0 || !stall) fail(`lagscope-run exit ${code}, hangs ${JSON.stringify(hangs).slice(0, 400)}: ${r.output()}`);
+  if (!JSON.stringify(stall).includes(fn)) fail(`the stall's cause misses ${fn}: ${JSON.stringify(stall).slice(0, 600)}`);
+  console.log(`wayland: hang of ${stall.duration_ms} ms, cause: ${stall.cause}`);
+  return stall;
+}
 
 // A GTK 3 program of the project's (gtk_stall) stalls 4 s: the HUD's badge counts in two shots
 // mid-stall, the hang is found whole with its cause.
 async function gtkStallBadgeCounts() {
   const w = await startWeston('stall');
   const r = startRun(w, [], [gtkStall, '--button', '--stall-ms', '4000', '--stall-after-ms', '1500', '--quit-after-ms', '500']);
-  await until('the 4 s stall under way', () => r.lines().some(inStall(500)));
-  const first = screenshot(w, 'stall_1');
-  await sleep(1200);
-  const second = screenshot(w, 'stall_2');
-  const box1 = badgeBox(first), box2 = badgeBox(second);
-  if (!box1 || !box2) fail(`no hang badge in the shots mid-stall (${outDir}/wayland_stall_*.png): ${r.output()}`);
-  const changed = changedIn(first, second, box1);
-  if (changed < 20) fail(`the badge did not count between the shots (${changed} pixels changed)`);
-  console.log(`wayland: badge at (${box1.x0},${box1.y0})-(${box1.x1},${box1.y1}), ${changed} of its pixels changed in 1.2 s`);
-  const code = await r.ended;
-  const hangs = r.json().hangs || [];
-  const stall = hangs.find((h) => h.duration_ms >= 3500);
-  if (code !== 0 || !stall) fail(`lagscope-run exit ${code}, hangs ${JSON.stringify(hangs).slice(0, 400)}: ${r.output()}`);
-  if (!JSON.stringify(stall).includes('attach_stall_callback')) fail(`the stall's cause misses attach_stall_callback: ${JSON.stringify(stall).slice(0, 600)}`);
-  console.log(`wayland: hang of ${stall.duration_ms} ms, cause: ${stall.cause}`);
+  await badgeCountsMidStall(w, r, 'stall', 'attach_stall_callback');
+  await hangFoundWhole(r, 3500, 'attach_stall_callback');
+  await stop(w);
+}
+
+// GTK 4 (the tests' gtk4_stall, animating every frame, GSK_RENDERER=cairo as in
+// test_attach_gtk4.c) stalls 4 s: the badge counts mid-stall, the hang is found whole, and its
+// frames are counted once (GDK's signals; its toplevel's commits are not counted as well).
+async function gtk4StallBadgeCounts() {
+  console.log('wayland: GTK 4');
+  if (!have(gtk4Stall, 'GTK 4: no gtk4_stall (libgtk-4-dev)')) return;
+  const w = await startWeston('gtk4');
+  const r = startRun(w, [], [gtk4Stall, '--stall-ms', '4000', '--stall-after-ms', '1500', '--run-ms', '7000'],
+    { GSK_RENDERER: 'cairo' });
+  await badgeCountsMidStall(w, r, 'gtk4_stall', 'attach_gtk4_stall');
+  await hangFoundWhole(r, 3500, 'attach_gtk4_stall');
+  countedOnce(r, /gtk4_stall: (\d+) frames/, 2);
+  await stop(w);
+}
+
+// Qt 6 (the tests' qt6_stall, QT_QPA_PLATFORM=wayland, its label repainted every 16 ms) stalls
+// 6 s: the badge counts mid-stall, the hang is found whole, its paints counted once.
+async function qt6StallBadgeCounts() {
+  console.log('wayland: Qt 6');
+  if (!have(qt6Stall, 'Qt 6: no qt6_stall (qt6-base-dev)') || !have(qt6Wayland, 'Qt 6: no Wayland plugin (qt6-wayland)')) return;
+  const w = await startWeston('qt6');
+  const r = startRun(w, [], [qt6Stall, '1500', '6000', '9000'], { QT_QPA_PLATFORM: 'wayland' });
+  await badgeCountsMidStall(w, r, 'qt6_stall', 'attach_qt_stall');
+  await hangFoundWhole(r, 5500, 'attach_qt_stall');
+  countedOnce(r, /qt_stall: (\d+) paints/, 3); /* QBackingStore::flush: its window's first too */
+  await stop(w);
+}
+
+// The HUD's panel (dark and neutral, #141419 at 82% over the window): rows with a run of at
+// least 40 such pixels beside its badge, which no text or widget of a light theme makes. Below
+// weston's panel (its top 32 rows, dark too).
+function hudPanelRows(png) {
+  let rows = 0;
+  for (let y = 34; y < png.height; y++) {
+    let run = 0, best = 0;
+    for (let x = 0; x < png.width; x++) {
+      const [r, g, b] = png.at(x, y);
+      run = Math.max(r, g, b) < 80 && Math.max(r, g, b) - Math.min(r, g, b) < 16 ? run + 1 : 0;
+      best = Math.max(best, run);
+    }
+    if (best >= 40) rows++;
+  }
+  return rows;
+}
+
+// Debian's gtk4-widget-factory (gtk-4-examples), its own renderer: frames counted, the HUD in a shot.
+async function widgetFactoryHud() {
+  console.log('wayland: gtk4-widget-factory');
+  if (!have(widgetFactory, 'gtk4-widget-factory: not installed (gtk-4-examples)')) return;
+  const w = await startWeston('gtk4wf');
+  const r = startRun(w, [], [widgetFactory]);
+  const frames = await until('10 frames of gtk4-widget-factory counted', () => (framesCounted(r) >= 10 ? framesCounted(r) : null));
+  await sleep(1000); /* its window drawn, the HUD updated */
+  const rows = hudPanelRows(screenshot(w, 'widget_factory'));
+  if (rows < 30) fail(`no HUD over gtk4-widget-factory (${outDir}/wayland_widget_factory.png: ${rows} rows of its panel)`);
+  console.log(`wayland: gtk4-widget-factory: ${frames} frames counted, the HUD's panel ${rows} rows high`);
+  process.kill(r.lines().find((e) => e.type === 'run_started').pid, 'SIGTERM');
+  await r.ended;
   await stop(w);
 }
 
@@ -244,6 +331,9 @@ async function clickThrough() {
   if (!only || only === 'shm')
   await simpleShmFrames();
   if (!only || only === 'click') await clickThrough();
+  if (!only || only === 'gtk4') await gtk4StallBadgeCounts();
+  if (!only || only === 'qt6') await qt6StallBadgeCounts();
+  if (!only || only === 'gtk4wf') await widgetFactoryHud();
   console.log(`wayland: ok (${shots} screenshots in ${outDir})`);
 })().catch((e) => {
   if (!process.exitCode) console.error(`wayland: FAIL: ${e.stack}`);
