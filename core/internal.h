@@ -58,6 +58,11 @@ void lagscope__recorder_free(lagscope__recorder *r);
 lagscope__watch_ring *lagscope__recorder_ring(lagscope__recorder *r);
 void lagscope__recorder_wake(lagscope__recorder *r);
 void lagscope__recorder_hang_suspended(lagscope__recorder *r, uint64_t ns);
+/* Whether the last metrics item still waits in the ring (a tick then waits for the next: the
+ * frame meter keeps counting), so that a slow recorder's ring is not filled with them; sent:
+ * one was filled, said before its commit. F */
+int lagscope__recorder_metrics_waiting(lagscope__recorder *r);
+void lagscope__recorder_metrics_sent(lagscope__recorder *r);
 /* As lagscope__monitor_capture_now. A, L */
 int lagscope__recorder_capture_now(lagscope__recorder *r, char **json, uint64_t timeout_ns);
 

@@ -178,7 +178,8 @@ static void send_hitch(lagscope__monitor *in, const lagscope__watchdog_step *ste
 }
 
 /* The frames and the watchdog's figures; the recorder adds the usage and publishes. F */
-static void send_metrics(lagscope__monitor *in, uint64_t now) {
+static void send_metrics(lagscope__monitor *in, uint64_t now, int last) {
+  if (lagscope__recorder_metrics_waiting(in->recorder) && !last) return;
   lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_METRICS);
   if (item == NULL) return;
   lagscope_metrics *m = &item->u.metrics;
@@ -196,6 +197,7 @@ static void send_metrics(lagscope__monitor *in, uint64_t now) {
   m->stopped_ms = in->watchdog.stopped_ns / NS_PER_MS;
   m->monitor_starved_ms = in->watchdog.starved_total_ns / NS_PER_MS;
   m->monitor_blind_ms = in->watchdog.blind_total_ns / NS_PER_MS;
+  lagscope__recorder_metrics_sent(in->recorder);
   item_end(in);
 }
 
@@ -327,15 +329,12 @@ static void monitor_main(void *arg) {
     learn_loop_wait(in, &step, now);
     if (step.post_ping) post_ping(in, now);
     if (now + usage_early >= next_usage) {
-      send_metrics(in, now);
+      send_metrics(in, now, 0);
       next_usage += usage_interval;
       if (next_usage <= now) next_usage = now + usage_interval; /* after a suspension */
     }
     uint64_t wake = step.wake_at_ns < next_usage ? step.wake_at_ns : next_usage;
-    /* Blindness counts from the step's end: its sample looked at the main thread, and a stall
-     * within it is shorter than the sample's bounded wait, far below a threshold. */
-    uint64_t done = lagscope__now_ns();
-    in->watchdog_input.planned_wake_ns = wake > done ? wake : done;
+    in->watchdog_input.planned_wake_ns = wake;
     in->watchdog_input.busy_until_ns = now;
     in->watchdog_input.expected_wake_ns = wake;
     note_queued(in, lagscope__now_ns());
@@ -348,7 +347,7 @@ static void monitor_main(void *arg) {
                lagscope__watchdog_hang_duration(&in->watchdog, stop_ns), stop_ns);
   /* A last sample, so that the frames since the last one are told: a run that ends between
    * two (a timed benchmark's last frames, then exit) still leaves its true total_frames. */
-  send_metrics(in, stop_ns);
+  send_metrics(in, stop_ns, 1);
   last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */
 }
 

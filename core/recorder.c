@@ -45,6 +45,7 @@ struct lagscope__recorder {
   lagscope__thread *thread;
   _Atomic int stopping;
   _Atomic uint64_t hang_suspended_ns; /* the watch thread's: the open hang's stopped time */
+  _Atomic int metrics_pending; /* a metrics item not yet published: the next tick waits */
   _Atomic uint64_t hangs;
   _Atomic int hang_in_progress;
 
@@ -130,12 +131,13 @@ static void hang_began(lagscope__recorder *r, const lagscope__watch_item *item) 
   save_hang_report(r, lagscope__now_ns(), 1);
 }
 
-/* Samples the watch thread left out while the ring filled, said once per hang. A */
+/* Samples the watch thread left out while the ring filled, said once per hang in the log (the
+ * report's samples.thinned counts them): no error, the hang is still recorded. A */
 static void say_thinned(lagscope__recorder *r) {
   if (r->hang_thinned == 0) return;
-  lagscope__publish_error(LAGSCOPE_ELIMIT, "hang %llu: %llu samples of the main thread thinned: "
-                          "the recorder fell behind (its report's samples.thinned)",
-                          (unsigned long long)r->hang_id, (unsigned long long)r->hang_thinned);
+  lagscope__log("hang %llu: %llu samples of the main thread thinned: the recorder fell behind "
+                "(its report's samples.thinned)",
+                (unsigned long long)r->hang_id, (unsigned long long)r->hang_thinned);
 }
 
 static void hang_ended(lagscope__recorder *r, uint64_t duration_ns, uint64_t end_ns) {
@@ -232,6 +234,14 @@ static void publish_metrics(lagscope__recorder *r, const lagscope_metrics *watch
   lagscope__publish(&e);
 }
 
+int lagscope__recorder_metrics_waiting(lagscope__recorder *r) {
+  return atomic_load_explicit(&r->metrics_pending, memory_order_acquire);
+}
+
+void lagscope__recorder_metrics_sent(lagscope__recorder *r) {
+  atomic_store_explicit(&r->metrics_pending, 1, memory_order_release);
+}
+
 static void publish_blind(const lagscope__watch_item *item) {
   lagscope_event e = {.type = LAGSCOPE_EVENT_MONITOR_BLIND};
   e.as.monitor_blind.start_ns = item->start_ns;
@@ -267,7 +277,10 @@ static void handle(lagscope__recorder *r, const lagscope__watch_item *item) {
     break;
   case LAGSCOPE__WATCH_ENDED: hang_ended(r, item->duration_ns, item->end_ns); break;
   case LAGSCOPE__WATCH_HITCH: hitch(r, item); break;
-  case LAGSCOPE__WATCH_METRICS: publish_metrics(r, &item->u.metrics); break;
+  case LAGSCOPE__WATCH_METRICS:
+    publish_metrics(r, &item->u.metrics);
+    atomic_store_explicit(&r->metrics_pending, 0, memory_order_release);
+    break;
   case LAGSCOPE__WATCH_BLIND: publish_blind(item); break;
   }
 }
