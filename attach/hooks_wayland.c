@@ -14,6 +14,7 @@
 #include "preload.h"
 
 #include "wayland_hud.h"
+#include "wayland_abi.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -27,28 +28,6 @@
 #define MAX_ARGS 20 /* WL_CLOSURE_MAX_ARGS */
 #define XDG_SURFACES 16
 
-/* libwayland's ABI (wayland-util.h): a proxy begins with its wl_object, whose first member is
- * its interface. */
-struct wl_message {
-  const char *name, *signature;
-  const void **types;
-};
-struct wl_interface {
-  const char *name;
-  int version, method_count;
-  const struct wl_message *methods;
-  int event_count;
-  const struct wl_message *events;
-};
-union wl_argument {
-  int32_t i;
-  uint32_t u;
-  const char *s;
-  void *o;
-  uint32_t n;
-  void *a;
-  int32_t h;
-};
 typedef void *(*marshal_array_fn)(void *proxy, uint32_t opcode, const struct wl_interface *iface,
                                   uint32_t version, uint32_t flags, union wl_argument *args);
 

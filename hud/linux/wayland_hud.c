@@ -14,6 +14,7 @@
  * that did not load it itself: its functions are looked up in the process (dlsym). */
 #define _GNU_SOURCE /* memfd_create */
 #include "wayland_hud.h"
+#include "wayland_abi.h"
 
 #include "hud.h" /* lagscope__hud_hold */
 #include "internal.h"
@@ -36,27 +37,6 @@
 #define STACK_BYTES (256 * 1024)
 #define SLOTS 2 /* buffers: one the compositor may hold, one to draw into */
 
-/* ---- libwayland-client's ABI ---- */
-struct wl_message {
-  const char *name, *signature;
-  const void **types;
-};
-struct wl_interface {
-  const char *name;
-  int version, method_count;
-  const struct wl_message *methods;
-  int event_count;
-  const struct wl_message *events;
-};
-union wl_argument {
-  int32_t i;
-  uint32_t u;
-  const char *s;
-  void *o;
-  uint32_t n;
-  void *a;
-  int32_t h;
-};
 typedef void *proxy;
 #define DESTROY 1u /* WL_MARSHAL_FLAG_DESTROY */
 enum { DISPLAY_GET_REGISTRY = 1, REGISTRY_BIND = 0 };
