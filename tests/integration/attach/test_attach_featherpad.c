@@ -141,7 +141,9 @@ void test_featherpad_cpu_names(void) {
     cpu += check_cpu_names(e);
   }
   printf("%d hangs with a report, %d on the CPU\n", hangs, cpu);
-  CHECK_MSG(cpu >= 2, "%d CPU hangs of %d: featherpad's large file made fewer than two", cpu, hangs);
+  /* Laying the file out is one CPU hang on any machine; the resizes' relayouts pass the
+   * threshold only on a slower or busier one (none on a quiet 2-core machine). */
+  CHECK_MSG(cpu >= 1, "%d CPU hangs of %d: featherpad's large file made none", cpu, hangs);
   cJSON_Delete(all);
   xvfb_stop(&xvfb);
   remove_folder();

@@ -306,7 +306,9 @@ async function clickThrough() {
   xvfb.stdio[3].on('data', (d) => (number += d));
   const display = ':' + (await until('Xvfb\'s display number', () => (/\n/.test(number) ? number.trim() : null)));
   const w = await startWeston('click', display);
-  const r = startRun(w, [], [gtkStall, '--button', '--stall-ms', '2500', '--stall-after-ms', '1500', '--quit-after-ms', '8000']);
+  // The HUD at the top left, where gtk_stall's button is (the default corner, bottom left, is
+  // clear of it).
+  const r = startRun(w, ['--hud-corner', 'tl'], [gtkStall, '--button', '--stall-ms', '2500', '--stall-after-ms', '1500', '--quit-after-ms', '8000']);
   await until('the stall under way', () => r.lines().some(inStall(500)));
   const box = badgeBox(screenshot(w, 'click_stall'));
   if (!box) fail(`no hang badge mid-stall (${outDir}/wayland_click_stall.png)`);
