@@ -120,6 +120,15 @@ int main(int argc, char **argv) {
       continue;
     }
     double blind_ms = covered_ms(s, &blind);
+    if (blind_ms < STALL_MS - THRESHOLD_MS - LOOK_SLACK_MS) { /* the spans, for the log */
+      for (int k = 0; k < stalls.len && k < 4; k++)
+        printf("stall %d: %.0f..%.0f\n", k + 1, stalls.items[k].start_ms, stalls.items[k].end_ms);
+      for (int k = 0; k < hangs.len && k < 4; k++)
+        printf("hang %d: %.0f..%.0f\n", k + 1, hangs.items[k].start_ms, hangs.items[k].end_ms);
+      for (int k = 0; k < blind.len && k < 6; k++)
+        printf("blind %d: %.0f..%.0f\n", k + 1, blind.items[k].start_ms, blind.items[k].end_ms);
+      printf("hitches of the threshold or more: %d\n", hitches_long);
+    }
     CHECK_MSG(blind_ms >= STALL_MS - THRESHOLD_MS - LOOK_SLACK_MS,
               "stall %d (%.0f ms) is no hang, and lagscope said it was blind for only %.0f ms "
               "of it", i + 1, s.end_ms - s.start_ms, blind_ms);
