@@ -122,6 +122,9 @@ typedef struct lagscope__watchdog {
   uint64_t hang_suspended_ns; /* time the process was stopped during this hang */
   uint64_t stopped_ns;        /* time the process was stopped (SIGSTOP, a debugger), ever */
   uint64_t starved_total_ns;  /* time the monitor woke late waiting for a CPU, ever (not excused) */
+  /* Lateness of a threshold or more, not waiting for a CPU, while the main thread ran: the
+   * monitor alone was held (asleep in the kernel), not the process stopped; ever. */
+  uint64_t held_ns;
   /* Time the monitor looked later than it planned with no hang open, busy with its own work or
    * waiting for a CPU, ever: a stall that began and ended then went unseen. */
   uint64_t blind_total_ns;

@@ -50,17 +50,34 @@ void lagscope__watchdog_init(lagscope__watchdog *w, const lagscope_config *c, ui
   w->not_before_ns = now_ns;
 }
 
+/* The main thread came back from a gap, or answered a ping, between from and to: it ran. */
+static int main_ran_between(const lagscope__main_signals *signals, uint64_t from, uint64_t to) {
+  uint64_t resumed = atomic_load_explicit(&signals->resumed_ns, memory_order_acquire);
+  uint64_t answered = atomic_load_explicit(&signals->answered_ns, memory_order_acquire);
+  return (resumed > from && resumed < to) || (answered > from && answered < to);
+}
+
 /* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU:
  * the process was stopped (SIGSTOP, a debugger, the OS suspending it), so that time says
- * nothing about the main thread. */
-static void notice_suspension(lagscope__watchdog *w, const lagscope__watchdog_input *input,
-                              uint64_t now_ns, lagscope__watchdog_step *step) {
+ * nothing about the main thread. Unless the main thread ran meanwhile (its first sign of life
+ * after a gap, or an answer, well before the monitor's wake-up: after a stop both run again
+ * from the same moment): then the monitor alone was held, asleep in the kernel (a page fault
+ * waiting for the memory map's lock while the app's threads start and end, under ASan most
+ * of all), and that lateness is blindness, told, or the open hang's. */
+static void notice_suspension(lagscope__watchdog *w, const lagscope__main_signals *signals,
+                              const lagscope__watchdog_input *input, uint64_t now_ns,
+                              lagscope__watchdog_step *step) {
   if (now_ns <= input->expected_wake_ns) return;
   uint64_t late = now_ns - input->expected_wake_ns;
   uint64_t starved = input->starved_ns;
   uint64_t stopped = late > starved ? late - starved : 0;
   w->starved_total_ns += late < starved ? late : starved;
   if (stopped < w->threshold_ns) return;
+  uint64_t resumed_by = now_ns - starved - w->blind_report_ns; /* stopped >= threshold > it */
+  if (main_ran_between(signals, input->expected_wake_ns, resumed_by)) {
+    w->held_ns += stopped;
+    return;
+  }
   w->stopped_ns += stopped;
   step->resumed = 1;
   if (w->hang_active) w->hang_suspended_ns += stopped;
@@ -186,7 +203,7 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
                             const lagscope__watchdog_input *input, uint64_t now_ns,
                             lagscope__watchdog_step *step) {
   memset(step, 0, sizeof(*step));
-  notice_suspension(w, input, now_ns, step);
+  notice_suspension(w, signals, input, now_ns, step);
   uint64_t alive = atomic_load_explicit(&signals->alive_ns, memory_order_acquire);
   check_unseen_hang(w, signals, alive, step);
   check_answer(w, signals, alive, step);

@@ -128,6 +128,7 @@ int main(int argc, char **argv) {
       for (int k = 0; k < blind.len && k < 6; k++)
         printf("blind %d: %.0f..%.0f\n", k + 1, blind.items[k].start_ms, blind.items[k].end_ms);
       printf("hitches of the threshold or more: %d\n", hitches_long);
+      fflush(stdout); /* CHECK aborts: a buffered log would be lost with it */
     }
     CHECK_MSG(blind_ms >= STALL_MS - THRESHOLD_MS - LOOK_SLACK_MS,
               "stall %d (%.0f ms) is no hang, and lagscope said it was blind for only %.0f ms "

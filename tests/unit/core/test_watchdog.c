@@ -613,6 +613,67 @@ static void test_a_stall_counts_from_the_last_sign_of_life(void) {
   CHECK(!s.hang_began && !s.hang_ended && !s.late_ended);
 }
 
+/* Issue 47, seen under ASan with threads starting and ending: the monitor saw a stall late,
+ * then slept 640 ms in the kernel (not queued for a CPU), and the main thread came back from
+ * its 500 ms stall in the middle of that. Not a stop: the stall is a hang from its last sign of
+ * life, not a hitch; and with no stall, that time is blindness, told. A real stop (the main
+ * thread shows life only as the monitor wakes) is still excused. */
+/* A step at now, planned at planned, none of the lateness queued for a CPU. */
+static void run_held(lagscope__watchdog *w, uint64_t planned, uint64_t now,
+                     lagscope__watchdog_step *s) {
+  input = (lagscope__watchdog_input){.expected_wake_ns = planned, .planned_wake_ns = planned};
+  lagscope__watchdog_run(w, &signals, &input, now, s);
+}
+
+static void test_a_held_monitor_is_no_stop(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  for (int stalled = 0; stalled <= 1; stalled++) {
+    reset(&w, 0);
+    step_at(&w, 1000 * MS, &s);
+    CHECK(s.post_ping);
+    uint64_t t0 = 1001 * MS;
+    answer(w.ping_seq, t0);
+    step_at(&w, s.wake_at_ns, &s);
+    CHECK(s.post_ping);
+    uint64_t planned = s.wake_at_ns;
+    if (stalled) { /* one look while late */
+      run_starved(&w, planned, planned, &s);
+      CHECK(s.sample_early);
+      planned = s.wake_at_ns;
+      atomic_store(&signals.resumed_from_ns, t0);
+      atomic_store(&signals.resumed_ns, t0 + 500 * MS);
+      atomic_store(&signals.alive_ns, planned + 630 * MS);
+    } else {
+      answer(w.ping_seq, planned - 5 * MS + 100 * MS); /* an answer in the middle */
+    }
+    run_held(&w, planned, planned + 640 * MS, &s);
+    CHECK_MSG(!s.resumed, "stalled %d: taken for a stop (stopped %llu ms)", stalled,
+              (unsigned long long)(w.stopped_ns / MS));
+    CHECK_EQ_INT(w.stopped_ns, 0);
+    CHECK_EQ_INT(w.held_ns, 640 * MS);
+    if (stalled) {
+      CHECK_MSG(s.hang_began && s.hang_ended && !s.late_ended, "began %d ended %d hitch %d",
+                s.hang_began, s.hang_ended, s.late_ended);
+      CHECK_EQ_INT(w.hang_start_ns, t0);
+      CHECK_EQ_INT(s.duration_ns, 500 * MS);
+    } else {
+      CHECK(s.blind && !s.hang_began);
+      CHECK_EQ_INT(s.blind_ns, 640 * MS);
+    }
+  }
+  /* Stopped: the main thread answers only as the process runs again, with the monitor. */
+  reset(&w, 0);
+  step_at(&w, 1000 * MS, &s);
+  answer(w.ping_seq, 1001 * MS);
+  step_at(&w, s.wake_at_ns, &s);
+  uint64_t planned = s.wake_at_ns;
+  answer(w.ping_seq, planned + 639 * MS);
+  run_held(&w, planned, planned + 640 * MS, &s);
+  CHECK(s.resumed && !s.blind && !s.hang_began);
+  CHECK_EQ_INT(w.held_ns, 0);
+}
+
 /* The main thread records its gaps, and the watchdog takes one it did not see for a stall: an
  * idle spell (lagscope_idle_begin to _end) is none. */
 static void test_an_idle_spell_is_no_gap(void) {
@@ -649,6 +710,7 @@ static const test_case cases[] = {
     TEST_CASE(a_busy_monitor_ends_a_stall_where_it_ended),
     TEST_CASE(stale_ping),
     TEST_CASE(excused_is_not_a_hang),
+    TEST_CASE(a_held_monitor_is_no_stop),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
