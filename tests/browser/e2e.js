@@ -754,7 +754,9 @@ async function run(opts, playwright) {
     const chainItem = '[data-testid=hang-item][data-id="' + chainEnded.report_id + '"]';
     await clickHangItem(chainPage, chainItem, 10000);
     const chainVerdict = chainPage.locator('[data-testid=hang-detail][data-id="' + chainEnded.report_id + '"] [data-testid=verdict]');
-    await chainVerdict.waitFor({ timeout: 10000 });
+    // Generous: under TSan the report this opens (every thread of a lock chain) took over 10 s
+    // to arrive once in a loaded CI run; the wait ends as soon as the verdict is drawn.
+    await chainVerdict.waitFor({ timeout: 30000 });
     const chainReport = await fetchReport(chainPage, chainEnded.report_id);
     check(chainReport.cause && chainReport.cause.kind === 'lock', 'the chain report\'s cause: ' + JSON.stringify(chainReport.cause));
     const chainBadge = await chainVerdict.locator('.verdict-head [data-testid=kind-badge]').textContent();
