@@ -97,8 +97,11 @@ int lagscope__bus_publish(lagscope__bus *bus, const lagscope_event *event) {
   }
   slot->event = *event;
   atomic_store_explicit(&slot->sequence, (pos & ~bus->mask) + 1, memory_order_release);
-  /* seq_cst pairs with the consumer's store of consumer_sleeping and its re-check. */
-  if (atomic_load_explicit(&bus->consumer_sleeping, memory_order_seq_cst) &&
+  /* A store then a load, as the consumer's in lagscope__bus_wait: without a full fence on both
+   * sides the load may pass the store (x86's store buffer), each side misses the other's store,
+   * and the event waits for the consumer's timed wait (test_bus's wake_never_missed). */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&bus->consumer_sleeping, memory_order_relaxed) &&
       atomic_exchange_explicit(&bus->consumer_sleeping, 0, memory_order_seq_cst))
     lagscope__wakeup_post(bus->wakeup);
   return LAGSCOPE_OK;
@@ -150,8 +153,10 @@ static int any_ready(const lagscope__bus *bus) {
 }
 
 void lagscope__bus_wait(lagscope__bus *bus, uint64_t deadline_ns) {
-  atomic_store_explicit(&bus->consumer_sleeping, 1, memory_order_seq_cst);
-  /* Re-check after announcing: a publisher that committed before it saw the flag. */
+  atomic_store_explicit(&bus->consumer_sleeping, 1, memory_order_relaxed);
+  /* Re-check after announcing, past a full fence (the publisher's pair): a publisher that
+   * committed before it saw the flag. */
+  atomic_thread_fence(memory_order_seq_cst);
   if (!any_ready(bus)) lagscope__wakeup_wait_until(bus->wakeup, deadline_ns);
   atomic_store_explicit(&bus->consumer_sleeping, 0, memory_order_seq_cst);
 }

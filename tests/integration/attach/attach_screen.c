@@ -155,6 +155,20 @@ void await_live_badge(Display *d, Window app, const char *name) {
   await_live_badge_after(d, app, name, 0);
 }
 
+/* qt_stall (the build at `path`: Qt 5's or Qt 6's) under lagscope-run, a 2.5 s stall 3 s in:
+ * the overlay's badge counts up over its window (await_live_badge, shots named by name), and
+ * lagscope-run exits 0. */
+void qt_stall_live_badge(const char *path, const char *name) {
+  char *program[] = {(char *)path, "3000", "2500", NULL};
+  spawn_proc p;
+  Display *d = NULL;
+  Window app = start_under_overlay(&p, NULL, program, "qt_stall", &d);
+  await_live_badge(d, app, name);
+  XCloseDisplay(d);
+  char err[16384];
+  CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0);
+}
+
 /* The expanded HUD's "LAST HANG" row (hud/layout.c: baseline 164, 8 from the corner). */
 static const box last_hang_row = {18, 156, 258, 178};
 

@@ -118,6 +118,7 @@ void await_shot(Display *d, Window app, int (*pred)(const shot *, const shot *),
 void await_more(const char *type, int n);
 void await_live_badge_after(Display *d, Window app, const char *name, int ended);
 void await_live_badge(Display *d, Window app, const char *name);
+void qt_stall_live_badge(const char *path, const char *name);
 int last_hang_shown(const shot *s, const shot *before);
 int last_hang_changed(const shot *s, const shot *before);
 

@@ -489,6 +489,18 @@ void test_overlay_mousepad_over_its_dialog(void) {
   badge_over_open_dialog(program, "Untitled 1 - Mousepad", "Open File", 0, "mousepad-dialog");
 }
 
+/* l3afpad under lagscope-run (EXTRA its options, or NULL), its start-up over (drawn and
+ * answering): its window, on the display it opens in *d. */
+static Window l3afpad_started(spawn_proc *p, char *extra[], Display **d) {
+  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
+  CHECK(spawn_start(p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
+  *d = screen_open(getenv("DISPLAY"), WAIT_MS);
+  CHECK(*d != NULL);
+  Window win = await_window(*d, "(Untitled)");
+  await_drawn_and_answering();
+  return win;
+}
+
 /* Debian's l3afpad (GTK 3, stripped), unchanged, opens FIFOs through File > Open as a user
  * would. Opening one, it reads it on the main thread, then opens it again for writing (fopen
  * "a": can the file be saved?); either call blocks while the other end is not there:
@@ -516,13 +528,9 @@ void test_l3afpad_fifo_phases(void) {
   snprintf(reports, sizeof reports, "%s/reports", folder);
   CHECK(mkfifo(fifo_read, 0600) == 0 && mkfifo(fifo_open, 0600) == 0);
   char *extra[] = {"--budget-ms", "500", "--junit", junit, "--report-dir", reports, "--hud-expanded", NULL};
-  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
   spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window win = await_window(d, "(Untitled)");
-  await_drawn_and_answering(); /* its start-up over: what follows is the FIFOs' */
+  Display *d;
+  Window win = l3afpad_started(&p, extra, &d); /* what follows is the FIFOs' */
   await_overlay(d, win, 1);
   shot before, after;
   await_shot(d, win, overlay_hud_shown, NULL, &before, "the HUD");
@@ -638,22 +646,15 @@ void test_l3afpad_killed_in_hang(void) {
   skip_without(LAGSCOPE_XDOTOOL_PATH);
   make_folder();
   with_screen();
-  setenv("XDG_CONFIG_HOME", folder, 1);
-  setenv("XDG_DATA_HOME", folder, 1);
-  setenv("XDG_CACHE_HOME", folder, 1);
-  setenv("GSETTINGS_BACKEND", "memory", 1);
+  gtk_settings_in_folder();
   char fifo[400], reports[320];
   snprintf(fifo, sizeof fifo, "%s/fifo_killed.txt", folder);
   snprintf(reports, sizeof reports, "%s/reports", folder);
   CHECK(mkfifo(fifo, 0600) == 0);
   char *extra[] = {"--budget-ms", "500", "--junit", junit, "--report-dir", reports, "--no-hud", NULL};
-  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
   spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(extra, program), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window win = await_window(d, "(Untitled)");
-  await_drawn_and_answering();
+  Display *d;
+  Window win = l3afpad_started(&p, extra, &d);
   pid_t app = child_of(p.pid);
   CHECK_MSG(app > 0, "lagscope-run %d has no child", (int)p.pid);
   int writer = open(fifo, O_RDWR | O_CLOEXEC); /* a writer: l3afpad's open does not wait */
@@ -702,13 +703,9 @@ void test_hud_clear_of_menu_bar(void) {
   with_screen();
   gtk_settings_in_folder();
   run_at_default_corner = 1;
-  char *program[] = {LAGSCOPE_L3AFPAD_PATH, NULL};
   spawn_proc p;
-  CHECK(spawn_start(&p, LAGSCOPE_RUN_PATH, run_args(NULL, program), SPAWN_CAPTURE_STDERR) == 0);
-  Display *d = screen_open(getenv("DISPLAY"), WAIT_MS);
-  CHECK(d != NULL);
-  Window win = await_window(d, "(Untitled)");
-  await_drawn_and_answering();
+  Display *d;
+  Window win = l3afpad_started(&p, NULL, &d);
   Window overlay = await_window(d, OVERLAY_TITLE);
   int ox = 0, oy = 0, wx = 0, wy = 0;
   XWindowAttributes oa, wa;

@@ -244,14 +244,7 @@ void test_overlay_qt6_live_badge(void) {
   make_folder();
   with_screen();
   setenv("QT_QPA_PLATFORM", "xcb", 1);
-  char *program[] = {LAGSCOPE_QT6_STALL_PATH, "3000", "2500", NULL};
-  spawn_proc p;
-  Display *d = NULL;
-  Window app = start_under_overlay(&p, NULL, program, "qt_stall", &d);
-  await_live_badge(d, app, "qt6");
-  XCloseDisplay(d);
-  char err[16384];
-  CHECK_EQ_INT(wait_run(&p, err, sizeof err), 0);
+  qt_stall_live_badge(LAGSCOPE_QT6_STALL_PATH, "qt6");
   xvfb_stop(&xvfb);
   remove_folder();
 }

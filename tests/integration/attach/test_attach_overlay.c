@@ -62,15 +62,7 @@ void test_overlay_qt_live_badge(void) {
   skip_without(LAGSCOPE_QT_STALL_PATH);
   make_folder();
   with_screen();
-  char *program[] = {LAGSCOPE_QT_STALL_PATH, "3000", "2500", NULL};
-  spawn_proc p;
-  Display *d = NULL;
-  Window app = start_under_overlay(&p, NULL, program, "qt_stall", &d);
-  await_live_badge(d, app, "qt");
-  XCloseDisplay(d);
-  char err[16384];
-  int code = wait_run(&p, err, sizeof err);
-  CHECK_EQ_INT(code, 0);
+  qt_stall_live_badge(LAGSCOPE_QT_STALL_PATH, "qt");
   remove_folder();
 }
 

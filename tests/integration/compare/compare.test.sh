@@ -8,21 +8,8 @@
 # Usage: compare.test.sh LAGSCOPE-RUN LAGSCOPE-COMPARE GLIB_TWO_STALLS
 set -uo pipefail
 run=$1 compare=$2 program=$3
-dir=$(mktemp -d /tmp/lagscope-compare-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL $*"; exit 1; }
+source "$(dirname "$0")/common.sh" compare
 viewer=(--port 0 --bind 127.0.0.1)
-
-# expect CODE NAME COMMAND...: runs it, its stderr and stdout in $dir/NAME.out, checks the exit.
-expect() {
-  local code=$1 name=$2
-  shift 2
-  "$@" >"$dir/$name.out" 2>&1
-  local got=$?
-  [ "$got" -eq "$code" ] || { cat "$dir/$name.out"; fail "$name: exit $got, not $code"; }
-}
-has() { grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 lacks: $2"; }; }
-lacks() { ! grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 has: $2"; }; }
 
 # 1. The baseline: one stall, its events kept.
 expect 0 base "$run" "${viewer[@]}" --events "$dir/base.jsonl" --report-dir "$dir/base-reports" -- "$program"

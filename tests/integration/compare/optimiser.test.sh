@@ -13,32 +13,36 @@
 # Usage: optimiser.test.sh LAGSCOPE-RUN LAGSCOPE-COMPARE OPTIMISER_STALL_O0 OPTIMISER_STALL_O2
 set -uo pipefail
 run=$1 compare=$2 o0=$3 o2=$4
-dir=$(mktemp -d /tmp/lagscope-optimiser-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL $*"; exit 1; }
-quiet=(--no-server --no-hud)
+source "$(dirname "$0")/common.sh" optimiser
 
-# stall NAME PROGRAM...: the program under lagscope-run, its events in NAME.jsonl; prints its
-# first hang's signature and frames ("id frame,frame,...").
+# stall NAME LAGSCOPE-RUN-OPTION... -- PROGRAM...: the program under lagscope-run, its events in
+# NAME.jsonl; prints its first hang's signature and frames ("id frame,frame,...").
 stall() {
-  local name=$1
+  local name=$1 code
   shift
-  "$run" "${quiet[@]}" --events "$dir/$name.jsonl" -- "$@" >"$dir/$name.out" 2>&1 ||
-    { cat "$dir/$name.out"; fail "$name: lagscope-run exit $?"; }
+  "$run" "${quiet[@]}" --events "$dir/$name.jsonl" "$@" >"$dir/$name.out" 2>&1
+  code=$?
+  [ "$code" -eq 0 ] || { cat "$dir/$name.out"; fail "$name: lagscope-run exit $code"; }
   grep '"type":"hang_ended"' "$dir/$name.jsonl" | head -1 |
     grep -o '"signature":"[0-9a-f]*","signature_frames":\[[^]]*\]' |
     sed 's/"signature":"\([0-9a-f]*\)","signature_frames":\[\(.*\)\]/\1 \2/; s/"//g'
 }
 
+# one_signature WHAT FRAMES -O0'S -O2'S: both stall's line, the same, with FRAMES (a,b,...).
+one_signature() {
+  local what=$1 frames=$2 a=$3 b=$4
+  [ -n "$a" ] && [ -n "$b" ] || fail "$what: no hang with a signature (-O0: '$a', -O2: '$b')"
+  [ "$a" = "$b" ] || fail "$what: -O0 and -O2 differ: -O0 $a; -O2 $b"
+  case "$a" in
+    *" $frames"*) ;;
+    *) fail "$what: frames are not $frames: $a" ;;
+  esac
+  echo "ok   $what: -O0 and -O2 give one signature ($a)"
+}
+
 # ---- 1. the project's program, -O0 and -O2 --------------------------------------------------
-a=$(stall own-O0 "$o0") b=$(stall own-O2 "$o2")
-[ -n "$a" ] && [ -n "$b" ] || fail "optimiser_stall: no hang with a signature (-O0: '$a', -O2: '$b')"
-[ "$a" = "$b" ] || fail "optimiser_stall: -O0 and -O2 differ: -O0 $a; -O2 $b"
-case "$a" in
-  *" nap,settle,on_timeout,main"*) ;;
-  *) fail "optimiser_stall: frames are not nap, settle, on_timeout, main: $a" ;;
-esac
-echo "ok   optimiser_stall: -O0 and -O2 give one signature ($a)"
+a=$(stall own-O0 -- "$o0") b=$(stall own-O2 -- "$o2")
+one_signature optimiser_stall nap,settle,on_timeout,main "$a" "$b"
 
 # ---- 2. zstd's example, -O0 and -O2 ----------------------------------------------------------
 # zstd_stall NAME PROGRAM: as stall, the output FIFO read once a report of the hang is on disk.
@@ -52,22 +56,13 @@ zstd_stall() {
     sleep 0.1
   done; cat "$dir/$name-in.zst" >/dev/null) &
   local reader=$!
-  "$run" "${quiet[@]}" --report-dir "$dir/$name-reports" --events "$dir/$name.jsonl" -- \
-    "$program" "$dir/$name-in" >"$dir/$name.out" 2>&1 || { cat "$dir/$name.out"; fail "$name: lagscope-run exit $?"; }
+  stall "$name" --report-dir "$dir/$name-reports" -- "$program" "$dir/$name-in"
   wait "$reader"
-  grep '"type":"hang_ended"' "$dir/$name.jsonl" | head -1 |
-    grep -o '"signature":"[0-9a-f]*","signature_frames":\[[^]]*\]' |
-    sed 's/"signature":"\([0-9a-f]*\)","signature_frames":\[\(.*\)\]/\1 \2/; s/"//g'
 }
 if [ -n "${LAGSCOPE_ZSTD_O0:-}" ]; then
   a=$(zstd_stall zstd-O0 "$LAGSCOPE_ZSTD_O0") z=$(zstd_stall zstd-O2 "$LAGSCOPE_ZSTD_O2")
-  [ -n "$a" ] && [ -n "$z" ] || fail "zstd's example: no hang with a signature (-O0: '$a', -O2: '$z')"
-  [ "$a" = "$z" ] || fail "zstd's example: -O0 and -O2 differ: -O0 $a; -O2 $z"
-  case "$a" in
-    *" fopen_orDie,saveFile_orDie,compress_orDie,zstd_example_main,compress,main"*) ;;
-    *) fail "zstd's example: frames are not its helpers': $a" ;;
-  esac
-  echo "ok   zstd's simple_compression.c: -O0 and -O2 give one signature ($a)"
+  one_signature "zstd's simple_compression.c" \
+    fopen_orDie,saveFile_orDie,compress_orDie,zstd_example_main,compress,main "$a" "$z"
 else
   echo "skip zstd's example (libzstd-dev's examples not found at configure time)"
 fi
@@ -79,14 +74,6 @@ old=a615571d531536b7 # the stall's signature at -O2 before signatures survived t
   echo '{"type":"run_started","run_id":"older-build"}'
   echo "{\"type\":\"hang_ended\",\"signature\":\"$old\",\"duration_ms\":520,\"cause\":{\"kind\":\"sleep\",\"label\":\"sleep · on_timeout\"}}"
 } >"$dir/older.jsonl"
-expect() {
-  local code=$1 name=$2
-  shift 2
-  "$@" >"$dir/$name.out" 2>&1
-  local got=$?
-  [ "$got" -eq "$code" ] || { cat "$dir/$name.out"; fail "$name: exit $got, not $code"; }
-}
-has() { grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 lacks: $2"; }; }
 expect 3 plain "$compare" "$dir/older.jsonl" "$dir/own-O2.jsonl"
 has plain.out "1 new, 0 regressed, 1 fixed, 0 unchanged"
 printf '# the same stall, before and after issue 44 item 6\nmerge %s %s  # older build\n\n' "$sig" "$old" >"$dir/merge.rules"

@@ -15,20 +15,8 @@
 # Usage: run_channel.test.sh LAGSCOPE-RUN GLIB_TWO_STALLS
 set -uo pipefail
 run=$1 program=$2
-dir=$(mktemp -d /tmp/lagscope-channel-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL $*"; exit 1; }
-bound=60 # s: a run that did not end by then hangs (timeout's 124 is a failure)
-
-# expect CODE NAME COMMAND...: runs it under the bound, stderr and stdout in $dir/NAME.out.
-expect() {
-  local code=$1 name=$2
-  shift 2
-  timeout "$bound" "$@" >"$dir/$name.out" 2>&1
-  local got=$?
-  [ "$got" -eq "$code" ] || { cat "$dir/$name.out"; fail "$name: exit $got, not $code"; }
-}
-has() { grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 lacks: $2"; }; }
+bound=60 # s: a run that did not end by then hangs (timeout's 124 is a failure): expect's bound
+source "$(dirname "$0")/common.sh" channel
 # await WHAT COMMAND...: until COMMAND succeeds, at most $bound s.
 await() {
   local what=$1 end=$((SECONDS + bound))

@@ -14,20 +14,7 @@
 # Usage: run_gate.test.sh LAGSCOPE-RUN LAGSCOPE-COMPARE GLIB_TWO_STALLS OWN_LOOP
 set -uo pipefail
 run=$1 compare=$2 glib=$3 own=$4
-dir=$(mktemp -d /tmp/lagscope-gate-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL $*"; exit 1; }
-quiet=(--no-server --no-hud)
-
-expect() {
-  local code=$1 name=$2
-  shift 2
-  "$@" >"$dir/$name.out" 2>&1
-  local got=$?
-  [ "$got" -eq "$code" ] || { cat "$dir/$name.out"; fail "$name: exit $got, not $code"; }
-}
-has() { grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 lacks: $2"; }; }
-lacks() { ! grep -qF -- "$2" "$dir/$1" || { cat "$dir/$1"; fail "$1 has: $2"; }; }
+source "$(dirname "$0")/common.sh" gate
 wellformed() { xmllint --noout "$dir/$1" || fail "$1 is not well-formed XML"; }
 
 # ---- 1. unwatched ------------------------------------------------------------------------

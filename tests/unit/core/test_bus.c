@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 static lagscope_event event_with(uint64_t id, const void *payload) {
@@ -189,6 +190,81 @@ static void test_busy_lane_does_not_starve_another(void) {
   lagscope__bus_destroy(&bus);
 }
 
+/* A publish to a consumer going to sleep wakes it. Each side does a store then a load: the
+ * publisher commits its slot and reads consumer_sleeping, the consumer sets consumer_sleeping
+ * and re-checks the lanes; without a full fence between the two the processor may let the load
+ * pass the store (x86's store buffer), both miss the other's store, and the event waits for
+ * the consumer's timed wait (late, never lost). Each trial starts both at once from one flag,
+ * each after its own short, varying spin, so that the publish meets the consumer on its way
+ * into bus_wait again and again; the test measures each event's delivery. */
+#ifdef LAGSCOPE_TEST_UNDER_TSAN
+#define WAKE_TRIALS 20000 /* each turn of the spins costs more */
+#else
+#define WAKE_TRIALS 200000 /* at most */
+#endif
+#define WAKE_BUDGET_NS 20000000000u    /* or 20 s of them, on a loaded machine */
+#define WAKE_TIMED_WAIT_NS 1000000000u /* the consumer's timed wait: 1 s */
+#define WAKE_LATE_NS 500000000u        /* an event this late waited for the timed wait */
+
+static lagscope__bus wake_bus;
+static _Atomic uint64_t wake_go, wake_done; /* the trial started, the trial delivered */
+static uint64_t wake_worst_ns, wake_late, wake_trials_run;
+
+/* Spins while the flag is below `until` (yielding now and then: the other side may need this
+ * core), then a few more turns, varying with the seed. F */
+static void spin_until(_Atomic uint64_t *flag, uint64_t until, uint32_t *seed) {
+  for (uint32_t spins = 1; atomic_load_explicit(flag, memory_order_acquire) < until; spins++)
+    if (spins % 4096 == 0) sched_yield();
+  *seed = *seed * 1103515245u + 12345u;
+  for (volatile uint32_t spin = (*seed >> 16) % 64; spin > 0; spin--) {}
+}
+
+static void *wake_consumer(void *arg) {
+  uint32_t seed = (uint32_t)(uintptr_t)arg;
+  for (uint64_t trial = 1; trial <= WAKE_TRIALS; trial++) {
+    spin_until(&wake_go, trial, &seed);
+    if (atomic_load_explicit(&wake_go, memory_order_acquire) == UINT64_MAX) break; /* budget */
+    lagscope_event out;
+    do lagscope__bus_wait(&wake_bus, lagscope__now_ns() + WAKE_TIMED_WAIT_NS);
+    while (!lagscope__bus_take(&wake_bus, &out));
+    uint64_t latency = lagscope__now_ns() - out.as.hang_began.hang_id;
+    if (latency > wake_worst_ns) wake_worst_ns = latency;
+    if (latency >= WAKE_LATE_NS) wake_late++;
+    wake_trials_run = trial;
+    /* One late event is enough: the rest would each cost a timed wait. */
+    atomic_store_explicit(&wake_done, wake_late > 0 ? WAKE_TRIALS : trial, memory_order_release);
+    if (wake_late > 0) break;
+  }
+  return NULL;
+}
+
+static void test_wake_never_missed(void) {
+  CHECK_EQ_INT(lagscope__bus_init(&wake_bus, 16), 0);
+  pthread_t consumer;
+  pthread_create(&consumer, NULL, wake_consumer, (void *)(uintptr_t)7);
+  uint32_t seed = 1;
+  uint64_t end = lagscope__now_ns() + WAKE_BUDGET_NS;
+  for (uint64_t trial = 1; trial <= WAKE_TRIALS; trial++) {
+    spin_until(&wake_done, trial - 1, &seed);
+    if (atomic_load_explicit(&wake_done, memory_order_acquire) == WAKE_TRIALS) break;
+    if (lagscope__now_ns() >= end) { /* the consumer waits for a trial that will not come */
+      atomic_store_explicit(&wake_go, UINT64_MAX, memory_order_release);
+      break;
+    }
+    atomic_store_explicit(&wake_go, trial, memory_order_release);
+    spin_until(&wake_go, trial, &seed); /* the varying spin alone */
+    lagscope_event e = event_with(lagscope__now_ns(), NULL);
+    CHECK_EQ_INT(lagscope__bus_publish(&wake_bus, &e), 0);
+  }
+  pthread_join(consumer, NULL);
+  printf("worst delivery of a single event to a consumer going to sleep: %.3f ms (%llu trials)\n",
+         (double)wake_worst_ns / 1e6, (unsigned long long)wake_trials_run);
+  CHECK_MSG(wake_late == 0,
+            "an event waited %.0f ms, for the consumer's timed wait (%u ms): a wake-up was missed",
+            (double)wake_worst_ns / 1e6, WAKE_TIMED_WAIT_NS / 1000000u);
+  lagscope__bus_destroy(&wake_bus);
+}
+
 static const test_case cases[] = {
     TEST_CASE(ordering),
     TEST_CASE(drops),
@@ -197,6 +273,7 @@ static const test_case cases[] = {
     TEST_CASE(more_publishers_than_lanes),
     TEST_CASE(queue_keeps_sequences),
     TEST_CASE(busy_lane_does_not_starve_another),
+    TEST_CASE(wake_never_missed),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }

@@ -328,6 +328,17 @@ static void test_texts(void) {
 
 /* ---- the renderer: a hang_ended event's report label reaches the image ------------------- */
 
+/* A HUD at scale 1, expanded or compact, asked to draw. */
+static lagscope__hud *hud_at_scale_one(int expanded) {
+  lagscope_config config = lagscope_config_default();
+  config.hud_expanded = expanded;
+  config.hud_scale = 1.0f;
+  lagscope__hud *h = lagscope__hud_new(&config);
+  CHECK(h != NULL);
+  lagscope__hud_want(h);
+  return h;
+}
+
 /* The renderer's image, after one hang_ended event carrying a report whose cause is cause_json
  * (NULL: no cause), compared with the layout drawn straight from `expected`: 1 when equal. */
 static int renderer_draws_after(const char *cause_json, const lagscope__hud_state *expected,
@@ -339,12 +350,7 @@ static int renderer_draws(const char *cause_json, const lagscope__hud_state *exp
 /* The same, after `times` such events: the same hang again and again. */
 static int renderer_draws_after(const char *cause_json, const lagscope__hud_state *expected,
                                 int times) {
-  lagscope_config config = lagscope_config_default();
-  config.hud_expanded = 1;
-  config.hud_scale = 1.0f;
-  lagscope__hud *h = lagscope__hud_new(&config);
-  CHECK(h != NULL);
-  lagscope__hud_want(h);
+  lagscope__hud *h = hud_at_scale_one(1);
   lagscope_hang_report *report = lagscope__hang_report_new("r-1", 1, "", NULL, NULL);
   CHECK(report != NULL);
   if (cause_json != NULL) {
@@ -385,12 +391,7 @@ static int renderer_draws_after(const char *cause_json, const lagscope__hud_stat
  * compact HUD's rows are all a buffer holds (a row of the image is its whole row in the
  * buffer), and a buffer grows when the HUD expands and shrinks back when it folds. */
 static void test_renderer_buffers_sized_to_layout(void) {
-  lagscope_config config = lagscope_config_default();
-  config.hud_expanded = 0;
-  config.hud_scale = 1.0f;
-  lagscope__hud *h = lagscope__hud_new(&config);
-  CHECK(h != NULL);
-  lagscope__hud_want(h);
+  lagscope__hud *h = hud_at_scale_one(0);
   uint64_t now = 1000000000u;
   for (int round = 0; round < 3; round++) {
     int expanded = round == 1;
