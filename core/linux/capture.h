@@ -62,6 +62,10 @@ int lagscope__capture_handler_is_ours(int sig);
  * runs (its mask blocks every signal: not the app's). Two equal non-zero readings around a read
  * of a thread's mask: no handler ran meanwhile. F */
 uint64_t lagscope__capture_handlers_seen(void);
+/* Under a sanitizer that defers signals to its own interceptors (TSan), the code of its runtime,
+ * whose frames lie between our handler's and the app's: 1 with [*start, *end) when known (the
+ * runtime is a library of its own and a handler has run). F */
+int lagscope__capture_delivery_code(uintptr_t *start, uintptr_t *end);
 /* Before a capture of tid: its stack mapping's end, when learnt, bounds the checked copy. F */
 void lagscope__capture_aim(int32_t tid);
 /* After a capture of tid (the snapshot in hand, on the monitor): the mapping that holds its
