@@ -161,6 +161,7 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
   lagscope__capture_learn_stack(tid);
   int by_signal = out->method == LAGSCOPE__METHOD_SIGNAL;
   lagscope__capture_unwind(&lagscope__capture_the_snapshot, out, by_signal);
+  if (by_signal) lagscope__capture_learn_frames_end(tid, out->walk);
   /* drop capture_handler, and the sanitizer's delivery above it */
   if (by_signal && lagscope__capture_the_snapshot.from_handler && out->depth > 0) {
     memmove(out->frames, out->frames + 1, --out->depth * sizeof(out->frames[0]));

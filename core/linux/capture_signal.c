@@ -211,8 +211,8 @@ copy_own_stack(uint8_t *to, uintptr_t from, size_t len) {
 static _Atomic int force_checked_copy;
 void lagscope__capture_force_checked_copy(int on) { atomic_store(&force_checked_copy, on); }
 
-/* The stack copied in place when its stack pointer is in the main stack's mapping: 1 when
- * copied, every byte from that mapping. Whichever thread runs there, the bytes are mapped. */
+/* The stack copied in place when its stack pointer is in the main stack's mapping, up to the
+ * end of main's frames: 1 when copied, every byte from that mapping. Whichever thread runs there, the bytes are mapped. */
 static int copy_main_stack(lagscope__capture_snapshot *s) {
   uintptr_t sp = s->registers[LAGSCOPE__CFI_SP];
   uintptr_t low = atomic_load_explicit(&main_stack_low, memory_order_relaxed);
@@ -251,11 +251,17 @@ static void note_own_pid(void) { atomic_store_explicit(&own_pid, getpid(), memor
 static _Atomic uintptr_t aimed_low, aimed_high;
 static int32_t known_tid;                          /* monitor only: the mapping last learnt */
 static uintptr_t known_low, known_high;
+/* And where that thread's frames end, learnt from a complete walk (0: not known): above its
+ * outermost frame a glibc thread's mapping holds its TLS and thread descriptor, kilobytes
+ * that the checked copy read through the kernel on every capture for nothing. */
+static uintptr_t known_frames_end;
+#define FRAMES_END_SLACK 256u
 static uint64_t known_read_ns;
 
 void lagscope__capture_aim(int32_t tid) {
   int known = tid == known_tid && tid != 0;
-  atomic_store_explicit(&aimed_high, known ? known_high : 0, memory_order_relaxed);
+  uintptr_t high = known && known_frames_end != 0 ? known_frames_end : known_high;
+  atomic_store_explicit(&aimed_high, known ? high : 0, memory_order_relaxed);
   atomic_store_explicit(&aimed_low, known ? known_low : 0, memory_order_release);
 }
 
@@ -267,7 +273,22 @@ void lagscope__capture_learn_stack(int32_t tid) {
   if (known_read_ns != 0 && now - known_read_ns < MAIN_STACK_REFRESH_NS) return;
   known_read_ns = now; /* a fiber's stack that keeps moving costs one read of the maps a second */
   if (!mapping_holding(sp, &low, &high)) return;
-  known_tid = tid, known_low = low, known_high = high;
+  known_tid = tid, known_low = low, known_high = high, known_frames_end = 0;
+}
+
+void lagscope__capture_learn_frames_end(int32_t tid, int walk) {
+  const lagscope__capture_snapshot *s = &lagscope__capture_the_snapshot;
+  uintptr_t sp = s->registers[LAGSCOPE__CFI_SP];
+  if (tid != known_tid || sp < known_low || sp >= known_high) return;
+  if (walk != LAGSCOPE__WALK_COMPLETE) {
+    /* perhaps cut short by a bound learnt from another layout (the tid reused): unlearnt */
+    if (known_frames_end != 0 && s->stack_base + s->stack_len >= known_frames_end)
+      known_frames_end = 0;
+    return;
+  }
+  if (s->read_high <= sp || known_high - s->read_high <= FRAMES_END_SLACK) return;
+  uintptr_t end = s->read_high + FRAMES_END_SLACK;
+  if (end > known_frames_end) known_frames_end = end;
 }
 
 /* The main thread's own stack mapping read in place, else a read the kernel checks (capture.h),

@@ -13,10 +13,17 @@
  *     (lagscope__capture_stack: the same, then libunwind walks the copy) is shown too, with its
  *     depth, checked to reach the victim's 64 recursive frames. The four are interleaved
  *     sample by sample so that the machine's noise hits them alike;
- *   - the victim's lost time per capture: its work rate over a fixed period while a capturer
- *     takes a capture at each absolute 1 ms tick (one that waits for the victim's own tick
- *     skips the ticks it overran), against runs with the same ticks and no capture,
- *     alternated to cancel drift; the same for the bare timer round trip;
+ *   - the victim's lost work per capture, on each path of the handler's copy: the checked one
+ *     (the victim thread) and the in-place one (then main() itself is the victim, 64 frames
+ *     deep, and a thread of its own captures it). A capturer takes a capture at each absolute
+ *     1 ms tick (one that waits for the victim's own tick skips the ticks it overran); runs
+ *     with bare timer signals instead, the floor, and runs with the same ticks and nothing,
+ *     alternate with them to cancel drift. Counted in the victim's own CPU time, which its
+ *     signal's delivery and the handler are charged to, and not in wall time, which on a
+ *     loaded machine is mostly other processes': its stall (the CPU time of the gap in its
+ *     work the signal made, less the unit of work the gap held) and its lost work over a run
+ *     (expected units at the rate without signals, minus those done, per capture). With the
+ *     handler's own time and bytes on each path;
  *   - gdb -p PID -batch -ex 'thread apply all bt' against a forked process running the same
  *     victim, for scale (skipped with a note when gdb is missing or cannot attach).
  * A few component costs (a getpid syscall, process_vm_readv vs memcpy of 32 KiB) are printed

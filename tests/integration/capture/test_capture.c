@@ -131,7 +131,10 @@ static size_t present_pages(const tables *t, uint8_t *present) {
  * first root was __tsan::CallUserSignalHandler. Named by lagscope's symbolicator, which
  * reads static functions too. */
 static void check_no_handler_frame(const lagscope__stack *stack) {
-  lagscope__symbol_index *index = lagscope__symbol_index_new();
+  /* One index for every capture of the run: a new one read the objects' symbols again each
+   * time, 40 times for busy-libc (its minute under TSan on a loaded machine). */
+  static lagscope__symbol_index *index;
+  if (index == NULL) index = lagscope__symbol_index_new();
   CHECK(index != NULL);
   for (uint32_t i = 0; i < stack->depth; i++) {
     lagscope__stack_frame frame;
@@ -147,7 +150,6 @@ static void check_no_handler_frame(const lagscope__stack *stack) {
                   strncmp(frame.function, "_ZN6__tsan", 10) != 0,
               "%s: frame #%u is TSan's own %s", kind, i, frame.function);
   }
-  lagscope__symbol_index_free(index);
 }
 
 extern char **environ;
