@@ -141,6 +141,19 @@ static int take_any(int32_t tid, uint64_t timeout_ns, lagscope__stack *out) {
   return LAGSCOPE_OK;
 }
 
+/* After capture_handler's frame: under TSan, its delivery's (CallUserSignalHandler and the
+ * calls that lead there from the interceptor that found the signal pending), told as the app's
+ * innermost frames. Dropped up to the interceptor, kept: the call the app made. F */
+static void drop_delivery_frames(lagscope__stack *out) {
+  uintptr_t start, end;
+  if (!lagscope__capture_delivery_code(&start, &end)) return;
+  uint32_t n = 0;
+  while (n + 1 < out->depth && out->frames[n] - start < end - start &&
+         out->frames[n + 1] - start < end - start)
+    n++;
+  memmove(out->frames, out->frames + n, (out->depth -= n) * sizeof(out->frames[0]));
+}
+
 int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_ns) {
   lagscope__capture_aim(tid);
   int rc = take_any(tid, timeout_ns, out);
@@ -148,9 +161,12 @@ int lagscope__capture_take(int32_t tid, lagscope__stack *out, uint64_t timeout_n
   lagscope__capture_learn_stack(tid);
   int by_signal = out->method == LAGSCOPE__METHOD_SIGNAL;
   lagscope__capture_unwind(&lagscope__capture_the_snapshot, out, by_signal);
-  /* drop capture_handler */
-  if (by_signal && lagscope__capture_the_snapshot.from_handler && out->depth > 0)
+  if (by_signal) lagscope__capture_learn_frames_end(tid, out->walk);
+  /* drop capture_handler, and the sanitizer's delivery above it */
+  if (by_signal && lagscope__capture_the_snapshot.from_handler && out->depth > 0) {
     memmove(out->frames, out->frames + 1, --out->depth * sizeof(out->frames[0]));
+    drop_delivery_frames(out);
+  }
   return out->depth > 0 ? LAGSCOPE_OK : LAGSCOPE_EPARSE;
 }
 

@@ -42,6 +42,7 @@ typedef struct lagscope__capture_snapshot {
   size_t stack_len;                    /* bytes copied from stack_base */
   int from_handler;                    /* registers are the handler's own: its frame comes first */
   uint64_t handler_ns;                 /* how long the handler kept the thread (0: no handler) */
+  uintptr_t read_high;                 /* the walk's highest read of the copy: the frames' end */
   uint8_t stack[LAGSCOPE__CAPTURE_BELOW_SP_BYTES + LAGSCOPE__CAPTURE_STACK_COPY_BYTES];
 } lagscope__capture_snapshot;
 
@@ -51,9 +52,9 @@ extern lagscope__capture_snapshot lagscope__capture_the_snapshot;
 /* ---- capture_signal.c ---- */
 
 /* Copies the stack from s's stack pointer into s: in place when it lies in the main thread's
- * stack mapping (read at init, outside the handler), up to that mapping's end; anywhere else
- * (a fiber, a sigaltstack, another thread) with a read the kernel checks, which stops short at
- * an unmapped page. From below the stack pointer when that memory is there, else from the
+ * stack mapping (read at init, outside the handler), up to the end of its frames (where argc
+ * is); anywhere else (a fiber, a sigaltstack, another thread) with a read the kernel checks,
+ * which stops short at an unmapped page, and at the asked thread's frames' end once learnt. From below the stack pointer when that memory is there, else from the
  * stack pointer. Async-signal-safe. F */
 void lagscope__capture_copy_stack(lagscope__capture_snapshot *s);
 /* Is sig's handler ours? F */
@@ -62,12 +63,20 @@ int lagscope__capture_handler_is_ours(int sig);
  * runs (its mask blocks every signal: not the app's). Two equal non-zero readings around a read
  * of a thread's mask: no handler ran meanwhile. F */
 uint64_t lagscope__capture_handlers_seen(void);
+/* Under a sanitizer that defers signals to its own interceptors (TSan), the code of its runtime,
+ * whose frames lie between our handler's and the app's: 1 with [*start, *end) when known (the
+ * runtime is a library of its own and a handler has run). F */
+int lagscope__capture_delivery_code(uintptr_t *start, uintptr_t *end);
 /* Before a capture of tid: its stack mapping's end, when learnt, bounds the checked copy. F */
 void lagscope__capture_aim(int32_t tid);
 /* After a capture of tid (the snapshot in hand, on the monitor): the mapping that holds its
  * stack pointer learnt, when not the main stack's and not known yet; at most one read of
  * /proc/self/maps a second. F */
 void lagscope__capture_learn_stack(int32_t tid);
+/* After the walk of a capture of tid by its signal: where its frames end (the walk's highest
+ * read), learnt when the walk was complete; forgotten when a copy cut there left a walk
+ * incomplete. The next checked copies stop there. F */
+void lagscope__capture_learn_frames_end(int32_t tid, int walk);
 
 enum lagscope__capture_timer_result {
   LAGSCOPE__CAPTURE_TIMER_TAKEN,

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "capture.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -54,8 +55,21 @@ static int signals_deferred;
  * the symbol tables of every loaded library, and its pages stay resident (~400 KiB in
  * bench_overhead, most of lagscope's share of the shared-library pages). */
 extern void __tsan_init(void) __attribute__((weak));
+/* Under TSan, where its delivery called our handler from: a return address in its runtime.
+ * Set by the handler; read by the monitor to find the delivery's frames (capture.c). Only when
+ * the runtime is a library of its own (gcc's libtsan.so, clang's -shared-libsan): linked into
+ * the program, its code is the app's code too, and no range tells them apart. */
+static _Atomic uintptr_t delivered_from;
+static int runtime_is_library;
 
 /* ---- the handler: async-signal-safe, no allocation, no lock ---- */
+
+/* Set while the monitor sleeps on the request word (or is about to): the handler's wake is a
+ * system call on the app's thread, and the monitor, between two looks at the thread's state,
+ * often is not asleep. The monitor sets it, then the kernel reads the word (after a full
+ * barrier, futex(2)); the handler stores the word, then reads this: one of the two sees the
+ * other's store, so a sleeping monitor is always woken. */
+static _Atomic int monitor_waiting;
 
 static void futex_wake(_Atomic uint32_t *word) {
   syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -77,6 +91,12 @@ static void futex_wake(_Atomic uint32_t *word) {
  * outside the handler (refresh_main_stack), at most once a second: the next captures are in
  * place again, and a fiber that merely lies there costs one read of the maps a second. */
 static _Atomic uintptr_t main_stack_low, main_stack_high;
+/* Where the main thread's frames end: the kernel's start of its stack (argc, then argv, the
+ * environment and the aux vector above it: no frames, kilobytes of them under a build's
+ * environment), and a little above for the outermost frame's reads. The in-place copy stops
+ * there, not at the mapping's end. 0: not known. */
+static _Atomic uintptr_t main_stack_frames_end;
+#define MAIN_STACK_FRAMES_SLACK 256u
 static _Atomic uintptr_t main_stack_growth; /* how far below main_stack_low it may grow */
 static _Atomic int main_stack_deeper;        /* set by the handler: a stack pointer in that room */
 static _Atomic uint64_t main_stack_read_ns;  /* when the mapping was last read */
@@ -149,6 +169,10 @@ static void note_main_stack(void) {
                          ? (uintptr_t)limit.rlim_cur
                          : MAIN_STACK_GROWTH_MAX;
   atomic_store_explicit(&main_stack_growth, growth, memory_order_relaxed);
+  atomic_store_explicit(&main_stack_frames_end,
+                        high - start > MAIN_STACK_FRAMES_SLACK ? start + MAIN_STACK_FRAMES_SLACK
+                                                               : high,
+                        memory_order_relaxed);
   atomic_store_explicit(&main_stack_high, high, memory_order_relaxed);
   atomic_store_explicit(&main_stack_low, low, memory_order_relaxed);
 }
@@ -187,8 +211,8 @@ copy_own_stack(uint8_t *to, uintptr_t from, size_t len) {
 static _Atomic int force_checked_copy;
 void lagscope__capture_force_checked_copy(int on) { atomic_store(&force_checked_copy, on); }
 
-/* The stack copied in place when its stack pointer is in the main stack's mapping: 1 when
- * copied, every byte from that mapping. Whichever thread runs there, the bytes are mapped. */
+/* The stack copied in place when its stack pointer is in the main stack's mapping, up to the
+ * end of main's frames: 1 when copied, every byte from that mapping. Whichever thread runs there, the bytes are mapped. */
 static int copy_main_stack(lagscope__capture_snapshot *s) {
   uintptr_t sp = s->registers[LAGSCOPE__CFI_SP];
   uintptr_t low = atomic_load_explicit(&main_stack_low, memory_order_relaxed);
@@ -202,8 +226,10 @@ static int copy_main_stack(lagscope__capture_snapshot *s) {
   }
   uintptr_t below = sp - low >= LAGSCOPE__CAPTURE_BELOW_SP_BYTES
                         ? LAGSCOPE__CAPTURE_BELOW_SP_BYTES : 0;
+  uintptr_t end = atomic_load_explicit(&main_stack_frames_end, memory_order_relaxed);
+  if (end <= sp || end > high) end = high; /* a stack pointer above argc: not main's frames */
   size_t len = below + LAGSCOPE__CAPTURE_STACK_COPY_BYTES;
-  if (len > high - (sp - below)) len = high - (sp - below); /* up to the mapping's end */
+  if (len > end - (sp - below)) len = end - (sp - below); /* up to the frames' end */
   s->stack_base = sp - below;
   copy_own_stack(s->stack, s->stack_base, len);
   s->stack_len = len;
@@ -225,11 +251,17 @@ static void note_own_pid(void) { atomic_store_explicit(&own_pid, getpid(), memor
 static _Atomic uintptr_t aimed_low, aimed_high;
 static int32_t known_tid;                          /* monitor only: the mapping last learnt */
 static uintptr_t known_low, known_high;
+/* And where that thread's frames end, learnt from a complete walk (0: not known): above its
+ * outermost frame a glibc thread's mapping holds its TLS and thread descriptor, kilobytes
+ * that the checked copy read through the kernel on every capture for nothing. */
+static uintptr_t known_frames_end;
+#define FRAMES_END_SLACK 256u
 static uint64_t known_read_ns;
 
 void lagscope__capture_aim(int32_t tid) {
   int known = tid == known_tid && tid != 0;
-  atomic_store_explicit(&aimed_high, known ? known_high : 0, memory_order_relaxed);
+  uintptr_t high = known && known_frames_end != 0 ? known_frames_end : known_high;
+  atomic_store_explicit(&aimed_high, known ? high : 0, memory_order_relaxed);
   atomic_store_explicit(&aimed_low, known ? known_low : 0, memory_order_release);
 }
 
@@ -241,7 +273,22 @@ void lagscope__capture_learn_stack(int32_t tid) {
   if (known_read_ns != 0 && now - known_read_ns < MAIN_STACK_REFRESH_NS) return;
   known_read_ns = now; /* a fiber's stack that keeps moving costs one read of the maps a second */
   if (!mapping_holding(sp, &low, &high)) return;
-  known_tid = tid, known_low = low, known_high = high;
+  known_tid = tid, known_low = low, known_high = high, known_frames_end = 0;
+}
+
+void lagscope__capture_learn_frames_end(int32_t tid, int walk) {
+  const lagscope__capture_snapshot *s = &lagscope__capture_the_snapshot;
+  uintptr_t sp = s->registers[LAGSCOPE__CFI_SP];
+  if (tid != known_tid || sp < known_low || sp >= known_high) return;
+  if (walk != LAGSCOPE__WALK_COMPLETE) {
+    /* perhaps cut short by a bound learnt from another layout (the tid reused): unlearnt */
+    if (known_frames_end != 0 && s->stack_base + s->stack_len >= known_frames_end)
+      known_frames_end = 0;
+    return;
+  }
+  if (s->read_high <= sp || known_high - s->read_high <= FRAMES_END_SLACK) return;
+  uintptr_t end = s->read_high + FRAMES_END_SLACK;
+  if (end > known_frames_end) known_frames_end = end;
 }
 
 /* The main thread's own stack mapping read in place, else a read the kernel checks (capture.h),
@@ -319,8 +366,8 @@ static void claim_and_copy(const siginfo_t *info, const ucontext_t *registers,
   if (interrupted_a_syscall(interrupted))
     atomic_fetch_add_explicit(&interrupted_syscalls, 1, memory_order_relaxed);
   s->handler_ns = lagscope__now_ns() - entered_ns;
-  atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_release);
-  futex_wake(&request_word);
+  atomic_store_explicit(&request_word, REQUEST_WORD(generation, DONE), memory_order_seq_cst);
+  if (atomic_load_explicit(&monitor_waiting, memory_order_seq_cst)) futex_wake(&request_word);
 }
 
 /* Under TSan (signals_deferred) the registers are taken here, in the handler's own frame and
@@ -334,11 +381,33 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
   if (sent_by_us(info)) {
     int saved_errno = errno;
     ucontext_t here; /* glibc's getcontext: a few stores and a sigprocmask, no lock */
-    if (signals_deferred) getcontext(&here);
+    if (signals_deferred) {
+      getcontext(&here);
+      atomic_store_explicit(&delivered_from, (uintptr_t)__builtin_return_address(0),
+                            memory_order_relaxed);
+    }
     claim_and_copy(info, signals_deferred ? &here : context, context);
     errno = saved_errno;
   }
   atomic_fetch_add_explicit(&handlers_left, 1, memory_order_acq_rel);
+}
+
+int lagscope__capture_delivery_code(uintptr_t *start, uintptr_t *end) {
+  uintptr_t from = atomic_load_explicit(&delivered_from, memory_order_relaxed), table;
+  return runtime_is_library && from != 0 &&
+         lagscope__linux_object_unwind_table(from, &table, start, end) == 0;
+}
+
+/* Whether the sanitizer's runtime that defers signals is a shared library of its own: an
+ * object apart from ours whose file is named like one. At install, off the handler. */
+static int sanitizer_runtime_is_library(void) {
+  Dl_info runtime, ours;
+  if (__tsan_init == NULL || dladdr((void *)__tsan_init, &runtime) == 0 ||
+      dladdr((void *)capture_handler, &ours) == 0 || runtime.dli_fname == NULL)
+    return 0;
+  const char *slash = strrchr(runtime.dli_fname, '/');
+  const char *name = slash != NULL ? slash + 1 : runtime.dli_fname;
+  return runtime.dli_fbase != ours.dli_fbase && strstr(name, ".so") != NULL;
 }
 
 uint64_t lagscope__capture_interrupted_syscalls(void) {
@@ -368,6 +437,7 @@ static int install_handler(int sig) {
   /* but one: the hole makes our handler's mask tell itself from an app's that blocks all */
   sigdelset(&sa.sa_mask, LAGSCOPE__CAPTURE_MASK_HOLE);
   signals_deferred = __tsan_init != NULL;
+  runtime_is_library = signals_deferred && sanitizer_runtime_is_library();
   static int atfork_registered;
   note_own_pid();
   if (!atfork_registered) atfork_registered = pthread_atfork(NULL, NULL, note_own_pid) == 0;
@@ -440,8 +510,10 @@ static uint32_t wait_word_change(uint32_t from, uint64_t deadline_ns) {
     uint64_t now = lagscope__now_ns();
     if (word != from || now >= deadline_ns) return word;
     struct timespec abs = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+    atomic_store_explicit(&monitor_waiting, 1, memory_order_seq_cst);
     syscall(SYS_futex, &request_word, FUTEX_WAIT_BITSET_PRIVATE, from, &abs, NULL,
             FUTEX_BITSET_MATCH_ANY);
+    atomic_store_explicit(&monitor_waiting, 0, memory_order_relaxed);
   }
 }
 

@@ -33,9 +33,10 @@ static int read_code(uintptr_t address, void *out, size_t bytes) {
 /* Bytes from the stack copy, or from a loaded object (its file: object_bytes.c): cfi.c's
  * reads. 0, or -1. */
 static int read_memory(void *context, uintptr_t address, void *out, size_t bytes) {
-  const lagscope__capture_snapshot *s = context;
+  lagscope__capture_snapshot *s = context;
   if (within(address, bytes, s->stack_base, s->stack_base + s->stack_len)) {
     memcpy(out, s->stack + (address - s->stack_base), bytes);
+    if (address + bytes > s->read_high) s->read_high = address + bytes;
     return 0;
   }
   uintptr_t start;
@@ -148,6 +149,8 @@ static int stack_word(const lagscope__capture_snapshot *s, uintptr_t address,
                       uintptr_t *value) {
   if (!within(address, sizeof(*value), s->stack_base, s->stack_base + s->stack_len)) return 0;
   memcpy(value, s->stack + (address - s->stack_base), sizeof(*value));
+  if (address + sizeof(*value) > s->read_high)
+    ((lagscope__capture_snapshot *)s)->read_high = address + sizeof(*value);
   return 1;
 }
 
@@ -308,6 +311,7 @@ void lagscope__capture_unwind(lagscope__capture_snapshot *s, lagscope__stack *ou
   out->depth = 0;
   out->frames_scanned = 0;
   out->walk = LAGSCOPE__WALK_BAD_FRAME;
+  s->read_high = 0;
   lagscope__linux_objects_refresh(); /* the loader's list, when it changed or was let go */
   walk_state w = {.s = s, .out = out, .memory = {read_memory, s},
                   .registers_known = registers_known, .exact = 1};

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "internal.h"
+#include "linux/capture.h" /* the snapshot: what the handler copied */
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -125,10 +126,15 @@ static size_t present_pages(const tables *t, uint8_t *present) {
 
 /* The handler's own functions (core/linux/capture_signal.c) are none of the frames: under TSan
  * the handler walks from its own registers and drops its own frame, and a second frame of
- * ours once stayed and was told as the app's ('cpu · capture_handler'). Named by lagscope's
- * symbolicator, which reads static functions too. */
+ * ours once stayed and was told as the app's ('cpu · capture_handler'). Nor are TSan's
+ * own, which delivered the signal to the handler from an interceptor: the bottom-up tree's
+ * first root was __tsan::CallUserSignalHandler. Named by lagscope's symbolicator, which
+ * reads static functions too. */
 static void check_no_handler_frame(const lagscope__stack *stack) {
-  lagscope__symbol_index *index = lagscope__symbol_index_new();
+  /* One index for every capture of the run: a new one read the objects' symbols again each
+   * time, 40 times for busy-libc (its minute under TSan on a loaded machine). */
+  static lagscope__symbol_index *index;
+  if (index == NULL) index = lagscope__symbol_index_new();
   CHECK(index != NULL);
   for (uint32_t i = 0; i < stack->depth; i++) {
     lagscope__stack_frame frame;
@@ -140,8 +146,24 @@ static void check_no_handler_frame(const lagscope__stack *stack) {
     CHECK_MSG(strcmp(frame.function, "capture_handler") != 0 &&
                   strcmp(frame.function, "claim_and_copy") != 0,
               "%s: frame #%u is lagscope's own %s", kind, i, frame.function);
+    CHECK_MSG(strncmp(frame.function, "__tsan::", 8) != 0 &&
+                  strncmp(frame.function, "_ZN6__tsan", 10) != 0,
+              "%s: frame #%u is TSan's own %s", kind, i, frame.function);
   }
-  lagscope__symbol_index_free(index);
+}
+
+extern char **environ;
+
+/* The handler copies the main thread's stack in place up to its frames' end, not to the end of
+ * its mapping: above the frames lie argv, the environment and the aux vector, kilobytes the
+ * handler copied in the app's time for nothing (the copy ran into the environment's strings). */
+static void check_copy_ends_at_frames(void) {
+  const lagscope__capture_snapshot *s = &lagscope__capture_the_snapshot;
+  uintptr_t copy_end = s->stack_base + s->stack_len;
+  printf("%s: %zu bytes copied, up to %#lx; the environment's first string at %p\n", kind,
+         s->stack_len, (unsigned long)copy_end, environ[0] != NULL ? (void *)environ[0] : NULL);
+  CHECK_MSG(environ[0] == NULL || copy_end <= (uintptr_t)environ[0],
+            "%s: the copy (%zu bytes) runs into the environment's strings", kind, s->stack_len);
 }
 
 static void check_one_capture(int spinning) {
@@ -179,6 +201,7 @@ static void check_one_capture(int spinning) {
   }
   CHECK_EQ_INT(rc, 0);
   if (spinning) check_no_handler_frame(&stack);
+  if (spinning) check_copy_ends_at_frames();
   CHECK_MSG(next == want, "%s: the expected functions in order stop before %s", kind,
             next < want ? expected[next] : "none");
 }
