@@ -11,8 +11,10 @@
 #define _GNU_SOURCE
 #include "preload.h"
 
+#include "internal.h" /* lagscope__main_thread_frame_at: a frame at its presentation time */
 #include "gl_hud.h"
 #include "sdl_hud.h"
+#include "wayland_hud.h"
 #include "x11_overlay.h"
 
 #include <dlfcn.h>
@@ -110,17 +112,35 @@ static void loop_pass(unsigned loop) {
   answer_waiting_ping();
 }
 
+/* (preload.h) Not while the HUD is a subsurface on Wayland (checked first: the X11 side notes
+ * that frames want the HUD). */
+int lagscope__preload_frame_hud_may_draw(void) {
+  return !lagscope__hud_wl_showing() && lagscope__hud_x11_frame_may_draw();
+}
+
 static atomic_int toolkit_frames; /* a toolkit's hook counted a frame: commits are not frames */
 
-static void frame_presented(unsigned loop) {
+/* timed_later: the frame's time comes later (lagscope__preload_frame_timed): alive now. */
+static void frame_drawn(unsigned loop, int timed_later) {
   if (!on_main_thread()) return;
   if (loop != LAGSCOPE__LOOP_WAYLAND) atomic_store_explicit(&toolkit_frames, 1, memory_order_relaxed);
   loop_seen(loop);
-  lagscope_frame();
+  if (timed_later)
+    lagscope_heartbeat();
+  else
+    lagscope_frame();
   answer_waiting_ping();
 }
 
-void lagscope__preload_frame_presented(unsigned loop) { frame_presented(loop); }
+static void frame_presented(unsigned loop) { frame_drawn(loop, 0); }
+
+void lagscope__preload_frame_presented(unsigned loop) { frame_drawn(loop, 0); }
+
+void lagscope__preload_frame_drawn(unsigned loop) { frame_drawn(loop, 1); }
+
+void lagscope__preload_frame_timed(uint64_t timestamp_ns) {
+  if (on_main_thread()) lagscope__main_thread_frame_at(timestamp_ns);
+}
 
 /* (preload.h) hooks_wayland.c's frames and waits. */
 void lagscope__preload_wayland_frame(void) {
@@ -310,7 +330,7 @@ HOOK int SDL_WaitEventTimeout(void *event, int timeout_ms) { return sdl_wait(eve
 /* The HUD is copied into the frame first (sdl_hud.c), on the main thread only. */
 HOOK void SDL_RenderPresent(void *renderer) {
   REAL(present_fn, SDL_RenderPresent, "libSDL2-2.0.so.0")
-  if (real != NULL && on_main_thread() && lagscope__hud_x11_frame_may_draw())
+  if (real != NULL && on_main_thread() && lagscope__preload_frame_hud_may_draw())
     lagscope__sdl_hud_draw(renderer);
   if (real != NULL) real(renderer);
   frame_presented(LAGSCOPE__LOOP_SDL);
@@ -391,7 +411,7 @@ static void sdl_draw_hud(void *window) {
 
 HOOK void SDL_GL_SwapWindow(void *window) {
   REAL(present_fn, SDL_GL_SwapWindow, "libSDL2-2.0.so.0")
-  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) sdl_draw_hud(window);
+  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) sdl_draw_hud(window);
   if (real != NULL) real(window);
   frame_presented(LAGSCOPE__LOOP_SDL);
 }
@@ -455,14 +475,14 @@ static void egl_draw_hud(void *display, void *surface) {
 HOOK void glXSwapBuffers(void *display, unsigned long drawable) {
   REAL(glx_swap_fn, glXSwapBuffers, "libGLX.so.0")
   if (on_main_thread()) lagscope__hud_x11_saw_window(drawable);
-  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) glx_draw_hud(display, drawable);
+  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) glx_draw_hud(display, drawable);
   if (real != NULL) real(display, drawable);
   frame_presented(LAGSCOPE__LOOP_GL);
 }
 
 HOOK unsigned eglSwapBuffers(void *display, void *surface) {
   REAL(egl_swap_fn, eglSwapBuffers, "libEGL.so.1")
-  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) egl_draw_hud(display, surface);
+  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) egl_draw_hud(display, surface);
   unsigned swapped = real != NULL ? real(display, surface) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;
@@ -477,7 +497,7 @@ static _Atomic(egl_swap_damage_fn) swap_damage_khr, swap_damage_ext;
 
 static unsigned egl_swap_with_damage(egl_swap_damage_fn real, void *display, void *surface,
                                      const int *rects, int n) {
-  if (on_main_thread() && lagscope__hud_x11_frame_may_draw()) egl_draw_hud(display, surface);
+  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) egl_draw_hud(display, surface);
   unsigned swapped = real != NULL ? real(display, surface, rects, n) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;

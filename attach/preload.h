@@ -11,6 +11,8 @@
 #include "lagscope.h"
 #include "loops.h"
 
+#include <stdint.h>
+
 /* The loops the program has shown on its main thread so far, as bits (LAGSCOPE__LOOP_GLIB, …:
  * loops.h, the one list of them). Any thread; lock-free. */
 unsigned lagscope__preload_loops(void);
@@ -40,9 +42,20 @@ void *lagscope__preload_real_symbol(const char *name, const char *soname);
  * answered; on the main thread only, else nothing. No lock, no allocation. (hooks.c) */
 void lagscope__preload_frame_presented(unsigned loop);
 
+/* A frame of loop drawn whose time comes later (GDK's presentation time): as
+ * lagscope__preload_frame_presented, but a sign of life only; lagscope__preload_frame_timed
+ * then counts it at its time (monotonic ns), once. Main thread only, else nothing. (hooks.c) */
+void lagscope__preload_frame_drawn(unsigned loop);
+void lagscope__preload_frame_timed(uint64_t timestamp_ns);
+
 /* GTK 4's frames counted from GDK's signals (hooks_gtk4.c), once libgtk-4 is loaded: called on
  * the main thread when GLib's loop is seen there; installs once, then returns at once. */
 void lagscope__preload_gtk4_hooks_install(void);
+
+/* 1 when the HUD may be drawn into the program's frames (GL, SDL, Vulkan): lagscope__hud_x11_
+ * frame_may_draw's answer, and never while the HUD is a subsurface on Wayland (wayland_hud.h:
+ * one HUD, the live one). Main thread. (hooks.c) */
+int lagscope__preload_frame_hud_may_draw(void);
 
 /* 1 when this run shows the HUD (not --no-hud). Any thread, after the constructor. */
 int lagscope__preload_hud_wanted(void);

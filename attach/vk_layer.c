@@ -226,7 +226,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL queue_present(VkQueue queue, const VkPrese
   VkSemaphore wait = VK_NULL_HANDLE;
   int main_thread = on_main_thread();
   if (main_thread && lagscope__preload_hud_wanted() && !lagscope__preload_overlay_only() &&
-      lagscope__hud_x11_frame_may_draw() && lagscope__vk_hud_draw(d, queue, info, &wait)) {
+      lagscope__preload_frame_hud_may_draw() && lagscope__vk_hud_draw(d, queue, info, &wait)) {
     changed.waitSemaphoreCount = 1;
     changed.pWaitSemaphores = &wait;
   }

@@ -222,6 +222,11 @@ int32_t lagscope__main_thread_watched(void); /* F; 0 before the first start */
 /* The last other thread that called lagscope_frame, _heartbeat or ran the ping; 0 when none
  * since the last look. F */
 int32_t lagscope__main_thread_take_wrong_caller(void);
+/* A frame the main thread knows the time of, later than its own call: GDK's presentation time
+ * (lagscope-run's GTK 4 hook), a frame or two after the frame was drawn. Pushed as given, or
+ * at the last frame's time if earlier (the ring is read in order); no sign of life (the
+ * caller gave one when the frame was drawn). Watched thread only, else nothing. F */
+void lagscope__main_thread_frame_at(uint64_t timestamp_ns);
 /* The function post_main is given; arg is the ping's number. Main thread. F */
 void lagscope__main_thread_answer_ping(void *arg);
 

@@ -223,7 +223,7 @@ void lagscope__frame_meter_report(lagscope__frame_meter *m, uint64_t now_ns,
     hitch_ns += hitch_for(now_ns - from, budget);
   }
   out->idle = m->late_since_ns == 0 && m->idle_gap_ns != 0 &&
-              (m->last_ns == 0 || now_ns - m->last_ns >= m->idle_gap_ns);
+              (m->last_ns == 0 || (now_ns > m->last_ns && now_ns - m->last_ns >= m->idle_gap_ns));
   out->frames = m->window_len;
   out->fps = (double)m->window_len; /* frames within the last second */
   out->hitch_ms_per_s = (double)hitch_ns / 1e6;

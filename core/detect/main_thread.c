@@ -59,11 +59,21 @@ static void note_beat(uint64_t now) {
   atomic_store_explicit(&main_signals.beat_ns, now, memory_order_release);
 }
 
+/* The last frame's timestamp: the ring holds them in order. Written by the watched thread. */
+static uint64_t last_frame_ns;
+
 void lagscope_frame(void) {
   if (!on_watched_thread()) return;
   uint64_t now = lagscope__now_ns();
-  lagscope__frame_ring_push(&frame_ring, now);
+  last_frame_ns = now > last_frame_ns ? now : last_frame_ns;
+  lagscope__frame_ring_push(&frame_ring, last_frame_ns);
   note_beat(now);
+}
+
+void lagscope__main_thread_frame_at(uint64_t timestamp_ns) {
+  if (!on_watched_thread()) return;
+  if (timestamp_ns > last_frame_ns) last_frame_ns = timestamp_ns;
+  lagscope__frame_ring_push(&frame_ring, last_frame_ns);
 }
 
 void lagscope_heartbeat(void) {

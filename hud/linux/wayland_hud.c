@@ -133,9 +133,11 @@ typedef struct slot {
 static struct {
   pthread_mutex_t lock; /* started, placed and the objects' birth and death */
   int started;          /* under lock: the thread was started (once) */
+  _Atomic int started_flag; /* the same, for lagscope__hud_wl_showing without the lock */
   _Atomic int ready;    /* the thread made the HUD's surface: it may be placed */
   _Atomic int placed;   /* the subsurface exists (made by the main thread) */
   _Atomic int stopping;
+  _Atomic int failed;   /* no HUD after all: no wl_subcompositor, or the connection broke */
   _Atomic int in_child; /* a child forked without exec: the thread and objects are the parent's */
   pthread_t thread;
   int wake_fd;
@@ -334,12 +336,14 @@ static void *thread_main(void *unused) {
   lagscope__thread_name_self("lagscope-wl");
   char why[160];
   if (!make_surface(why, sizeof(why))) {
+    atomic_store(&hud.failed, 1);
     lagscope__publish_error(LAGSCOPE_ENOTSUP, LAGSCOPE__HUD_WL_FAILED ": %s", why);
   } else {
     atomic_store(&hud.ready, 1);
     uint64_t shown = 0;
     while (!atomic_load(&hud.stopping) && wait_period())
       if (atomic_load(&hud.placed)) show_latest(&shown);
+    if (!atomic_load(&hud.stopping)) atomic_store(&hud.failed, 1);
     if (!atomic_load(&hud.stopping))
       lagscope__publish_error(LAGSCOPE_ESYS, LAGSCOPE__HUD_WL_FAILED ": the connection to the "
                               "compositor failed: the HUD is gone, lagscope goes on without it");
@@ -362,8 +366,14 @@ void lagscope__hud_wl_connected(void *display) {
     hud.started = hud.wake_fd >= 0 &&
                   lagscope__thread_create(&hud.thread, STACK_BYTES, thread_main, NULL) ==
                       LAGSCOPE_OK;
+    atomic_store(&hud.started_flag, hud.started);
   }
   pthread_mutex_unlock(&hud.lock);
+}
+
+int lagscope__hud_wl_showing(void) {
+  return atomic_load(&hud.started_flag) && !atomic_load(&hud.failed) &&
+         !atomic_load(&hud.stopping) && !atomic_load(&hud.in_child);
 }
 
 /* Where the HUD goes: the image's corner of the window geometry (the whole surface's when the

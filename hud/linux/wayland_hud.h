@@ -26,6 +26,12 @@ void lagscope__hud_wl_connected(void *display);
  * where the HUD's corner goes. Requests only: never a round trip, never a wait. */
 void lagscope__hud_wl_before_commit(void *toplevel, int x, int y, int width, int height);
 
+/* 1 while the HUD is shown on Wayland, or about to be: its thread started on the program's
+ * display and neither failed (a compositor without wl_subcompositor) nor stopped. The HUD in
+ * the program's own frames (GL, SDL, Vulkan) then stays out: one HUD, the subsurface, which
+ * stays live during a hang where the frames freeze. Any thread; lock-free. */
+int lagscope__hud_wl_showing(void);
+
 /* The program destroys the toplevel surface (main thread, before the request is sent): the
  * HUD's subsurface goes with it, and the next toplevel's first commit makes another. */
 void lagscope__hud_wl_parent_gone(void);

@@ -5,7 +5,9 @@
  * frames it drew and its own cadence ("gtk4_stall: N frames in M ms, K fps outside the stall":
  * from its first frame to its last, the stall's time left out):
  * the figures lagscope's must match. Runs on any GDK backend and GSK renderer (GDK_BACKEND,
- * GSK_RENDERER). */
+ * GSK_RENDERER). With --print-presented it also prints the presentation times GDK gave its
+ * frames ("gtk4_stall: presented at (us): T1 T2 ...", from its frame clock's complete
+ * timings, 0 where GDK had none): the times lagscope's frame times must come from. */
 #include "subject.h"
 
 #include <gtk/gtk.h>
@@ -15,6 +17,10 @@ static unsigned run_ms = 4000, stall_ms = 800, stall_after_ms = 1500;
 static double start_ms, stall_began_ms, stall_ended_ms, first_draw_ms, last_draw_ms;
 static unsigned frames;
 static GtkWidget *window;
+static int print_presented;
+static gint64 presented_us[4096];
+static unsigned presented_len;
+static gint64 presented_seen; /* the frame counter read up to */
 
 /* Not inlined, so that the stack holds it by name. */
 __attribute__((noinline)) static void attach_gtk4_stall(unsigned ms) {
@@ -35,8 +41,22 @@ static void draw(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoin
   if (frames++ == 0) first_draw_ms = last_draw_ms;
 }
 
+/* The presentation times of the frames whose timings completed since the last tick. */
+static void note_presented(GdkFrameClock *clock) {
+  gint64 now = gdk_frame_clock_get_frame_counter(clock);
+  for (gint64 c = presented_seen + 1; c < now; c++) {
+    GdkFrameTimings *t = gdk_frame_clock_get_timings(clock, c);
+    if (t != NULL && !gdk_frame_timings_get_complete(t)) break;
+    if (t != NULL && presented_len < G_N_ELEMENTS(presented_us))
+      presented_us[presented_len++] = gdk_frame_timings_get_presentation_time(t);
+    presented_seen = c;
+  }
+}
+
 static gboolean tick(GtkWidget *area, GdkFrameClock *clock, gpointer unused) {
-  (void)clock, (void)unused;
+  (void)unused;
+  if (presented_seen == 0) presented_seen = gdk_frame_clock_get_frame_counter(clock) - 1;
+  note_presented(clock);
   double now = now_ms();
   if (stall_ms > 0 && stall_began_ms == 0 && now - start_ms >= stall_after_ms) {
     stall_began_ms = now;
@@ -57,6 +77,8 @@ int main(int argc, char **argv) {
       stall_ms = number_after("gtk4_stall", &i, argc, argv);
     else if (strcmp(argv[i], "--stall-after-ms") == 0)
       stall_after_ms = number_after("gtk4_stall", &i, argc, argv);
+    else if (strcmp(argv[i], "--print-presented") == 0)
+      print_presented = 1;
     else if (strcmp(argv[i], "--run-ms") == 0)
       run_ms = number_after("gtk4_stall", &i, argc, argv);
     else {
@@ -81,5 +103,10 @@ int main(int argc, char **argv) {
   double drawing_s = (last_draw_ms - first_draw_ms - (stall_ended_ms - stall_began_ms)) / 1000.0;
   printf("gtk4_stall: %u frames in %.0f ms, %.1f fps outside the stall\n", frames,
          last_draw_ms - first_draw_ms, drawing_s > 0 ? (frames - 1) / drawing_s : 0.0);
+  if (print_presented) {
+    printf("gtk4_stall: presented at (us):");
+    for (unsigned i = 0; i < presented_len; i++) printf(" %" G_GINT64_FORMAT, presented_us[i]);
+    printf("\n");
+  }
   return 0;
 }

@@ -4,7 +4,8 @@
 // Each case runs its own weston (headless backend, pixman renderer, --debug so that
 // weston-screenshooter may shoot) on a socket of its own, in a runtime folder of its own (0700).
 // Usage: node wayland.test.js LAGSCOPE_RUN GTK_STALL OUT_DIR [GTK4_STALL QT6_STALL QT6_WAYLAND
-// GTK4_WIDGET_FACTORY] (the last four: a case skipped where its path does not exist). Exit 77
+// GTK4_WIDGET_FACTORY QT5_STALL QT5_WAYLAND] (the last six: a case skipped where its path does
+// not exist). Exit 77
 // without weston.
 'use strict';
 const { spawn, spawnSync } = require('child_process');
@@ -13,7 +14,7 @@ const os = require('os');
 const path = require('path');
 const zlib = require('zlib');
 
-const [run, gtkStall, outDir, gtk4Stall, qt6Stall, qt6Wayland, widgetFactory] =
+const [run, gtkStall, outDir, gtk4Stall, qt6Stall, qt6Wayland, widgetFactory, qt5Stall, qt5Wayland] =
   process.argv.slice(2).map((p) => path.resolve(p));
 const have = (file, what) => (file && fs.existsSync(file)) || void console.log(`wayland: skipped: ${what}`);
 const WAIT_MS = 30000;
@@ -201,6 +202,25 @@ async function gtkStallBadgeCounts() {
   await stop(w);
 }
 
+// GTK 4's frames timed by their presentation (GDK's frame timings, weston's presentation
+// feedback), not by when the main thread drew them: the frame times lagscope reports
+// (recent_frame_ms of every metrics line) are the intervals between the presentation times
+// gtk4_stall read from its own frame clock (--print-presented), to 0.002 ms, 80% of them at
+// least (the frames around the stall, the first, a frame GDK skipped are not), and lagscope said
+// so. Timed when drawn, 7% were (60 of 803).
+function timedByPresentation(r) {
+  const line = /gtk4_stall: presented at \(us\):([ 0-9]*)/.exec(r.output());
+  const at = line ? line[1].trim().split(/ +/).map(Number).filter((t) => t > 0) : [];
+  if (at.length < 30) fail(`gtk4_stall read only ${at.length} presentation times: ${r.output()}`);
+  const intervals = at.slice(1).map((t, i) => (t - at[i]) / 1000);
+  const times = r.lines().filter((e) => e.type === 'metrics').flatMap((e) => e.recent_frame_ms || []).filter((ms) => ms > 0 && ms < 100);
+  const matched = times.filter((ms) => intervals.some((iv) => Math.abs(iv - ms) <= 0.002)).length;
+  if (times.length < 30 || matched < times.length * 0.8)
+    fail(`${matched} of lagscope's ${times.length} frame times are intervals between GDK's presentation times (e.g. lagscope ${times.slice(0, 6).join(' ')}, GDK ${intervals.slice(0, 6).map((x) => x.toFixed(3)).join(' ')})`);
+  if (!/GTK 4: frames timed by their presentation/.test(r.output())) fail(`lagscope did not say which clock times the frames: ${r.output()}`);
+  console.log(`wayland: GTK 4: ${matched} of lagscope's ${times.length} frame times are intervals between GDK's presentation times`);
+}
+
 // GTK 4 (the tests' gtk4_stall, animating every frame, GSK_RENDERER=cairo as in
 // test_attach_gtk4.c) stalls 4 s: the badge counts mid-stall, the hang is found whole, and its
 // frames are counted once (GDK's signals; its toplevel's commits are not counted as well).
@@ -208,11 +228,12 @@ async function gtk4StallBadgeCounts() {
   console.log('wayland: GTK 4');
   if (!have(gtk4Stall, 'GTK 4: no gtk4_stall (libgtk-4-dev)')) return;
   const w = await startWeston('gtk4');
-  const r = startRun(w, [], [gtk4Stall, '--stall-ms', '4000', '--stall-after-ms', '1500', '--run-ms', '7000'],
+  const r = startRun(w, [], [gtk4Stall, '--stall-ms', '4000', '--stall-after-ms', '1500', '--run-ms', '7000', '--print-presented'],
     { GSK_RENDERER: 'cairo' });
   await badgeCountsMidStall(w, r, 'gtk4_stall', 'attach_gtk4_stall');
   await hangFoundWhole(r, 3500, 'attach_gtk4_stall');
   countedOnce(r, /gtk4_stall: (\d+) frames/, 2);
+  timedByPresentation(r);
   await stop(w);
 }
 
@@ -226,6 +247,19 @@ async function qt6StallBadgeCounts() {
   await badgeCountsMidStall(w, r, 'qt6_stall', 'attach_qt_stall');
   await hangFoundWhole(r, 5500, 'attach_qt_stall');
   countedOnce(r, /qt_stall: (\d+) paints/, 3); /* QBackingStore::flush: its window's first too */
+  await stop(w);
+}
+
+// Qt 5 (the tests' qt_stall, QT_QPA_PLATFORM=wayland: Debian's qtwayland5) the same: the badge
+// counts mid-stall, the hang is found whole, its paints counted once.
+async function qt5StallBadgeCounts() {
+  console.log('wayland: Qt 5');
+  if (!have(qt5Stall, 'Qt 5: no qt_stall (qtbase5-dev)') || !have(qt5Wayland, 'Qt 5: no Wayland plugin (qtwayland5)')) return;
+  const w = await startWeston('qt5');
+  const r = startRun(w, [], [qt5Stall, '1500', '6000', '9000'], { QT_QPA_PLATFORM: 'wayland' });
+  await badgeCountsMidStall(w, r, 'qt5_stall', 'attach_qt_stall');
+  await hangFoundWhole(r, 5500, 'attach_qt_stall');
+  countedOnce(r, /qt_stall: (\d+) paints/, 3);
   await stop(w);
 }
 
@@ -244,6 +278,41 @@ function hudPanelRows(png) {
     if (best >= 40) rows++;
   }
   return rows;
+}
+
+// The HUDs in a shot over a dark window (weston-simple-egl's is black): bands of rows with a run
+// of at least 40 pixels of the HUD's panel (#141418, within 6), each at least 30 rows high,
+// gaps of up to 12 rows (a line of its text) inside one.
+function hudPanels(png) {
+  let bands = 0, rows = 0, gap = 0;
+  for (let y = 34; y <= png.height; y++) {
+    let run = 0, best = 0;
+    for (let x = 0; y < png.height && x < png.width; x++) {
+      const [r, g, b] = png.at(x, y);
+      run = Math.abs(r - 20) <= 6 && Math.abs(g - 20) <= 6 && Math.abs(b - 24) <= 6 ? run + 1 : 0;
+      best = Math.max(best, run);
+    }
+    if (best >= 40) (rows += gap + 1), (gap = 0);
+    else if (rows > 0 && ++gap > 12) (bands += rows >= 30 ? 1 : 0), (rows = 0), (gap = 0);
+  }
+  return bands + (rows >= 30 ? 1 : 0);
+}
+
+// An EGL program on Wayland (Debian's weston-simple-egl, opaque, Mesa's EGL): one HUD, the
+// subsurface, not the subsurface and the HUD drawn into its GL frames as well.
+async function simpleEglOneHud() {
+  console.log('wayland: weston-simple-egl');
+  if (!which('weston-simple-egl')) return console.log('wayland: skipped: no weston-simple-egl (weston)');
+  const w = await startWeston('egl');
+  const r = startRun(w, [], ['weston-simple-egl', '-o']);
+  const frames = await until('10 frames of weston-simple-egl counted', () => (framesCounted(r) >= 10 ? framesCounted(r) : null));
+  await sleep(1000); /* the HUD drawn, in the frames or beside them */
+  const huds = hudPanels(screenshot(w, 'simple_egl'));
+  if (huds !== 1) fail(`${huds} HUDs over weston-simple-egl (${outDir}/wayland_simple_egl.png), not one`);
+  console.log(`wayland: weston-simple-egl: ${frames} frames counted, one HUD`);
+  process.kill(r.lines().find((e) => e.type === 'run_started').pid, 'SIGINT');
+  await r.ended;
+  await stop(w);
 }
 
 // Debian's gtk4-widget-factory (gtk-4-examples), its own renderer: frames counted, the HUD in a shot.
@@ -335,6 +404,8 @@ async function clickThrough() {
   if (!only || only === 'click') await clickThrough();
   if (!only || only === 'gtk4') await gtk4StallBadgeCounts();
   if (!only || only === 'qt6') await qt6StallBadgeCounts();
+  if (!only || only === 'qt5') await qt5StallBadgeCounts();
+  if (!only || only === 'egl') await simpleEglOneHud();
   if (!only || only === 'gtk4wf') await widgetFactoryHud();
   console.log(`wayland: ok (${shots} screenshots in ${outDir})`);
 })().catch((e) => {

@@ -211,6 +211,20 @@ static void test_idle_gap(void) {
   CHECK_NEAR(out.recent_ms[out.recent_count - 1], 80, 0.01);
 }
 
+/* Frames timed by their presentation (lagscope-run's GTK 4 on weston): the last one a few ms
+ * ahead of the report's now (the repaint it shows in). The program draws: not idle. */
+static void test_presented_ahead(void) {
+  lagscope__frame_meter m;
+  lagscope_frame_metrics out;
+  uint64_t t = START, period = SECOND / 40;
+  lagscope__frame_meter_init(&m, 60);
+  lagscope__frame_meter_set_idle_gap(&m, IDLE_GAP);
+  feed(&m, &t, 30, period);
+  lagscope__frame_meter_report(&m, t - 4 * MS, &out);
+  CHECK(!out.idle);
+  CHECK_EQ_INT(out.total_frames, 30);
+}
+
 /* Idle for 5 s, then a click whose handler stalls 600 ms (the watchdog saw it late from its
  * ping's post, 20 ms in): the frame after it took the stall, not the 5.6 s since the last one. */
 static void test_stall_after_idle(void) {
@@ -298,6 +312,7 @@ static void test_steady_120(void) { steady(120); }
 static const test_case cases[] = {
     TEST_CASE(idle_gap),
     TEST_CASE(stall_after_idle),
+    TEST_CASE(presented_ahead),
     TEST_CASE(frame_in_progress_during_hang),
     TEST_CASE(steady_60),
     TEST_CASE(steady_120),
