@@ -578,6 +578,14 @@ static uint64_t capture_wait_ms(lagscope__web *web) {
   return wait;
 }
 
+/* The second counts from the capture's end: one that took long (every thread of a busy app,
+ * under load) is not followed by another at once. L */
+static void capture_ended(lagscope__web *web) {
+  pthread_mutex_lock(&web->capture_lock);
+  web->last_capture_ns = lagscope__now_ns();
+  pthread_mutex_unlock(&web->capture_lock);
+}
+
 int lagscope__web_api_capture(lagscope__web_request *req) {
   uint64_t wait_ms = capture_wait_ms(req->web);
   if (wait_ms > 0) {
@@ -591,6 +599,7 @@ int lagscope__web_api_capture(lagscope__web_request *req) {
   }
   char *json = NULL;
   int rc = req->web->capture_now(&json, CAPTURE_TIMEOUT_NS);
+  capture_ended(req->web);
   if (rc == LAGSCOPE_ETIMEDOUT)
     return lagscope__web_reply_error(req, 503, "busy", "the monitor did not answer in time");
   if (rc != LAGSCOPE_OK)
