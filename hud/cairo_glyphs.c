@@ -1,0 +1,191 @@
+/*
+ * The cairo canvas's glyph images (see cairo_glyphs.h for why): an open-addressed table from
+ * (glyph, device size, weight) to an A8 image of the glyph's outline filled at a whole pixel,
+ * with a pixel of margin round its ink. The table doubles up to TABLE_MOST entries; full, it
+ * starts again empty (a HUD shows a few dozen glyphs; only a stream of new names fills it).
+ */
+#include "cairo_glyphs.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TABLE_FIRST 64u
+#define TABLE_MOST 1024u
+
+typedef struct glyph_image {
+  unsigned long index;
+  double size; /* the font's device size: its scale matrix's xx */
+  int weight;
+  int used;
+  int x, y;                /* the image's top left, from the glyph's origin, device pixels */
+  cairo_surface_t *image;  /* NULL: the glyph has no ink (a space) */
+  unsigned char *pixels;   /* the image's bytes (lagscope__alloc) */
+} glyph_image;
+
+struct lagscope__hud_glyphs {
+  glyph_image *table;
+  size_t capacity, count;
+  unsigned long made;
+};
+
+lagscope__hud_glyphs *lagscope__hud_glyphs_new(void) {
+  return lagscope__alloc(sizeof(lagscope__hud_glyphs));
+}
+
+static void drop_image(glyph_image *e) {
+  if (e->image != NULL) cairo_surface_destroy(e->image);
+  if (e->pixels != NULL) lagscope__dealloc(e->pixels);
+}
+
+static void drop_all(lagscope__hud_glyphs *g) {
+  for (size_t i = 0; i < g->capacity; i++)
+    if (g->table[i].used) drop_image(&g->table[i]);
+  lagscope__dealloc(g->table);
+  g->table = NULL;
+  g->capacity = g->count = 0;
+}
+
+void lagscope__hud_glyphs_free(lagscope__hud_glyphs *g) {
+  if (g == NULL) return;
+  drop_all(g);
+  lagscope__dealloc(g);
+}
+
+unsigned long lagscope__hud_glyphs_made(const lagscope__hud_glyphs *g) { return g->made; }
+
+/* ---- the table -------------------------------------------------------------------------- */
+static size_t slot_of(const lagscope__hud_glyphs *g, unsigned long index, double size,
+                      int weight) {
+  uint64_t h = (uint64_t)index * 0x9E3779B97F4A7C15u;
+  h ^= (uint64_t)(size * 64.0) * 0xC2B2AE3D27D4EB4Fu ^ (uint64_t)weight;
+  size_t at = (size_t)(h >> 32) & (g->capacity - 1);
+  while (g->table[at].used &&
+         !(g->table[at].index == index && g->table[at].size == size && g->table[at].weight == weight))
+    at = (at + 1) & (g->capacity - 1);
+  return at;
+}
+
+/* Room for one more entry: the table made, doubled, or (at its most) emptied. A; -1: no memory */
+static int make_room(lagscope__hud_glyphs *g) {
+  if (g->capacity != 0 && (g->count + 1) * 4 <= g->capacity * 3) return 0;
+  if (g->capacity >= TABLE_MOST) drop_all(g);
+  size_t capacity = g->capacity == 0 ? TABLE_FIRST : g->capacity * 2;
+  glyph_image *table = lagscope__alloc(capacity * sizeof *table);
+  if (table == NULL) return -1;
+  glyph_image *old = g->table;
+  size_t old_capacity = g->capacity;
+  g->table = table;
+  g->capacity = capacity;
+  for (size_t i = 0; i < old_capacity; i++)
+    if (old[i].used)
+      g->table[slot_of(g, old[i].index, old[i].size, old[i].weight)] = old[i];
+  lagscope__dealloc(old);
+  return 0;
+}
+
+/* ---- one glyph's image ------------------------------------------------------------------ */
+
+/* The glyph's ink in device pixels (its origin at 0,0), a pixel of margin round it, into e. F */
+static void place_image(cairo_t *cr, cairo_scaled_font_t *font, unsigned long index,
+                        glyph_image *e, int *width, int *height) {
+  cairo_glyph_t glyph = {index, 0.0, 0.0};
+  cairo_text_extents_t ink;
+  cairo_scaled_font_glyph_extents(font, &glyph, 1, &ink);
+  double x0 = ink.x_bearing, y0 = ink.y_bearing;
+  double x1 = x0 + ink.width, y1 = y0 + ink.height;
+  cairo_user_to_device_distance(cr, &x0, &y0);
+  cairo_user_to_device_distance(cr, &x1, &y1);
+  e->x = (int)floor(fmin(x0, x1)) - 1;
+  e->y = (int)floor(fmin(y0, y1)) - 1;
+  *width = ink.width > 0.0 && ink.height > 0.0 ? (int)ceil(fmax(x0, x1)) + 1 - e->x : 0;
+  *height = *width > 0 ? (int)ceil(fmax(y0, y1)) + 1 - e->y : 0;
+}
+
+/* Fills the glyph's outline into a new A8 image, with cr's matrix and scaled font. A */
+static int fill_image(cairo_t *cr, cairo_scaled_font_t *font, unsigned long index,
+                      glyph_image *e, int width, int height) {
+  int stride = cairo_format_stride_for_width(CAIRO_FORMAT_A8, width);
+  if (stride <= 0 || width > 4096 || height > 4096) return -1;
+  e->pixels = lagscope__alloc((size_t)stride * (size_t)height);
+  if (e->pixels == NULL) return -1;
+  e->image = cairo_image_surface_create_for_data(e->pixels, CAIRO_FORMAT_A8, width, height, stride);
+  cairo_t *t = cairo_create(e->image);
+  cairo_matrix_t matrix;
+  cairo_get_matrix(cr, &matrix);
+  cairo_set_matrix(t, &matrix);
+  cairo_set_scaled_font(t, font);
+  cairo_glyph_t glyph = {index, -e->x, -e->y}; /* the origin where the image's 0,0 is at e */
+  cairo_device_to_user(t, &glyph.x, &glyph.y);
+  cairo_glyph_path(t, &glyph, 1);
+  cairo_fill(t);
+  int ok = cairo_status(t) == CAIRO_STATUS_SUCCESS;
+  cairo_destroy(t);
+  cairo_surface_flush(e->image);
+  return ok && cairo_surface_status(e->image) == CAIRO_STATUS_SUCCESS ? 0 : -1;
+}
+
+/* The glyph's entry, its image made when new; NULL when it cannot be made. A */
+static const glyph_image *image_of(lagscope__hud_glyphs *g, cairo_t *cr, cairo_scaled_font_t *font,
+                                   double size, int weight, unsigned long index) {
+  if (g->capacity != 0) {
+    glyph_image *e = &g->table[slot_of(g, index, size, weight)];
+    if (e->used) return e;
+  }
+  if (make_room(g) != 0) return NULL;
+  glyph_image e = {index, size, weight, 1, 0, 0, NULL, NULL};
+  int width, height;
+  place_image(cr, font, index, &e, &width, &height);
+  if (width > 0 && fill_image(cr, font, index, &e, width, height) != 0) {
+    drop_image(&e);
+    return NULL;
+  }
+  g->made++;
+  g->count++;
+  glyph_image *slot = &g->table[slot_of(g, index, size, weight)];
+  *slot = e;
+  return slot;
+}
+
+/* ---- a run of glyphs -------------------------------------------------------------------- */
+
+/* The glyph's entry, NULL when it has none. F */
+static const glyph_image *find(const lagscope__hud_glyphs *g, double size, int weight,
+                               unsigned long index) {
+  if (g->capacity == 0) return NULL;
+  const glyph_image *e = &g->table[slot_of(g, index, size, weight)];
+  return e->used ? e : NULL;
+}
+
+void lagscope__hud_glyphs_show(lagscope__hud_glyphs *g, cairo_t *cr, int weight,
+                               const cairo_glyph_t *glyphs, int count) {
+  cairo_scaled_font_t *font = cairo_scaled_font_reference(cairo_get_scaled_font(cr));
+  cairo_matrix_t scale, user;
+  cairo_scaled_font_get_scale_matrix(font, &scale);
+  cairo_get_matrix(cr, &user);
+  for (int i = 0; i < count; i++) image_of(g, cr, font, scale.xx, weight, glyphs[i].index);
+  /* The images in device pixels, no matrix: copied, not resampled. */
+  cairo_identity_matrix(cr);
+  int missing = 0;
+  for (int i = 0; i < count; i++) {
+    const glyph_image *e = find(g, scale.xx, weight, glyphs[i].index);
+    double x = glyphs[i].x, y = glyphs[i].y;
+    cairo_matrix_transform_point(&user, &x, &y);
+    if (e == NULL) missing = 1;
+    else if (e->image != NULL) cairo_mask_surface(cr, e->image, round(x) + e->x, round(y) + e->y);
+  }
+  cairo_set_matrix(cr, &user);
+  for (int i = 0; missing && i < count; i++) { /* no image (no memory): the outline */
+    if (find(g, scale.xx, weight, glyphs[i].index) != NULL) continue;
+    cairo_glyph_t one = {glyphs[i].index, glyphs[i].x, glyphs[i].y};
+    cairo_user_to_device(cr, &one.x, &one.y);
+    one.x = round(one.x);
+    one.y = round(one.y);
+    cairo_device_to_user(cr, &one.x, &one.y);
+    cairo_new_path(cr);
+    cairo_glyph_path(cr, &one, 1);
+    cairo_fill(cr);
+  }
+  cairo_scaled_font_destroy(font);
+}
