@@ -6,7 +6,10 @@
  * glyph cache, a table of 256 KiB made at the first glyph and kept for the life of the process
  * (an X app's own text is drawn by the server, so it never has one). Why not fill the outlines
  * every time: 30 times the CPU of a render. A glyph's image is the fill of its outline at a
- * whole pixel, so stamping it at another whole pixel gives the pixels the fill would.
+ * whole pixel, so stamping it at another whole pixel gives the pixels the fill would. The stamp
+ * is a loop of ours (pixman's OVER of a solid colour through an A8 mask, its rounding kept):
+ * through cairo_mask_surface each image would be a cairo surface, whose structures alone, three
+ * canvases' worth, held some 48 KiB of the drawing thread's malloc arena.
  *
  * Tags as in core/internal.h: A allocates, F neither allocates nor locks. Only the thread that
  * draws on the canvas uses its glyphs.
