@@ -6,7 +6,8 @@
  *   - a redraw fills no outline: each glyph's outline is filled once into its image, so
  *     drawing the same texts again costs no path filling (cairo_glyph_path counted the same
  *     way, the canvas's calls bound to the test's at link time).
- * Both forward to the real function (dlsym RTLD_NEXT).
+ * Both forward to the real function (dlsym RTLD_NEXT). And the table of glyph images, when
+ * more glyphs come than it holds, starts again empty and still draws.
  */
 #define _GNU_SOURCE
 #include "cases.h"
@@ -75,9 +76,31 @@ static void test_redraw_fills_no_outline(void) {
   lagscope__hud_canvas_free(canvas);
 }
 
+/* More glyphs than the table holds (1024): it starts again empty, and text is still drawn. */
+static void test_full_table_starts_again(void) {
+  lagscope__hud_canvas *canvas = lagscope__hud_canvas_new(40.0f, 20.0f, 1.0f);
+  CHECK(canvas != NULL);
+  lagscope__hud_color white = {1.0f, 1.0f, 1.0f, 1.0f};
+  for (int i = 0; i < 1500; i++) { /* each size its own glyphs: 3000 images */
+    lagscope__hud_canvas_clear(canvas);
+    canvas->ops->text(canvas, 2.0f, 15.0f, "ab", 10.0f + (float)i * 0.001f,
+                      LAGSCOPE__HUD_FONT_REGULAR, white);
+  }
+  int width, height, stride;
+  const uint32_t *pixels = lagscope__hud_canvas_pixels(canvas, &width, &height, &stride);
+  int inked = 0;
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      if (pixels[(size_t)y * (size_t)stride / 4 + (size_t)x] >> 24 != 0) inked++;
+  fprintf(stderr, "pixels inked by the last \"ab\": %d\n", inked);
+  CHECK_MSG(inked > 20, "after the table started again, the text was not drawn");
+  lagscope__hud_canvas_free(canvas);
+}
+
 static const test_case cases[] = {
     TEST_CASE(no_pixman_glyph_cache),
     TEST_CASE(redraw_fills_no_outline),
+    TEST_CASE(full_table_starts_again),
 };
 
 int main(int argc, char **argv) {
