@@ -29,17 +29,18 @@ typedef struct glyph_image {
 struct lagscope__hud_glyphs {
   glyph_image *table;
   size_t capacity, count;
-  unsigned long made;
 };
 
 lagscope__hud_glyphs *lagscope__hud_glyphs_new(void) {
   return lagscope__alloc(sizeof(lagscope__hud_glyphs));
 }
 
+/* A */
 static void drop_image(glyph_image *e) {
   if (e->pixels != NULL) lagscope__dealloc(e->pixels);
 }
 
+/* Every image and the table freed: the set as new. A */
 static void drop_all(lagscope__hud_glyphs *g) {
   for (size_t i = 0; i < g->capacity; i++)
     if (g->table[i].used) drop_image(&g->table[i]);
@@ -54,9 +55,10 @@ void lagscope__hud_glyphs_free(lagscope__hud_glyphs *g) {
   lagscope__dealloc(g);
 }
 
-unsigned long lagscope__hud_glyphs_made(const lagscope__hud_glyphs *g) { return g->made; }
 
 /* ---- the table -------------------------------------------------------------------------- */
+
+/* The glyph's slot: its entry's, or the free one where it would go. F */
 static size_t slot_of(const lagscope__hud_glyphs *g, unsigned long index, double size,
                       int weight) {
   uint64_t h = (uint64_t)index * 0x9E3779B97F4A7C15u;
@@ -145,7 +147,6 @@ static const glyph_image *image_of(lagscope__hud_glyphs *g, cairo_t *cr, cairo_s
     drop_image(&e);
     return NULL;
   }
-  g->made++;
   g->count++;
   glyph_image *slot = &g->table[slot_of(g, index, size, weight)];
   *slot = e;

@@ -32,7 +32,4 @@ void lagscope__hud_glyphs_free(lagscope__hud_glyphs *g); /* A */
 void lagscope__hud_glyphs_show(lagscope__hud_glyphs *g, cairo_t *cr, int weight,
                                const cairo_glyph_t *glyphs, int count);
 
-/* Glyph images made since the set was made: a redraw of the same text makes none. F */
-unsigned long lagscope__hud_glyphs_made(const lagscope__hud_glyphs *g);
-
 #endif
