@@ -6,6 +6,7 @@
  * the same state renders to the same pixels on every machine with the same font package (the
  * reference images in tests/unit/hud depend on it).
  */
+#include "cairo_glyphs.h"
 #include "hud.h"
 #include "internal.h"
 
@@ -24,6 +25,7 @@ typedef struct cairo_backend {
   cairo_t *cr;
   cairo_font_face_t *faces[2]; /* by lagscope__hud_font_weight */
   int clip_depth;              /* cairo_save calls made by clip, undone by reset_clip */
+  lagscope__hud_glyphs *glyphs; /* the images of the glyphs drawn so far */
 } cairo_backend;
 
 static cairo_t *context_of(lagscope__hud_canvas *c) { return ((cairo_backend *)c->backend)->cr; }
@@ -101,26 +103,16 @@ static void op_text(lagscope__hud_canvas *c, float x, float y, const char *utf8,
   cairo_t *cr = context_of(c);
   use_font(c, size, weight);
   set_color(cr, color);
-  /* The glyphs' outlines filled, not shown: cairo composites shown glyphs on an image through
-   * pixman's glyph cache, a table of 256 KiB made at the first glyph and kept for the life of
-   * the process (an X app's own text is drawn by the server, so it never has one). Unhinted
-   * and grey, the fill covers the pixels the glyphs' images would. */
+  /* Stamped from images of their outlines filled (cairo_glyphs.h): never pixman's glyph
+   * cache, which cairo_show_text would make. */
   cairo_glyph_t *glyphs = NULL;
   int count = 0;
   if (cairo_scaled_font_text_to_glyphs(cairo_get_scaled_font(cr), x, y, utf8, -1, &glyphs, &count,
                                        NULL, NULL, NULL) != CAIRO_STATUS_SUCCESS)
     return;
-  /* Each glyph at a whole pixel, where the image compositor would have put its image. */
-  for (int i = 0; i < count; i++) {
-    cairo_user_to_device(cr, &glyphs[i].x, &glyphs[i].y);
-    glyphs[i].x = round(glyphs[i].x);
-    glyphs[i].y = round(glyphs[i].y);
-    cairo_device_to_user(cr, &glyphs[i].x, &glyphs[i].y);
-  }
   cairo_new_path(cr);
-  cairo_glyph_path(cr, glyphs, count);
+  lagscope__hud_glyphs_show(((cairo_backend *)c->backend)->glyphs, cr, (int)weight, glyphs, count);
   cairo_glyph_free(glyphs);
-  cairo_fill(cr);
 }
 
 static float op_measure_text(lagscope__hud_canvas *c, const char *utf8, float size,
@@ -191,7 +183,8 @@ lagscope__hud_canvas *lagscope__hud_canvas_new(float width_points, float height_
   b->canvas.backend = b;
   b->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)w, (int)h);
   b->cr = cairo_create(b->surface);
-  if (cairo_status(b->cr) != CAIRO_STATUS_SUCCESS || make_faces(b) != 0) {
+  b->glyphs = lagscope__hud_glyphs_new();
+  if (cairo_status(b->cr) != CAIRO_STATUS_SUCCESS || make_faces(b) != 0 || b->glyphs == NULL) {
     lagscope__hud_canvas_free(&b->canvas);
     return NULL;
   }
@@ -209,6 +202,7 @@ void lagscope__hud_canvas_free(lagscope__hud_canvas *canvas) {
   for (int i = 0; i < 2; i++) {
     if (b->faces[i] != NULL) cairo_font_face_destroy(b->faces[i]);
   }
+  lagscope__hud_glyphs_free(b->glyphs);
   if (b->cr != NULL) cairo_destroy(b->cr);
   if (b->surface != NULL) cairo_surface_destroy(b->surface);
   lagscope__dealloc(b);

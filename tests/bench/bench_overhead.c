@@ -101,6 +101,7 @@ typedef struct child_result {
   uint64_t rss_kib, hwm_kib; /* Rss at the end (smaps_rollup), VmHWM (peak, approximate) */
   uint64_t anon_kib, file_kib; /* its parts: Anonymous (heaps, stacks), the rest (mapped files) */
   uint64_t uss_kib;            /* pages no other process has: Private_Clean + Private_Dirty */
+  uint64_t pss_file_kib;       /* mapped files, each page divided by the processes mapping it */
   loop_stats loop;
   bool have_metrics;
   lagscope_metrics metrics;  /* lagscope's latest sample, taken at the end */
@@ -149,6 +150,7 @@ static void read_memory(child_result *r) {
   /* What the machine pays: a page of libc that lagscope's code touched is also resident for
    * the parent and every other process, and counts in RSS but not here. */
   r->uss_kib = kib_field(rollup, "Private_Clean:") + kib_field(rollup, "Private_Dirty:");
+  r->pss_file_kib = kib_field(rollup, "\nPss_File:");
 }
 
 static bool heartbeat_mode;
@@ -315,6 +317,10 @@ static void print_table(const child_result *base, const child_result *with) {
   row_plain("  anonymous: heaps, stacks", v, "-");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->file_kib - (double)base->file_kib);
   row_plain("  library pages, shared", v, "-");
+  /* The same pages as the machine pays for them: libc's code that lagscope's threads run is
+   * resident for every process already, and counts whole in RSS, a share in Pss. */
+  snprintf(v, sizeof v, "%+.0f KiB", (double)with->pss_file_kib - (double)base->pss_file_kib);
+  row_plain("  library pages, proportional (Pss_File)", v, "-");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->uss_kib - (double)base->uss_kib);
   row_plain("private memory overhead (USS difference)", v, "-");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->hwm_kib - (double)base->hwm_kib);

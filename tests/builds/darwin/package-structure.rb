@@ -44,7 +44,7 @@ stages = %w[base detect stack cause report deliver]
 apple = (Dir.glob(File.join(src, 'core', '*.c')).reject { |f| File.basename(f) == 'disabled.c' } +
          stages.flat_map { |d| Dir.glob(File.join(src, 'core', d, '*.c')) } +
          Dir.glob(File.join(src, 'core', 'darwin', '*.c')) +
-         Dir.glob(File.join(src, 'hud', '*.c')).reject { |f| File.basename(f) == 'cairo_canvas.c' } +
+         Dir.glob(File.join(src, 'hud', '*.c')).reject { |f| File.basename(f).start_with?('cairo_') } +
          Dir.glob(File.join(src, 'hud', 'darwin', '*.c')) +
          Dir.glob(File.join(src, 'web', '*.c'))).map { |f| f.delete_prefix(src + '/') } +
         GENERATED
