@@ -1,7 +1,9 @@
 /* The preload's Vulkan layer (see vk_layer.h): the loader's chain followed through
- * vkCreateInstance and vkCreateDevice, and vkQueuePresentKHR seen: each present on the main
+ * vkCreateInstance and vkCreateDevice, and vkQueuePresentKHR seen: each present on the watched
  * thread is a frame of the Vulkan loop (hooks.c's frame path, as a GL swap is), which answers
- * the waiting ping, and the HUD is copied into the presented image first (vk_hud.c).
+ * the waiting ping, and the HUD is copied into the presented image first (vk_hud.c). The
+ * watched thread is the main thread, or, when the main thread shows no loop, the thread that
+ * presents (lagscope__preload_presenter_watched): a render thread's hang is then found.
  *
  * The instances and devices are kept in small fixed tables keyed by the loader's dispatch
  * table (a device's queues share its key). They change under the layer's own lock, in the
@@ -216,22 +218,21 @@ static VKAPI_ATTR void VKAPI_CALL destroy_swapchain(VkDevice device, VkSwapchain
   d->DestroySwapchainKHR(device, swapchain, allocator);
 }
 
-static int on_main_thread(void) { return syscall(SYS_gettid) == getpid(); }
-
-/* A frame of the Vulkan loop, after the real present; the HUD copied in before it. */
+/* A frame of the Vulkan loop, after the real present; the HUD copied in before it. Both on the
+ * watched thread only: the main thread, or the presenting thread that took its place. */
 static VKAPI_ATTR VkResult VKAPI_CALL queue_present(VkQueue queue, const VkPresentInfoKHR *info) {
   lagscope__vk_device *d = device_of(queue);
   if (d == NULL || d->QueuePresentKHR == NULL) return VK_ERROR_DEVICE_LOST;
   VkPresentInfoKHR changed = *info;
   VkSemaphore wait = VK_NULL_HANDLE;
-  int main_thread = on_main_thread();
-  if (main_thread && lagscope__preload_hud_wanted() && !lagscope__preload_overlay_only() &&
+  int watched = lagscope__preload_presenter_watched();
+  if (watched && lagscope__preload_hud_wanted() && !lagscope__preload_overlay_only() &&
       lagscope__hud_x11_frame_may_draw() && lagscope__vk_hud_draw(d, queue, info, &wait)) {
     changed.waitSemaphoreCount = 1;
     changed.pWaitSemaphores = &wait;
   }
   VkResult rc = d->QueuePresentKHR(queue, &changed);
-  if (main_thread) lagscope__preload_frame_presented(LAGSCOPE__LOOP_VULKAN);
+  if (watched) lagscope__preload_frame_presented(LAGSCOPE__LOOP_VULKAN);
   return rc;
 }
 

@@ -110,3 +110,72 @@ void test_vulkan_vkcube_stall(void) {
   xvfb_stop(&xvfb);
   remove_folder();
 }
+
+/* vk_thread (vk_thread.c): its main thread only waits for its render thread, which presents.
+ * No other loop is seen, so the presenting thread is the watched one: its 1.2 s spin in
+ * vk_thread_stall at its 90th frame is a hang, begun and ended, its cause the CPU and its
+ * stack through vk_thread_stall, and the summary says so. */
+void test_vulkan_present_thread_stall(void) {
+  skip_without(LAGSCOPE_VK_THREAD_PATH);
+  if (access(LAGSCOPE_LAVAPIPE_ICD, R_OK) != 0) skip_without(LAGSCOPE_LAVAPIPE_ICD);
+  make_folder();
+  with_screen();
+  with_lavapipe();
+  char *program[] = {LAGSCOPE_VK_THREAD_PATH, NULL};
+  char *extra[] = {"--threshold-ms", "400", NULL};
+  char err[16384];
+  int code = run_to_end(extra, program, err, sizeof err);
+  printf("lagscope-run said:\n%s\n", err);
+  CHECK_MSG(strstr(err, "not watched") == NULL, "vk_thread's run was not watched");
+  CHECK_EQ_INT(code, 0);
+  cJSON *all = read_events();
+  CHECK_MSG(frames_counted(all) >= 100, "%.0f frames counted of vk_thread's 300",
+            frames_counted(all));
+  CHECK_EQ_INT(count_type(all, "hang_ended"), 1);
+  const cJSON *ended = last_of_type(all, "hang_ended");
+  double ms = spawn_json_number(ended, "duration_ms", -1);
+  printf("the stall's hang: %.1f ms\n", ms);
+  CHECK_MSG(ms >= 1000 && ms <= 3000, "hang of %.1f ms for a 1200 ms stall", ms);
+  CHECK_MSG(stack_has(cJSON_GetObjectItemCaseSensitive(ended, "heaviest_stack"), "vk_thread_stall"),
+            "the hang's stack misses vk_thread_stall");
+  CHECK_MSG(strstr(err, "cpu: On the CPU for") != NULL, "lagscope-run's summary says no CPU hang");
+  CHECK_MSG(strstr(err, "vk_thread_stall") != NULL, "the summary's stack misses vk_thread_stall");
+  cJSON_Delete(all);
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
+
+/* vk_thread's HUD: drawn into the frames its render thread presents on the queue it got from
+ * vkGetDeviceQueue2; none with --no-hud. */
+void test_vulkan_present_thread_hud(void) {
+  skip_without(LAGSCOPE_VK_THREAD_PATH);
+  if (access(LAGSCOPE_LAVAPIPE_ICD, R_OK) != 0) skip_without(LAGSCOPE_LAVAPIPE_ICD);
+  make_folder();
+  with_screen();
+  with_lavapipe();
+  CHECK(setenv("VK_THREAD_STALL_AT", "0", 1) == 0);
+  CHECK(setenv("VK_THREAD_FRAMES", "100000", 1) == 0);
+  char *program[] = {LAGSCOPE_VK_THREAD_PATH, NULL};
+  shot_title = "vk_thread";
+  shot_area = (box){0, 0, 180, 80};
+  char err[16384];
+  int code = run_for_metrics(NULL, program, 3, take_area_shot, err, sizeof err);
+  printf("lagscope-run said:\n%s\n", err);
+  CHECK_MSG(code == 0 || code == 128 + SIGTERM, "lagscope-run's exit %d", code);
+  save_artifact(&area_shot, "vk_thread_hud.png");
+  check_hud_shown(&area_shot, (box){8, 8, 8 + HUD_W, 8 + HUD_H});
+  shot_free(&area_shot);
+  char *extra[] = {"--no-hud", NULL};
+  unlink(events);
+  code = run_for_metrics(extra, program, 2, take_area_shot, err, sizeof err);
+  CHECK_MSG(code == 0 || code == 128 + SIGTERM, "lagscope-run's exit %d", code);
+  save_artifact(&area_shot, "vk_thread_no_hud.png");
+  double match = reference_match(&area_shot, (box){8, 8, 8 + HUD_W, 8 + HUD_H}, 16);
+  printf("without the HUD: %.1f %% alike\n", match * 100);
+  CHECK(match < HUD_MATCH);
+  shot_free(&area_shot);
+  unsetenv("VK_THREAD_STALL_AT");
+  unsetenv("VK_THREAD_FRAMES");
+  xvfb_stop(&xvfb);
+  remove_folder();
+}
