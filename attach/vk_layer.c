@@ -173,19 +173,34 @@ static VKAPI_ATTR void VKAPI_CALL destroy_device(VkDevice device,
   if (destroy != NULL) destroy(device, allocator);
 }
 
+/* The queue's family kept: the HUD's copy is recorded on a pool of that family. */
+static void note_queue(lagscope__vk_device *d, VkQueue queue, uint32_t family) {
+  if (queue == VK_NULL_HANDLE) return;
+  pthread_mutex_lock(&tables);
+  for (int i = 0; i < LAGSCOPE__VK_MAX_QUEUES; i++) {
+    if (d->queues[i].queue != VK_NULL_HANDLE && d->queues[i].queue != queue) continue;
+    d->queues[i].queue = queue;
+    d->queues[i].family = family;
+    break;
+  }
+  pthread_mutex_unlock(&tables);
+}
+
 static VKAPI_ATTR void VKAPI_CALL get_device_queue(VkDevice device, uint32_t family,
                                                    uint32_t index, VkQueue *out) {
   lagscope__vk_device *d = device_of(device);
   if (d == NULL || d->GetDeviceQueue == NULL) return;
   d->GetDeviceQueue(device, family, index, out);
-  pthread_mutex_lock(&tables);
-  for (int i = 0; i < LAGSCOPE__VK_MAX_QUEUES; i++) {
-    if (d->queues[i].queue != VK_NULL_HANDLE && d->queues[i].queue != *out) continue;
-    d->queues[i].queue = *out;
-    d->queues[i].family = family;
-    break;
-  }
-  pthread_mutex_unlock(&tables);
+  note_queue(d, *out, family);
+}
+
+/* Vulkan 1.1's way, the one for queues made with flags (protected ones). */
+static VKAPI_ATTR void VKAPI_CALL get_device_queue2(VkDevice device, const VkDeviceQueueInfo2 *info,
+                                                    VkQueue *out) {
+  lagscope__vk_device *d = device_of(device);
+  if (d == NULL || d->GetDeviceQueue2 == NULL) return;
+  d->GetDeviceQueue2(device, info, out);
+  note_queue(d, *out, info->queueFamilyIndex);
 }
 
 /* ---- swapchains and presents --------------------------------------------------------------- */
@@ -248,6 +263,7 @@ static PFN_vkVoidFunction own_device_proc(const char *name) {
   } own[] = {{"vkGetDeviceProcAddr", (PFN_vkVoidFunction)get_device_proc},
              {"vkDestroyDevice", (PFN_vkVoidFunction)destroy_device},
              {"vkGetDeviceQueue", (PFN_vkVoidFunction)get_device_queue},
+             {"vkGetDeviceQueue2", (PFN_vkVoidFunction)get_device_queue2},
              {"vkCreateSwapchainKHR", (PFN_vkVoidFunction)create_swapchain},
              {"vkDestroySwapchainKHR", (PFN_vkVoidFunction)destroy_swapchain},
              {"vkQueuePresentKHR", (PFN_vkVoidFunction)queue_present}};
@@ -258,8 +274,11 @@ static PFN_vkVoidFunction own_device_proc(const char *name) {
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_device_proc(VkDevice device, const char *name) {
   PFN_vkVoidFunction own = own_device_proc(name);
-  if (own != NULL) return own;
   lagscope__vk_device *d = device != VK_NULL_HANDLE ? device_of(device) : NULL;
+  /* A Vulkan 1.0 device has no vkGetDeviceQueue2: the program is told so, as without the layer. */
+  if (own == (PFN_vkVoidFunction)get_device_queue2 && d != NULL && d->GetDeviceQueue2 == NULL)
+    return NULL;
+  if (own != NULL) return own;
   return d != NULL ? d->next_proc(device, name) : NULL;
 }
 

@@ -14,7 +14,7 @@
 
 /* The device functions the layer calls down the chain: X(name) for PFN_vk<name>. */
 #define LAGSCOPE__VK_DEVICE_FUNCTIONS(X)                                                           \
-  X(DestroyDevice) X(GetDeviceQueue) X(QueuePresentKHR) X(CreateSwapchainKHR)                      \
+  X(DestroyDevice) X(GetDeviceQueue) X(GetDeviceQueue2) X(QueuePresentKHR) X(CreateSwapchainKHR)                      \
   X(DestroySwapchainKHR) X(GetSwapchainImagesKHR) X(QueueSubmit) X(CreateCommandPool)              \
   X(DestroyCommandPool) X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer)        \
   X(ResetCommandBuffer) X(CmdPipelineBarrier) X(CmdCopyBufferToImage) X(CreateBuffer)              \
