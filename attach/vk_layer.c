@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "vk_layer.h"
 
+#include "internal.h" /* lagscope__log */
 #include "preload.h"
 #include "x11_overlay.h"
 
@@ -125,6 +126,38 @@ static void load_device(lagscope__vk_device *d, vk_instance *instance) {
       instance->handle, "vkGetPhysicalDeviceMemoryProperties");
 }
 
+/* Which of the extensions that tell a frame's real presentation time physical has. */
+static void note_timing(vk_instance *instance, VkPhysicalDevice physical, lagscope__vk_device *d) {
+  PFN_vkEnumerateDeviceExtensionProperties list =
+      instance == NULL ? NULL
+                       : (PFN_vkEnumerateDeviceExtensionProperties)instance->next_proc(
+                             instance->handle, "vkEnumerateDeviceExtensionProperties");
+  VkExtensionProperties all[256];
+  uint32_t n = 256;
+  if (list == NULL || (list(physical, NULL, &n, all) != VK_SUCCESS && n == 0)) return;
+  for (uint32_t i = 0; i < n; i++) {
+    if (strcmp(all[i].extensionName, VK_KHR_PRESENT_WAIT_EXTENSION_NAME) == 0) d->has_present_wait = 1;
+    if (strcmp(all[i].extensionName, VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME) == 0)
+      d->has_display_timing = 1;
+  }
+}
+
+/* Says once where the Vulkan frames' times come from: the present's call, and whether the
+ * driver could tell more. */
+static void say_timing_source(const lagscope__vk_device *d) {
+  static atomic_int said;
+  if (atomic_exchange(&said, 1)) return;
+  const char *has = d->has_present_wait && d->has_display_timing
+                        ? "has VK_KHR_present_wait and VK_GOOGLE_display_timing, not read yet"
+                    : d->has_present_wait   ? "has VK_KHR_present_wait, not read yet"
+                    : d->has_display_timing ? "has VK_GOOGLE_display_timing, not read yet"
+                                            : "has neither VK_KHR_present_wait nor "
+                                              "VK_GOOGLE_display_timing";
+  lagscope__log("Vulkan frames are timed at each vkQueuePresentKHR call, not when shown (the "
+                "driver %s)",
+                has);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL create_device(VkPhysicalDevice physical,
                                                     const VkDeviceCreateInfo *info,
                                                     const VkAllocationCallbacks *allocator,
@@ -153,6 +186,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL create_device(VkPhysicalDevice physical,
     d->next_proc = next_proc;
     d->set_loader_data = loader_data != NULL ? loader_data->u.pfnSetDeviceLoaderData : NULL;
     load_device(d, instance);
+    note_timing(instance, physical, d);
     d->key = lagscope__vk_key(*out);
     atomic_store_explicit(&device_keys[i], d->key, memory_order_release);
     break;
@@ -247,7 +281,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL queue_present(VkQueue queue, const VkPrese
     changed.pWaitSemaphores = &wait;
   }
   VkResult rc = d->QueuePresentKHR(queue, &changed);
-  if (watched) lagscope__preload_frame_presented(LAGSCOPE__LOOP_VULKAN);
+  if (watched) {
+    lagscope__preload_frame_presented(LAGSCOPE__LOOP_VULKAN);
+    say_timing_source(d);
+  }
   return rc;
 }
 

@@ -32,6 +32,7 @@ typedef struct lagscope__vk_device {
   PFN_vkSetDeviceLoaderData set_loader_data;
   PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR surface_capabilities;
   PFN_vkGetPhysicalDeviceMemoryProperties memory_properties;
+  int has_present_wait, has_display_timing; /* the driver could tell when a frame was shown */
 #define LAGSCOPE__VK_MEMBER(name) PFN_vk##name name;
   LAGSCOPE__VK_DEVICE_FUNCTIONS(LAGSCOPE__VK_MEMBER)
 #undef LAGSCOPE__VK_MEMBER
