@@ -1,7 +1,7 @@
 /* The preload's Vulkan layer (see vk_layer.h): the loader's chain followed through
  * vkCreateInstance and vkCreateDevice, and vkQueuePresentKHR seen: each present on the watched
  * thread is a frame of the Vulkan loop (hooks.c's frame path, as a GL swap is), which answers
- * the waiting ping, and the HUD is copied into the presented image first (vk_hud.c). The
+ * the waiting ping, and the HUD is drawn over the presented image first (vk_hud.c). The
  * watched thread is the main thread, or, when the main thread shows no loop, the thread that
  * presents (lagscope__preload_presenter_watched): a render thread's hang is then found.
  *
@@ -207,7 +207,7 @@ static VKAPI_ATTR void VKAPI_CALL destroy_device(VkDevice device,
   if (destroy != NULL) destroy(device, allocator);
 }
 
-/* The queue's family kept: the HUD's copy is recorded on a pool of that family. */
+/* The queue's family kept: the HUD's draw is recorded on a pool of that family. */
 static void note_queue(lagscope__vk_device *d, VkQueue queue, uint32_t family) {
   if (queue == VK_NULL_HANDLE) return;
   pthread_mutex_lock(&tables);
