@@ -18,45 +18,79 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #define MAX_INSTANCES 16
 #define MAX_DEVICES 32
 
 typedef struct vk_instance {
-  _Atomic(void *) key;
   VkInstance handle;
   PFN_vkGetInstanceProcAddr next_proc;
   PFN_vkDestroyInstance destroy;
 } vk_instance;
 
-static vk_instance instances[MAX_INSTANCES];
-static lagscope__vk_device devices[MAX_DEVICES];
-static _Atomic(void *) device_keys[MAX_DEVICES];
 static pthread_mutex_t tables = PTHREAD_MUTEX_INITIALIZER;
 
-static vk_instance *instance_of(const void *handle) {
+/* ---- a table keyed by the loader's dispatch table ------------------------------------------
+ * The instances' and the devices' alike: a slot is found free under `tables`, its entry
+ * filled, then its key published (release), so that a reader without the lock that finds the
+ * key (acquire) finds the entry whole; destroy clears the key under the lock. */
+typedef struct keyed_table {
+  _Atomic(void *) *keys;
+  int size;
+} keyed_table;
+
+/* handle's slot, or -1. Any thread, no lock. F */
+static int slot_of(const keyed_table *t, const void *handle) {
   void *key = lagscope__vk_key(handle);
-  for (int i = 0; i < MAX_INSTANCES; i++)
-    if (atomic_load_explicit(&instances[i].key, memory_order_acquire) == key) return &instances[i];
-  return NULL;
+  for (int i = 0; i < t->size; i++)
+    if (atomic_load_explicit(&t->keys[i], memory_order_acquire) == key) return i;
+  return -1;
+}
+
+/* A free slot, or -1 (the table is full: that object gets no dispatch from the layer). Under
+ * `tables`. F */
+static int free_slot(const keyed_table *t) {
+  for (int i = 0; i < t->size; i++)
+    if (atomic_load(&t->keys[i]) == NULL) return i;
+  return -1;
+}
+
+/* Slot i's entry is filled: its key published, or cleared (NULL). Under `tables`. F */
+static void set_key(keyed_table *t, int i, void *key) {
+  atomic_store_explicit(&t->keys[i], key, memory_order_release);
+}
+
+/* The slots in use; *last the last of them. F */
+static int slots_used(const keyed_table *t, int *last) {
+  int count = 0;
+  for (int i = 0; i < t->size; i++)
+    if (atomic_load(&t->keys[i]) != NULL) *last = i, count++;
+  return count;
+}
+
+static vk_instance instances[MAX_INSTANCES];
+static _Atomic(void *) instance_keys[MAX_INSTANCES];
+static keyed_table instance_table = {instance_keys, MAX_INSTANCES};
+static lagscope__vk_device devices[MAX_DEVICES];
+static _Atomic(void *) device_keys[MAX_DEVICES];
+static keyed_table device_table = {device_keys, MAX_DEVICES};
+
+static vk_instance *instance_of(const void *handle) {
+  int i = slot_of(&instance_table, handle);
+  return i >= 0 ? &instances[i] : NULL;
 }
 
 /* A physical device shares its instance's key; failing that, the one instance there is. */
 static vk_instance *instance_of_physical(VkPhysicalDevice physical) {
-  vk_instance *found = instance_of(physical), *only = NULL;
-  int count = 0;
-  for (int i = 0; found == NULL && i < MAX_INSTANCES; i++)
-    if (atomic_load(&instances[i].key) != NULL) only = &instances[i], count++;
-  return found != NULL ? found : count == 1 ? only : NULL;
+  vk_instance *found = instance_of(physical);
+  int last = -1;
+  if (found == NULL && slots_used(&instance_table, &last) == 1) found = &instances[last];
+  return found;
 }
 
 static lagscope__vk_device *device_of(const void *handle) {
-  void *key = lagscope__vk_key(handle);
-  for (int i = 0; i < MAX_DEVICES; i++)
-    if (atomic_load_explicit(&device_keys[i], memory_order_acquire) == key) return &devices[i];
-  return NULL;
+  int i = slot_of(&device_table, handle);
+  return i >= 0 ? &devices[i] : NULL;
 }
 
 uint32_t lagscope__vk_queue_family(const lagscope__vk_device *d, VkQueue queue) {
@@ -90,13 +124,12 @@ static VKAPI_ATTR VkResult VKAPI_CALL create_instance(const VkInstanceCreateInfo
   VkResult rc = create(info, allocator, out);
   if (rc != VK_SUCCESS) return rc;
   pthread_mutex_lock(&tables);
-  for (int i = 0; i < MAX_INSTANCES; i++) {
-    if (atomic_load(&instances[i].key) != NULL) continue;
+  int i = free_slot(&instance_table);
+  if (i >= 0) {
     instances[i].handle = *out;
     instances[i].next_proc = next_proc;
     instances[i].destroy = (PFN_vkDestroyInstance)next_proc(*out, "vkDestroyInstance");
-    atomic_store_explicit(&instances[i].key, lagscope__vk_key(*out), memory_order_release);
-    break;
+    set_key(&instance_table, i, lagscope__vk_key(*out));
   }
   pthread_mutex_unlock(&tables);
   return VK_SUCCESS;
@@ -108,7 +141,7 @@ static VKAPI_ATTR void VKAPI_CALL destroy_instance(VkInstance instance,
   if (found == NULL) return;
   PFN_vkDestroyInstance destroy = found->destroy;
   pthread_mutex_lock(&tables);
-  atomic_store(&found->key, NULL);
+  set_key(&instance_table, (int)(found - instances), NULL);
   pthread_mutex_unlock(&tables);
   if (destroy != NULL) destroy(instance, allocator);
 }
@@ -177,8 +210,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL create_device(VkPhysicalDevice physical,
   VkResult rc = create(physical, info, allocator, out);
   if (rc != VK_SUCCESS) return rc;
   pthread_mutex_lock(&tables);
-  for (int i = 0; i < MAX_DEVICES; i++) {
-    if (atomic_load(&device_keys[i]) != NULL) continue;
+  int i = free_slot(&device_table);
+  if (i >= 0) {
     lagscope__vk_device *d = &devices[i];
     memset(d, 0, sizeof(*d));
     d->handle = *out;
@@ -188,8 +221,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL create_device(VkPhysicalDevice physical,
     load_device(d, instance);
     note_timing(instance, physical, d);
     d->key = lagscope__vk_key(*out);
-    atomic_store_explicit(&device_keys[i], d->key, memory_order_release);
-    break;
+    set_key(&device_table, i, d->key);
   }
   pthread_mutex_unlock(&tables);
   return VK_SUCCESS;
@@ -202,7 +234,7 @@ static VKAPI_ATTR void VKAPI_CALL destroy_device(VkDevice device,
   PFN_vkDestroyDevice destroy = d->DestroyDevice;
   pthread_mutex_lock(&tables);
   lagscope__vk_hud_device_gone(d);
-  atomic_store(&device_keys[d - devices], NULL);
+  set_key(&device_table, (int)(d - devices), NULL);
   pthread_mutex_unlock(&tables);
   if (destroy != NULL) destroy(device, allocator);
 }
