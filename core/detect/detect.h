@@ -217,7 +217,7 @@ lagscope__frame_ring *lagscope__frame_ring_shared(void);     /* F */
  * preload may move it to the thread that presents a Vulkan program's frames), and whose stacks
  * a hang samples. F */
 void lagscope__main_thread_watch(int32_t thread_id);
-int32_t lagscope__main_thread_watched(void); /* F; 0 before the first start */
+int32_t lagscope__main_thread_watched(void); /* F; the process's main thread before the first start */
 /* The last other thread that called lagscope_frame, _heartbeat or ran the ping; 0 when none
  * since the last look. F */
 int32_t lagscope__main_thread_take_wrong_caller(void);
