@@ -277,6 +277,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL create_swapchain(VkDevice device,
                                                        VkSwapchainKHR *out) {
   lagscope__vk_device *d = device_of(device);
   if (d == NULL || d->CreateSwapchainKHR == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+  /* No HUD in frames (--no-hud, --hud-mode overlay): the program's swapchain as it asked. */
+  if (!lagscope__preload_hud_wanted() || lagscope__preload_overlay_only())
+    return d->CreateSwapchainKHR(device, info, allocator, out);
   VkSwapchainCreateInfoKHR changed;
   lagscope__vk_hud_swapchain_usage(d, info, &changed);
   VkResult rc = d->CreateSwapchainKHR(device, &changed, allocator, out);
