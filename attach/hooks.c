@@ -77,7 +77,12 @@ static __thread int own_tid __attribute__((tls_model("initial-exec"))); /* 0: no
 static int on_watched_thread(void) {
   if (own_tid == 0) own_tid = (int)syscall(SYS_gettid);
   int watched = atomic_load_explicit(&watched_tid, memory_order_relaxed);
-  return own_tid == (watched != 0 ? watched : getpid());
+  if (watched == 0) { /* the main thread's id is the process's: read once (getpid is a call) */
+    static atomic_int main_tid;
+    watched = atomic_load_explicit(&main_tid, memory_order_relaxed);
+    if (watched == 0) atomic_store_explicit(&main_tid, watched = (int)getpid(), memory_order_relaxed);
+  }
+  return own_tid == watched;
 }
 
 unsigned lagscope__preload_loops(void) { return atomic_load(&loops_seen); }
