@@ -1,7 +1,8 @@
 /* The functions liblagscope-preload interposes: where an unchanged program's loop shows itself.
  *
- * Each hook calls the real function (found once, with dlsym) and, on the main thread only,
- * tells lagscope what it learnt: a frame (a present or a swap), a wait for input (idle), or a
+ * Each hook calls the real function (found once, with dlsym) and, on the watched thread only
+ * (the main thread, or a Vulkan program's presenting thread in its place), tells lagscope what
+ * it learnt: a frame (a present or a swap), a wait for input (idle), or a
  * pass through the loop, where a ping that is waiting is answered. None takes a lock of
  * lagscope's or allocates; none changes what the real function is given or returns.
  *
@@ -11,8 +12,8 @@
 #define _GNU_SOURCE
 #include "preload.h"
 
-#include "internal.h" /* lagscope__main_thread_frame_at: a frame at its presentation time */
 #include "gl_hud.h"
+#include "internal.h" /* lagscope__main_thread_watch, _frame_at, lagscope__log */
 #include "sdl_hud.h"
 #include "wayland_hud.h"
 #include "x11_overlay.h"
@@ -68,12 +69,21 @@ typedef void (*context_wakeup_fn)(void *context);
 static _Atomic(context_wakeup_fn) glib_wakeup; /* set once the ping's GLib source is attached */
 static _Atomic(void *) glib_context;             /* GLib's default main context */
 
-/* 1 on the process's main thread (the one lagscope watches), cached per thread. */
-static __thread int thread_kind __attribute__((tls_model("initial-exec"))); /* 0: not known */
+/* The thread lagscope watches: the process's main thread (0 here), or the one that presents a
+ * Vulkan program's frames when the main thread showed no loop (lagscope__preload_presenter_
+ * watched). Each thread's id is read once. */
+static atomic_int watched_tid;
+static __thread int own_tid __attribute__((tls_model("initial-exec"))); /* 0: not read yet */
 
-static int on_main_thread(void) {
-  if (thread_kind == 0) thread_kind = syscall(SYS_gettid) == getpid() ? 1 : 2;
-  return thread_kind == 1;
+static int on_watched_thread(void) {
+  if (own_tid == 0) own_tid = (int)syscall(SYS_gettid);
+  int watched = atomic_load_explicit(&watched_tid, memory_order_relaxed);
+  if (watched == 0) { /* the main thread's id is the process's: read once (getpid is a call) */
+    static atomic_int main_tid;
+    watched = atomic_load_explicit(&main_tid, memory_order_relaxed);
+    if (watched == 0) atomic_store_explicit(&main_tid, watched = (int)getpid(), memory_order_relaxed);
+  }
+  return own_tid == watched;
 }
 
 unsigned lagscope__preload_loops(void) { return atomic_load(&loops_seen); }
@@ -107,7 +117,7 @@ int lagscope__preload_post(lagscope_main_fn fn, void *arg, void *user) {
 
 /* A pass through the main loop: alive, and the waiting ping answered. */
 static void loop_pass(unsigned loop) {
-  if (!on_main_thread()) return;
+  if (!on_watched_thread()) return;
   loop_seen(loop);
   answer_waiting_ping();
 }
@@ -122,7 +132,7 @@ static atomic_int toolkit_frames; /* a toolkit's hook counted a frame: commits a
 
 /* timed_later: the frame's time comes later (lagscope__preload_frame_timed): alive now. */
 static void frame_drawn(unsigned loop, int timed_later) {
-  if (!on_main_thread()) return;
+  if (!on_watched_thread()) return;
   if (loop != LAGSCOPE__LOOP_WAYLAND) atomic_store_explicit(&toolkit_frames, 1, memory_order_relaxed);
   loop_seen(loop);
   if (timed_later)
@@ -139,7 +149,27 @@ void lagscope__preload_frame_presented(unsigned loop) { frame_drawn(loop, 0); }
 void lagscope__preload_frame_drawn(unsigned loop) { frame_drawn(loop, 1); }
 
 void lagscope__preload_frame_timed(uint64_t timestamp_ns) {
-  if (on_main_thread()) lagscope__main_thread_frame_at(timestamp_ns);
+  if (on_watched_thread()) lagscope__main_thread_frame_at(timestamp_ns);
+}
+
+/* The presents a thread makes before it is watched in the main thread's place: a program whose
+ * main thread sets up its loop while its render thread begins to present keeps its main thread
+ * watched. */
+#define PRESENTS_BEFORE_WATCHED 30
+static __thread unsigned presents_here __attribute__((tls_model("initial-exec")));
+
+int lagscope__preload_presenter_watched(void) {
+  if (on_watched_thread()) return 1;
+  if (atomic_load_explicit(&loops_seen, memory_order_relaxed) != 0 ||
+      ++presents_here < PRESENTS_BEFORE_WATCHED)
+    return 0;
+  int none = 0;
+  if (!atomic_compare_exchange_strong(&watched_tid, &none, own_tid)) return on_watched_thread();
+  lagscope__main_thread_watch(own_tid); /* its stacks, its pings, its frames */
+  lagscope__log("the main thread showed no loop: thread %d, which presents Vulkan frames, is the "
+                "one watched",
+                own_tid);
+  return 1;
 }
 
 /* (preload.h) hooks_wayland.c's frames and waits. */
@@ -190,7 +220,7 @@ static int ping_source_check(void *source) {
 /* Run by GLib's loop on the thread that iterates it: G_SOURCE_CONTINUE. */
 static int ping_source_dispatch(void *source, void *callback, void *data) {
   (void)source, (void)callback, (void)data;
-  if (on_main_thread()) answer_waiting_ping();
+  if (on_watched_thread()) answer_waiting_ping();
   return 1;
 }
 
@@ -244,7 +274,7 @@ typedef void *(*loop_context_fn)(void *loop);
 
 HOOK void g_main_loop_run(void *loop) {
   REAL(loop_run_fn, g_main_loop_run, "libglib-2.0.so.0")
-  if (on_main_thread()) {
+  if (on_watched_thread()) {
     void *context = NULL;
     {
       REAL(loop_context_fn, g_main_loop_get_context, "libglib-2.0.so.0")
@@ -259,7 +289,7 @@ typedef int (*iteration_fn)(void *context, int may_block);
 
 HOOK int g_main_context_iteration(void *context, int may_block) {
   REAL(iteration_fn, g_main_context_iteration, "libglib-2.0.so.0")
-  if (on_main_thread() && is_default_context(context)) glib_loop_seen();
+  if (on_watched_thread() && is_default_context(context)) glib_loop_seen();
   return real != NULL ? real(context, may_block) : 0;
 }
 
@@ -268,7 +298,7 @@ typedef int (*application_run_fn)(void *application, int argc, char **argv);
 
 HOOK int g_application_run(void *application, int argc, char **argv) {
   REAL(application_run_fn, g_application_run, "libgio-2.0.so.0")
-  if (on_main_thread()) glib_loop_seen();
+  if (on_watched_thread()) glib_loop_seen();
   return real != NULL ? real(application, argc, argv) : 1;
 }
 
@@ -304,7 +334,7 @@ HOOK int SDL_PollEvent(void *event) {
 
 /* A wait for input: idle while it lasts, however long. */
 static int sdl_wait(void *event, int timeout_ms, int with_timeout) {
-  int main_thread = on_main_thread();
+  int main_thread = on_watched_thread();
   if (main_thread) {
     loop_pass(LAGSCOPE__LOOP_SDL);
     lagscope_idle_begin();
@@ -330,7 +360,7 @@ HOOK int SDL_WaitEventTimeout(void *event, int timeout_ms) { return sdl_wait(eve
 /* The HUD is copied into the frame first (sdl_hud.c), on the main thread only. */
 HOOK void SDL_RenderPresent(void *renderer) {
   REAL(present_fn, SDL_RenderPresent, "libSDL2-2.0.so.0")
-  if (real != NULL && on_main_thread() && lagscope__preload_frame_hud_may_draw())
+  if (real != NULL && on_watched_thread() && lagscope__preload_frame_hud_may_draw())
     lagscope__sdl_hud_draw(renderer);
   if (real != NULL) real(renderer);
   frame_presented(LAGSCOPE__LOOP_SDL);
@@ -366,7 +396,7 @@ HOOK void *SDL_CreateSoftwareRenderer(void *surface) {
 /* A window's renderer may go with it; a Vulkan window gets no HUD, said once. */
 HOOK void SDL_DestroyWindow(void *window) {
   REAL(destroy_fn, SDL_DestroyWindow, "libSDL2-2.0.so.0")
-  if (on_main_thread()) lagscope__sdl_hud_window_gone(window);
+  if (on_watched_thread()) lagscope__sdl_hud_window_gone(window);
   if (real != NULL) real(window);
 }
 
@@ -386,7 +416,7 @@ static void sdl_window_overlay(void) {
 HOOK void *SDL_CreateWindow(const char *title, int x, int y, int w, int h, uint32_t flags) {
   REAL(create_window_fn, SDL_CreateWindow, "libSDL2-2.0.so.0")
   void *window = real != NULL ? real(title, x, y, w, h, flags) : NULL;
-  if (on_main_thread()) lagscope__sdl_hud_window_made(window, flags);
+  if (on_watched_thread()) lagscope__sdl_hud_window_made(window, flags);
   if (window != NULL) sdl_window_overlay();
   return window;
 }
@@ -411,7 +441,7 @@ static void sdl_draw_hud(void *window) {
 
 HOOK void SDL_GL_SwapWindow(void *window) {
   REAL(present_fn, SDL_GL_SwapWindow, "libSDL2-2.0.so.0")
-  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) sdl_draw_hud(window);
+  if (on_watched_thread() && lagscope__preload_frame_hud_may_draw()) sdl_draw_hud(window);
   if (real != NULL) real(window);
   frame_presented(LAGSCOPE__LOOP_SDL);
 }
@@ -474,15 +504,15 @@ static void egl_draw_hud(void *display, void *surface) {
 
 HOOK void glXSwapBuffers(void *display, unsigned long drawable) {
   REAL(glx_swap_fn, glXSwapBuffers, "libGLX.so.0")
-  if (on_main_thread()) lagscope__hud_x11_saw_window(drawable);
-  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) glx_draw_hud(display, drawable);
+  if (on_watched_thread()) lagscope__hud_x11_saw_window(drawable);
+  if (on_watched_thread() && lagscope__preload_frame_hud_may_draw()) glx_draw_hud(display, drawable);
   if (real != NULL) real(display, drawable);
   frame_presented(LAGSCOPE__LOOP_GL);
 }
 
 HOOK unsigned eglSwapBuffers(void *display, void *surface) {
   REAL(egl_swap_fn, eglSwapBuffers, "libEGL.so.1")
-  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) egl_draw_hud(display, surface);
+  if (on_watched_thread() && lagscope__preload_frame_hud_may_draw()) egl_draw_hud(display, surface);
   unsigned swapped = real != NULL ? real(display, surface) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;
@@ -497,7 +527,7 @@ static _Atomic(egl_swap_damage_fn) swap_damage_khr, swap_damage_ext;
 
 static unsigned egl_swap_with_damage(egl_swap_damage_fn real, void *display, void *surface,
                                      const int *rects, int n) {
-  if (on_main_thread() && lagscope__preload_frame_hud_may_draw()) egl_draw_hud(display, surface);
+  if (on_watched_thread() && lagscope__preload_frame_hud_may_draw()) egl_draw_hud(display, surface);
   unsigned swapped = real != NULL ? real(display, surface, rects, n) : 0;
   frame_presented(LAGSCOPE__LOOP_GL);
   return swapped;
@@ -544,7 +574,7 @@ HOOK unsigned eglDestroyContext(void *display, void *context) {
 /* Blocks until an X event comes when none is queued: a wait for input. */
 HOOK int XNextEvent(void *display, void *event) {
   REAL(next_event_fn, XNextEvent, "libX11.so.6")
-  int main_thread = on_main_thread();
+  int main_thread = on_watched_thread();
   if (main_thread) {
     loop_pass(LAGSCOPE__LOOP_X11);
     lagscope_idle_begin();

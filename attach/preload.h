@@ -21,6 +21,13 @@ unsigned lagscope__preload_loops(void);
  * frame counted and the waiting ping answered; elsewhere nothing. Any thread; lock-free. */
 void lagscope__preload_frame_presented(unsigned loop);
 
+/* Called by the Vulkan layer at each present: 1 when this thread is the watched one. A thread
+ * other than the main thread becomes it after its 30th present while the main thread has shown
+ * no loop (a Vulkan program that presents from a render thread while its main thread only
+ * waits): its frames, its pings and its stacks are then lagscope's, and a log line says so.
+ * Any thread; lock-free but for that one line. */
+int lagscope__preload_presenter_watched(void);
+
 /* The config's post_main: keeps the ping for the next hook that runs on the main thread and,
  * once GLib's default loop was seen there, wakes that loop, where a source of lagscope's (one
  * for the program's life, at G_PRIORITY_DEFAULT, attached by the main thread) answers it

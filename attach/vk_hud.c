@@ -1,16 +1,14 @@
-/* The HUD inside a Vulkan program's own frame (see vk_layer.h): copied into the presented
+/* The HUD inside a Vulkan program's own frame (see vk_layer.h): blended over the presented
  * swapchain image just before the real present, as MangoHud draws into it.
  *
- * No shader and no pipeline: the HUD image (cairo's premultiplied ARGB32, its bytes B, G, R, A
- * in memory) goes into a host-visible buffer of the layer's, and a command buffer of the
- * layer's copies it into the image's corner (vkCmdCopyBufferToImage, the image moved from
- * PRESENT_SRC to TRANSFER_DST and back). That buffer is submitted on the present's queue,
- * waiting on the semaphores the present would have waited on, and signals a semaphore of the
- * layer's that the real present waits on instead. A copy does not blend: the HUD's translucent
- * pixels show over black, not over the frame. Each swapchain image has its own buffer, command
- * buffer, fence and semaphore, so a copy never overwrites one still in flight. Swapchains of
- * B8G8R8A8 take the bytes as they are, R8G8B8A8 ones with red and blue swapped; other formats,
- * and surfaces that cannot be a copy's destination, get no HUD. */
+ * The HUD image (cairo's premultiplied ARGB32) goes into a host-visible buffer of the layer's,
+ * and a command buffer of the layer's draws it over the image's corner (vk_blend.c: a render
+ * pass that keeps the image, a fragment shader that reads the buffer, alpha blending), so the
+ * program's pixels show through the HUD's translucent parts. That command buffer is submitted
+ * on the present's queue, waiting on the semaphores the present would have waited on, and
+ * signals a semaphore of the layer's that the real present waits on instead. Each swapchain
+ * image has its own buffer, command buffer, fence and semaphore, so a draw never overwrites one
+ * still in flight. Surfaces whose images cannot be a colour attachment get no HUD. */
 #include "vk_layer.h"
 
 #include "lagscope.h"
@@ -19,7 +17,7 @@
 #include <string.h>
 
 #define MAX_SWAPCHAINS 32
-#define MAX_IMAGES 8
+#define MAX_IMAGES LAGSCOPE__VK_MAX_IMAGES
 
 typedef struct hud_target {
   VkCommandBuffer commands;
@@ -29,7 +27,7 @@ typedef struct hud_target {
   VkDeviceMemory memory;
   void *mapped;
   VkDeviceSize size;
-  int pending; /* a copy was submitted with fence */
+  int pending; /* a draw was submitted with fence */
 } hud_target;
 
 typedef struct hud_swapchain {
@@ -37,11 +35,12 @@ typedef struct hud_swapchain {
   VkSwapchainKHR handle;
   VkFormat format;
   VkExtent2D extent;
-  int swap_red_blue, failed;
+  int failed;
   uint32_t count, family;
   VkImage images[MAX_IMAGES];
   hud_target targets[MAX_IMAGES];
   VkCommandPool pool;
+  lagscope__vk_blend blend; /* made with the swapchain */
 } hud_swapchain;
 
 static hud_swapchain swapchains[MAX_SWAPCHAINS];
@@ -56,21 +55,13 @@ void lagscope__vk_hud_swapchain_usage(const lagscope__vk_device *d,
   if (d->surface_capabilities == NULL ||
       d->surface_capabilities(d->physical, info->surface, &caps) != VK_SUCCESS)
     return;
-  if (caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT)
-    out->imageUsage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-}
-
-/* 1 when format takes the HUD's bytes (with red and blue swapped: *swap). */
-static int format_takes_hud(VkFormat format, int *swap) {
-  *swap = format == VK_FORMAT_R8G8B8A8_UNORM || format == VK_FORMAT_R8G8B8A8_SRGB;
-  return *swap || format == VK_FORMAT_B8G8R8A8_UNORM || format == VK_FORMAT_B8G8R8A8_SRGB;
+  if (caps.supportedUsageFlags & VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT)
+    out->imageUsage |= VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
 }
 
 void lagscope__vk_hud_swapchain_made(lagscope__vk_device *d, VkSwapchainKHR swapchain,
                                      const VkSwapchainCreateInfoKHR *info) {
-  int swap = 0;
-  if (!(info->imageUsage & VK_IMAGE_USAGE_TRANSFER_DST_BIT) ||
-      !format_takes_hud(info->imageFormat, &swap) || d->GetSwapchainImagesKHR == NULL)
+  if (!(info->imageUsage & VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT) || d->GetSwapchainImagesKHR == NULL)
     return;
   for (int i = 0; i < MAX_SWAPCHAINS; i++) {
     hud_swapchain *s = &swapchains[i];
@@ -82,8 +73,12 @@ void lagscope__vk_hud_swapchain_made(lagscope__vk_device *d, VkSwapchainKHR swap
     s->handle = swapchain;
     s->format = info->imageFormat;
     s->extent = info->imageExtent;
-    s->swap_red_blue = swap;
     s->family = UINT32_MAX;
+    /* Made now, in the program's own vkCreateSwapchainKHR, not at the first present: a
+     * driver compiles the pipeline's shaders here, and made at a present it was a hang of the
+     * watched thread in one loaded run on lavapipe. */
+    if (lagscope__vk_blend_make(d, &s->blend, s->format, s->extent, s->images, s->count) != 0)
+      return;
     s->device = d;
     return;
   }
@@ -102,6 +97,7 @@ static void free_target(lagscope__vk_device *d, hud_target *t) {
 static void free_swapchain(hud_swapchain *s) {
   lagscope__vk_device *d = s->device;
   for (uint32_t i = 0; i < MAX_IMAGES; i++) free_target(d, &s->targets[i]);
+  lagscope__vk_blend_free(d, &s->blend);
   if (s->pool != VK_NULL_HANDLE) d->DestroyCommandPool(d->handle, s->pool, NULL); /* frees them */
   memset(s, 0, sizeof(*s));
 }
@@ -116,7 +112,7 @@ void lagscope__vk_hud_device_gone(lagscope__vk_device *d) {
     if (swapchains[i].device == d) free_swapchain(&swapchains[i]);
 }
 
-/* ---- the objects a copy needs, made once per image --------------------------------------- */
+/* ---- the objects a draw needs, made once per image --------------------------------------- */
 
 static uint32_t host_memory_type(const lagscope__vk_device *d, uint32_t allowed) {
   VkPhysicalDeviceMemoryProperties props;
@@ -133,7 +129,7 @@ static uint32_t host_memory_type(const lagscope__vk_device *d, uint32_t allowed)
 static int make_buffer(lagscope__vk_device *d, hud_target *t, VkDeviceSize size) {
   VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                              .size = size,
-                             .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   if (d->CreateBuffer(d->handle, &info, NULL, &t->buffer) != VK_SUCCESS) return -1;
   VkMemoryRequirements needs;
@@ -151,9 +147,10 @@ static int make_buffer(lagscope__vk_device *d, hud_target *t, VkDeviceSize size)
 }
 
 /* The command pool on family (one per swapchain), the target's command buffer, fence and
- * semaphore, and a buffer of at least size bytes. 0, or -1. */
-static int ready_target(hud_swapchain *s, hud_target *t, uint32_t family, VkDeviceSize size) {
+ * semaphore, and a buffer of at least size bytes, the blend's set pointing at it. 0, or -1. */
+static int ready_target(hud_swapchain *s, uint32_t index, uint32_t family, VkDeviceSize size) {
   lagscope__vk_device *d = s->device;
+  hud_target *t = &s->targets[index];
   if (s->pool == VK_NULL_HANDLE) {
     VkCommandPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                     .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -184,11 +181,12 @@ static int ready_target(hud_swapchain *s, hud_target *t, uint32_t family, VkDevi
     if (t->memory != VK_NULL_HANDLE) d->FreeMemory(d->handle, t->memory, NULL);
     t->buffer = VK_NULL_HANDLE, t->memory = VK_NULL_HANDLE, t->mapped = NULL, t->size = 0;
     if (make_buffer(d, t, size) != 0) return -1;
+    lagscope__vk_blend_buffer(d, &s->blend, index, t->buffer);
   }
   return 0;
 }
 
-/* ---- the copy ------------------------------------------------------------------------------ */
+/* ---- the draw ------------------------------------------------------------------------------ */
 
 /* Where the image goes: its pixel size, 8 points from its corner, cut to the extent. */
 static int place(const lagscope_hud_image *image, VkExtent2D extent, VkOffset2D *at,
@@ -207,54 +205,21 @@ static int place(const lagscope_hud_image *image, VkExtent2D extent, VkOffset2D 
 }
 
 /* The image's top-left size->width x size->height pixels into the buffer, rows packed. */
-static void fill(const lagscope_hud_image *image, VkExtent2D size, int swap, void *out) {
-  uint32_t *to = out;
-  for (uint32_t y = 0; y < size.height; y++) {
-    const uint32_t *row = (const uint32_t *)((const char *)image->pixels + (size_t)y * image->stride);
-    if (!swap) {
-      memcpy(to, row, size.width * 4u);
-    } else {
-      for (uint32_t x = 0; x < size.width; x++) /* ARGB as a word: red and blue trade places */
-        to[x] = (row[x] & 0xff00ff00u) | ((row[x] >> 16) & 0xffu) | ((row[x] & 0xffu) << 16);
-    }
-    to += size.width;
-  }
+static void fill(const lagscope_hud_image *image, VkExtent2D size, void *out) {
+  char *to = out;
+  for (uint32_t y = 0; y < size.height; y++, to += size.width * 4u)
+    memcpy(to, (const char *)image->pixels + (size_t)y * image->stride, size.width * 4u);
 }
 
-static void barrier(const lagscope__vk_device *d, VkCommandBuffer c, VkImage image,
-                    VkImageLayout from, VkImageLayout to, VkAccessFlags src, VkAccessFlags dst,
-                    VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage) {
-  VkImageMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
-                            .srcAccessMask = src,
-                            .dstAccessMask = dst,
-                            .oldLayout = from,
-                            .newLayout = to,
-                            .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                            .image = image,
-                            .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-  d->CmdPipelineBarrier(c, src_stage, dst_stage, 0, 0, NULL, 0, NULL, 1, &b);
-}
-
-static int record(const lagscope__vk_device *d, hud_target *t, VkImage image, VkOffset2D at,
+static int record(const hud_swapchain *s, hud_target *t, uint32_t index, VkOffset2D at,
                   VkExtent2D size) {
+  const lagscope__vk_device *d = s->device;
   VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                     .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   if (d->ResetCommandBuffer(t->commands, 0) != VK_SUCCESS ||
       d->BeginCommandBuffer(t->commands, &begin) != VK_SUCCESS)
     return -1;
-  barrier(d, t->commands, image, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
-          VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
-  VkBufferImageCopy region = {.bufferRowLength = size.width,
-                              .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
-                              .imageOffset = {at.x, at.y, 0},
-                              .imageExtent = {size.width, size.height, 1}};
-  d->CmdCopyBufferToImage(t->commands, t->buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
-                          &region);
-  barrier(d, t->commands, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-          VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_ACCESS_TRANSFER_WRITE_BIT, 0,
-          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+  lagscope__vk_blend_record(d, &s->blend, t->commands, index, at, size);
   return d->EndCommandBuffer(t->commands) == VK_SUCCESS ? 0 : -1;
 }
 
@@ -263,7 +228,7 @@ static int submit(const lagscope__vk_device *d, hud_target *t, VkQueue queue,
   VkPipelineStageFlags stages[16];
   uint32_t waits = info->waitSemaphoreCount;
   if (waits > 16) return -1;
-  for (uint32_t i = 0; i < waits; i++) stages[i] = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  for (uint32_t i = 0; i < waits; i++) stages[i] = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
   VkSubmitInfo s = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                     .waitSemaphoreCount = waits,
                     .pWaitSemaphores = info->pWaitSemaphores,
@@ -284,8 +249,8 @@ static hud_swapchain *find(const lagscope__vk_device *d, VkSwapchainKHR handle) 
   return NULL;
 }
 
-/* The copy into image index of s; 1 when submitted. */
-static int copy_into(hud_swapchain *s, uint32_t index, VkQueue queue,
+/* The HUD drawn over image index of s; 1 when submitted. */
+static int draw_into(hud_swapchain *s, uint32_t index, VkQueue queue,
                      const VkPresentInfoKHR *info, const lagscope_hud_image *image) {
   lagscope__vk_device *d = s->device;
   uint32_t family = lagscope__vk_queue_family(d, queue);
@@ -295,17 +260,17 @@ static int copy_into(hud_swapchain *s, uint32_t index, VkQueue queue,
       !place(image, s->extent, &at, &size))
     return 0;
   hud_target *t = &s->targets[index];
-  /* The image was acquired again, so its last present, and the copy before it, are done. */
+  /* The image was acquired again, so its last present, and the draw before it, are done. */
   if (t->pending && d->WaitForFences(d->handle, 1, &t->fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS)
     return 0;
   if (t->pending) d->ResetFences(d->handle, 1, &t->fence);
   t->pending = 0;
-  if (ready_target(s, t, family, (VkDeviceSize)size.width * size.height * 4u) != 0) {
+  if (ready_target(s, index, family, (VkDeviceSize)size.width * size.height * 4u) != 0) {
     s->failed = 1; /* never again on this swapchain */
     return 0;
   }
-  fill(image, size, s->swap_red_blue, t->mapped);
-  if (record(d, t, s->images[index], at, size) != 0 || submit(d, t, queue, info) != 0) {
+  fill(image, size, t->mapped);
+  if (record(s, t, index, at, size) != 0 || submit(d, t, queue, info) != 0) {
     s->failed = 1;
     return 0;
   }
@@ -321,7 +286,7 @@ int lagscope__vk_hud_draw(lagscope__vk_device *d, VkQueue queue, const VkPresent
     if (lagscope_hud_take(&image) != LAGSCOPE_OK || image.pixels == NULL || image.width <= 0 ||
         image.height <= 0 || image.stride < image.width * 4)
       return 0;
-    if (!copy_into(s, info->pImageIndices[i], queue, info, &image)) return 0;
+    if (!draw_into(s, info->pImageIndices[i], queue, info, &image)) return 0;
     *wait = s->targets[info->pImageIndices[i]].done;
     return 1;
   }

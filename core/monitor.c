@@ -420,7 +420,7 @@ static void learn_loop_wait(lagscope__monitor *in, const lagscope__watchdog_step
   if (!step->post_ping || in->loop_note_seq != 0 || w->hang_active || w->late ||
       now < in->next_loop_note_ns)
     return;
-  int noted = lagscope__loop_wait_note(lagscope__main_thread_id());
+  int noted = lagscope__loop_wait_note(lagscope__main_thread_watched());
   if (noted < 0) { /* this OS cannot tell: no more looks, nor pings for them */
     in->next_loop_note_ns = in->watchdog_input.ping_anyway_ns = UINT64_MAX;
     return;

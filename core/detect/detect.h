@@ -216,9 +216,11 @@ void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
  * so that a call after stop (a ping a host queue held) finds it. */
 lagscope__main_signals *lagscope__main_signals_shared(void); /* F */
 lagscope__frame_ring *lagscope__frame_ring_shared(void);     /* F */
-/* The thread whose calls count (lifecycle: the one that starts lagscope). F */
+/* The thread whose calls count (lifecycle: the one that starts lagscope; lagscope-run's
+ * preload may move it to the thread that presents a Vulkan program's frames), and whose stacks
+ * a hang samples. F */
 void lagscope__main_thread_watch(int32_t thread_id);
-int32_t lagscope__main_thread_watched(void); /* F; 0 before the first start */
+int32_t lagscope__main_thread_watched(void); /* F; the process's main thread before the first start */
 /* The last other thread that called lagscope_frame, _heartbeat or ran the ping; 0 when none
  * since the last look. F */
 int32_t lagscope__main_thread_take_wrong_caller(void);

@@ -411,7 +411,7 @@ static int note_main_thread_sample(lagscope__hang_recorder *h, int rc, lagscope_
 
 /* One sample of the main thread into s; 1 when taken. */
 static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
-  int rc = lagscope__capture_stack(lagscope__main_thread_id(), s, MAIN_ANSWER_NS);
+  int rc = lagscope__capture_stack(lagscope__main_thread_watched(), s, MAIN_ANSWER_NS);
   return note_main_thread_sample(h, rc, s);
 }
 
@@ -509,7 +509,7 @@ static void report_data_init(const lagscope__hang_recorder *h, lagscope__report_
   r->threshold_ms = h->config.hang_threshold_ms;
   r->sample_interval_ms = h->config.hang_sample_interval_ms;
   r->count_idle = h->config.hang_count_idle;
-  r->main_tid = lagscope__main_thread_id();
+  r->main_tid = lagscope__main_thread_watched();
 }
 
 char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
@@ -641,7 +641,7 @@ int lagscope__hang_recorder_capture_now(lagscope__hang_recorder *h,
   lagscope__usage *info = lagscope__alloc(sizeof(*info));
   if (info == NULL) return LAGSCOPE_ENOMEM;
   uint64_t start_ns = lagscope__now_ns();
-  lagscope__report_data r = {.main_tid = lagscope__main_thread_id(),
+  lagscope__report_data r = {.main_tid = lagscope__main_thread_watched(),
                              .start_wall_ms = lagscope__wall_ms()};
   lagscope__stack *stacks = capture_threads(h, info, r.main_tid);
   int rc = LAGSCOPE_ENOMEM;

@@ -40,7 +40,7 @@ static void take_sample(lagscope__standin *s) {
     return;
   }
   lagscope__stack *out = &s->samples[s->count];
-  s->results[s->count] = lagscope__capture_stack(lagscope__main_thread_id(), out, s->timeout_ns);
+  s->results[s->count] = lagscope__capture_stack(lagscope__main_thread_watched(), out, s->timeout_ns);
   s->count++;
 }
 

@@ -29,6 +29,8 @@ void test_sdl_wait_idle_then_stall(void);
 /* test_attach_vulkan.c */
 void test_vulkan_vkcube_frames_and_hud(void);
 void test_vulkan_vkcube_stall(void);
+void test_vulkan_present_thread_stall(void);
+void test_vulkan_present_thread_hud(void);
 
 /* test_attach_qt.c */
 void test_qt_stall(void);

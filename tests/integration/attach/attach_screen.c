@@ -48,6 +48,59 @@ double reference_match(const shot *s, box hud, int tolerance) {
   return (double)same / (double)compared;
 }
 
+/* The mean of s's channels over the reference's (the HUD over black) at hud, the FPS figure
+ * left out: how much of the frame under the HUD shows through it (a blended HUD: a share of
+ * the frame's level; a HUD copied in, not blended: about 0). */
+static double reference_lift(const shot *s, box hud) {
+  cairo_surface_t *ref = cairo_image_surface_create_from_png(REFERENCE);
+  CHECK_MSG(cairo_surface_status(ref) == CAIRO_STATUS_SUCCESS, "cannot read %s", REFERENCE);
+  const unsigned char *data = cairo_image_surface_get_data(ref);
+  int stride = cairo_image_surface_get_stride(ref);
+  long lift = 0, compared = 0;
+  for (int y = 0; y < HUD_H; y++) {
+    for (int x = 0; x < HUD_W; x++) {
+      if (inside(fps_figure, x, y)) continue;
+      compared++;
+      uint32_t a = s->pixels[(hud.y0 + y) * s->width + hud.x0 + x];
+      uint32_t b = ((const uint32_t *)(data + (8 + y) * stride))[8 + x];
+      lift += px_r(a) - px_r(b) + px_g(a) - px_g(b) + px_b(a) - px_b(b);
+    }
+  }
+  cairo_surface_destroy(ref);
+  return (double)lift / (3.0 * (double)compared);
+}
+
+static int channels_apart(uint32_t a, uint32_t b) {
+  return abs(px_r(a) - px_r(b)) + abs(px_g(a) - px_g(b)) + abs(px_b(a) - px_b(b));
+}
+
+/* The HUD at hud in s, blended over a frame of one colour (the shot's bottom-right pixel,
+ * outside the HUD): its transparent corner (hud's top-left pixel, outside its rounded corner)
+ * is that colour, and its translucent panel lets it through. Over a dark frame, which shows
+ * through as little as the reference's black, the HUD must match the reference; over a light
+ * one, most of its pixels must differ from the frame, and the frame show through. */
+void check_hud_blended(const shot *s, box hud) {
+  uint32_t under = s->pixels[s->width * s->height - 1], corner = s->pixels[hud.y0 * s->width + hud.x0];
+  double level = (px_r(under) + px_g(under) + px_b(under)) / 3.0;
+  long differ = 0;
+  for (int y = hud.y0; y < hud.y1; y++)
+    for (int x = hud.x0; x < hud.x1; x++) differ += channels_apart(s->pixels[y * s->width + x], under) > 48;
+  double lift = reference_lift(s, hud), share = (double)differ / (HUD_W * HUD_H);
+  printf("under the HUD #%06x (level %.0f); its corner #%06x; %.1f %% of its pixels differ; "
+         "the frame shows through by %.1f levels\n",
+         under & 0xffffffu, level, corner & 0xffffffu, share * 100, lift);
+  CHECK_MSG(channels_apart(corner, under) <= 24,
+            "the HUD's transparent corner is #%06x, not the frame's #%06x: copied, not blended",
+            corner & 0xffffffu, under & 0xffffffu);
+  if (level < 48) {
+    check_hud_shown(s, hud);
+    return;
+  }
+  CHECK_MSG(share >= 0.7, "no HUD: %.1f %% of its pixels differ from the frame", share * 100);
+  CHECK_MSG(lift >= level * 0.05, "the frame (level %.0f) shows through the HUD's panel by %.1f "
+            "levels only", level, lift);
+}
+
 void save_artifact(const shot *s, const char *name) {
   char path[512];
   mkdir(LAGSCOPE_ATTACH_OUT, 0755);

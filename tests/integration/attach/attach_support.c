@@ -381,3 +381,40 @@ void gtk_settings_in_folder(void) {
   setenv("XDG_CACHE_HOME", folder, 1);
   setenv("GSETTINGS_BACKEND", "memory", 1);
 }
+
+/* Once a metrics line says the program drew with its watched thread answering (a software
+ * Vulkan's first frames can take seconds on a loaded machine), and one more, shot_area of the
+ * window titled shot_title. */
+void take_drawn_shot(void) {
+  await_drawn_and_answering();
+  await_metrics(metrics_count() + 1);
+  take_area_shot();
+}
+
+/* The HUD at its default place in a shot 180 x 80 of the top-left corner. */
+static const box default_hud = {8, 8, 8 + HUD_W, 8 + HUD_H};
+
+void check_hud_and_none_without(const hud_case *c) {
+  char err[16384], path[128];
+  int code = run_for_metrics(NULL, c->program, c->metrics, c->look, err, sizeof err);
+  printf("lagscope-run said:\n%s\n", err);
+  /* The program ends at lagscope-run's SIGTERM: on it (128 + 15), or by itself when it quits. */
+  CHECK_MSG(code == 0 || code == 128 + SIGTERM, "lagscope-run's exit %d", code);
+  if (c->check_run != NULL) c->check_run(err);
+  snprintf(path, sizeof path, "%s_hud.png", c->name);
+  save_artifact(&area_shot, path);
+  c->check(&area_shot, default_hud);
+  shot_free(&area_shot);
+
+  /* --no-hud: the corner is the program's own, and the reference is not there. */
+  char *extra[] = {"--no-hud", NULL};
+  unlink(events); /* this run's events only */
+  code = run_for_metrics(extra, c->program, c->metrics, c->look, err, sizeof err);
+  CHECK_MSG(code == 0 || code == 128 + SIGTERM, "lagscope-run's exit %d with --no-hud", code);
+  snprintf(path, sizeof path, "%s_no_hud.png", c->name);
+  save_artifact(&area_shot, path);
+  double match = reference_match(&area_shot, default_hud, 16);
+  printf("without the HUD: %.1f %% alike\n", match * 100);
+  CHECK_MSG(match < HUD_MATCH, "a HUD with --no-hud: %.1f %% alike", match * 100);
+  shot_free(&area_shot);
+}

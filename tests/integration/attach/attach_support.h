@@ -75,6 +75,22 @@ int run_to_end(char *const extra[], char *const program[], char *err, size_t siz
 int run_for_metrics(char *const extra[], char *const program[], int n, void (*look)(void),
                     char *err, size_t size);
 
+/* The HUD in a program's frames, then none with --no-hud: two runs of lagscope-run, each
+ * until metrics lines came and look shot the corner into area_shot (saved as name_hud.png and
+ * name_no_hud.png). check judges the first shot (check_hud_shown, check_hud_blended) after
+ * check_run (if given) judged the first run's output and events; the second must not match the
+ * reference. (attach_support.c, with take_drawn_shot: the shot once the program drew.) */
+typedef struct hud_case {
+  char **program;
+  int metrics;
+  void (*look)(void);
+  const char *name;
+  void (*check)(const shot *s, box hud);
+  void (*check_run)(const char *err);
+} hud_case;
+void check_hud_and_none_without(const hud_case *c);
+void take_drawn_shot(void);
+
 /* What the events and stacks say. */
 int stack_has(const cJSON *stack, const char *function);
 int in_module(const cJSON *frame, const char *module_tail);
@@ -105,6 +121,7 @@ void take_area_shot(void);
 double reference_match(const shot *s, box hud, int tolerance);
 void save_artifact(const shot *s, const char *name);
 void check_hud_shown(const shot *s, box hud);
+void check_hud_blended(const shot *s, box hud);
 void save_screen(const char *name);
 
 /* The overlay: windows, events and shots awaited (bounded). */

@@ -6,7 +6,7 @@
  *   test_attach_gl.c       OpenGL: glxgears (glX), es2gears_x11 (EGL), egl_damage (EGL
  *                          swaps with damage)
  *   test_attach_sdl.c      SDL2: testgl2, testsprite2, testvulkan, sdl_state, sdl_wait
- *   test_attach_vulkan.c   Vulkan: vkcube, through the preload's layer
+ *   test_attach_vulkan.c   Vulkan: vkcube and vk_thread, through the preload's layer
  *   test_attach_qt.c       Qt 5: qt_stall
  *   test_attach_gtk4.c     GTK 4 and Qt 6, on X11 and on Wayland (weston): gtk4_stall,
  *                          gtk4-demo, qt6_stall
@@ -40,6 +40,8 @@ static const test_case cases[] = {
     TEST_CASE(sdl_vulkan_hud),
     TEST_CASE(vulkan_vkcube_frames_and_hud),
     TEST_CASE(vulkan_vkcube_stall),
+    TEST_CASE(vulkan_present_thread_stall),
+    TEST_CASE(vulkan_present_thread_hud),
     TEST_CASE(sdl_wait_idle_then_stall),
     TEST_CASE(qt_stall),
     TEST_CASE(glib_pings_allocate_nothing),
