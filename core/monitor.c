@@ -55,6 +55,13 @@ struct lagscope__monitor {
   uint64_t loop_note_ns;      /* when it was posted */
   uint64_t next_loop_note_ns; /* the next look at the loop's wait */
   uint32_t loop_note_misses;  /* looks in a row that found it waiting on no fd */
+  /* What the full watch ring refused (the recorder far behind), owed until it has room: a
+   * stall is never missed silently. */
+  int start_refused; /* the open hang's start was refused: asked again at each step */
+  int end_owed;   /* the hang's end was refused: sent before anything else */
+  uint64_t owed_duration_ns, owed_end_ns;
+  uint64_t lost_since_ns, lost_until_ns; /* items refused then: a blind spell to tell (0: none) */
+  uint64_t lost_counted_ns; /* of it, already in the watchdog's blind total (refused spells) */
 };
 
 /* ---- 2. the watch thread --------------------------------------------------------------------- */
@@ -109,9 +116,19 @@ static void say_measured_refresh(lagscope__monitor *in, uint32_t hz) {
 
 /* ---- the watch ring's items: filled here, never waited for ---- */
 
-/* A slot of the ring for an item of that kind; NULL when full (the recorder counts it). F */
+/* A slot of the ring for an item of that kind; NULL when full (the recorder counts it), or
+ * while a hang's end is owed (nothing may overtake it). F */
 static lagscope__watch_item *item_begin(lagscope__monitor *in, int kind) {
+  if (in->end_owed && kind != LAGSCOPE__WATCH_ENDED) return NULL;
   return lagscope__watch_ring_reserve(lagscope__recorder_ring(in->recorder), kind);
+}
+
+/* A time whose items the ring refused, to be told as a blind spell. counted: of it, already in
+ * the watchdog's blind total. F */
+static void note_lost(lagscope__monitor *in, uint64_t start_ns, uint64_t end_ns, uint64_t counted) {
+  if (in->lost_since_ns == 0 || start_ns < in->lost_since_ns) in->lost_since_ns = start_ns;
+  if (end_ns > in->lost_until_ns) in->lost_until_ns = end_ns;
+  in->lost_counted_ns += counted;
 }
 
 static void item_end(lagscope__monitor *in) {
@@ -119,20 +136,22 @@ static void item_end(lagscope__monitor *in) {
   lagscope__recorder_wake(in->recorder);
 }
 
-/* An item of times alone. F */
-static void send_times(lagscope__monitor *in, int kind, uint64_t start_ns, uint64_t duration_ns,
-                       uint64_t end_ns) {
+/* An item of times alone; 0 when the ring refused it. F */
+static int send_times(lagscope__monitor *in, int kind, uint64_t start_ns, uint64_t duration_ns,
+                      uint64_t end_ns) {
   lagscope__watch_item *item = item_begin(in, kind);
-  if (item == NULL) return;
+  if (item == NULL) return 0;
   item->start_ns = start_ns;
   item->duration_ns = duration_ns;
   item->end_ns = end_ns;
   item_end(in);
+  return 1;
 }
 
 /* One sample of the main thread, captured into the ring's slot (kind: early or the hang's),
  * unless the ring is filling and thins it. L (one capture at a time) */
 static void send_sample(lagscope__monitor *in, int kind) {
+  if (kind == LAGSCOPE__WATCH_SAMPLE && in->start_refused) return; /* the recorder knows no hang */
   if (!lagscope__watch_ring_wants_sample(lagscope__recorder_ring(in->recorder))) return;
   lagscope__watch_item *item = item_begin(in, kind);
   if (item == NULL) return;
@@ -147,6 +166,7 @@ static void send_sample(lagscope__monitor *in, int kind) {
 static void send_hang_began(lagscope__monitor *in) {
   lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_BEGAN);
   in->early_sent = 0; /* the hang takes them */
+  in->start_refused = item == NULL;
   if (item == NULL) return;
   uint64_t now = lagscope__now_ns();
   item->hang_id = in->watchdog.hang_id;
@@ -161,7 +181,10 @@ static void send_hang_began(lagscope__monitor *in) {
  * after it count it. F */
 static void send_blind(lagscope__monitor *in, const lagscope__watchdog_step *step) {
   lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_BLIND);
-  if (item == NULL) return;
+  if (item == NULL) {
+    note_lost(in, step->blind_since_ns, step->blind_since_ns + step->blind_ns, step->blind_ns);
+    return;
+  }
   item->start_ns = step->blind_since_ns;
   item->duration_ns = step->blind_ns;
   item->busy_ns = step->blind_busy_ns;
@@ -173,8 +196,45 @@ static void send_blind(lagscope__monitor *in, const lagscope__watchdog_step *ste
 static void send_hitch(lagscope__monitor *in, const lagscope__watchdog_step *step) {
   uint64_t min_ns = (uint64_t)in->config->hitch_report_ms * NS_PER_MS;
   if (min_ns == 0 || step->late_duration_ns < min_ns) return;
-  send_times(in, LAGSCOPE__WATCH_HITCH, step->late_since_ns, step->late_duration_ns, 0);
-  in->early_sent = 0; /* the hitch takes them */
+  if (send_times(in, LAGSCOPE__WATCH_HITCH, step->late_since_ns, step->late_duration_ns, 0))
+    in->early_sent = 0; /* the hitch takes them */
+  else
+    note_lost(in, step->late_since_ns, step->late_since_ns + step->late_duration_ns, 0);
+}
+
+/* The hang's end. One whose start the ring refused is a time lost, told as blind; a refused
+ * end is owed, sent before any other item. F */
+static void send_hang_ended(lagscope__monitor *in, uint64_t duration_ns, uint64_t end_ns) {
+  if (in->start_refused) {
+    in->start_refused = 0;
+    note_lost(in, in->watchdog.hang_start_ns, end_ns, 0);
+  } else if (!send_times(in, LAGSCOPE__WATCH_ENDED, 0, duration_ns, end_ns)) {
+    in->end_owed = 1;
+    in->owed_duration_ns = duration_ns;
+    in->owed_end_ns = end_ns;
+  }
+}
+
+/* What the ring refused, in order once it has room: an owed end; the open hang's start (late,
+ * with its true start); the time lost, as a blind spell, counted in the blind total. F */
+static void pay_debts(lagscope__monitor *in) {
+  if (in->end_owed) {
+    in->end_owed = 0;
+    if (!send_times(in, LAGSCOPE__WATCH_ENDED, 0, in->owed_duration_ns, in->owed_end_ns)) {
+      in->end_owed = 1;
+      return;
+    }
+  }
+  if (in->start_refused && in->watchdog.hang_active) send_hang_began(in);
+  if (in->lost_until_ns == 0 || in->start_refused) return;
+  uint64_t span = in->lost_until_ns - in->lost_since_ns;
+  lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_BLIND);
+  if (item == NULL) return;
+  item->start_ns = in->lost_since_ns;
+  item->duration_ns = item->busy_ns = span; /* the recorder's own slow work */
+  in->watchdog.blind_total_ns += span > in->lost_counted_ns ? span - in->lost_counted_ns : 0;
+  in->lost_since_ns = in->lost_until_ns = in->lost_counted_ns = 0;
+  item_end(in);
 }
 
 /* The frames and the watchdog's figures; the recorder adds the usage and publishes. F */
@@ -290,13 +350,12 @@ static void send_step(lagscope__monitor *in, const lagscope__watchdog_step *step
   if (step->sample_early) {
     send_sample(in, LAGSCOPE__WATCH_EARLY);
   } else if (!w->hang_active && in->early_sent) {
-    send_times(in, LAGSCOPE__WATCH_FORGET_EARLY, 0, 0, 0);
-    in->early_sent = 0;
+    in->early_sent = !send_times(in, LAGSCOPE__WATCH_FORGET_EARLY, 0, 0, 0); /* else again */
   }
   if (was_hung && w->hang_active) send_sample(in, LAGSCOPE__WATCH_SAMPLE);
   int unseen = step->hang_began && step->hang_ended && !w->hang_active;
   if (unseen) send_hang_began(in);
-  if (step->hang_ended) send_times(in, LAGSCOPE__WATCH_ENDED, 0, step->duration_ns, step->end_ns);
+  if (step->hang_ended) send_hang_ended(in, step->duration_ns, step->end_ns);
   if (step->hang_began && !unseen) {
     send_hang_began(in);
     send_sample(in, LAGSCOPE__WATCH_SAMPLE); /* the main thread first: it is what is stuck */
@@ -318,6 +377,7 @@ static void monitor_main(void *arg) {
     int was_hung = in->watchdog.hang_active;
     if (lagscope__platform_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
+    pay_debts(in);
     lagscope__watchdog_run(&in->watchdog, in->signals, &in->watchdog_input, now, &step);
     if (step.blind) send_blind(in, &step);
     note_lateness(in, &step, now);
@@ -343,8 +403,8 @@ static void monitor_main(void *arg) {
   /* A hang still open at stop is ended here: its report says how long it had lasted. */
   uint64_t stop_ns = lagscope__now_ns();
   if (in->watchdog.hang_active)
-    send_times(in, LAGSCOPE__WATCH_ENDED, 0,
-               lagscope__watchdog_hang_duration(&in->watchdog, stop_ns), stop_ns);
+    send_hang_ended(in, lagscope__watchdog_hang_duration(&in->watchdog, stop_ns), stop_ns);
+  pay_debts(in);
   /* A last sample, so that the frames since the last one are told: a run that ends between
    * two (a timed benchmark's last frames, then exit) still leaves its true total_frames. */
   send_metrics(in, stop_ns, 1);

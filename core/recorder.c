@@ -250,11 +250,13 @@ static void publish_blind(const lagscope__watch_item *item) {
   lagscope__publish(&e);
 }
 
-/* Items the full ring refused (the recorder stuck for long): said, never silent. A */
+/* Items the full ring refused (the recorder stuck for long): said, never silent; the watch
+ * thread tells their hangs late, or their time as a blind spell (core/monitor.c). A */
 static void say_lost(uint32_t lost) {
   if (lost == 0) return;
   lagscope__publish_error(LAGSCOPE_ELIMIT, "the recorder fell behind: %u of the watch thread's "
-                          "items (hang starts or ends, hitches, metrics) were lost", lost);
+                          "items (hang starts or ends, hitches, metrics) were refused; their "
+                          "hangs are told late, or their time as a blind spell", lost);
 }
 
 /* One item of the ring, in order. A */
