@@ -382,8 +382,8 @@ static void monitor_main(void *arg) {
     if (step.blind) send_blind(in, &step);
     note_lateness(in, &step, now);
     /* No slow work here: a sample of the main thread, bounded by its answer's wait, takes far
-     * less than a threshold, and a step late by more was stopped in the middle (SIGSTOP lands
-     * anywhere): that lateness stays in, for the next step to judge. */
+     * less than a threshold. A step held up past its next planned wake all the same (the
+     * capture lock, page faults under load) is its own time, never taken for a stop. */
     send_step(in, &step, was_hung);
     report_hook_problems(in, &step);
     learn_loop_wait(in, &step, now);
@@ -397,6 +397,8 @@ static void monitor_main(void *arg) {
     in->watchdog_input.planned_wake_ns = wake;
     in->watchdog_input.busy_until_ns = now;
     in->watchdog_input.expected_wake_ns = wake;
+    uint64_t step_end = lagscope__now_ns(); /* past a wake already due: held up in the step */
+    in->watchdog_input.held_ns = step_end > wake ? step_end - wake : 0;
     note_queued(in, lagscope__now_ns());
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);
   }
