@@ -57,9 +57,10 @@ static int main_ran_between(const lagscope__main_signals *signals, uint64_t from
   return (resumed > from && resumed < to) || (answered > from && answered < to);
 }
 
-/* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU:
- * the process was stopped (SIGSTOP, a debugger, the OS suspending it), so that time says
- * nothing about the main thread. Unless the main thread ran meanwhile (its first sign of life
+/* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU,
+ * nor because its last step was held up past its planned wake (its own waits: a capture's
+ * answer, the capture lock, page faults): the process was stopped (SIGSTOP, a debugger, the OS
+ * suspending it), so that time says nothing about the main thread. Unless the main thread ran meanwhile (its first sign of life
  * after a gap, or an answer, well before the monitor's wake-up: after a stop both run again
  * from the same moment): then the monitor alone was held, asleep in the kernel (a page fault
  * waiting for the memory map's lock while the app's threads start and end, under ASan most
@@ -70,7 +71,8 @@ static void notice_suspension(lagscope__watchdog *w, const lagscope__main_signal
   if (now_ns <= input->expected_wake_ns) return;
   uint64_t late = now_ns - input->expected_wake_ns;
   uint64_t starved = input->starved_ns;
-  uint64_t stopped = late > starved ? late - starved : 0;
+  uint64_t own = starved + input->held_ns;
+  uint64_t stopped = late > own ? late - own : 0;
   w->starved_total_ns += late < starved ? late : starved;
   if (stopped < w->threshold_ns) return;
   uint64_t resumed_by = now_ns - starved - w->blind_report_ns; /* stopped >= threshold > it */
@@ -85,7 +87,7 @@ static void notice_suspension(lagscope__watchdog *w, const lagscope__main_signal
 }
 
 /* The monitor looked later than it planned, with no hang open to cover the time (a hang's own
- * stand-in samples it, and its end is the main thread's timestamp): busy with its own slow work
+ * samples cover it, and its end is the main thread's timestamp): busy with its own work
  * (every thread captured, a report written), or waiting for a CPU. A stall that began and ended
  * in that spell was not seen, and the watchdog says so rather than nothing. A stop (resumed)
  * is no blindness: the main thread was stopped too. */
