@@ -397,8 +397,6 @@ static void monitor_main(void *arg) {
     in->watchdog_input.planned_wake_ns = wake;
     in->watchdog_input.busy_until_ns = now;
     in->watchdog_input.expected_wake_ns = wake;
-    uint64_t step_end = lagscope__now_ns(); /* past a wake already due: held up in the step */
-    in->watchdog_input.held_ns = step_end > wake ? step_end - wake : 0;
     note_queued(in, lagscope__now_ns());
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);
   }

@@ -148,9 +148,6 @@ typedef struct lagscope__watchdog_input {
    * starved by a loaded machine is late without the process having been stopped: that
    * lateness is the hang's, not a suspension. 0 when unknown. */
   uint64_t starved_ns;
-  /* Of it, the time the monitor was still in its last step past the wake it planned (held up
-   * by its own waits: a capture's answer, the capture lock, a page fault): its own, no stop. */
-  uint64_t held_ns;
   /* A ping is posted from then on even while frames flow (the monitor learns the event loop's
    * wait from the pings it posts); 0: at once. */
   uint64_t ping_anyway_ns;

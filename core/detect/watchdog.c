@@ -57,22 +57,23 @@ static int main_ran_between(const lagscope__main_signals *signals, uint64_t from
   return (resumed > from && resumed < to) || (answered > from && answered < to);
 }
 
-/* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU,
- * nor because its last step was held up past its planned wake (its own waits: a capture's
- * answer, the capture lock, page faults): the process was stopped (SIGSTOP, a debugger, the OS
- * suspending it), so that time says nothing about the main thread. Unless the main thread ran meanwhile (its first sign of life
+/* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU:
+ * the process was stopped (SIGSTOP, a debugger, the OS suspending it), so that time says
+ * nothing about the main thread. Unless the main thread ran meanwhile (its first sign of life
  * after a gap, or an answer, well before the monitor's wake-up: after a stop both run again
  * from the same moment): then the monitor alone was held, asleep in the kernel (a page fault
  * waiting for the memory map's lock while the app's threads start and end, under ASan most
- * of all), and that lateness is blindness, told, or the open hang's. */
+ * of all; or in its own step: a capture's wait, the capture lock), and that lateness is
+ * blindness, told, or the open hang's. The length of the monitor's own step proves nothing:
+ * during a hang it is most of the time in a step (sampling the main thread), and a stop lands
+ * there as often as anywhere (demo_killed_late: a SIGSTOP of 1.5 s counted in the hang). */
 static void notice_suspension(lagscope__watchdog *w, const lagscope__main_signals *signals,
                               const lagscope__watchdog_input *input, uint64_t now_ns,
                               lagscope__watchdog_step *step) {
   if (now_ns <= input->expected_wake_ns) return;
   uint64_t late = now_ns - input->expected_wake_ns;
   uint64_t starved = input->starved_ns;
-  uint64_t own = starved + input->held_ns;
-  uint64_t stopped = late > own ? late - own : 0;
+  uint64_t stopped = late > starved ? late - starved : 0;
   w->starved_total_ns += late < starved ? late : starved;
   if (stopped < w->threshold_ns) return;
   uint64_t resumed_by = now_ns - starved - w->blind_report_ns; /* stopped >= threshold > it */
