@@ -25,48 +25,52 @@ void take_area_shot(void) {
   XCloseDisplay(d);
 }
 
-/* The share of the HUD's pixels (at hud in s), its FPS figure left out, within tolerance per
- * channel of the reference's. */
-double reference_match(const shot *s, box hud, int tolerance) {
+/* s's pixels at hud beside the reference's (the HUD over black), the FPS figure left out:
+ * summed by each(a, b) into *sum; returns how many were compared. */
+static long against_reference(const shot *s, box hud, long (*each)(uint32_t a, uint32_t b, int arg),
+                              int arg, long *sum) {
   cairo_surface_t *ref = cairo_image_surface_create_from_png(REFERENCE);
   CHECK_MSG(cairo_surface_status(ref) == CAIRO_STATUS_SUCCESS, "cannot read %s", REFERENCE);
   CHECK(cairo_image_surface_get_width(ref) >= 8 + HUD_W && cairo_image_surface_get_height(ref) >= 8 + HUD_H);
   const unsigned char *data = cairo_image_surface_get_data(ref);
   int stride = cairo_image_surface_get_stride(ref);
-  long same = 0, compared = 0;
+  long compared = 0;
+  *sum = 0;
   for (int y = 0; y < HUD_H; y++) {
     for (int x = 0; x < HUD_W; x++) {
       if (inside(fps_figure, x, y)) continue;
       compared++;
       uint32_t a = s->pixels[(hud.y0 + y) * s->width + hud.x0 + x];
       uint32_t b = ((const uint32_t *)(data + (8 + y) * stride))[8 + x];
-      same += abs(px_r(a) - px_r(b)) <= tolerance && abs(px_g(a) - px_g(b)) <= tolerance &&
-              abs(px_b(a) - px_b(b)) <= tolerance;
+      *sum += each(a, b, arg);
     }
   }
   cairo_surface_destroy(ref);
+  return compared;
+}
+
+static long same_within(uint32_t a, uint32_t b, int tolerance) {
+  return abs(px_r(a) - px_r(b)) <= tolerance && abs(px_g(a) - px_g(b)) <= tolerance &&
+         abs(px_b(a) - px_b(b)) <= tolerance;
+}
+
+static long lift_of(uint32_t a, uint32_t b, int unused) {
+  (void)unused;
+  return px_r(a) - px_r(b) + px_g(a) - px_g(b) + px_b(a) - px_b(b);
+}
+
+/* The share of the HUD's pixels (at hud in s), its FPS figure left out, within tolerance per
+ * channel of the reference's. */
+double reference_match(const shot *s, box hud, int tolerance) {
+  long same, compared = against_reference(s, hud, same_within, tolerance, &same);
   return (double)same / (double)compared;
 }
 
-/* The mean of s's channels over the reference's (the HUD over black) at hud, the FPS figure
- * left out: how much of the frame under the HUD shows through it (a blended HUD: a share of
- * the frame's level; a HUD copied in, not blended: about 0). */
+/* The mean of s's channels over the reference's at hud: how much of the frame under the HUD
+ * shows through it (a blended HUD: a share of the frame's level; a HUD copied in, not
+ * blended: about 0). */
 static double reference_lift(const shot *s, box hud) {
-  cairo_surface_t *ref = cairo_image_surface_create_from_png(REFERENCE);
-  CHECK_MSG(cairo_surface_status(ref) == CAIRO_STATUS_SUCCESS, "cannot read %s", REFERENCE);
-  const unsigned char *data = cairo_image_surface_get_data(ref);
-  int stride = cairo_image_surface_get_stride(ref);
-  long lift = 0, compared = 0;
-  for (int y = 0; y < HUD_H; y++) {
-    for (int x = 0; x < HUD_W; x++) {
-      if (inside(fps_figure, x, y)) continue;
-      compared++;
-      uint32_t a = s->pixels[(hud.y0 + y) * s->width + hud.x0 + x];
-      uint32_t b = ((const uint32_t *)(data + (8 + y) * stride))[8 + x];
-      lift += px_r(a) - px_r(b) + px_g(a) - px_g(b) + px_b(a) - px_b(b);
-    }
-  }
-  cairo_surface_destroy(ref);
+  long lift, compared = against_reference(s, hud, lift_of, 0, &lift);
   return (double)lift / (3.0 * (double)compared);
 }
 
