@@ -35,7 +35,7 @@ let package = Package(
       path: ".",
       exclude: ["web/embed-assets.cmake", "web/asset-files.cmake"],
       sources: [
-        "core/lifecycle.c", "core/monitor.c", "core/recorder.c", "core/autostart.c", "core/net.c",
+        "core/lifecycle.c", "core/monitor.c", "core/autostart.c", "core/net.c",
         "core/base", "core/detect", "core/stack", "core/cause", "core/report", "core/deliver",
         "core/darwin",
         "hud/layout.c", "hud/renderer.c", "hud/consumer.c", "hud/coregraphics_canvas.c",

@@ -44,30 +44,7 @@ int lagscope__autostart_setting(const char *text);
 int lagscope__autostart_wanted(const char *environment, int app_setting, char *why,
                                size_t why_size);
 
-/* ---- the recorder (core/recorder.c): the monitor's slow side, on a thread of its own ---------- */
-typedef struct lagscope__recorder lagscope__recorder;
-/* Its ring allocated; config and dispatcher outlive it. NULL when out of memory. A */
-lagscope__recorder *lagscope__recorder_new(const lagscope_config *config,
-                                           lagscope__dispatcher *dispatcher);
-int lagscope__recorder_start(lagscope__recorder *r); /* A */
-/* Drains the ring, then joins: stop the watch thread first. A hang still open ends here. */
-void lagscope__recorder_stop(lagscope__recorder *r);
-void lagscope__recorder_free(lagscope__recorder *r);
-/* The watch thread's: the ring it fills, the post after a commit, the open hang's stopped
- * time (left out of its duration). F */
-lagscope__watch_ring *lagscope__recorder_ring(lagscope__recorder *r);
-void lagscope__recorder_wake(lagscope__recorder *r);
-void lagscope__recorder_hang_suspended(lagscope__recorder *r, uint64_t ns);
-/* Whether the last metrics item still waits in the ring (a tick then waits for the next: the
- * frame meter keeps counting), so that a slow recorder's ring is not filled with them; sent:
- * one was filled, said before its commit. F */
-int lagscope__recorder_metrics_waiting(lagscope__recorder *r);
-void lagscope__recorder_metrics_sent(lagscope__recorder *r);
-/* As lagscope__monitor_capture_now. A, L */
-int lagscope__recorder_capture_now(lagscope__recorder *r, char **json, uint64_t timeout_ns);
-
-/* ---- the monitor (core/monitor.c): the watch thread (watchdog, frames, the main thread's
- * samples) and its recorder ---- */
+/* ---- the monitor (core/monitor.c): watchdog, frames, usage, hangs, on a thread of its own ----- */
 typedef struct lagscope__monitor lagscope__monitor;
 /* config and dispatcher outlive the monitor. A */
 int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *dispatcher,
@@ -75,7 +52,7 @@ int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *d
 int lagscope__monitor_start(lagscope__monitor *m); /* A */
 void lagscope__monitor_stop(lagscope__monitor *m); /* joins: a hang still open ends here */
 void lagscope__monitor_free(lagscope__monitor *m);
-/* Asks the recorder thread to capture every thread now and waits up to timeout_ns; *json is
+/* Asks the monitor thread to capture every thread now and waits up to timeout_ns; *json is
  * freed with lagscope__dealloc. LAGSCOPE_ETIMEDOUT when it did not answer in time. Any other
  * thread; one request at a time. A, L */
 int lagscope__monitor_capture_now(lagscope__monitor *m, char **json, uint64_t timeout_ns);

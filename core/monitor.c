@@ -1,9 +1,6 @@
 /*
- * The monitor's watch thread (lagscope-mon): pings, the watchdog, the frame meter and the main
- * thread's samples, one step at a time, and nothing slow: what it finds goes as items into the
- * watch ring, which the recorder thread (core/recorder.c, lagscope-rec) drains to capture every
- * thread, symbolicate, judge, write reports and read usage. The watch thread never waits for
- * it: a full ring thins the samples (core/report/watch_ring.c).
+ * The monitor thread: the watchdog, the frame meter, the usage reader and the hang recorder, one
+ * step at a time; and the viewer's "capture now" requests, served between two steps.
  *
  * Contents
  *   1. state that outlives a start/stop, and the monitor's own
@@ -19,6 +16,18 @@
 #include <string.h>
 
 #define NS_PER_MS 1000000u
+#define HANG_SAMPLE_EVENT_NS (100u * NS_PER_MS) /* the stream's live stack, at most this often */
+/* A hang's report is written at its start and again while it lasts, so that a kill (by the
+ * user, a harness, iOS's watchdog, the OOM killer) leaves it on disk up to the last write: each
+ * second, or less often when writes are slow, so that they take at most a tenth of the
+ * monitor's time (a write stops sampling while it runs; tests/bench/bench_report_save). */
+#define REPORT_SAVE_EVERY_NS (1000ull * NS_PER_MS)
+#define REPORT_SAVE_COST_SHARE 10
+/* PSS (Linux: smaps_rollup walks every mapping; measured 2026-11: 0.8 ms with 500 of them, and
+ * 8 % of the monitor's time in an idle GTK app even when read every 10 s) at most this often;
+ * RSS, from statm, at every sample. Threads' names are read afresh every DETAIL_INTERVAL_NS. */
+#define PSS_INTERVAL_NS (60000ull * NS_PER_MS)
+#define DETAIL_INTERVAL_NS (10000ull * NS_PER_MS)
 /* A monitor awake anyway (every two frame budgets while frames flow, every ping interval
  * while they do not) takes the metrics sample up to this early, rather than waking for it
  * alone: each wake-up costs CPU (measured 2026-11 on a virtual machine: ~40 us). The cadence
@@ -32,6 +41,11 @@
  * written by the monitor thread as it ends, read by the next lagscope__monitor_new after the
  * join. */
 static uint64_t last_ping_seq;
+
+/* The latest metrics, kept past stop so that a host can still read them. */
+static pthread_mutex_t latest_lock = PTHREAD_MUTEX_INITIALIZER;
+static lagscope_metrics latest_metrics;
+static int have_latest_metrics;
 
 struct lagscope__monitor {
   const lagscope_config *config; /* the instance's; outlives the monitor */
@@ -47,24 +61,187 @@ struct lagscope__monitor {
   uint64_t queued_before_ns; /* the monitor's run-queue wait, read before a sleep (0: unknown) */
   uint64_t queued_read_ns;   /* when it was read */
   lagscope__frame_meter frames;
-  lagscope__recorder *recorder; /* the slow side, fed through its ring */
-  int early_sent;            /* early samples went to the recorder since it last forgot them */
-  int refresh_said;          /* the first measured display rate logged */
+  lagscope__usage readings[2];
+  int usage_current;
+  char last_usage_error[256];
+  int last_usage_error_detail; /* found by a read with detail, which a lighter one cannot clear */
+  uint64_t pss_due_ns;           /* the next sample reads PSS from then on */
+  uint64_t detail_due_ns;        /* the next sample reads threads' names from then on */
+  _Atomic uint64_t hangs;
+  _Atomic int hang_in_progress;
+  lagscope__hang_recorder *hang_recorder;
+  lagscope_metrics last_metrics; /* the context a hang's report calls "before" */
+  int have_last_metrics;
   int wrong_thread_reported; /* ETHREAD said once per start */
+  int refresh_said;          /* the first measured display rate logged */
+  uint64_t next_hang_sample_event_ns;
+  uint64_t next_report_save_ns; /* the hang's report is written again from then on */
+  int hang_startup;             /* the hang began before the main thread's first sign of life */
   uint64_t loop_note_seq;     /* the ping whose post noted the main thread's wait (0: none) */
   uint64_t loop_note_ns;      /* when it was posted */
   uint64_t next_loop_note_ns; /* the next look at the loop's wait */
   uint32_t loop_note_misses;  /* looks in a row that found it waiting on no fd */
-  /* What the full watch ring refused (the recorder far behind), owed until it has room: a
-   * stall is never missed silently. */
-  int start_refused; /* the open hang's start was refused: asked again at each step */
-  int end_owed;   /* the hang's end was refused: sent before anything else */
-  uint64_t owed_duration_ns, owed_end_ns;
-  uint64_t lost_since_ns, lost_until_ns; /* items refused then: a blind spell to tell (0: none) */
-  uint64_t lost_counted_ns; /* of it, already in the watchdog's blind total (refused spells) */
+
+  /* The viewer's requests to capture every thread now, served by the monitor thread (one
+   * capture at a time per process). */
+  pthread_mutex_t capture_serial; /* one request at a time */
+  pthread_mutex_t capture_lock;   /* the mailbox below */
+  lagscope__wakeup *capture_done;
+  _Atomic int capture_requested;
+  int capture_answered;
+  char *capture_result;
 };
 
-/* ---- 2. the watch thread --------------------------------------------------------------------- */
+/* ---- 2. the monitor thread --------------------------------------------------------------------- */
+
+/* The hang's report as it stands, its duration so far. The next write is a second after the
+ * one planned (no drift), or later when this one was slow. first: the hang's first. */
+static void save_hang_report(lagscope__monitor *in, uint64_t now, int first) {
+  uint64_t duration = lagscope__watchdog_hang_duration(&in->watchdog, now);
+  uint64_t cost = lagscope__hang_recorder_save(in->hang_recorder, duration);
+  uint64_t planned = in->next_report_save_ns;
+  uint64_t next = !first && planned + REPORT_SAVE_EVERY_NS > now ? planned + REPORT_SAVE_EVERY_NS
+                                                                 : now + REPORT_SAVE_EVERY_NS;
+  uint64_t slow = now + cost * REPORT_SAVE_COST_SHARE;
+  in->next_report_save_ns = slow > next ? slow : next;
+}
+
+static void publish_hang_sample(lagscope__monitor *in, uint64_t now) {
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_SAMPLE};
+  e.payload.stack_json =
+      lagscope__hang_recorder_latest_stack(in->hang_recorder, &e.as.hang_sample.sample_count);
+  if (e.payload.stack_json == NULL) return;
+  e.as.hang_sample.hang_id = in->watchdog.hang_id;
+  e.as.hang_sample.elapsed_ns = now - in->watchdog.hang_start_ns;
+  lagscope__publish(&e);
+}
+
+static void publish_hang_began(lagscope__monitor *in) {
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_BEGAN};
+  uint64_t now = lagscope__now_ns();
+  e.as.hang_began.hang_id = in->watchdog.hang_id;
+  e.as.hang_began.start_ns = in->watchdog.hang_start_ns;
+  e.as.hang_began.start_wall_ms =
+      lagscope__wall_ms() - (int64_t)((now - in->watchdog.hang_start_ns) / NS_PER_MS);
+  e.as.hang_began.threshold_ms = in->config->hang_threshold_ms;
+  /* Start-up: the main thread has not shown life in this process yet (a toolkit building its
+   * first window before its loop runs). Real, and said so: a budget may treat it apart. */
+  in->hang_startup = atomic_load_explicit(&in->signals->alive_ns, memory_order_acquire) == 0;
+  e.as.hang_began.startup = in->hang_startup;
+  atomic_fetch_add_explicit(&in->hangs, 1, memory_order_relaxed);
+  atomic_store_explicit(&in->hang_in_progress, 1, memory_order_relaxed);
+  lagscope__publish(&e);
+  /* Published first, so that the stream shows the hang before its stacks are gathered; then
+   * the live stack, before the report is written (the first symbol lookups can be slow: the
+   * write is then quick). */
+  if (in->hang_recorder == NULL) return;
+  lagscope__hang_recorder_begin(in->hang_recorder, e.as.hang_began.hang_id,
+                                e.as.hang_began.start_ns, e.as.hang_began.start_wall_ms,
+                                in->hang_startup, in->have_last_metrics ? &in->last_metrics : NULL,
+                                &in->readings[in->usage_current]);
+  lagscope__hang_recorder_slow_begin(in->hang_recorder);
+  publish_hang_sample(in, now);
+  in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
+  save_hang_report(in, lagscope__now_ns(), 1); /* on disk before anything else can go wrong */
+  lagscope__hang_recorder_slow_end(in->hang_recorder);
+}
+
+static void publish_hang_ended(lagscope__monitor *in, uint64_t duration_ns, uint64_t end_ns) {
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HANG_ENDED};
+  e.as.hang_ended.hang_id = in->watchdog.hang_id;
+  e.as.hang_ended.start_ns = in->watchdog.hang_start_ns;
+  e.as.hang_ended.duration_ns = duration_ns;
+  e.as.hang_ended.startup = in->hang_startup;
+  atomic_store_explicit(&in->hang_in_progress, 0, memory_order_relaxed);
+  if (in->hang_recorder != NULL)
+    e.payload.report = lagscope__hang_recorder_end(in->hang_recorder, duration_ns, end_ns);
+  /* Idle: the main thread waited in its own loop, which did not run the ping (a modal loop).
+   * Reported, and by default not a hang. */
+  int idle = e.payload.report != NULL &&
+             strcmp(lagscope__hang_report_kind(e.payload.report), "idle") == 0;
+  e.as.hang_ended.counted = !idle || in->config->hang_count_idle;
+  if (!e.as.hang_ended.counted) atomic_fetch_sub_explicit(&in->hangs, 1, memory_order_relaxed);
+  lagscope__publish(&e);
+}
+
+/* The monitor could not watch for a while with no hang open (its own slow work, a CPU it
+ * waited for): said, so that a stall that went unseen then is not silent. */
+static void publish_blind(lagscope__monitor *in, const lagscope__watchdog_step *step) {
+  (void)in;
+  lagscope_event e = {.type = LAGSCOPE_EVENT_MONITOR_BLIND};
+  e.as.monitor_blind.start_ns = step->blind_since_ns;
+  e.as.monitor_blind.duration_ns = step->blind_ns;
+  e.as.monitor_blind.busy_ns = step->blind_busy_ns;
+  lagscope__publish(&e);
+}
+
+/* The main thread was late and answered before the threshold: a hitch when it lasted
+ * hitch_report_ms, with the samples taken while it was late. */
+static void publish_hitch(lagscope__monitor *in, const lagscope__watchdog_step *step) {
+  uint64_t min_ns = (uint64_t)in->config->hitch_report_ms * NS_PER_MS;
+  if (in->hang_recorder == NULL || min_ns == 0 || step->late_duration_ns < min_ns) return;
+  lagscope_event e = {.type = LAGSCOPE_EVENT_HITCH};
+  e.as.hitch.start_ns = step->late_since_ns;
+  e.as.hitch.duration_ns = step->late_duration_ns;
+  e.payload.stack_json =
+      lagscope__hang_recorder_hitch(in->hang_recorder, step->late_since_ns,
+                                    step->late_duration_ns, &e.as.hitch.sample_count,
+                                    &e.as.hitch.cause_json, &e.as.hitch.function);
+  if (e.payload.stack_json != NULL) lagscope__publish(&e);
+}
+
+
+/* The viewer's "Capture now", on the monitor thread between two steps. Returns 1 if it
+ * captured (slow work), 0 if nothing was asked. */
+static int serve_capture_request(lagscope__monitor *in) {
+  if (!atomic_load_explicit(&in->capture_requested, memory_order_acquire)) return 0;
+  char *json = NULL;
+  int rc = in->hang_recorder != NULL
+               ? lagscope__hang_recorder_capture_now(in->hang_recorder,
+                                                     &in->readings[in->usage_current], &json)
+               : LAGSCOPE_ENOMEM;
+  pthread_mutex_lock(&in->capture_lock);
+  if (atomic_load(&in->capture_requested) && !in->capture_answered) {
+    in->capture_result = rc == LAGSCOPE_OK ? json : NULL;
+    json = NULL;
+    in->capture_answered = 1;
+    atomic_store(&in->capture_requested, 0);
+    lagscope__wakeup_post(in->capture_done);
+  }
+  pthread_mutex_unlock(&in->capture_lock);
+  lagscope__dealloc(json); /* nobody waits for it any more */
+  return 1;
+}
+
+int lagscope__monitor_capture_now(lagscope__monitor *in, char **json, uint64_t timeout_ns) {
+  *json = NULL;
+  if (atomic_load(&in->monitor_stopping)) return LAGSCOPE_ENOTRUNNING;
+  pthread_mutex_lock(&in->capture_serial);
+  pthread_mutex_lock(&in->capture_lock);
+  in->capture_answered = 0;
+  in->capture_result = NULL;
+  atomic_store_explicit(&in->capture_requested, 1, memory_order_release);
+  pthread_mutex_unlock(&in->capture_lock);
+  lagscope__wakeup_post(in->wakeup);
+  /* A post left over from a request that timed out may wake us early: look, and wait on. */
+  uint64_t deadline = lagscope__now_ns() + timeout_ns;
+  int answered = 0;
+  while (!answered && lagscope__now_ns() < deadline && !atomic_load(&in->monitor_stopping)) {
+    lagscope__wakeup_wait_until(in->capture_done, deadline);
+    pthread_mutex_lock(&in->capture_lock);
+    answered = in->capture_answered;
+    pthread_mutex_unlock(&in->capture_lock);
+  }
+  pthread_mutex_lock(&in->capture_lock);
+  answered = in->capture_answered;
+  *json = in->capture_result;
+  in->capture_result = NULL;
+  atomic_store(&in->capture_requested, 0);
+  pthread_mutex_unlock(&in->capture_lock);
+  pthread_mutex_unlock(&in->capture_serial);
+  if (!answered) return LAGSCOPE_ETIMEDOUT;
+  return *json != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
+}
 
 static void post_ping(lagscope__monitor *in, uint64_t now) {
   void *arg = (void *)(uintptr_t)in->watchdog.ping_seq;
@@ -103,6 +280,34 @@ static void report_hook_problems(lagscope__monitor *in, const lagscope__watchdog
   }
 }
 
+/* Reads the OS's figures; reports a failure once until it changes or goes away. PSS, which
+ * costs the most to read, only every PSS_INTERVAL_NS; between, the last one is carried. */
+static int read_usage(lagscope__monitor *in, lagscope__usage *out,
+                          const lagscope__usage *previous) {
+  char why[256] = "";
+  uint64_t now = lagscope__now_ns();
+  int with_pss = previous == NULL || now >= in->pss_due_ns;
+  if (with_pss) in->pss_due_ns = now + PSS_INTERVAL_NS;
+  /* A thread that names itself after its first sample shows its new name within
+   * DETAIL_INTERVAL_NS. */
+  int with_detail = previous == NULL || now >= in->detail_due_ns;
+  if (with_detail) in->detail_due_ns = now + DETAIL_INTERVAL_NS;
+  unsigned what = (with_pss ? LAGSCOPE__USAGE_PSS : 0u) | (with_detail ? LAGSCOPE__USAGE_DETAIL : 0u);
+  int rc = lagscope__usage_read(out, previous, what, why, sizeof(why));
+  if (!with_pss) out->pss_bytes = previous->pss_bytes;
+  int detail = (what & LAGSCOPE__USAGE_DETAIL) != 0;
+  if (rc == LAGSCOPE_OK) {
+    /* A fault only a read with detail sees (a thread's stat) is gone only when one says so:
+     * not said again at every such read. */
+    if (detail || !in->last_usage_error_detail) in->last_usage_error[0] = '\0';
+  } else if (strcmp(why, in->last_usage_error) != 0) {
+    snprintf(in->last_usage_error, sizeof(in->last_usage_error), "%s", why);
+    in->last_usage_error_detail = detail;
+    lagscope__publish_error(rc, "sampler: %s", why);
+  }
+  return rc;
+}
+
 /* The start-up's log line said the configured rate; the first one measured is logged once (a
  * later change, as ProMotion's, shows in the metrics only: a line at each would flood). */
 static void say_measured_refresh(lagscope__monitor *in, uint32_t hz) {
@@ -114,136 +319,9 @@ static void say_measured_refresh(lagscope__monitor *in, uint32_t hz) {
   lagscope__log_line(in->config, line);
 }
 
-/* ---- the watch ring's items: filled here, never waited for ---- */
-
-/* A slot of the ring for an item of that kind; NULL when full (the recorder counts it), or
- * while a hang's end is owed (nothing may overtake it). F */
-static lagscope__watch_item *item_begin(lagscope__monitor *in, int kind) {
-  if (in->end_owed && kind != LAGSCOPE__WATCH_ENDED) return NULL;
-  return lagscope__watch_ring_reserve(lagscope__recorder_ring(in->recorder), kind);
-}
-
-/* A time whose items the ring refused, to be told as a blind spell. counted: of it, already in
- * the watchdog's blind total. F */
-static void note_lost(lagscope__monitor *in, uint64_t start_ns, uint64_t end_ns, uint64_t counted) {
-  if (in->lost_since_ns == 0 || start_ns < in->lost_since_ns) in->lost_since_ns = start_ns;
-  if (end_ns > in->lost_until_ns) in->lost_until_ns = end_ns;
-  in->lost_counted_ns += counted;
-}
-
-static void item_end(lagscope__monitor *in) {
-  lagscope__watch_ring_commit(lagscope__recorder_ring(in->recorder));
-  lagscope__recorder_wake(in->recorder);
-}
-
-/* An item of times alone; 0 when the ring refused it. F */
-static int send_times(lagscope__monitor *in, int kind, uint64_t start_ns, uint64_t duration_ns,
-                      uint64_t end_ns) {
-  lagscope__watch_item *item = item_begin(in, kind);
-  if (item == NULL) return 0;
-  item->start_ns = start_ns;
-  item->duration_ns = duration_ns;
-  item->end_ns = end_ns;
-  item_end(in);
-  return 1;
-}
-
-/* One sample of the main thread, captured into the ring's slot (kind: early or the hang's),
- * unless the ring is filling and thins it. L (one capture at a time) */
-static void send_sample(lagscope__monitor *in, int kind) {
-  if (kind == LAGSCOPE__WATCH_SAMPLE && in->start_refused) return; /* the recorder knows no hang */
-  if (!lagscope__watch_ring_wants_sample(lagscope__recorder_ring(in->recorder))) return;
-  lagscope__watch_item *item = item_begin(in, kind);
-  if (item == NULL) return;
-  item->rc = lagscope__main_thread_sample(&item->u.stack);
-  item_end(in);
-  if (kind == LAGSCOPE__WATCH_EARLY) in->early_sent = 1;
-}
-
-/* The hang the watchdog just saw begin. Start-up: the main thread has not shown life in this
- * process yet (a toolkit building its first window before its loop runs): real, and said so,
- * for a budget to treat apart. F */
-static void send_hang_began(lagscope__monitor *in) {
-  lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_BEGAN);
-  in->early_sent = 0; /* the hang takes them */
-  in->start_refused = item == NULL;
-  if (item == NULL) return;
-  uint64_t now = lagscope__now_ns();
-  item->hang_id = in->watchdog.hang_id;
-  item->start_ns = in->watchdog.hang_start_ns;
-  item->wall_ms = lagscope__wall_ms() - (int64_t)((now - in->watchdog.hang_start_ns) / NS_PER_MS);
-  item->startup = atomic_load_explicit(&in->signals->alive_ns, memory_order_acquire) == 0;
-  item_end(in);
-}
-
-/* The watch thread could not look for a while with no hang open (a CPU it waited for): said,
- * so that a stall that went unseen then is not silent; through the ring, so that the metrics
- * after it count it. F */
-static void send_blind(lagscope__monitor *in, const lagscope__watchdog_step *step) {
-  lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_BLIND);
-  if (item == NULL) {
-    note_lost(in, step->blind_since_ns, step->blind_since_ns + step->blind_ns, step->blind_ns);
-    return;
-  }
-  item->start_ns = step->blind_since_ns;
-  item->duration_ns = step->blind_ns;
-  item->busy_ns = step->blind_busy_ns;
-  item_end(in);
-}
-
-/* The main thread was late and answered before the threshold: a hitch when it lasted
- * hitch_report_ms, with the samples taken while it was late. F */
-static void send_hitch(lagscope__monitor *in, const lagscope__watchdog_step *step) {
-  uint64_t min_ns = (uint64_t)in->config->hitch_report_ms * NS_PER_MS;
-  if (min_ns == 0 || step->late_duration_ns < min_ns) return;
-  if (send_times(in, LAGSCOPE__WATCH_HITCH, step->late_since_ns, step->late_duration_ns, 0))
-    in->early_sent = 0; /* the hitch takes them */
-  else
-    note_lost(in, step->late_since_ns, step->late_since_ns + step->late_duration_ns, 0);
-}
-
-/* The hang's end. One whose start the ring refused is a time lost, told as blind; a refused
- * end is owed, sent before any other item. F */
-static void send_hang_ended(lagscope__monitor *in, uint64_t duration_ns, uint64_t end_ns) {
-  if (in->start_refused) {
-    in->start_refused = 0;
-    note_lost(in, in->watchdog.hang_start_ns, end_ns, 0);
-  } else if (!send_times(in, LAGSCOPE__WATCH_ENDED, 0, duration_ns, end_ns)) {
-    in->end_owed = 1;
-    in->owed_duration_ns = duration_ns;
-    in->owed_end_ns = end_ns;
-  }
-}
-
-/* What the ring refused, in order once it has room: an owed end; the open hang's start (late,
- * with its true start); the time lost, as a blind spell, counted in the blind total. F */
-static void pay_debts(lagscope__monitor *in) {
-  if (in->end_owed) {
-    in->end_owed = 0;
-    if (!send_times(in, LAGSCOPE__WATCH_ENDED, 0, in->owed_duration_ns, in->owed_end_ns)) {
-      in->end_owed = 1;
-      return;
-    }
-  }
-  if (in->start_refused && in->watchdog.hang_active) send_hang_began(in);
-  if (in->lost_until_ns == 0 || in->start_refused) return;
-  uint64_t span = in->lost_until_ns - in->lost_since_ns;
-  lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_BLIND);
-  if (item == NULL) return;
-  item->start_ns = in->lost_since_ns;
-  item->duration_ns = item->busy_ns = span; /* the recorder's own slow work */
-  in->watchdog.blind_total_ns += span > in->lost_counted_ns ? span - in->lost_counted_ns : 0;
-  in->lost_since_ns = in->lost_until_ns = in->lost_counted_ns = 0;
-  item_end(in);
-}
-
-/* The frames and the watchdog's figures; the recorder adds the usage and publishes. F */
-static void send_metrics(lagscope__monitor *in, uint64_t now, int last) {
-  if (lagscope__recorder_metrics_waiting(in->recorder) && !last) return;
-  lagscope__watch_item *item = item_begin(in, LAGSCOPE__WATCH_METRICS);
-  if (item == NULL) return;
-  lagscope_metrics *m = &item->u.metrics;
-  memset(m, 0, sizeof(*m));
+static void publish_metrics(lagscope__monitor *in, uint64_t now) {
+  lagscope_metrics *m = lagscope__payload_new(sizeof(*m), NULL);
+  if (m == NULL) return;
   m->time_ns = now;
   m->wall_ms = lagscope__wall_ms();
   /* The real rate where the platform measures it (Darwin's display link, 10 to 120 Hz under
@@ -254,11 +332,39 @@ static void send_metrics(lagscope__monitor *in, uint64_t now, int last) {
   say_measured_refresh(in, measured_hz);
   lagscope__frame_meter_drain(&in->frames, lagscope__frame_ring_shared());
   lagscope__frame_meter_report(&in->frames, now, &m->frames);
+
+  lagscope__usage *previous = &in->readings[in->usage_current];
+  lagscope__usage *current = &in->readings[1 - in->usage_current];
+  if (read_usage(in, current, previous) == LAGSCOPE_OK || current->threads_len > 0) {
+    int32_t own[LAGSCOPE__OWN_THREADS_MAX];
+    size_t own_len = lagscope__thread_own_ids(own, LAGSCOPE__OWN_THREADS_MAX);
+    lagscope__usage_compute(previous, current, own, own_len, m);
+    in->usage_current = 1 - in->usage_current;
+  }
+  m->hangs = atomic_load_explicit(&in->hangs, memory_order_relaxed);
+  m->hang_in_progress = atomic_load_explicit(&in->hang_in_progress, memory_order_relaxed);
+  m->events_published = lagscope__bus_published(lagscope__dispatcher_bus(in->dispatcher));
+  m->events_dropped = lagscope__dispatcher_dropped(in->dispatcher);
+  m->monitor_memory_bytes = lagscope__memory_in_use();
   m->stopped_ms = in->watchdog.stopped_ns / NS_PER_MS;
   m->monitor_starved_ms = in->watchdog.starved_total_ns / NS_PER_MS;
   m->monitor_blind_ms = in->watchdog.blind_total_ns / NS_PER_MS;
-  lagscope__recorder_metrics_sent(in->recorder);
-  item_end(in);
+
+  if (m->hang_in_progress && in->hang_recorder != NULL)
+    lagscope__hang_recorder_during(in->hang_recorder, m);
+  else
+    in->last_metrics = *m, in->have_last_metrics = 1;
+  lagscope__hang_recorder_retry(in->hang_recorder);
+  lagscope__hang_recorder_tidy(in->hang_recorder, now);
+
+  pthread_mutex_lock(&latest_lock);
+  latest_metrics = *m;
+  have_latest_metrics = 1;
+  pthread_mutex_unlock(&latest_lock);
+
+  lagscope_event e = {.type = LAGSCOPE_EVENT_METRICS};
+  e.payload.metrics = m;
+  lagscope__publish(&e);
 }
 
 /* How long the monitor has waited for a CPU, read before it sleeps, so that a wake-up a
@@ -342,34 +448,17 @@ static void note_lateness(lagscope__monitor *in, const lagscope__watchdog_step *
                                                                 : 0);
 }
 
-/* What the step found about the main thread's samples and the hang, to the ring in order: a
- * hang that ended before the watch thread looked begins and ends in this step. L */
-static void send_step(lagscope__monitor *in, const lagscope__watchdog_step *step, int was_hung) {
-  const lagscope__watchdog *w = &in->watchdog;
-  if (step->late_ended) send_hitch(in, step);
-  if (step->sample_early) {
-    send_sample(in, LAGSCOPE__WATCH_EARLY);
-  } else if (!w->hang_active && in->early_sent) {
-    in->early_sent = !send_times(in, LAGSCOPE__WATCH_FORGET_EARLY, 0, 0, 0); /* else again */
-  }
-  if (was_hung && w->hang_active) send_sample(in, LAGSCOPE__WATCH_SAMPLE);
-  int unseen = step->hang_began && step->hang_ended && !w->hang_active;
-  if (unseen) send_hang_began(in);
-  if (step->hang_ended) send_hang_ended(in, step->duration_ns, step->end_ns);
-  if (step->hang_began && !unseen) {
-    send_hang_began(in);
-    send_sample(in, LAGSCOPE__WATCH_SAMPLE); /* the main thread first: it is what is stuck */
-  }
-  if (w->hang_active) lagscope__recorder_hang_suspended(in->recorder, w->hang_suspended_ns);
-}
-
 static void monitor_main(void *arg) {
   lagscope__monitor *in = arg;
   uint64_t usage_interval = (uint64_t)in->config->usage_interval_ms * NS_PER_MS;
   uint64_t usage_early =
       usage_interval / 4 < USAGE_EARLY_NS ? usage_interval / 4 : USAGE_EARLY_NS;
   uint64_t next_usage = lagscope__now_ns() + usage_interval;
+  read_usage(in, &in->readings[in->usage_current], NULL); /* the baseline for CPU deltas */
   lagscope__loop_wait_reset(); /* the loop may not be the last start's */
+  in->hang_recorder = lagscope__hang_recorder_new(in->config);
+  if (in->hang_recorder != NULL) lagscope__hang_recorder_recover(in->hang_recorder);
+  /* The work above is the monitor's own, not a suspension: lateness counts from here. */
   in->watchdog_input.expected_wake_ns = lagscope__now_ns();
   while (!atomic_load_explicit(&in->monitor_stopping, memory_order_acquire)) {
     uint64_t now = lagscope__now_ns();
@@ -377,37 +466,70 @@ static void monitor_main(void *arg) {
     int was_hung = in->watchdog.hang_active;
     if (lagscope__platform_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
-    pay_debts(in);
     lagscope__watchdog_run(&in->watchdog, in->signals, &in->watchdog_input, now, &step);
-    if (step.blind) send_blind(in, &step);
+    if (step.blind) publish_blind(in, &step);
+    /* Slow work (symbols read, a report written with fsync, every thread captured) can take
+     * longer than a threshold: its time is added up, so that the lateness it causes is not
+     * taken for a stop. The rest of a step (a sample of the main thread, bounded by
+     * MAIN_ANSWER_NS) takes far less than a threshold: a step late by more was stopped in
+     * the middle (SIGSTOP lands anywhere, and during a hang most often in a step), and that
+     * lateness stays in, for the next step to judge. */
+    uint64_t slow_ns = 0, t0 = lagscope__now_ns();
+    if (step.late_ended) publish_hitch(in, &step);
+    slow_ns += lagscope__now_ns() - t0;
     note_lateness(in, &step, now);
-    /* No slow work here: a sample of the main thread, bounded by its answer's wait, takes far
-     * less than a threshold. A step held up past its next planned wake all the same (the
-     * capture lock, page faults under load) is its own time, never taken for a stop. */
-    send_step(in, &step, was_hung);
+    if (in->hang_recorder != NULL && step.sample_early)
+      lagscope__hang_recorder_sample_early(in->hang_recorder);
+    else if (in->hang_recorder != NULL && !in->watchdog.hang_active)
+      lagscope__hang_recorder_forget_early(in->hang_recorder);
+    if (was_hung && in->watchdog.hang_active && in->hang_recorder != NULL) {
+      lagscope__hang_recorder_sample(in->hang_recorder);
+      t0 = lagscope__now_ns();
+      int live = now >= in->next_hang_sample_event_ns, save = now >= in->next_report_save_ns;
+      if (live || save) lagscope__hang_recorder_slow_begin(in->hang_recorder);
+      if (live) {
+        publish_hang_sample(in, now);
+        in->next_hang_sample_event_ns = now + HANG_SAMPLE_EVENT_NS;
+      }
+      if (save) save_hang_report(in, now, 0);
+      lagscope__hang_recorder_slow_end(in->hang_recorder);
+      slow_ns += lagscope__now_ns() - t0;
+    }
+    t0 = lagscope__now_ns();
+    /* A hang that ended before the monitor looked begins and ends in this step, in order. */
+    int unseen = step.hang_began && step.hang_ended && !in->watchdog.hang_active;
+    if (unseen) publish_hang_began(in);
+    if (step.hang_ended) publish_hang_ended(in, step.duration_ns, step.end_ns);
+    if (step.hang_began && !unseen) publish_hang_began(in);
+    serve_capture_request(in);
+    slow_ns += lagscope__now_ns() - t0;
     report_hook_problems(in, &step);
     learn_loop_wait(in, &step, now);
     if (step.post_ping) post_ping(in, now);
     if (now + usage_early >= next_usage) {
-      send_metrics(in, now, 0);
+      t0 = lagscope__now_ns();
+      publish_metrics(in, now); /* with a final report's retry, written with fsync */
+      slow_ns += lagscope__now_ns() - t0;
       next_usage += usage_interval;
       if (next_usage <= now) next_usage = now + usage_interval; /* after a suspension */
     }
     uint64_t wake = step.wake_at_ns < next_usage ? step.wake_at_ns : next_usage;
+    uint64_t busy_until = now + slow_ns;
     in->watchdog_input.planned_wake_ns = wake;
-    in->watchdog_input.busy_until_ns = now;
-    in->watchdog_input.expected_wake_ns = wake;
+    in->watchdog_input.busy_until_ns = busy_until;
+    in->watchdog_input.expected_wake_ns = busy_until > wake ? busy_until : wake;
     note_queued(in, lagscope__now_ns());
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);
   }
   /* A hang still open at stop is ended here: its report says how long it had lasted. */
   uint64_t stop_ns = lagscope__now_ns();
   if (in->watchdog.hang_active)
-    send_hang_ended(in, lagscope__watchdog_hang_duration(&in->watchdog, stop_ns), stop_ns);
-  pay_debts(in);
+    publish_hang_ended(in, lagscope__watchdog_hang_duration(&in->watchdog, stop_ns), stop_ns);
   /* A last sample, so that the frames since the last one are told: a run that ends between
    * two (a timed benchmark's last frames, then exit) still leaves its true total_frames. */
-  send_metrics(in, stop_ns, 1);
+  publish_metrics(in, stop_ns);
+  lagscope__hang_recorder_free(in->hang_recorder);
+  in->hang_recorder = NULL;
   last_ping_seq = in->watchdog.ping_seq; /* read by the next start, after the join */
 }
 
@@ -415,8 +537,10 @@ static void monitor_main(void *arg) {
 
 void lagscope__monitor_free(lagscope__monitor *in) {
   if (in == NULL) return;
-  lagscope__recorder_free(in->recorder);
   lagscope__wakeup_free(in->wakeup);
+  lagscope__wakeup_free(in->capture_done);
+  pthread_mutex_destroy(&in->capture_serial);
+  pthread_mutex_destroy(&in->capture_lock);
   lagscope__dealloc(in);
 }
 
@@ -427,9 +551,11 @@ int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *d
   in->config = config;
   in->dispatcher = dispatcher;
   in->signals = lagscope__main_signals_shared();
+  pthread_mutex_init(&in->capture_serial, NULL);
+  pthread_mutex_init(&in->capture_lock, NULL);
   in->wakeup = lagscope__wakeup_new();
-  in->recorder = lagscope__recorder_new(config, dispatcher);
-  if (in->wakeup == NULL || in->recorder == NULL) {
+  in->capture_done = lagscope__wakeup_new();
+  if (in->wakeup == NULL || in->capture_done == NULL) {
     lagscope__monitor_free(in);
     return LAGSCOPE_ENOMEM;
   }
@@ -452,28 +578,23 @@ int lagscope__monitor_new(const lagscope_config *config, lagscope__dispatcher *d
   return LAGSCOPE_OK;
 }
 
-/* The recorder first: the watch thread's first items wait in the ring until it drains them. */
 int lagscope__monitor_start(lagscope__monitor *in) {
-  int rc = lagscope__recorder_start(in->recorder);
-  if (rc != LAGSCOPE_OK) return rc;
-  rc = lagscope__thread_start(&in->thread, "lagscope-mon", monitor_main, in);
-  if (rc != LAGSCOPE_OK) lagscope__recorder_stop(in->recorder);
-  return rc;
+  return lagscope__thread_start(&in->thread, "lagscope-mon", monitor_main, in);
 }
 
-/* The watch thread first: its last items (a hang's end, the final metrics) are in the ring
- * before the recorder drains it and stops. */
 void lagscope__monitor_stop(lagscope__monitor *in) {
   if (in->thread == NULL) return;
   atomic_store_explicit(&in->monitor_stopping, 1, memory_order_release);
   lagscope__wakeup_post(in->wakeup);
   lagscope__thread_join(in->thread);
   in->thread = NULL;
-  lagscope__recorder_stop(in->recorder);
 }
 
-int lagscope__monitor_capture_now(lagscope__monitor *in, char **json, uint64_t timeout_ns) {
-  *json = NULL;
-  if (atomic_load(&in->monitor_stopping)) return LAGSCOPE_ENOTRUNNING;
-  return lagscope__recorder_capture_now(in->recorder, json, timeout_ns);
+int lagscope_metrics_latest(lagscope_metrics *out) {
+  if (out == NULL) return LAGSCOPE_EINVAL;
+  pthread_mutex_lock(&latest_lock);
+  int rc = have_latest_metrics ? LAGSCOPE_OK : LAGSCOPE_ENODATA;
+  if (have_latest_metrics) *out = latest_metrics;
+  pthread_mutex_unlock(&latest_lock);
+  return rc;
 }

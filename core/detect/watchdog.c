@@ -88,7 +88,7 @@ static void notice_suspension(lagscope__watchdog *w, const lagscope__main_signal
 }
 
 /* The monitor looked later than it planned, with no hang open to cover the time (a hang's own
- * samples cover it, and its end is the main thread's timestamp): busy with its own work
+ * stand-in samples it, and its end is the main thread's timestamp): busy with its own slow work
  * (every thread captured, a report written), or waiting for a CPU. A stall that began and ended
  * in that spell was not seen, and the watchdog says so rather than nothing. A stop (resumed)
  * is no blindness: the main thread was stopped too. */

@@ -1,14 +1,11 @@
 /*
- * One hang, recorded: all threads captured once when it begins, the main thread's samples
- * (taken every hang_sample_interval_ms by the watch thread, core/monitor.c) kept while it
- * lasts, the report written to disk as soon as the first capture is done, again while the hang
- * lasts (so a hang that ends with the app killed is there at the next start, up to the last
- * write) and when it ends. Runs on the recorder thread (core/recorder.c), but for
- * lagscope__main_thread_sample, the watch thread's.
+ * One hang, recorded: all threads captured once when it begins, the main thread sampled every
+ * hang_sample_interval_ms while it lasts (by the stand-in while the monitor is busy: standin.c),
+ * the report written to disk as soon as the first capture is done, again while the hang lasts
+ * (so a hang that ends with the app killed is there at the next start, up to the last write)
+ * and when it ends. Runs on the monitor thread only.
  */
 #include "internal.h"
-
-#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +44,9 @@ struct lagscope__hang_recorder {
   uint32_t store_reopened_said; /* the store's folder opened anew so often, said */
   lagscope__recovery recovery; /* earlier runs' reports: recover_publish.c */
 
+  /* Samples the main thread while the monitor does slow work during a hang (standin.c). */
+  lagscope__standin_switch standin;
+
   /* The main thread's samples while it was late, before a hang began: a ring. */
   lagscope__stack *early;
   uint32_t early_next, early_count;
@@ -76,53 +76,6 @@ struct lagscope__hang_recorder {
   size_t unsaved_bytes;
   uint64_t unsaved_retry_ns;
 };
-
-/* ---- captures, serialised ---- */
-
-/* One capture at a time per process (stack.h): the watch thread's of the main thread and the
- * recorder's of every thread, one thread each time. The watch thread goes first: it waits at
- * most for the capture under way (THREAD_ANSWER_NS and its walk), never for the rest of the
- * recorder's (a mutex alone would let the recorder take it again at once, thread after
- * thread). */
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t capture_free = PTHREAD_COND_INITIALIZER;
-static int capturing, watch_waiting;
-
-/* L: capture_lock, briefly; then waits for capture_free */
-static void capture_acquire(int watch) {
-  pthread_mutex_lock(&capture_lock);
-  watch_waiting += watch;
-  while (capturing || (!watch && watch_waiting > 0)) pthread_cond_wait(&capture_free, &capture_lock);
-  watch_waiting -= watch;
-  capturing = 1;
-  pthread_mutex_unlock(&capture_lock);
-}
-
-static void capture_release(void) {
-  pthread_mutex_lock(&capture_lock);
-  capturing = 0;
-  pthread_cond_broadcast(&capture_free);
-  pthread_mutex_unlock(&capture_lock);
-}
-
-static int capture_serialised(int32_t tid, lagscope__stack *s, uint64_t wait_ns, int watch) {
-  capture_acquire(watch);
-  int rc = lagscope__capture_stack(tid, s, wait_ns);
-  capture_release();
-  return rc;
-}
-
-static void release_unwinder(void) {
-  capture_acquire(0);
-  lagscope__capture_release_unwinder();
-  capture_release();
-}
-
-int lagscope__main_thread_sample(lagscope__stack *s) {
-  int rc = capture_serialised(lagscope__main_thread_watched(), s, MAIN_ANSWER_NS, 1);
-  if (rc == LAGSCOPE_OK) s->loop_wait = (uint8_t)lagscope__loop_wait_is_own(s);
-  return rc;
-}
 
 /* ---- set-up ---- */
 
@@ -217,10 +170,11 @@ void lagscope__hang_recorder_free(lagscope__hang_recorder *h) {
   for (uint32_t i = 0; i < h->unsaved_count; i++) lagscope__dealloc(h->unsaved[i].json);
   release_hang_buffers(h);
   lagscope__dealloc(h->early);
+  lagscope__standin_switch_free(&h->standin);
   lagscope__symbols_free(h->symbols);
   /* A stop soon after a capture: its objects list, page cache and unwinder go now, not with a
-   * tidy that will not come. */
-  if (h->unwinder_held) release_unwinder();
+   * tidy that will not come (the monitor that captured has been joined). */
+  if (h->unwinder_held) lagscope__capture_release_unwinder();
   lagscope__store_close(h->store);
   lagscope__dealloc(h);
 }
@@ -289,12 +243,13 @@ void lagscope__hang_recorder_tidy(lagscope__hang_recorder *h, uint64_t now_ns) {
   if (h->active) return;
   /* Early samples of a stall that ended below a hitch use the unwinder but not the index:
    * each is let go on its own clock. */
+  lagscope__standin_switch_tidy(&h->standin, now_ns, SYMBOLS_KEEP_NS);
   if (h->symbols != NULL && idle_ns(now_ns, h->symbols_used_ns) >= SYMBOLS_KEEP_NS) {
     lagscope__symbols_free(h->symbols);
     h->symbols = NULL;
   }
   if (h->unwinder_held && idle_ns(now_ns, h->captured_ns) >= SYMBOLS_KEEP_NS) {
-    release_unwinder();                   /* its cache too: it comes back at the next stall */
+    lagscope__capture_release_unwinder(); /* its cache too: it comes back at the next stall */
     lagscope__thread_release_stack();     /* the pages its walks and the index's reads used */
     h->unwinder_held = 0;
   }
@@ -400,7 +355,7 @@ static lagscope__stack *capture_threads(lagscope__hang_recorder *h, lagscope__us
     uint64_t wait = t->tid == main_tid ? MAIN_ANSWER_NS : THREAD_ANSWER_NS;
     /* Another thread that blocks the signal says so in its stack's walk; only the main
      * thread's is said as an error (its samples make the verdict). */
-    note_capture(h, capture_serialised(t->tid, s, wait, 0), s, t->tid == main_tid);
+    note_capture(h, lagscope__capture_stack(t->tid, s, wait), s, t->tid == main_tid);
     if (s->walk == LAGSCOPE__WALK_OWN) continue; /* lagscope's threads are not the app's */
     info->threads[kept++] = *t;
   }
@@ -424,6 +379,9 @@ static void capture_all_threads(lagscope__hang_recorder *h) {
   h->data.threads = h->threads;
   h->data.thread_info = h->thread_info->threads;
   h->data.thread_count = h->thread_info->threads_len;
+  for (uint32_t i = 0; i < h->data.thread_count; i++)
+    if (h->threads[i].tid == h->data.main_tid)
+      h->threads[i].loop_wait = (uint8_t)lagscope__loop_wait_is_own(&h->threads[i]);
   h->thread_targets = describe_targets(h->threads, h->data.thread_count);
   h->data.thread_targets = h->thread_targets;
 }
@@ -442,17 +400,19 @@ static int grow_samples(lagscope__hang_recorder *h) {
   return 1;
 }
 
-/* A sample of the main thread (rc: the capture's), noted; 1 when taken. */
+/* A sample of the main thread taken into s (rc: the capture's), noted; 1 when taken. The loop's
+ * wait is judged by the fds open now: at once for the monitor's, at the slow work's end for
+ * the stand-in's (fds judged from another thread would race with what the monitor learns). */
 static int note_main_thread_sample(lagscope__hang_recorder *h, int rc, lagscope__stack *s) {
   note_capture(h, rc, s, 1);
+  if (rc == LAGSCOPE_OK) s->loop_wait = (uint8_t)lagscope__loop_wait_is_own(s);
   return rc == LAGSCOPE_OK;
 }
 
-/* The main thread's entry in the hang's threads says whether it waited in its loop, as its
- * first sample does (judged by the watch thread, which learns the loop's fds). F */
-static void note_main_loop_wait(lagscope__hang_recorder *h, const lagscope__stack *s) {
-  for (uint32_t i = 0; h->threads != NULL && i < h->data.thread_count; i++)
-    if (h->threads[i].tid == h->data.main_tid) h->threads[i].loop_wait = s->loop_wait;
+/* One sample of the main thread into s; 1 when taken. */
+static int capture_main_thread(lagscope__hang_recorder *h, lagscope__stack *s) {
+  int rc = lagscope__capture_stack(lagscope__main_thread_watched(), s, MAIN_ANSWER_NS);
+  return note_main_thread_sample(h, rc, s);
 }
 
 /* The next sample's place in the hang, or NULL when it keeps no more (counted as dropped). */
@@ -476,28 +436,40 @@ static void keep_sample(lagscope__hang_recorder *h, int taken, lagscope__stack *
   h->data.sample_count++;
 }
 
-void lagscope__hang_recorder_add_sample(lagscope__hang_recorder *h, const lagscope__stack *s,
-                                        int rc, uint32_t thinned) {
+void lagscope__hang_recorder_sample(lagscope__hang_recorder *h) {
   if (!h->active) return;
-  h->data.samples_thinned += thinned;
-  if (s == NULL) return; /* the count alone */
-  lagscope__stack *slot = next_sample_slot(h);
-  if (slot == NULL) return; /* counted */
-  *slot = *s;
-  int first = h->data.sample_count == 0;
-  keep_sample(h, note_main_thread_sample(h, rc, slot), slot);
-  if (first && rc == LAGSCOPE_OK) note_main_loop_wait(h, slot);
+  lagscope__stack *s = next_sample_slot(h);
+  if (s != NULL) keep_sample(h, capture_main_thread(h, s), s);
 }
 
-void lagscope__hang_recorder_add_early(lagscope__hang_recorder *h, const lagscope__stack *s,
-                                       int rc) {
+void lagscope__hang_recorder_slow_begin(lagscope__hang_recorder *h) {
+  if (!h->active) return;
+  lagscope__standin_switch_on(&h->standin, (uint64_t)h->config.hang_sample_interval_ms * 1000000u,
+                              MAIN_ANSWER_NS);
+}
+
+void lagscope__hang_recorder_slow_end(lagscope__hang_recorder *h) {
+  const lagscope__stack *taken;
+  const int *results;
+  uint32_t dropped;
+  uint32_t n = lagscope__standin_switch_off(&h->standin, &taken, &results, &dropped);
+  if (!h->active) return;
+  h->data.samples_dropped += dropped;
+  for (uint32_t i = 0; i < n; i++) {
+    lagscope__stack *s = next_sample_slot(h);
+    if (s == NULL) continue; /* counted */
+    *s = taken[i];
+    keep_sample(h, note_main_thread_sample(h, results[i], s), s);
+  }
+}
+
+void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h) {
   if (h->active) return;
   if (h->early == NULL) {
     h->early = lagscope__alloc(sizeof(lagscope__stack) * LAGSCOPE__EARLY_SAMPLES);
     if (h->early == NULL) return; /* the hang's own samples still come */
   }
-  h->early[h->early_next] = *s;
-  if (!note_main_thread_sample(h, rc, &h->early[h->early_next])) return;
+  if (!capture_main_thread(h, &h->early[h->early_next])) return;
   /* Named now: by the hang's start the call may be over and its fd another's (a read of a
    * pipe closed and the number reused by the next open). */
   lagscope__report_target_note(h->early_targets, &h->early_target_count,
@@ -618,6 +590,7 @@ void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
     r->thread_count_before = sample_before->threads_len;
   }
   take_early_samples(h);
+  lagscope__hang_recorder_sample(h); /* the main thread first: it is what is stuck */
   capture_all_threads(h);
   if (sample_before != NULL) r->thread_cpu_window_ns = h->thread_info->time_ns - sample_before->time_ns;
   r->duration_ns = lagscope__now_ns() - start_ns;

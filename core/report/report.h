@@ -47,7 +47,6 @@ typedef struct lagscope__report_data {
   const lagscope__stack *samples; /* the main thread, every sample_interval_ms */
   uint32_t sample_count;
   uint64_t samples_dropped;    /* past the sample buffer's capacity */
-  uint64_t samples_thinned;    /* not taken: the recorder had fallen behind (watch_ring.c) */
   /* Samples the main thread could not be captured for (it did not answer, or ran with the
    * capture signal blocked: signal_blocked): moments of the hang that the verdict counts as
    * unknown, never as what the other samples show. */
@@ -294,50 +293,41 @@ void lagscope__recovery_tidy(lagscope__recovery *r);
 /* Asks it to stop, and joins it. A */
 void lagscope__recovery_stop(lagscope__recovery *r);
 
-/* ---- the watch ring (core/report/watch_ring.c): the watch thread's items for the recorder
- * thread, in order; one producer, one consumer, no lock ---- */
-enum lagscope__watch_kind {
-  LAGSCOPE__WATCH_EARLY,        /* stack: a sample while the main thread was late */
-  LAGSCOPE__WATCH_FORGET_EARLY, /* it answered: the early samples are no hang's */
-  LAGSCOPE__WATCH_BEGAN,        /* a hang: hang_id, start_ns, wall_ms, startup */
-  LAGSCOPE__WATCH_SAMPLE,       /* stack: a sample of the hang */
-  LAGSCOPE__WATCH_ENDED,        /* duration_ns, end_ns */
-  LAGSCOPE__WATCH_HITCH,        /* start_ns, duration_ns */
-  LAGSCOPE__WATCH_METRICS,      /* metrics: the frames and the watchdog's figures, at time_ns */
-  LAGSCOPE__WATCH_BLIND         /* start_ns, duration_ns, busy_ns: the watch thread could not look */
-};
-typedef struct lagscope__watch_item {
-  int kind;     /* enum lagscope__watch_kind */
-  int rc;       /* a sample's capture result */
-  int startup;
-  uint32_t thinned; /* samples left out since the item before (the ring was filling) */
-  uint32_t lost;    /* items the full ring refused since the item before */
-  uint64_t hang_id, start_ns, duration_ns, end_ns, busy_ns;
-  int64_t wall_ms;
-  union {
-    lagscope__stack stack;
-    lagscope_metrics metrics;
-  } u;
-} lagscope__watch_item;
-typedef struct lagscope__watch_ring {
-  lagscope__watch_item *items;
-  uint32_t capacity;
-  _Atomic uint64_t head, tail; /* head: the watch thread's; tail: the recorder's */
-  uint32_t turn, thinned, lost; /* the watch thread's */
-} lagscope__watch_ring;
-int lagscope__watch_ring_init(lagscope__watch_ring *r, uint32_t capacity); /* A */
-void lagscope__watch_ring_free(lagscope__watch_ring *r);                   /* A */
-/* Producer. Whether the sample due now is taken; 0 thins it (counted). F */
-int lagscope__watch_ring_wants_sample(lagscope__watch_ring *r);
-/* The next slot, of that kind, carrying the thinned and lost counts; NULL when full
- * (counted as lost). Then fill it and commit. F */
-lagscope__watch_item *lagscope__watch_ring_reserve(lagscope__watch_ring *r, int kind);
-void lagscope__watch_ring_commit(lagscope__watch_ring *r); /* F */
-/* Consumer: the oldest item, NULL when none; pop when done with it. F */
-lagscope__watch_item *lagscope__watch_ring_peek(lagscope__watch_ring *r);
-void lagscope__watch_ring_pop(lagscope__watch_ring *r);
+/* ---- the stand-in sampler (core/report/standin.c): the main thread sampled while the monitor
+ * does slow work during a hang ---- */
+typedef struct lagscope__standin lagscope__standin;
+/* Its thread, parked, and room for capacity samples; NULL when either cannot be had. A */
+lagscope__standin *lagscope__standin_new(uint32_t capacity, uint64_t interval_ns,
+                                         uint64_t timeout_ns);
+void lagscope__standin_free(lagscope__standin *s); /* joins its thread. A */
+/* Samples from one interval on, every interval, until stopped; the caller captures nothing
+ * meanwhile. L (its own lock) */
+void lagscope__standin_start(lagscope__standin *s);
+/* Parks it (a capture under way ends first) and hands over what it took since the start:
+ * samples and their capture results, valid until the next start, and how many were due while
+ * it was full. L */
+uint32_t lagscope__standin_stop(lagscope__standin *s, const lagscope__stack **samples,
+                                const int **results, uint32_t *dropped);
+/* The stand-in as the hang recorder throws it (zeroed at first): on for the monitor's slow
+ * work during a hang (the usage reader made at the first), off at its end, let go when unused. */
+typedef struct lagscope__standin_switch {
+  lagscope__standin *standin;
+  int on;
+  uint64_t used_ns; /* when it was last switched off */
+} lagscope__standin_switch;
+/* On, unless it is: samples every interval_ns from here; stays off when the usage reader cannot be
+ * had (the hang's samples pause meanwhile). A, L */
+void lagscope__standin_switch_on(lagscope__standin_switch *w, uint64_t interval_ns,
+                                 uint64_t timeout_ns);
+/* Off: what it took since on, as lagscope__standin_stop hands it; 0 (and *dropped 0) when it
+ * was not on. L */
+uint32_t lagscope__standin_switch_off(lagscope__standin_switch *w, const lagscope__stack **samples,
+                                      const int **results, uint32_t *dropped);
+/* The usage reader let go when it has not been on for keep_ns since now_ns. A */
+void lagscope__standin_switch_tidy(lagscope__standin_switch *w, uint64_t now_ns, uint64_t keep_ns);
+void lagscope__standin_switch_free(lagscope__standin_switch *w); /* A */
 
-/* ---- hangs (core/report/hang_recorder.c): one hang recorded, on the recorder thread -------------------------- */
+/* ---- hangs (core/report/hang_recorder.c): one hang recorded, on the monitor thread --------------------------- */
 typedef struct lagscope__hang_recorder lagscope__hang_recorder;
 /* Opens the report store (errors become error events) and prepares capture. A */
 lagscope__hang_recorder *lagscope__hang_recorder_new(const lagscope_config *config);
@@ -354,26 +344,17 @@ int lagscope__hang_recorder_unsaved(const lagscope__hang_recorder *h);
  * and joined by lagscope__hang_recorder_free. When no thread can be started, recovers before
  * returning. A */
 void lagscope__hang_recorder_recover(lagscope__hang_recorder *h);
-/* The hang began: its early samples kept, every thread captured (the main thread's samples
- * come from the watch thread: lagscope__hang_recorder_add_sample); lagscope__hang_recorder_save
- * writes the report. A */
+/* The hang began: captures the main thread, then every thread (lagscope__hang_recorder_save
+ * writes the report). A */
 void lagscope__hang_recorder_begin(lagscope__hang_recorder *h, uint64_t hang_id,
                                    uint64_t start_ns, int64_t start_wall_ms, int startup,
                                    const lagscope_metrics *before,
                                    const lagscope__usage *sample_before);
-/* The watch thread's sample of the main thread into s (its loop's wait judged now, by the
- * watch thread, which learns it); the capture's result. Captures are serialised with the
- * recorder's (one thread's capture at a time). L (the capture lock, held for one capture) */
-int lagscope__main_thread_sample(lagscope__stack *s);
-/* A sample taken by lagscope__main_thread_sample (rc its result) kept as the hang's next;
- * thinned: samples left out before it (s NULL: that count alone). A */
-void lagscope__hang_recorder_add_sample(lagscope__hang_recorder *h, const lagscope__stack *s,
-                                        int rc, uint32_t thinned);
+void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thread sample */
 /* The main thread is late but not hung yet: one sample into a ring of the last
  * LAGSCOPE__EARLY_SAMPLES (allocated at the first), which the next hang's report starts with,
  * those taken at or after its start. Forget: it answered in time; the ring is emptied. A/F */
-void lagscope__hang_recorder_add_early(lagscope__hang_recorder *h, const lagscope__stack *s,
-                                       int rc);
+void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h);
 void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h);
 /* A hitch: the ring's samples from start_ns on, as its heaviest stack, in a payload (for a
  * hitch event's stack_json) that also holds its cause and telling function, *cause_json
@@ -383,6 +364,10 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
                                     const char **cause_json, const char **function);
 #define LAGSCOPE__EARLY_SAMPLES 64 /* 640 ms at 10 ms: a threshold's worth, at most 1000 ms */
 void lagscope__hang_recorder_during(lagscope__hang_recorder *h, const lagscope_metrics *m);
+/* Around slow work while a hang lasts (symbols, a write): the stand-in samples the main thread
+ * meanwhile, and its samples join the hang's at the end. Nothing when no hang is on. A/L */
+void lagscope__hang_recorder_slow_begin(lagscope__hang_recorder *h);
+void lagscope__hang_recorder_slow_end(lagscope__hang_recorder *h);
 /* While the hang lasts: its report as it stands, with duration_ns (so far, the process's
  * stopped time left out), written over the last one (the store renames: a kill leaves the one
  * or the other whole). Returns the time it took. A */

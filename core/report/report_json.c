@@ -278,7 +278,6 @@ static void samples_write(lagscope__json_writer *w, lagscope__report_ctx *c,
   lagscope__jw_begin_object(w, "samples");
   lagscope__jw_u64(w, "count", r->sample_count);
   lagscope__jw_u64(w, "dropped", r->samples_dropped);
-  lagscope__jw_u64(w, "thinned", r->samples_thinned);
   lagscope__jw_u64(w, "unseen", r->samples_unseen);
   if (r->signal_blocked) lagscope__jw_bool(w, "signal_blocked", 1);
   uint32_t walks[LAGSCOPE__WALK_COUNT] = {0};

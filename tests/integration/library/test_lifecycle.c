@@ -32,9 +32,9 @@ static int thread_count_becomes(const char *prefix, int want) {
  * thread stays (it stops civetweb at the end, from the descriptor table civetweb's threads
  * share with it). */
 static void viewer_starts_at_first_client(void) {
-  /* monitor, recorder, bus, 2 subscribers, the viewer's delivery and its waiting thread (and,
-   * for a moment at start, the thread that recovers stored reports) */
-  CHECK(thread_count_becomes("lagscope-", 7));
+  /* monitor, bus, 2 subscribers, the viewer's delivery and its waiting thread (and, for a
+   * moment at start, the thread that recovers stored reports) */
+  CHECK(thread_count_becomes("lagscope-", 6));
   CHECK_EQ_INT(test_thread_count_named("civetweb"), 0);
   char url[256], path[200];
   unsigned port = 0;
@@ -44,7 +44,7 @@ static void viewer_starts_at_first_client(void) {
   snprintf(path, sizeof(path), "/api/v1/status?%s", strstr(url, "token="));
   CHECK_EQ_INT(test_http_status((uint16_t)port, path), 200);
   CHECK(test_thread_count_named("civetweb") > 0);
-  CHECK(thread_count_becomes("lagscope-", 7));
+  CHECK(thread_count_becomes("lagscope-", 6));
   CHECK_EQ_INT(test_http_status((uint16_t)port, "/api/v1/status?token=0000"), 401);
 }
 

@@ -58,13 +58,6 @@ __attribute__((noinline)) static size_t stack_pages_below(void) {
   return n;
 }
 
-/* One early sample as the watch thread takes it, kept as the recorder keeps it. */
-static void sample_early(lagscope__hang_recorder *h) {
-  static lagscope__stack s;
-  int rc = lagscope__main_thread_sample(&s);
-  lagscope__hang_recorder_add_early(h, &s, rc);
-}
-
 static void *record(void *arg) {
   const char *dir = arg;
   lagscope_config config = lagscope_config_default();
@@ -75,7 +68,7 @@ static void *record(void *arg) {
   uint64_t before_hitch = lagscope__memory_in_use();
   uint64_t start = lagscope__now_ns();
   for (int i = 0; i < 5; i++) {
-    sample_early(h);
+    lagscope__hang_recorder_sample_early(h);
     struct timespec pause = {0, 10 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
@@ -112,7 +105,7 @@ static void *record(void *arg) {
   /* The next stall makes both again (the unwinder went with the index): its stack is whole. */
   start = lagscope__now_ns();
   for (int i = 0; i < 5; i++) {
-    sample_early(h);
+    lagscope__hang_recorder_sample_early(h);
     struct timespec pause = {0, 10 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
