@@ -559,8 +559,15 @@ async function run(opts, playwright) {
     await firstThread.waitFor({ timeout: 3000 });
     check((await firstThread.getAttribute('data-main')) === 'true', 'the first thread listed is not the main thread');
     check((await firstThread.textContent()).includes('MAIN'), 'the main thread is not marked MAIN');
-    check((await firstThread.textContent()).includes('demo_busy_spin'), 'the main thread\'s stack at the hang does not show demo_busy_spin');
-    ok();
+    // Its stack from the capture of every thread at the hang's start; or, when the main thread
+    // did not answer that one capture in time (once in the clean-clone CI's ASan pass, 1 of its
+    // 108 samples unanswered), the page says so and shows no stack: never a wrong one. The call
+    // tree above already holds demo_busy_spin from the hang's samples.
+    const firstText = await firstThread.textContent();
+    const unanswered = firstText.includes('did not answer the capture');
+    check(firstText.includes('demo_busy_spin') || (unanswered && !/\bdemo_/.test(firstText)),
+      'the main thread\'s stack at the hang shows neither demo_busy_spin nor that it did not answer: ' + firstText.slice(0, 300));
+    ok(unanswered ? 'the main thread did not answer the capture at the start; said so' : '');
 
     step('the bottom-up tree: its first root is where the heaviest stack ends, with those samples');
     await page.click('[data-testid=tab-bottomup]');
