@@ -144,7 +144,7 @@ static void frame_drawn(unsigned loop, int timed_later) {
 
 static void frame_presented(unsigned loop) { frame_drawn(loop, 0); }
 
-void lagscope__preload_frame_presented(unsigned loop) { frame_drawn(loop, 0); }
+void lagscope__preload_frame_presented(unsigned loop) { frame_presented(loop); }
 
 void lagscope__preload_frame_drawn(unsigned loop) { frame_drawn(loop, 1); }
 

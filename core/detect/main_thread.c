@@ -65,18 +65,21 @@ static void note_beat(uint64_t now) {
 /* The last frame's timestamp: the ring holds them in order. Written by the watched thread. */
 static uint64_t last_frame_ns;
 
+/* A frame at timestamp_ns, or at the last one's if that is later: the ring stays in order. F */
+static void push_frame(uint64_t timestamp_ns) {
+  if (timestamp_ns > last_frame_ns) last_frame_ns = timestamp_ns;
+  lagscope__frame_ring_push(&frame_ring, last_frame_ns);
+}
+
 void lagscope_frame(void) {
   if (!on_watched_thread()) return;
   uint64_t now = lagscope__now_ns();
-  last_frame_ns = now > last_frame_ns ? now : last_frame_ns;
-  lagscope__frame_ring_push(&frame_ring, last_frame_ns);
+  push_frame(now);
   note_beat(now);
 }
 
 void lagscope__main_thread_frame_at(uint64_t timestamp_ns) {
-  if (!on_watched_thread()) return;
-  if (timestamp_ns > last_frame_ns) last_frame_ns = timestamp_ns;
-  lagscope__frame_ring_push(&frame_ring, last_frame_ns);
+  if (on_watched_thread()) push_frame(timestamp_ns);
 }
 
 void lagscope_heartbeat(void) {
