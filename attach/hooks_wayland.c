@@ -6,7 +6,10 @@
  * protocol's inline wrappers, wl_surface_commit among them, call it), so one hook sees them
  * all: xdg_wm_base.get_xdg_surface (which wl_surface an xdg_surface is), xdg_surface.
  * get_toplevel (that surface is the toplevel), xdg_surface.set_window_geometry (the window in
- * it) and wl_surface.commit of the toplevel (a frame). The hook passes the request on unchanged
+ * it), the size of the buffers the toplevel shows (wl_shm_pool.create_buffer,
+ * zwp_linux_buffer_params_v1.create_immed, wl_surface.attach and set_buffer_scale: the window
+ * is its surface when the program sets no geometry) and wl_surface.commit of the toplevel (a
+ * frame). The hook passes the request on unchanged
  * through wl_proxy_marshal_array_flags, its arguments read from the variadic list as libwayland
  * reads them, by the request's signature. Requests from programs built against libwayland
  * older than 1.20 (wl_proxy_marshal, _constructor) are not seen: no frames, no HUD. */
@@ -27,12 +30,16 @@
 #define HOOK __attribute__((visibility("default")))
 #define MAX_ARGS 20 /* WL_CLOSURE_MAX_ARGS */
 #define XDG_SURFACES 16
+#define BUFFERS 16 /* a program swaps 2 or 3; Mesa's EGL keeps up to 4 */
+#define WRAPPERS 8  /* Mesa's EGL makes one per window surface */
 
 typedef void *(*marshal_array_fn)(void *proxy, uint32_t opcode, const struct wl_interface *iface,
                                   uint32_t version, uint32_t flags, union wl_argument *args);
 
 enum { WM_BASE_GET_XDG_SURFACE = 2, XDG_SURFACE_GET_TOPLEVEL = 1, XDG_SURFACE_SET_GEOMETRY = 3 };
-enum { SURFACE_DESTROY = 0, SURFACE_COMMIT = 6, XDG_SURFACE_DESTROY = 0 };
+enum { SURFACE_DESTROY = 0, SURFACE_ATTACH = 1, SURFACE_COMMIT = 6, SURFACE_SET_SCALE = 8 };
+enum { XDG_SURFACE_DESTROY = 0, BUFFER_DESTROY = 0, SHM_POOL_CREATE_BUFFER = 0 };
+enum { DMABUF_PARAMS_CREATE_IMMED = 3 };
 
 /* The main thread's: which wl_surface each xdg_surface is, the toplevel, its geometry. */
 static struct {
@@ -40,6 +47,20 @@ static struct {
 } xdg_surfaces[XDG_SURFACES];
 static void *toplevel, *toplevel_xdg;
 static int geometry[4];
+/* The buffers made on the main thread, with their size in pixels; the toplevel's attached one
+ * and its scale. */
+static struct {
+  void *buffer;
+  int width, height;
+} buffers[BUFFERS];
+static int next_buffer;
+static void *attached;
+static int buffer_scale = 1;
+/* Proxy wrappers made on the main thread, and what they wrap: Mesa's EGL attaches and commits
+ * the program's surface through one (wl_proxy_create_wrapper). */
+static struct {
+  void *wrapper, *wrapped;
+} wrappers[WRAPPERS];
 
 /* 1 on the process's main thread, cached per thread: the hook runs at every request. */
 static __thread int thread_kind __attribute__((tls_model("initial-exec"))); /* 0: not known */
@@ -77,6 +98,46 @@ static void note_xdg_surface(void *made, void *surface) {
     }
 }
 
+static void forget_buffer(void *buffer) {
+  for (int i = 0; i < BUFFERS; i++)
+    if (buffers[i].buffer == buffer) buffers[i].buffer = NULL;
+  if (attached == buffer) attached = NULL;
+}
+
+/* The proxy a request goes to: the wrapped one for a wrapper. Main thread. */
+static void *unwrapped(void *proxy) {
+  for (int i = 0; i < WRAPPERS && proxy != NULL; i++)
+    if (wrappers[i].wrapper == proxy) return wrappers[i].wrapped;
+  return proxy;
+}
+
+/* A buffer made, its size: the oldest entry gives way when all are taken. Main thread. */
+static void note_buffer(void *made, int width, int height) {
+  if (made == NULL) return;
+  forget_buffer(made); /* a proxy freed unseen (at a disconnect), its address given again */
+  buffers[next_buffer].buffer = made;
+  buffers[next_buffer].width = width, buffers[next_buffer].height = height;
+  next_buffer = (next_buffer + 1) % BUFFERS;
+}
+
+/* The window in the toplevel: its geometry, else its attached buffer's extent in surface
+ * coordinates; a width of 0 when neither is known. Main thread. */
+static void window_box(int box[4]) {
+  memcpy(box, geometry, sizeof(geometry));
+  if (geometry[2] > 0 && geometry[3] > 0) return;
+  for (int i = 0; i < BUFFERS && attached != NULL; i++)
+    if (buffers[i].buffer == attached) {
+      int scale = buffer_scale > 0 ? buffer_scale : 1;
+      box[0] = box[1] = 0, box[2] = buffers[i].width / scale, box[3] = buffers[i].height / scale;
+    }
+}
+
+/* The requests that tell the toplevel's size: what it attaches and at which scale. */
+static void note_toplevel_request(uint32_t opcode, const union wl_argument *args) {
+  if (opcode == SURFACE_ATTACH) attached = args[0].o;
+  if (opcode == SURFACE_SET_SCALE) buffer_scale = args[0].i;
+}
+
 /* The real definition of name in libwayland-client, looked up once into cache. */
 static void *real_symbol(_Atomic(void *) *cache, const char *name) {
   void *found = atomic_load_explicit(cache, memory_order_relaxed);
@@ -93,7 +154,9 @@ static void *real_symbol(_Atomic(void *) *cache, const char *name) {
 /* The toplevel's commit: the HUD's subsurface placed with it, and a frame when no toolkit's
  * hook counts them. Main thread, before the commit is sent. */
 static void toplevel_commit(void) {
-  lagscope__hud_wl_before_commit(toplevel, geometry[0], geometry[1], geometry[2], geometry[3]);
+  int box[4];
+  window_box(box);
+  lagscope__hud_wl_before_commit(toplevel, box[0], box[1], box[2], box[3]);
   lagscope__preload_wayland_frame();
 }
 
@@ -110,14 +173,20 @@ HOOK void *wl_proxy_marshal_flags(void *proxy, uint32_t opcode, const struct wl_
     va_end(ap);
   }
   int main_thread = own != NULL && on_main_thread();
-  if (main_thread && proxy == toplevel && opcode == SURFACE_COMMIT &&
+  void *target = main_thread ? unwrapped(proxy) : proxy;
+  if (main_thread && target == toplevel && strcmp(own->name, "wl_surface") == 0)
+    note_toplevel_request(opcode, args);
+  if (main_thread && target == toplevel && opcode == SURFACE_COMMIT &&
       strcmp(own->name, "wl_surface") == 0)
     toplevel_commit();
   if (main_thread && proxy == toplevel && opcode == SURFACE_DESTROY &&
       strcmp(own->name, "wl_surface") == 0) { /* the window is gone: the next one gets the HUD */
     lagscope__hud_wl_parent_gone();
-    toplevel = toplevel_xdg = NULL;
+    toplevel = toplevel_xdg = attached = NULL;
+    buffer_scale = 1;
   }
+  if (main_thread && opcode == BUFFER_DESTROY && strcmp(own->name, "wl_buffer") == 0)
+    forget_buffer(proxy);
   if (main_thread && strcmp(own->name, "xdg_surface") == 0) {
     if (opcode == XDG_SURFACE_DESTROY)
       for (int i = 0; i < XDG_SURFACES; i++)
@@ -133,7 +202,34 @@ HOOK void *wl_proxy_marshal_flags(void *proxy, uint32_t opcode, const struct wl_
   void *made = real != NULL ? real(proxy, opcode, iface, version, flags, args) : NULL;
   if (main_thread && opcode == WM_BASE_GET_XDG_SURFACE && strcmp(own->name, "xdg_wm_base") == 0)
     note_xdg_surface(made, args[1].o);
+  if (main_thread && opcode == SHM_POOL_CREATE_BUFFER && strcmp(own->name, "wl_shm_pool") == 0)
+    note_buffer(made, args[2].i, args[3].i); /* new_id, offset, width, height, ... */
+  if (main_thread && opcode == DMABUF_PARAMS_CREATE_IMMED &&
+      strcmp(own->name, "zwp_linux_buffer_params_v1") == 0)
+    note_buffer(made, args[1].i, args[2].i); /* new_id, width, height, ... */
   return made;
+}
+
+typedef void *(*create_wrapper_fn)(void *proxy);
+typedef void (*wrapper_destroy_fn)(void *wrapper);
+
+/* A wrapper of the main thread's is noted, so that requests through it reach the toplevel. */
+HOOK void *wl_proxy_create_wrapper(void *proxy) {
+  REAL(create_wrapper_fn, wl_proxy_create_wrapper)
+  void *wrapper = real != NULL ? real(proxy) : NULL;
+  for (int i = 0; i < WRAPPERS && wrapper != NULL && on_main_thread(); i++)
+    if (wrappers[i].wrapper == NULL || wrappers[i].wrapper == wrapper) {
+      wrappers[i].wrapper = wrapper, wrappers[i].wrapped = proxy;
+      break;
+    }
+  return wrapper;
+}
+
+HOOK void wl_proxy_wrapper_destroy(void *wrapper) {
+  REAL(wrapper_destroy_fn, wl_proxy_wrapper_destroy)
+  for (int i = 0; i < WRAPPERS && on_main_thread(); i++)
+    if (wrappers[i].wrapper == wrapper) wrappers[i].wrapper = wrappers[i].wrapped = NULL;
+  if (real != NULL) real(wrapper);
 }
 
 typedef void *(*connect_fn)(const char *name);
@@ -161,7 +257,11 @@ HOOK void *wl_display_connect_to_fd(int fd) {
 HOOK void wl_display_disconnect(void *display) {
   REAL(disconnect_fn, wl_display_disconnect)
   lagscope__hud_wl_disconnecting(display);
-  if (on_main_thread()) toplevel = toplevel_xdg = NULL;
+  if (on_main_thread()) {
+    toplevel = toplevel_xdg = attached = NULL;
+    memset(buffers, 0, sizeof(buffers));
+    memset(wrappers, 0, sizeof(wrappers));
+  }
   if (real != NULL) real(display);
 }
 

@@ -283,6 +283,48 @@ function hudPanelRows(png) {
   return rows;
 }
 
+// The box of the HUD's panel (its rows as hudPanelRows finds them), and of the program's window
+// (its plain background, on weston's grey desktop: weston-simple-shm's white frame, or
+// weston-simple-egl's clear colour, black at alpha 0 in the shot); null when not found.
+function panelBox(png) {
+  let box = null;
+  for (let y = 34; y < png.height; y++) {
+    let run = 0, best = 0, bestEnd = 0;
+    for (let x = 0; x < png.width; x++) {
+      const [r, g, b] = png.at(x, y);
+      const panel = Math.max(r, g, b) < 80 && Math.max(r, g, b) - Math.min(r, g, b) < 16 && r + g + b > 0;
+      run = panel ? run + 1 : 0; /* not black: weston-simple-egl's window is */
+      if (run > best) (best = run), (bestEnd = x);
+    }
+    if (best < 40) continue;
+    if (!box) box = { x0: bestEnd - best + 1, y0: y, x1: bestEnd, y1: y };
+    (box.x0 = Math.min(box.x0, bestEnd - best + 1)), (box.x1 = Math.max(box.x1, bestEnd)), (box.y1 = y);
+  }
+  return box;
+}
+function windowBox(png) {
+  let box = null;
+  for (let y = 34; y < png.height; y++)
+    for (let x = 0; x < png.width; x++) {
+      const [r, g, b] = png.at(x, y), white = Math.min(r, g, b) >= 250, black = r + g + b === 0;
+      if (!white && !black) continue;
+      if (!box) box = { x0: x, y0: y, x1: x, y1: y };
+      (box.x0 = Math.min(box.x0, x)), (box.x1 = Math.max(box.x1, x)), (box.y1 = y);
+    }
+  return box;
+}
+
+// The HUD in the window's bottom left corner (lagscope-run's default), 8 points in (the HUD's
+// margin), where the program set no window geometry: the window is then its buffer's extent.
+function hudAtBottomLeft(png, name) {
+  const hud = panelBox(png), win = windowBox(png);
+  if (!hud || !win) fail(`${name}: no HUD or no window in the shot (${outDir}/wayland_${name}.png)`);
+  const left = hud.x0 - win.x0, below = win.y1 - hud.y1;
+  if (Math.abs(left - 8) > 3 || Math.abs(below - 8) > 3)
+    fail(`${name}: the HUD at (${hud.x0},${hud.y0})-(${hud.x1},${hud.y1}) is ${left} px from the window's left and ${below} px above its bottom (${win.x0},${win.y0})-(${win.x1},${win.y1}), not 8 and 8: not in the bottom left corner`);
+  console.log(`wayland: ${name}: the HUD in the window's bottom left corner (${left} px in, ${below} px up)`);
+}
+
 // The HUDs in a shot over a dark window (weston-simple-egl's is black): bands of rows with a run
 // of at least 40 pixels of the HUD's panel (#141418, within 6), each at least 30 rows high,
 // gaps of up to 12 rows (a line of its text) inside one.
@@ -310,8 +352,9 @@ async function simpleEglOneHud() {
   const r = startRun(w, [], ['weston-simple-egl', '-o']);
   const frames = await until('10 frames of weston-simple-egl counted', () => (framesCounted(r) >= 10 ? framesCounted(r) : null));
   await sleep(1000); /* the HUD drawn, in the frames or beside them */
-  const huds = hudPanels(screenshot(w, 'simple_egl'));
+  const shot = screenshot(w, 'simple_egl'), huds = hudPanels(shot);
   if (huds !== 1) fail(`${huds} HUDs over weston-simple-egl (${outDir}/wayland_simple_egl.png), not one`);
+  hudAtBottomLeft(shot, 'simple_egl');
   console.log(`wayland: weston-simple-egl: ${frames} frames counted, one HUD`);
   process.kill(r.lines().find((e) => e.type === 'run_started').pid, 'SIGINT');
   await r.ended;
@@ -356,7 +399,8 @@ async function simpleShmFrames() {
     const m = r.lines().filter((e) => e.type === 'metrics').pop();
     return m && m.total_frames >= 30 ? m.total_frames : null;
   });
-  screenshot(w, 'simple_shm');
+  await sleep(500); /* the HUD drawn and placed */
+  hudAtBottomLeft(screenshot(w, 'simple_shm'), 'simple_shm');
   // weston-simple-shm ends on SIGINT (lagscope-run passes no signal on: the program gets it).
   process.kill(r.lines().find((e) => e.type === 'run_started').pid, 'SIGINT');
   const code = await r.ended;
