@@ -100,7 +100,7 @@ function changedIn(a, b, box) {
 const children = [];
 process.on('exit', () => children.forEach((c) => { try { c.kill('SIGKILL'); } catch (e) {} }));
 
-async function startWeston(name, x11Display) {
+async function startWeston(name, x11Display, size = [800, 600]) {
   const runtime = fs.mkdtempSync(path.join(os.tmpdir(), 'lagscope-wl-'));
   fs.chmodSync(runtime, 0o700);
   const socket = `lagscope-${name}-${process.pid}`;
@@ -111,7 +111,7 @@ async function startWeston(name, x11Display) {
   if (x11Display) env.DISPLAY = x11Display; /* weston's output a window there: xdotool clicks in it */
   const backend = x11Display ? 'x11-backend.so' : 'headless-backend.so';
   const weston = spawn('weston', [`--backend=${backend}`, '--use-pixman', '--debug',
-    `--socket=${socket}`, '--width=800', '--height=600', '--idle-time=0'],
+    `--socket=${socket}`, `--width=${size[0]}`, `--height=${size[1]}`, '--idle-time=0'],
     { env, cwd: runtime, stdio: ['ignore', log, log] });
   children.push(weston);
   await until('weston\'s socket', () => fs.existsSync(path.join(runtime, socket)));
@@ -365,7 +365,8 @@ async function simpleEglOneHud() {
 async function widgetFactoryHud() {
   console.log('wayland: gtk4-widget-factory');
   if (!have(widgetFactory, 'gtk4-widget-factory: not installed (gtk-4-examples)')) return;
-  const w = await startWeston('gtk4wf');
+  // Its window (about 1400 x 800) on the screen whole: the HUD goes to its bottom left corner.
+  const w = await startWeston('gtk4wf', undefined, [1920, 1080]);
   const r = startRun(w, [], [widgetFactory]);
   const frames = await until('10 frames of gtk4-widget-factory counted', () => (framesCounted(r) >= 10 ? framesCounted(r) : null));
   await sleep(1000); /* its window drawn, the HUD updated */
