@@ -202,7 +202,9 @@ typedef struct lagscope__stack {
                               on a workloop-based queue, the port of the thread draining it;
                               not yet checked to be a live thread */
   uint32_t depth;
-  uint64_t time_ns;                       /* when captured */
+  uint64_t time_ns;                       /* when captured: the capture's start */
+  uint64_t done_ns; /* when the capture returned: the stack is the thread's at some moment
+                       between the two (a signal's handler runs when the thread is scheduled) */
   uintptr_t args[6];                      /* LAGSCOPE__RUN_SYSCALL: its raw arguments */
   /* A Swift task's logical callers where a frame is async (Darwin; core/stack/stack_walk.c):
    * the context of the innermost async frame as the walk found it (0: none), then each

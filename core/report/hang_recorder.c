@@ -483,15 +483,17 @@ void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h) {
 }
 
 /* The ring's samples from r's start on, oldest first, become r's samples in out (room for
- * early_count), their wait targets named. F */
+ * early_count), their wait targets named; with an end (not 0), only those taken wholly before
+ * it: a capture that returned after the main thread's first sign of life may show it back in
+ * its loop (a loaded machine runs a signal's handler late). F */
 static void move_early_samples(lagscope__hang_recorder *h, lagscope__report_data *r,
-                               lagscope__stack *out) {
+                               uint64_t end_ns, lagscope__stack *out) {
   uint32_t first = (h->early_next + LAGSCOPE__EARLY_SAMPLES - h->early_count) %
                    LAGSCOPE__EARLY_SAMPLES;
   r->sample_count = 0;
   for (uint32_t i = 0; i < h->early_count; i++) {
     const lagscope__stack *s = &h->early[(first + i) % LAGSCOPE__EARLY_SAMPLES];
-    if (s->time_ns < r->start_ns) continue;
+    if (s->time_ns < r->start_ns || (end_ns != 0 && s->done_ns > end_ns)) continue;
     out[r->sample_count] = *s;
     lagscope__report_target_note(r->sample_targets, &r->sample_target_count, s,
                                  lagscope__report_target_find(h->early_targets,
@@ -523,7 +525,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
   report_data_init(h, &r, start_ns);
   r.duration_ns = duration_ns;
   r.samples = samples;
-  if (samples != NULL) move_early_samples(h, &r, samples);
+  if (samples != NULL) move_early_samples(h, &r, start_ns + duration_ns, samples);
   lagscope__hang_recorder_forget_early(h);
   char *stack = NULL, *cause = NULL, where[128];
   if (r.sample_count > 0) {
@@ -555,7 +557,7 @@ char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_n
 static void take_early_samples(lagscope__hang_recorder *h) {
   while (h->samples_capacity < h->early_count && h->samples_capacity < SAMPLES_MAX)
     if (!grow_samples(h)) break;
-  if (h->samples_capacity >= h->early_count) move_early_samples(h, &h->data, h->samples);
+  if (h->samples_capacity >= h->early_count) move_early_samples(h, &h->data, 0, h->samples);
   lagscope__hang_recorder_forget_early(h);
 }
 

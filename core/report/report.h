@@ -356,9 +356,10 @@ void lagscope__hang_recorder_sample(lagscope__hang_recorder *h); /* one main-thr
  * those taken at or after its start. Forget: it answered in time; the ring is emptied. A/F */
 void lagscope__hang_recorder_sample_early(lagscope__hang_recorder *h);
 void lagscope__hang_recorder_forget_early(lagscope__hang_recorder *h);
-/* A hitch: the ring's samples from start_ns on, as its heaviest stack, in a payload (for a
- * hitch event's stack_json) that also holds its cause and telling function, *cause_json
- * (NULL without samples) and *function ("" when none) pointing into it. Empties the ring. NULL when out of memory. A */
+/* A hitch: the ring's samples from start_ns on, taken wholly before its end, as its heaviest
+ * stack, in a payload (for a hitch event's stack_json) that also holds its cause and telling
+ * function, *cause_json (NULL without samples) and *function ("" when none) pointing into it.
+ * Empties the ring. NULL when out of memory. A */
 char *lagscope__hang_recorder_hitch(lagscope__hang_recorder *h, uint64_t start_ns,
                                     uint64_t duration_ns, uint32_t *sample_count,
                                     const char **cause_json, const char **function);

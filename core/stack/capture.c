@@ -24,9 +24,12 @@ int lagscope__capture_stack(int32_t tid, lagscope__stack *out, uint64_t timeout_
   reset(tid, out);
   if (refused(tid)) {
     out->walk = LAGSCOPE__WALK_OWN;
+    out->done_ns = out->time_ns;
     return LAGSCOPE_EINVAL;
   }
-  return lagscope__capture_take(tid, out, timeout_ns);
+  int rc = lagscope__capture_take(tid, out, timeout_ns);
+  out->done_ns = lagscope__now_ns();
+  return rc;
 }
 
 int lagscope__capture_raw(int32_t tid, uint64_t timeout_ns, int *method) {
