@@ -243,8 +243,12 @@ int lagscope__monitor_capture_now(lagscope__monitor *in, char **json, uint64_t t
   return *json != NULL ? LAGSCOPE_OK : LAGSCOPE_ENOMEM;
 }
 
+/* The ping the step decided, owed from when it is really posted: the step's slow work came
+ * between (under load a report's fsync took 400 ms, and an idle GLib program, its ping not yet
+ * posted, was told "Blocked 394 ms in poll() on anon_inode:[eventfd]"). */
 static void post_ping(lagscope__monitor *in, uint64_t now) {
   void *arg = (void *)(uintptr_t)in->watchdog.ping_seq;
+  lagscope__watchdog_posted(&in->watchdog, lagscope__now_ns());
   if (in->config->post_main(lagscope__main_thread_answer_ping, arg, in->config->post_main_user) == 0) return;
   lagscope__watchdog_post_failed(&in->watchdog, now);
   /* Said once, then every 100th time, so that a host whose queue is full is not flooded. */

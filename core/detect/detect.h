@@ -206,6 +206,10 @@ void lagscope__watchdog_excuse(lagscope__watchdog *w, uint64_t now_ns);
 uint64_t lagscope__watchdog_hang_duration(const lagscope__watchdog *w, uint64_t end_ns);
 /* The post of ping ping_seq failed; it is not outstanding. F */
 void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns);
+/* The step's ping is posted now, at posted_ns: after the monitor's slow work of the step that
+ * decided it (a report written, every thread captured), which the main thread does not owe.
+ * F */
+void lagscope__watchdog_posted(lagscope__watchdog *w, uint64_t posted_ns);
 
 /* How often the monitor looks at a hang in progress by default (config.hang_sample_interval_ms);
  * it samples the main thread's stack each time. */

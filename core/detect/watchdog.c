@@ -284,6 +284,12 @@ void lagscope__watchdog_run(lagscope__watchdog *w, const lagscope__main_signals 
     step->wake_at_ns = max_u64(step->wake_at_ns, now_ns + w->interval_ns);
 }
 
+void lagscope__watchdog_posted(lagscope__watchdog *w, uint64_t posted_ns) {
+  if (!w->ping_outstanding || posted_ns <= w->ping_posted_ns) return;
+  w->ping_posted_ns = posted_ns;
+  if (w->owed_due_ns != 0 && w->owed_due_ns < posted_ns) w->owed_due_ns = posted_ns;
+}
+
 void lagscope__watchdog_post_failed(lagscope__watchdog *w, uint64_t now_ns) {
   w->ping_outstanding = 0;
   w->post_failures++;

@@ -366,6 +366,33 @@ static void test_idle_is_not_a_hang(void) {
   CHECK_EQ_INT(w.hang_start_ns, 3000 * MS);
 }
 
+/* A ping is owed from its real post: the monitor decided it in a step whose slow work (a report
+ * written) took 400 ms before the post; the main thread, waiting in its loop since long before
+ * (no sign of life for 2 s), answers 1 ms after the post, and the monitor's next look comes
+ * before that. No lateness, no hang; before, the ping was owed from the decision: "hang began"
+ * at the look, from the last sign of life 2 s earlier. */
+static void test_a_ping_is_owed_from_its_post(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  reset(&w, 0);
+  uint64_t t0 = 3000 * MS;
+  atomic_store(&signals.alive_ns, 1000 * MS);
+  step_at(&w, t0, &s);
+  CHECK(s.post_ping);
+  uint64_t posted = t0 + 400 * MS;
+  lagscope__watchdog_posted(&w, posted);
+  lagscope__watchdog_posted(&w, t0 + 100 * MS); /* never earlier */
+  CHECK_EQ_INT(w.ping_posted_ns, posted);
+  input.expected_wake_ns = posted + MS / 2; /* the monitor looks again at once */
+  step_at(&w, posted + MS / 2, &s);
+  CHECK_MSG(!s.hang_began && !s.sample_early, "a ping owed from its decision, 400 ms before its "
+                                              "post: hang_began %d, sampled early %d",
+            s.hang_began, s.sample_early);
+  answer(w.ping_seq, posted + MS);
+  step_at(&w, s.wake_at_ns, &s);
+  CHECK(!s.hang_began && !s.late_ended);
+}
+
 /* Post_main mode, the main thread stalls just after answering: the monitor does not wake more
  * often while pings are answered, and samples the stall from 50 ms on, every tick, until the
  * hang begins (its report starts with those samples), at its last answer. */
@@ -711,6 +738,7 @@ static const test_case cases[] = {
     TEST_CASE(stale_ping),
     TEST_CASE(excused_is_not_a_hang),
     TEST_CASE(a_held_monitor_is_no_stop),
+    TEST_CASE(a_ping_is_owed_from_its_post),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
