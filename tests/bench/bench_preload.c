@@ -406,6 +406,8 @@ int main(int argc, char **argv) {
          "threads' figure is lagscope's monitor, dispatcher, subscribers and viewer alone,\n"
          "over the whole measured time. Memory: the anonymous part varies by a few KiB from\n"
          "run to run; the program's own file pages (libraries mapped 64 KiB around each\n"
-         "fault) vary by the spread shown even alone, which the difference carries.\n");
+         "fault) vary by the spread shown even alone, which the difference carries. Pss\n"
+         "divides a library's page among the processes that map it at that moment: other\n"
+         "programs starting or ending between the runs move it, by hundreds of KiB.\n");
   return rc == 0 ? 0 : 1;
 }
