@@ -22,6 +22,7 @@
 typedef struct cairo_backend {
   lagscope__hud_canvas canvas; /* first: the canvas handed out is this struct */
   cairo_surface_t *surface;
+  unsigned char *pixels;       /* the surface's bytes: lagscope__alloc's (see canvas_new) */
   cairo_t *cr;
   cairo_font_face_t *faces[2]; /* by lagscope__hud_font_weight */
   int clip_depth;              /* cairo_save calls made by clip, undone by reset_clip */
@@ -181,7 +182,19 @@ lagscope__hud_canvas *lagscope__hud_canvas_new(float width_points, float height_
   if (b == NULL) return NULL;
   b->canvas.ops = &cairo_ops;
   b->canvas.backend = b;
-  b->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)w, (int)h);
+  /* The pixels from lagscope's heap, not pixman's malloc: counted in monitor_memory_bytes, and
+   * given back to the system when the canvas goes (a buffer remade for another layout). From
+   * malloc they went to the drawing thread's glibc arena, which gives back only its free top,
+   * above a threshold that grows with the app's largest free: an expanded HUD's three 212 KiB
+   * buffers (scale 1) could stay resident after it went back to compact. */
+  int stride = cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, (int)w);
+  b->pixels = stride > 0 ? lagscope__alloc((size_t)stride * (size_t)h) : NULL;
+  if (b->pixels == NULL) {
+    lagscope__dealloc(b);
+    return NULL;
+  }
+  b->surface =
+      cairo_image_surface_create_for_data(b->pixels, CAIRO_FORMAT_ARGB32, (int)w, (int)h, stride);
   b->cr = cairo_create(b->surface);
   b->glyphs = lagscope__hud_glyphs_new();
   if (cairo_status(b->cr) != CAIRO_STATUS_SUCCESS || make_faces(b) != 0 || b->glyphs == NULL) {
@@ -204,7 +217,11 @@ void lagscope__hud_canvas_free(lagscope__hud_canvas *canvas) {
   }
   lagscope__hud_glyphs_free(b->glyphs);
   if (b->cr != NULL) cairo_destroy(b->cr);
-  if (b->surface != NULL) cairo_surface_destroy(b->surface);
+  if (b->surface != NULL) {
+    cairo_surface_finish(b->surface); /* cairo never touches the pixels again */
+    cairo_surface_destroy(b->surface);
+  }
+  lagscope__dealloc(b->pixels);
   lagscope__dealloc(b);
 }
 

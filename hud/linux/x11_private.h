@@ -63,6 +63,10 @@ int lagscope__hud_x11_may_take(lagscope__hud_x11_overlay *o);
 void lagscope__hud_x11_stop_taking(void);
 /* The thread's copy of the latest image; 0 when there is none. A, L */
 int lagscope__hud_x11_take_image(lagscope__hud_x11_overlay *o);
+/* held (width x height, rows stride bytes apart) into the thread's own pixels, rows packed,
+ * made to its size (remade when the size changes); o->image then says it. 1, or 0 when out of
+ * memory (no image). A */
+int lagscope__hud_x11_copy_image(lagscope__hud_x11_overlay *o, const lagscope_hud_image *held);
 /* Lets go of the overlay: the last of the thread and its starter frees it. A */
 void lagscope__hud_x11_release(lagscope__hud_x11_overlay *o);
 

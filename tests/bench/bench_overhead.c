@@ -102,6 +102,7 @@ typedef struct child_result {
   uint64_t anon_kib, file_kib; /* its parts: Anonymous (heaps, stacks), the rest (mapped files) */
   uint64_t uss_kib;            /* pages no other process has: Private_Clean + Private_Dirty */
   uint64_t pss_file_kib;       /* mapped files, each page divided by the processes mapping it */
+  uint64_t pss_kib;            /* all of it so: Pss (anonymous pages count whole) */
   loop_stats loop;
   bool have_metrics;
   lagscope_metrics metrics;  /* lagscope's latest sample, taken at the end */
@@ -151,6 +152,7 @@ static void read_memory(child_result *r) {
    * the parent and every other process, and counts in RSS but not here. */
   r->uss_kib = kib_field(rollup, "Private_Clean:") + kib_field(rollup, "Private_Dirty:");
   r->pss_file_kib = kib_field(rollup, "\nPss_File:");
+  r->pss_kib = kib_field(rollup, "\nPss:");
 }
 
 static bool heartbeat_mode;
@@ -321,6 +323,8 @@ static void print_table(const child_result *base, const child_result *with) {
    * resident for every process already, and counts whole in RSS, a share in Pss. */
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->pss_file_kib - (double)base->pss_file_kib);
   row_plain("  library pages, proportional (Pss_File)", v, "-");
+  snprintf(v, sizeof v, "%+.0f KiB", (double)with->pss_kib - (double)base->pss_kib);
+  row_plain("Pss overhead (difference)", v, "≤ 1 MiB (1024 KiB)");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->uss_kib - (double)base->uss_kib);
   row_plain("private memory overhead (USS difference)", v, "-");
   snprintf(v, sizeof v, "%+.0f KiB", (double)with->hwm_kib - (double)base->hwm_kib);

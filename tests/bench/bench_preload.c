@@ -6,8 +6,8 @@
  * own X connection) and with --no-hud --refresh-hz 60 (no X connection of lagscope's), --runs
  * times each,
  * alternating; the table gives the medians: the process's CPU (% of one core, from
- * /proc/PID/stat), lagscope's own threads' CPU (their schedstat), its resident memory and its
- * threads at the end.
+ * /proc/PID/stat), lagscope's own threads' CPU (their schedstat), its resident memory (Rss, and
+ * Pss: a page shared with other processes counted as its share) and its threads at the end.
  *
  * Then the same, alone and with lagscope-run's defaults, for gtk4-widget-factory (idle) and
  * vkcube (drawing, on Mesa's lavapipe: the HUD copied into its frames by the preload's Vulkan
@@ -30,6 +30,7 @@
 typedef struct sample {
   double cpu_percent; /* of one core */
   double rss_kib;
+  double pss_kib;        /* each page divided by the processes that map it (smaps_rollup) */
   double anon_kib;       /* of rss: anonymous (heaps, stacks, arenas) */
   double own_files_kib;  /* of rss: files mapped only with lagscope (its preload, libraries) */
   double threads;
@@ -215,6 +216,7 @@ static int measure(char *program, int variant, unsigned seconds, mapped_files *a
   double own1 = with_lagscope && pid > 0 ? own_threads_ns(pid) : -1;
   uint64_t t1 = bench_now_ns();
   out->rss_kib = proc_number(pid, "smaps_rollup", "Rss");
+  out->pss_kib = proc_number(pid, "smaps_rollup", "Pss");
   out->anon_kib = proc_number(pid, "smaps_rollup", "Anonymous");
   if (with_lagscope && !no_hud)
     out->own_files_kib = resident_in_files_not_in(pid, alone_files);
@@ -240,7 +242,8 @@ static int bench_program(char *program, unsigned seconds, unsigned runs) {
   printf("bench_preload: %s idle, %u s measured after %d s of start-up, %u runs alone, %u under "
          "lagscope-run and %u with --no-hud --refresh-hz 60, alternating...\n",
          name, seconds, WARM_UP_MS / 1000, runs, runs, runs);
-  double cpu[3][64], rss[3][64], anon[3][64], files[3][64], threads[3][64], own[64], own_file[64];
+  double cpu[3][64], rss[3][64], pss[3][64], anon[3][64], files[3][64], threads[3][64], own[64],
+      own_file[64];
   static mapped_files alone_files;
   if (runs > 64) runs = 64;
   for (unsigned r = 0; r < runs; r++) {
@@ -254,6 +257,7 @@ static int bench_program(char *program, unsigned seconds, unsigned runs) {
       }
       cpu[with][r] = s.cpu_percent;
       rss[with][r] = s.rss_kib;
+      pss[with][r] = s.pss_kib;
       anon[with][r] = s.anon_kib;
       files[with][r] = s.rss_kib - s.anon_kib;
       threads[with][r] = s.threads;
@@ -263,6 +267,7 @@ static int bench_program(char *program, unsigned seconds, unsigned runs) {
   mapped_files_clear(&alone_files);
   double cpu0 = bench_median(cpu[0], runs), cpu1 = bench_median(cpu[1], runs);
   double rss0 = bench_median(rss[0], runs), rss1 = bench_median(rss[1], runs);
+  double pss0 = bench_median(pss[0], runs), pss1 = bench_median(pss[1], runs);
   double th0 = bench_median(threads[0], runs), th1 = bench_median(threads[1], runs);
   double own_cpu = bench_median(own, runs);
   double cpu2 = bench_median(cpu[2], runs), rss2 = bench_median(rss[2], runs);
@@ -298,6 +303,16 @@ static int bench_program(char *program, unsigned seconds, unsigned runs) {
   snprintf(v, sizeof v, "%+.0f KiB", files1 - files0 - own_files);
   snprintf(b, sizeof b, "spread %.0f KiB alone", files_high - files_low);
   bench_row("  of it, the program's files (the difference)", v, b, "-", "-");
+  /* The same pages as the machine pays for them: a page of a library that the program maps
+   * already (libc, GTK's, a font) is resident once for every process that maps it; Rss counts
+   * it whole in each, Pss a share. lagscope's own pages (its heap, stacks, the preload) are
+   * counted whole in both. */
+  snprintf(v, sizeof v, "%.0f KiB", pss1);
+  snprintf(b, sizeof b, "%.0f KiB alone", pss0);
+  bench_row("proportional memory at the end (Pss)", v, b, bench_ratio(ratio, sizeof ratio, pss1, pss0),
+            "-");
+  snprintf(v, sizeof v, "%+.0f KiB", pss1 - pss0);
+  bench_row("lagscope's proportional memory (Pss difference)", v, "-", "-", "< 1 MiB (1024 KiB)");
   snprintf(v, sizeof v, "%.0f", th1);
   snprintf(b, sizeof b, "%.0f alone", th0);
   bench_row("threads", v, b, "-", "-");
@@ -391,6 +406,8 @@ int main(int argc, char **argv) {
          "threads' figure is lagscope's monitor, dispatcher, subscribers and viewer alone,\n"
          "over the whole measured time. Memory: the anonymous part varies by a few KiB from\n"
          "run to run; the program's own file pages (libraries mapped 64 KiB around each\n"
-         "fault) vary by the spread shown even alone, which the difference carries.\n");
+         "fault) vary by the spread shown even alone, which the difference carries. Pss\n"
+         "divides a library's page among the processes that map it at that moment: other\n"
+         "programs starting or ending between the runs move it, by hundreds of KiB.\n");
   return rc == 0 ? 0 : 1;
 }

@@ -7,12 +7,14 @@
  *     drawing the same texts again costs no path filling (cairo_glyph_path counted the same
  *     way, the canvas's calls bound to the test's at link time).
  * Both forward to the real function (dlsym RTLD_NEXT). And the table of glyph images, when
- * more glyphs come than it holds, starts again empty and still draws.
+ * more glyphs come than it holds, starts again empty and still draws. And the canvas's pixels
+ * are lagscope's heap's (counted, given back when the canvas goes), not malloc's.
  */
 #define _GNU_SOURCE
 #include "cases.h"
 #include "check.h"
 #include "hud_states.h"
+#include "internal.h"
 
 #include <cairo.h>
 #include <dlfcn.h>
@@ -45,6 +47,25 @@ static void draw(lagscope__hud_canvas *canvas, const lagscope__hud_state *s) {
   lagscope__hud_canvas_clear(canvas);
   lagscope__hud_draw(canvas, s);
   lagscope__hud_canvas_pixels(canvas, NULL, NULL, NULL);
+}
+
+/* An expanded HUD at scale 2 (its largest buffer): its pixels counted by lagscope's heap while the
+ * canvas lives, and given back with it. */
+static void test_canvas_pixels_in_lagscope_heap(void) {
+  lagscope__hud_state s = hud_test_idle();
+  s.expanded = 1;
+  uint64_t before = lagscope__memory_asked();
+  lagscope__hud_canvas *canvas = canvas_for(&s, 2.0f);
+  int width = 0, height = 0, stride = 0;
+  CHECK(lagscope__hud_canvas_pixels(canvas, &width, &height, &stride) != NULL);
+  uint64_t pixels = (uint64_t)stride * (uint64_t)height;
+  CHECK(width > 0 && height > 0 && stride >= width * 4);
+  uint64_t held = lagscope__memory_asked() - before;
+  CHECK_MSG(held >= pixels, "the canvas holds %llu bytes of lagscope's heap, its pixels are %llu",
+            (unsigned long long)held, (unsigned long long)pixels);
+  draw(canvas, &s);
+  lagscope__hud_canvas_free(canvas);
+  CHECK(lagscope__memory_asked() == before);
 }
 
 static void test_no_pixman_glyph_cache(void) {
@@ -98,6 +119,7 @@ static void test_full_table_starts_again(void) {
 }
 
 static const test_case cases[] = {
+    TEST_CASE(canvas_pixels_in_lagscope_heap),
     TEST_CASE(no_pixman_glyph_cache),
     TEST_CASE(redraw_fills_no_outline),
     TEST_CASE(full_table_starts_again),
