@@ -60,6 +60,8 @@ struct lagscope__monitor {
   lagscope__watchdog_input watchdog_input; /* what the monitor tells it at each run */
   uint64_t queued_before_ns; /* the monitor's run-queue wait, read before a sleep (0: unknown) */
   uint64_t queued_read_ns;   /* when it was read */
+  uint64_t main_cpu_before_ns; /* the watched thread's CPU time, read before a sleep */
+  uint64_t main_cpu_read_ns;   /* when it was read (0: unknown) */
   lagscope__frame_meter frames;
   lagscope__usage readings[2];
   int usage_current;
@@ -395,6 +397,26 @@ static void note_starvation(lagscope__monitor *in, uint64_t now) {
   in->watchdog_input.starved_ns = queued - in->queued_before_ns;
 }
 
+/* The watched thread's CPU time before each sleep (one clock_gettime on Linux; no allocation,
+ * no lock), and again at a wake-up a threshold late: a stop holds that thread too, so its CPU
+ * time tells a monitor held alone from a stopped process (lagscope__watchdog_input). */
+static void note_main_cpu_before(lagscope__monitor *in, uint64_t now) {
+  int known = lagscope__thread_cpu_ns(lagscope__main_thread_watched(), &in->main_cpu_before_ns) == 0;
+  in->main_cpu_read_ns = known ? now : 0;
+}
+
+static void note_main_cpu_ran(lagscope__monitor *in, uint64_t now) {
+  lagscope__watchdog_input *input = &in->watchdog_input;
+  input->main_cpu_from_ns = input->main_cpu_ran_ns = 0;
+  uint64_t cpu;
+  if (in->main_cpu_read_ns == 0 || now < input->expected_wake_ns + in->watchdog.threshold_ns ||
+      lagscope__thread_cpu_ns(lagscope__main_thread_watched(), &cpu) != 0 ||
+      cpu < in->main_cpu_before_ns)
+    return;
+  input->main_cpu_from_ns = in->main_cpu_read_ns;
+  input->main_cpu_ran_ns = cpu - in->main_cpu_before_ns;
+}
+
 /* How often the monitor looks at what the main thread waits on as it posts a ping: until the
  * loop's own fds are known, then seldom (a loop's fds rarely change). While frames flow, the
  * looks come just after a frame, when a slow loop is still at work, not waiting: a look that
@@ -464,12 +486,14 @@ static void monitor_main(void *arg) {
   if (in->hang_recorder != NULL) lagscope__hang_recorder_recover(in->hang_recorder);
   /* The work above is the monitor's own, not a suspension: lateness counts from here. */
   in->watchdog_input.expected_wake_ns = lagscope__now_ns();
+  note_main_cpu_before(in, in->watchdog_input.expected_wake_ns);
   while (!atomic_load_explicit(&in->monitor_stopping, memory_order_acquire)) {
     uint64_t now = lagscope__now_ns();
     lagscope__watchdog_step step;
     int was_hung = in->watchdog.hang_active;
     if (lagscope__platform_in_background()) lagscope__watchdog_excuse(&in->watchdog, now);
     note_starvation(in, now);
+    note_main_cpu_ran(in, now);
     lagscope__watchdog_run(&in->watchdog, in->signals, &in->watchdog_input, now, &step);
     if (step.blind) publish_blind(in, &step);
     /* Slow work (symbols read, a report written with fsync, every thread captured) can take
@@ -522,7 +546,9 @@ static void monitor_main(void *arg) {
     in->watchdog_input.planned_wake_ns = wake;
     in->watchdog_input.busy_until_ns = busy_until;
     in->watchdog_input.expected_wake_ns = busy_until > wake ? busy_until : wake;
-    note_queued(in, lagscope__now_ns());
+    uint64_t before_sleep = lagscope__now_ns();
+    note_queued(in, before_sleep);
+    note_main_cpu_before(in, before_sleep);
     lagscope__wakeup_wait_until(in->wakeup, in->watchdog_input.expected_wake_ns);
   }
   /* A hang still open at stop is ended here: its report says how long it had lasted. */

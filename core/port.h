@@ -120,6 +120,11 @@ int lagscope__usage_read(lagscope__usage *out,
 /* How long the calling thread has waited, runnable, for a CPU since it started (Linux:
  * /proc/thread-self/schedstat). LAGSCOPE_ENOENT where the OS does not say. No allocation. */
 int lagscope__thread_queued_ns(uint64_t *out);
+/* The CPU time thread tid (an id as lagscope__thread_id gives) has run so far (Linux: its CPU
+ * clock, one clock_gettime; Darwin: thread_info THREAD_BASIC_INFO, user + system). A stop
+ * (SIGSTOP, a debugger) holds it still. LAGSCOPE_ENOENT when the thread is gone or the OS does
+ * not say. No allocation, no lock. */
+int lagscope__thread_cpu_ns(int32_t tid, uint64_t *out);
 /* The program's short name as the OS has it (Linux: /proc/self/comm; Darwin: getprogname),
  * "" when unknown. F */
 void lagscope__process_raw_name(char *out, size_t size);

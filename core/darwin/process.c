@@ -148,3 +148,14 @@ int lagscope__thread_queued_ns(uint64_t *out) {
   (void)out;
   return LAGSCOPE_ENOENT;
 }
+
+/* Thread ids are Mach port names in this task (thread.c). */
+int lagscope__thread_cpu_ns(int32_t tid, uint64_t *out) {
+  thread_basic_info_data_t info;
+  mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+  if (tid == 0 ||
+      thread_info((thread_act_t)tid, THREAD_BASIC_INFO, (thread_info_t)&info, &count) != KERN_SUCCESS)
+    return LAGSCOPE_ENOENT;
+  *out = time_value_ns(info.user_time) + time_value_ns(info.system_time);
+  return LAGSCOPE_OK;
+}

@@ -148,6 +148,12 @@ typedef struct lagscope__watchdog_input {
    * starved by a loaded machine is late without the process having been stopped: that
    * lateness is the hang's, not a suspension. 0 when unknown. */
   uint64_t starved_ns;
+  /* The watched thread's CPU time from main_cpu_from_ns (when the monitor read it, before its
+   * sleep) to this wake-up, read when the wake-up is a threshold late: a stop holds it still,
+   * so more than it could run before a stop and after the continue proves none. 0 when
+   * unknown (main_cpu_from_ns 0: not read). */
+  uint64_t main_cpu_from_ns;
+  uint64_t main_cpu_ran_ns;
   /* A ping is posted from then on even while frames flow (the monitor learns the event loop's
    * wait from the pings it posts); 0: at once. */
   uint64_t ping_anyway_ns;

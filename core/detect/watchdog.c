@@ -57,16 +57,30 @@ static int main_ran_between(const lagscope__main_signals *signals, uint64_t from
   return (resumed > from && resumed < to) || (answered > from && answered < to);
 }
 
+/* The main thread's CPU time proves it ran while the monitor was late, even when it showed no
+ * sign of life (stalled from the start): a stop holds it too, so from the monitor's reading
+ * before its sleep it can have run only until the planned wake-up (a stop that held the
+ * monitor past it began no later) and after the continue (while the monitor waited for a
+ * CPU). More than that, with a quarter threshold's margin for the clocks' grain, and the
+ * process was not stopped. A main thread blocked meanwhile proves nothing this way. F */
+static int main_ran_on_cpu(const lagscope__watchdog *w, const lagscope__watchdog_input *input) {
+  uint64_t from = input->main_cpu_from_ns;
+  if (from == 0 || from > input->expected_wake_ns) return 0;
+  uint64_t could = input->expected_wake_ns - from + input->starved_ns + w->blind_report_ns;
+  return input->main_cpu_ran_ns > could;
+}
+
 /* The monitor woke a whole threshold after it meant to, and not because it waited for a CPU:
  * the process was stopped (SIGSTOP, a debugger, the OS suspending it), so that time says
  * nothing about the main thread. Unless the main thread ran meanwhile (its first sign of life
  * after a gap, or an answer, well before the monitor's wake-up: after a stop both run again
- * from the same moment): then the monitor alone was held, asleep in the kernel (a page fault
- * waiting for the memory map's lock while the app's threads start and end, under ASan most
- * of all; or in its own step: a capture's wait, the capture lock), and that lateness is
- * blindness, told, or the open hang's. The length of the monitor's own step proves nothing:
- * during a hang it is most of the time in a step (sampling the main thread), and a stop lands
- * there as often as anywhere (demo_killed_late: a SIGSTOP of 1.5 s counted in the hang). */
+ * from the same moment; or its CPU time, main_ran_on_cpu): then the monitor alone was held,
+ * asleep in the kernel (a page fault waiting for the memory map's lock while the app's threads
+ * start and end, under ASan most of all; or in its own step: a capture's wait, the capture
+ * lock; or its start-up), and that lateness is blindness, told, or the open hang's. The
+ * length of the monitor's own step proves nothing: during a hang it is most of the time in a
+ * step (sampling the main thread), and a stop lands there as often as anywhere
+ * (demo_killed_late: a SIGSTOP of 1.5 s counted in the hang). */
 static void notice_suspension(lagscope__watchdog *w, const lagscope__main_signals *signals,
                               const lagscope__watchdog_input *input, uint64_t now_ns,
                               lagscope__watchdog_step *step) {
@@ -77,7 +91,8 @@ static void notice_suspension(lagscope__watchdog *w, const lagscope__main_signal
   w->starved_total_ns += late < starved ? late : starved;
   if (stopped < w->threshold_ns) return;
   uint64_t resumed_by = now_ns - starved - w->blind_report_ns; /* stopped >= threshold > it */
-  if (main_ran_between(signals, input->expected_wake_ns, resumed_by)) {
+  if (main_ran_between(signals, input->expected_wake_ns, resumed_by) ||
+      main_ran_on_cpu(w, input)) {
     w->held_ns += stopped;
     return;
   }

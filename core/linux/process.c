@@ -267,3 +267,11 @@ int lagscope__thread_queued_ns(uint64_t *out) {
   *out = on_cpu_and_queued[1];
   return LAGSCOPE_OK;
 }
+
+int lagscope__thread_cpu_ns(int32_t tid, uint64_t *out) {
+  struct timespec ts;
+  if (tid <= 0 || clock_gettime(lagscope__linux_thread_cpu_clock(tid), &ts) != 0)
+    return LAGSCOPE_ENOENT; /* EINVAL: gone */
+  *out = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  return LAGSCOPE_OK;
+}

@@ -701,6 +701,50 @@ static void test_a_held_monitor_is_no_stop(void) {
   CHECK_EQ_INT(w.held_ns, 0);
 }
 
+/* Issue 47, the watch split's start-up under TSan: the main thread stalled from its start (no
+ * sign of life, ever) while the monitor was held asleep past a threshold, not queued for a
+ * CPU. The main thread's CPU time ran on meanwhile: no stop, a hang from the start. A real
+ * stop holds the main thread's CPU too: excused, whatever the main thread shows after. */
+static void held_at_start(lagscope__watchdog *w, lagscope__watchdog_step *s, uint64_t ran) {
+  reset(w, 0);
+  step_at(w, 1000 * MS, s);
+  CHECK(s->post_ping);
+  uint64_t planned = s->wake_at_ns;
+  input = (lagscope__watchdog_input){.expected_wake_ns = planned, .planned_wake_ns = planned,
+                                     .main_cpu_from_ns = 1000 * MS, .main_cpu_ran_ns = ran};
+  lagscope__watchdog_run(w, &signals, &input, planned + 640 * MS, s);
+}
+
+static void test_main_cpu_proves_a_held_monitor(void) {
+  lagscope__watchdog w;
+  lagscope__watchdog_step s;
+  held_at_start(&w, &s, 500 * MS); /* on the CPU most of the 640 ms */
+  CHECK_MSG(!s.resumed, "taken for a stop (stopped %llu ms)",
+            (unsigned long long)(w.stopped_ns / MS));
+  CHECK_EQ_INT(w.held_ns, 640 * MS);
+  CHECK(s.hang_began && w.hang_active);
+  CHECK_EQ_INT(w.hang_start_ns, 1000 * MS);
+  /* Stopped: it ran at most until the planned wake-up (frozen after), and a margin for the
+   * clocks' grain; exactly that much is still a stop. */
+  uint64_t ran = 0;
+  for (int at_bound = 0; at_bound <= 1; at_bound++) {
+    held_at_start(&w, &s, ran);
+    CHECK_MSG(s.resumed && !s.hang_began, "ran %llu ms: no stop",
+              (unsigned long long)(ran / MS));
+    CHECK_EQ_INT(w.stopped_ns, 640 * MS);
+    CHECK_EQ_INT(w.held_ns, 0);
+    ran = input.expected_wake_ns - input.main_cpu_from_ns + w.blind_report_ns;
+  }
+  /* Unknown (the OS did not say, from 0): as before, a stop. */
+  reset(&w, 0);
+  step_at(&w, 1000 * MS, &s);
+  uint64_t planned = s.wake_at_ns;
+  input = (lagscope__watchdog_input){.expected_wake_ns = planned, .planned_wake_ns = planned,
+                                     .main_cpu_ran_ns = 500 * MS};
+  lagscope__watchdog_run(&w, &signals, &input, planned + 640 * MS, &s);
+  CHECK(s.resumed && !s.hang_began);
+}
+
 /* The main thread records its gaps, and the watchdog takes one it did not see for a stall: an
  * idle spell (lagscope_idle_begin to _end) is none. */
 static void test_an_idle_spell_is_no_gap(void) {
@@ -739,6 +783,7 @@ static const test_case cases[] = {
     TEST_CASE(excused_is_not_a_hang),
     TEST_CASE(a_held_monitor_is_no_stop),
     TEST_CASE(a_ping_is_owed_from_its_post),
+    TEST_CASE(main_cpu_proves_a_held_monitor),
 };
 
 int main(int argc, char **argv) { return run_test_case(argc, argv, cases, CASE_COUNT(cases)); }
