@@ -132,10 +132,11 @@ static void window_box(int box[4]) {
     }
 }
 
-/* The requests that tell the toplevel's size: what it attaches and at which scale. */
-static void note_toplevel_request(uint32_t opcode, const union wl_argument *args) {
-  if (opcode == SURFACE_ATTACH) attached = args[0].o;
-  if (opcode == SURFACE_SET_SCALE) buffer_scale = args[0].i;
+/* The window is gone (its surface destroyed, or the connection): the next one gets the HUD,
+ * and nothing of this one's size is taken for it. Main thread. */
+static void forget_toplevel(void) {
+  toplevel = toplevel_xdg = attached = NULL;
+  buffer_scale = 1;
 }
 
 /* The real definition of name in libwayland-client, looked up once into cache. */
@@ -160,6 +161,18 @@ static void toplevel_commit(void) {
   lagscope__preload_wayland_frame();
 }
 
+/* A request to the toplevel's wl_surface (directly or through a wrapper): what it attaches
+ * and at which scale (its size), its commit, its end. Main thread, before it is sent. */
+static void toplevel_request(uint32_t opcode, const union wl_argument *args) {
+  if (opcode == SURFACE_ATTACH) attached = args[0].o;
+  if (opcode == SURFACE_SET_SCALE) buffer_scale = args[0].i;
+  if (opcode == SURFACE_COMMIT) toplevel_commit();
+  if (opcode == SURFACE_DESTROY) {
+    lagscope__hud_wl_parent_gone();
+    forget_toplevel();
+  }
+}
+
 HOOK void *wl_proxy_marshal_flags(void *proxy, uint32_t opcode, const struct wl_interface *iface,
                                   uint32_t version, uint32_t flags, ...) {
   REAL(marshal_array_fn, wl_proxy_marshal_array_flags)
@@ -173,18 +186,9 @@ HOOK void *wl_proxy_marshal_flags(void *proxy, uint32_t opcode, const struct wl_
     va_end(ap);
   }
   int main_thread = own != NULL && on_main_thread();
-  void *target = main_thread ? unwrapped(proxy) : proxy;
-  if (main_thread && target == toplevel && strcmp(own->name, "wl_surface") == 0)
-    note_toplevel_request(opcode, args);
-  if (main_thread && target == toplevel && opcode == SURFACE_COMMIT &&
+  if (main_thread && toplevel != NULL && unwrapped(proxy) == toplevel &&
       strcmp(own->name, "wl_surface") == 0)
-    toplevel_commit();
-  if (main_thread && proxy == toplevel && opcode == SURFACE_DESTROY &&
-      strcmp(own->name, "wl_surface") == 0) { /* the window is gone: the next one gets the HUD */
-    lagscope__hud_wl_parent_gone();
-    toplevel = toplevel_xdg = attached = NULL;
-    buffer_scale = 1;
-  }
+    toplevel_request(opcode, args);
   if (main_thread && opcode == BUFFER_DESTROY && strcmp(own->name, "wl_buffer") == 0)
     forget_buffer(proxy);
   if (main_thread && strcmp(own->name, "xdg_surface") == 0) {
@@ -258,7 +262,7 @@ HOOK void wl_display_disconnect(void *display) {
   REAL(disconnect_fn, wl_display_disconnect)
   lagscope__hud_wl_disconnecting(display);
   if (on_main_thread()) {
-    toplevel = toplevel_xdg = attached = NULL;
+    forget_toplevel();
     memset(buffers, 0, sizeof(buffers));
     memset(wrappers, 0, sizeof(wrappers));
   }

@@ -269,13 +269,13 @@ async function qt5StallBadgeCounts() {
 // The HUD's panel (dark and neutral, #141419 at 82% over the window): rows with a run of at
 // least 40 such pixels beside its badge, which no text or widget of a light theme makes. Below
 // weston's panel (its top 32 rows, dark too).
+const isPanelDark = ([r, g, b]) => Math.max(r, g, b) < 80 && Math.max(r, g, b) - Math.min(r, g, b) < 16;
 function hudPanelRows(png) {
   let rows = 0;
   for (let y = 34; y < png.height; y++) {
     let run = 0, best = 0;
     for (let x = 0; x < png.width; x++) {
-      const [r, g, b] = png.at(x, y);
-      run = Math.max(r, g, b) < 80 && Math.max(r, g, b) - Math.min(r, g, b) < 16 ? run + 1 : 0;
+      run = isPanelDark(png.at(x, y)) ? run + 1 : 0;
       best = Math.max(best, run);
     }
     if (best >= 40) rows++;
@@ -291,9 +291,8 @@ function panelBox(png) {
   for (let y = 34; y < png.height; y++) {
     let run = 0, best = 0, bestEnd = 0;
     for (let x = 0; x < png.width; x++) {
-      const [r, g, b] = png.at(x, y);
-      const panel = Math.max(r, g, b) < 80 && Math.max(r, g, b) - Math.min(r, g, b) < 16 && r + g + b > 0;
-      run = panel ? run + 1 : 0; /* not black: weston-simple-egl's window is */
+      const px = png.at(x, y);
+      run = isPanelDark(px) && px.some((v) => v > 0) ? run + 1 : 0; /* not black: simple-egl's window is */
       if (run > best) (best = run), (bestEnd = x);
     }
     if (best < 40) continue;
